@@ -7,6 +7,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    globalSetup: [],
+    // Tags the servers of this run and, after it, fails it if any is still alive.
+    globalSetup: ['test/stack/global-setup.ts'],
   },
 });

@@ -1,0 +1,9 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { SmokeActivities } from '../activities/smoke.ts';
+
+const { greet } = proxyActivities<SmokeActivities>({ startToCloseTimeout: '30 seconds' });
+
+/** Calls one activity and returns its answer: the smallest proof that workflows, workers and the server agree. */
+export async function smokeWorkflow(name: string): Promise<string> {
+  return await greet(name);
+}
