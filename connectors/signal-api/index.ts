@@ -1,0 +1,19 @@
+export { parseSignalEvent, SignalClient } from './client.ts';
+export type { SignalApiErrorInit } from './errors.ts';
+export {
+  AuthenticationError,
+  InsufficientCreditsError,
+  isRetryable,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  retryAfterMsOf,
+  ServerError,
+  SignalApiError,
+  UnexpectedResponseError,
+  ValidationError,
+} from './errors.ts';
+export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, parseRetryAfter } from './http.ts';
+export * from './limits.ts';
+export { absoluteLinkedinUrl, normalizeDomain, toIsoUtc } from './normalize.ts';
+export type * from './types.ts';

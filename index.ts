@@ -1,0 +1,1 @@
+export * from './connectors/signal-api/index.ts';
