@@ -1,0 +1,69 @@
+import type { SignalClient } from '../connectors/signal-api/client.ts';
+import type { Store } from '../connectors/storage/store.ts';
+import { enrichBatch } from './jobs/enrich.ts';
+import { withFailureMapping } from './jobs/failures.ts';
+import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
+import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
+import { prepareInput } from './jobs/prepare.ts';
+import { verifyBatch } from './jobs/verify.ts';
+import { createSmokeActivities } from './smoke.ts';
+
+/** What activities need from the worker; injected so that tests can swap any of it. */
+export interface ActivityDeps {
+  /** The API client, built from worker configuration (the API key never travels through workflows). */
+  client: SignalClient;
+  /** Opens the store for a base URL (file://, s3://, gs://). */
+  openStore: (url: string) => Store;
+}
+
+/** Wraps each activity so that client and storage errors reach Temporal classified (retryable or not). */
+function mapped<T extends Record<string, (request: never) => Promise<unknown>>>(activities: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    wrapped[name] = (request: never) => withFailureMapping(() => fn(request));
+  }
+  return wrapped as T;
+}
+
+/** Activities that only touch storage; they run on the main task queue. */
+export function createJobActivities(deps: ActivityDeps) {
+  const { openStore } = deps;
+  return mapped({
+    prepareInput: (request: Parameters<typeof prepareInput>[1]) => prepareInput(openStore, request),
+    findFinishedJob: (request: Parameters<typeof findFinishedJob>[1]) =>
+      findFinishedJob(openStore(request.job.output), request),
+    recordFailedBatch: (request: Parameters<typeof recordFailedBatch>[1]) =>
+      recordFailedBatch(openStore(request.job.output), request),
+    finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
+  });
+}
+
+/** Activities that call the Signal API; they run on the rate-limited API task queue. */
+export function createApiActivities(deps: ActivityDeps) {
+  const { client, openStore } = deps;
+  return mapped({
+    enrichBatch: (request: Parameters<typeof enrichBatch>[2]) => enrichBatch(client, openStore(request.job.output), request),
+    verifyBatch: (request: Parameters<typeof verifyBatch>[2]) => verifyBatch(client, openStore(request.job.output), request),
+    submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
+      submitIntentExport(client, openStore(request.job.output), request),
+    getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[1]) =>
+      getIntentExportStatus(client, request),
+  });
+}
+
+/** Long-running downloads; on the main queue (a download is not an API call and is not rate limited). */
+export function createExportActivities(deps: ActivityDeps) {
+  const { client, openStore } = deps;
+  return mapped({
+    downloadIntentExport: (request: Parameters<typeof downloadIntentExport>[2]) =>
+      downloadIntentExport(client, openStore(request.job.output), request),
+  });
+}
+
+export function createMainQueueActivities(deps: ActivityDeps) {
+  return { ...createJobActivities(deps), ...createExportActivities(deps), ...createSmokeActivities() };
+}
+
+export type JobActivities = ReturnType<typeof createJobActivities>;
+export type ApiActivities = ReturnType<typeof createApiActivities>;
+export type ExportActivities = ReturnType<typeof createExportActivities>;

@@ -1,0 +1,153 @@
+import type { Store } from '../../connectors/storage/store.ts';
+import { readBatch } from './batch-file.ts';
+import { exportStateKey, manifestKey, partKey, partsPrefix } from './layout.ts';
+import { readPart, writePart, zeroCounts } from './parts.ts';
+import type {
+  BatchResult,
+  FinalizeRequest,
+  JobRef,
+  JobResult,
+  Manifest,
+  ManifestPart,
+  VerificationSummary,
+} from './types.ts';
+
+const STAT_CONCURRENCY = 16;
+
+/**
+ * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
+ * the manifest describes exactly what is in the bucket.
+ */
+export async function finalizeJob(store: Store, request: FinalizeRequest): Promise<JobResult> {
+  const { job, prepared } = request;
+  const parts: ManifestPart[] = [];
+  const counts: Manifest['counts'] = {
+    input_rows: prepared?.rows ?? 0,
+    distinct: prepared?.distinct ?? 0,
+    duplicates: prepared?.duplicates ?? 0,
+    ok: 0,
+    not_found: 0,
+    error: 0,
+    invalid: 0,
+    lines: 0,
+  };
+  let summary: VerificationSummary | undefined;
+  let credits = 0;
+  let done = 0;
+  let failed = 0;
+
+  if (job.kind === 'intent-export') {
+    const record = JSON.parse(await store.readText(exportStateKey(job))) as { credits: number; part?: ManifestPart };
+    credits += record.credits;
+    if (record.part && request.status !== 'failed') {
+      parts.push(record.part);
+      counts.lines = counts.ok = counts.input_rows = counts.distinct = record.part.lines;
+      done = 1;
+    }
+  } else {
+    const keys: string[] = [];
+    for await (const info of store.list(partsPrefix(job))) keys.push(info.key);
+    const stored = await mapLimited(keys, STAT_CONCURRENCY, async (key) => ({ key, part: await readPart(store, key) }));
+    for (const { key, part } of stored) {
+      if (!part) continue; // not written by this kit: not manifested
+      parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });
+      const c = part.counts;
+      counts.ok += c.ok;
+      counts.not_found += c.not_found;
+      counts.error += c.error;
+      counts.invalid += c.invalid;
+      counts.lines += c.lines;
+      credits += c.credits;
+      if (c.invalid === 0) {
+        done += 1;
+        if (part.failed) failed += 1;
+      }
+      if (c.summary) summary = addSummary(summary, c.summary);
+    }
+  }
+
+  const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
+  const manifest: Manifest = {
+    job_id: job.jobId,
+    kind: job.kind,
+    input: request.input,
+    status,
+    started_at: request.startedAt,
+    finished_at: new Date().toISOString(),
+    counts,
+    ...(job.kind === 'verify-emails' ? { summary: summary ?? emptySummary() } : {}),
+    credits_charged: credits,
+    batches: { total: prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0), done, failed },
+    parts,
+    ...(request.error ? { error: request.error } : {}),
+    ...(request.details ? { details: request.details } : {}),
+  };
+  await store.writeText(manifestKey(job), `${JSON.stringify(manifest, null, 2)}\n`, { contentType: 'application/json' });
+  return toResult(store, job, manifest);
+}
+
+/** The result of a job already completed under this id, so that running it again does nothing. */
+export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
+  const key = manifestKey(request.job);
+  if (!(await store.exists(key))) return null;
+  const manifest = JSON.parse(await store.readText(key)) as Manifest;
+  return manifest.status === 'completed' ? toResult(store, request.job, manifest) : null;
+}
+
+/** Publishes a batch whose retries are spent as error records, marked failed so that a re-run retries it. */
+export async function recordFailedBatch(
+  store: Store,
+  request: { job: JobRef; index: number; message: string },
+): Promise<BatchResult> {
+  const { job, index, message } = request;
+  const items = await readBatch(store, job, index);
+  const field = job.kind === 'verify-emails' ? 'email' : 'domain';
+  const lines = items.map((item) => ({
+    [field]: item.v,
+    status: 'error',
+    row: item.row,
+    input: item.raw,
+    error: { code: 'batch_failed', message },
+  }));
+  const counts = { ...zeroCounts(), lines: lines.length, error: lines.length };
+  await writePart(store, job, partKey(job, index), lines, counts, true);
+  return { index, reused: false, failed: true, counts };
+}
+
+function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
+  return {
+    jobId: job.jobId,
+    kind: job.kind,
+    status: manifest.status,
+    manifestUrl: store.urlOf(manifestKey(job)),
+    counts: manifest.counts,
+    credits: manifest.credits_charged,
+    parts: manifest.parts.length,
+    ...(manifest.summary ? { summary: manifest.summary } : {}),
+  };
+}
+
+const emptySummary = (): VerificationSummary => ({ total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 });
+
+function addSummary(into: VerificationSummary | undefined, add: VerificationSummary): VerificationSummary {
+  const sum = into ?? emptySummary();
+  sum.total += add.total;
+  sum.deliverable += add.deliverable;
+  sum.undeliverable += add.undeliverable;
+  sum.risky += add.risky;
+  sum.unknown += add.unknown;
+  return sum;
+}
+
+async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

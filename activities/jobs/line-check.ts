@@ -1,0 +1,67 @@
+import { Transform, type TransformCallback } from 'node:stream';
+
+const NEWLINE = 0x0a;
+const OPEN = 0x7b; // {
+const CLOSE = 0x7d; // }
+const CR = 0x0d;
+
+/** Thrown when a downloaded JSONL body is not what it should be; retrying the download may help. */
+export class CorruptDownloadError extends Error {
+  override readonly name = 'CorruptDownloadError';
+}
+
+/**
+ * Passes bytes through unchanged while counting JSONL lines and checking that each is one JSON object
+ * (`{…}`). Cheap enough for multi-GiB files: it scans for newlines and never parses or copies whole lines.
+ */
+export class JsonlLineChecker extends Transform {
+  lines = 0;
+  bytes = 0;
+  private lineStart = true;
+  private lastByte = -1;
+  private beforeLast = -1;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    let position = 0;
+    while (position < chunk.length) {
+      if (this.lineStart) {
+        if (chunk[position] !== OPEN) return callback(this.corrupt('does not start with "{"'));
+        this.lineStart = false;
+      }
+      const newline = chunk.indexOf(NEWLINE, position);
+      if (newline === -1) {
+        this.remember(chunk, chunk.length);
+        break;
+      }
+      this.remember(chunk, newline);
+      const end = this.lastByte === CR ? this.beforeLast : this.lastByte;
+      if (end !== CLOSE) return callback(this.corrupt('does not end with "}"'));
+      this.lines += 1;
+      this.lineStart = true;
+      this.lastByte = -1;
+      this.beforeLast = -1;
+      position = newline + 1;
+    }
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (!this.lineStart) return callback(this.corrupt('is cut off (no final newline)'));
+    callback();
+  }
+
+  private remember(chunk: Buffer, end: number): void {
+    if (end >= 2) {
+      this.beforeLast = chunk[end - 2] ?? -1;
+      this.lastByte = chunk[end - 1] ?? -1;
+    } else if (end === 1) {
+      this.beforeLast = this.lastByte;
+      this.lastByte = chunk[0] ?? -1;
+    }
+  }
+
+  private corrupt(what: string): CorruptDownloadError {
+    return new CorruptDownloadError(`line ${this.lines + 1} of the download ${what}`);
+  }
+}

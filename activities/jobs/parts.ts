@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import type { Store } from '../../connectors/storage/store.ts';
+import type { JobRef, PartCounts } from './types.ts';
+
+/** Metadata key under which a part records its own counts (published atomically with the part). */
+const COUNTS_META = 'signal-kit-counts';
+const SHA_META = 'signal-kit-sha256';
+const STATUS_META = 'signal-kit-status';
+
+export interface StoredPart {
+  counts: PartCounts;
+  failed: boolean;
+  bytes: number;
+  sha256: string;
+}
+
+/** Encodes records as JSONL (gzip when the job says so). Parts are small (one batch), so this is in memory. */
+export function encodePart(job: JobRef, records: readonly unknown[]): Buffer {
+  const text = records.map((record) => JSON.stringify(record)).join('\n') + (records.length ? '\n' : '');
+  return job.compression === 'none' ? Buffer.from(text) : gzipSync(text);
+}
+
+/** Publishes a part and its counts in one atomic step. */
+export async function writePart(
+  store: Store,
+  job: JobRef,
+  key: string,
+  records: readonly unknown[],
+  counts: PartCounts,
+  failed = false,
+): Promise<StoredPart> {
+  const body = encodePart(job, records);
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  const writer = store.openWrite(key, {
+    contentType: job.compression === 'none' ? 'application/x-ndjson' : 'application/gzip',
+    metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: failed ? 'failed' : 'done' },
+  });
+  writer.stream.end(body);
+  await writer.done();
+  return { counts, failed, bytes: body.length, sha256 };
+}
+
+/** The counts a published part recorded, or undefined when the part is absent (or unreadable, so redo it). */
+export async function readPart(store: Store, key: string): Promise<StoredPart | undefined> {
+  const info = await store.stat(key);
+  const raw = info?.metadata[COUNTS_META];
+  if (!info || !raw) return undefined;
+  try {
+    return {
+      counts: JSON.parse(raw) as PartCounts,
+      failed: info.metadata[STATUS_META] === 'failed',
+      bytes: info.size,
+      sha256: info.metadata[SHA_META] ?? '',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export const zeroCounts = (): PartCounts => ({ lines: 0, ok: 0, not_found: 0, error: 0, invalid: 0, credits: 0 });

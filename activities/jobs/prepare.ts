@@ -1,0 +1,115 @@
+import { Context } from '@temporalio/activity';
+import { normalizeDomain } from '../../connectors/normalize/domain.ts';
+import { normalizeEmail } from '../../connectors/normalize/email.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { inputFailure } from './failures.ts';
+import { type InputRecord, openInput, readInputRecords } from './input.ts';
+import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
+import { writePart, zeroCounts } from './parts.ts';
+import type { JobRef, PreparedInput } from './types.ts';
+
+export interface PrepareRequest {
+  job: JobRef;
+  input: string;
+  column?: string;
+  batchSize: number;
+}
+
+/** Columns (CSV) or fields (JSONL) tried in order when the job names none. */
+const DEFAULT_COLUMNS: Record<string, string[]> = {
+  enrich: ['domain', 'website', 'url', 'company_domain'],
+  'verify-emails': ['email', 'email_address', 'address'],
+};
+
+const INVALID_PER_PART = 10_000;
+const PENDING_WRITES = 8;
+
+/**
+ * Reads the input once, normalizes and dedupes its values, and writes them as batch files (`work/batch-N.jsonl`)
+ * plus `invalid` records for rows that hold no usable value. Idempotent: `work/_prepared.json` is written last and
+ * returned as is on a re-run.
+ */
+export async function prepareInput(openStore: (url: string) => Store, request: PrepareRequest): Promise<PreparedInput> {
+  const { job, batchSize } = request;
+  const out = openStore(job.output);
+  const done = await out.stat(preparedKey(job));
+  if (done) return JSON.parse(await out.readText(preparedKey(job))) as PreparedInput;
+
+  const normalize = job.kind === 'verify-emails' ? normalizeEmail : normalizeDomain;
+  const candidates = request.column ? [request.column] : (DEFAULT_COLUMNS[job.kind] ?? []);
+  const seen = new Set<string>();
+  let batch: { v: string; row: number; raw: string }[] = [];
+  let invalid: unknown[] = [];
+  const stats = { rows: 0, distinct: 0, duplicates: 0, invalid: 0, batches: 0, invalidParts: 0 };
+  const pending = new Set<Promise<unknown>>();
+  const heartbeat = throttle(() => Context.current().heartbeat(stats.rows), 5000);
+
+  const enqueue = async (write: Promise<unknown>) => {
+    const tracked = write.finally(() => pending.delete(tracked));
+    pending.add(tracked);
+    if (pending.size >= PENDING_WRITES) await Promise.race(pending);
+  };
+  const flushBatch = async () => {
+    const lines = batch.map((item) => JSON.stringify(item)).join('\n') + '\n';
+    await enqueue(out.writeText(batchKey(job, stats.batches++), lines));
+    batch = [];
+  };
+  const flushInvalid = async () => {
+    const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
+    await enqueue(writePart(out, job, invalidPartKey(job, stats.invalidParts++), invalid, counts));
+    invalid = [];
+  };
+
+  const source = await openInput(openStore, request.input);
+  for await (const record of readInputRecords(source, candidates)) {
+    stats.rows += 1;
+    heartbeat();
+    const outcome = classify(record, normalize);
+    if (!outcome.ok) {
+      stats.invalid += 1;
+      invalid.push({ status: 'invalid', row: record.row, raw: record.raw ?? null, error: outcome.reason });
+      if (invalid.length >= INVALID_PER_PART) await flushInvalid();
+      continue;
+    }
+    if (seen.has(outcome.value)) {
+      stats.duplicates += 1;
+      continue;
+    }
+    seen.add(outcome.value);
+    stats.distinct += 1;
+    batch.push({ v: outcome.value, row: record.row, raw: String(record.raw) });
+    if (batch.length >= batchSize) await flushBatch();
+  }
+  if (batch.length > 0) await flushBatch();
+  if (invalid.length > 0) await flushInvalid();
+  await Promise.all(pending);
+  if (stats.rows === 0) throw inputFailure(`input ${request.input} has no data rows`);
+
+  const prepared: PreparedInput = {
+    input: request.input,
+    rows: stats.rows,
+    distinct: stats.distinct,
+    duplicates: stats.duplicates,
+    invalid: stats.invalid,
+    batches: stats.batches,
+    batchSize,
+  };
+  await out.writeText(preparedKey(job), JSON.stringify(prepared, null, 2));
+  return prepared;
+}
+
+function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof normalizeDomain>) {
+  if (record.error) return { ok: false as const, reason: record.error };
+  return normalize(record.raw);
+}
+
+function throttle(fn: () => void, ms: number): () => void {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last >= ms) {
+      last = now;
+      fn();
+    }
+  };
+}

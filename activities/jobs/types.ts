@@ -1,0 +1,109 @@
+/** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
+
+export type JobKind = 'enrich' | 'verify-emails' | 'intent-export';
+
+export type JobStatus = 'running' | 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
+
+/** Where a job lives: `<output>/<jobId>/…`. */
+export interface JobRef {
+  jobId: string;
+  kind: JobKind;
+  /** Base output URL (file://, s3://, gs://). */
+  output: string;
+  /** `.jsonl.gz` (default) or `.jsonl`. */
+  compression?: 'gzip' | 'none';
+}
+
+/** Result of splitting an input into batch files. Recorded in `work/_prepared.json`. */
+export interface PreparedInput {
+  input: string;
+  rows: number;
+  distinct: number;
+  duplicates: number;
+  invalid: number;
+  batches: number;
+  batchSize: number;
+}
+
+/** Counts that a part records in its own metadata, so a finished part can be re-counted without an API call. */
+export interface PartCounts {
+  lines: number;
+  ok: number;
+  not_found: number;
+  error: number;
+  invalid: number;
+  credits: number;
+  /** verify-emails only: result counts of the part. */
+  summary?: VerificationSummary;
+}
+
+export interface VerificationSummary {
+  total: number;
+  deliverable: number;
+  undeliverable: number;
+  risky: number;
+  unknown: number;
+}
+
+export interface BatchResult {
+  index: number;
+  /** True when the part already existed and no API call was made. */
+  reused: boolean;
+  /** True when the batch could not be processed and its lines are error records (a re-run retries it). */
+  failed: boolean;
+  counts: PartCounts;
+}
+
+export interface ManifestPart {
+  key: string;
+  lines: number;
+  bytes: number;
+  sha256: string;
+}
+
+export interface Manifest {
+  job_id: string;
+  kind: JobKind;
+  input: string | null;
+  status: JobStatus;
+  started_at: string;
+  finished_at: string;
+  counts: {
+    input_rows: number;
+    distinct: number;
+    duplicates: number;
+    ok: number;
+    not_found: number;
+    error: number;
+    invalid: number;
+    lines: number;
+  };
+  summary?: VerificationSummary;
+  credits_charged: number;
+  batches: { total: number; done: number; failed: number };
+  parts: ManifestPart[];
+  error?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface FinalizeRequest {
+  job: JobRef;
+  input: string | null;
+  status: JobStatus;
+  startedAt: string;
+  prepared?: PreparedInput;
+  error?: string;
+  details?: Record<string, unknown>;
+}
+
+/** What a job workflow returns: the manifest's location and its headline numbers. */
+export interface JobResult {
+  jobId: string;
+  kind: JobKind;
+  status: JobStatus;
+  manifestUrl: string;
+  counts: Manifest['counts'];
+  credits: number;
+  parts: number;
+  summary?: VerificationSummary;
+}

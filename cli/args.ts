@@ -1,0 +1,45 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** A command-line mistake, named by its flag; exits with code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export function list(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return items.length ? items : undefined;
+}
+
+export function positiveInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
+  return number;
+}
+
+export function isoDate(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) throw new UsageError(`--${flag} must be an ISO 8601 date, got "${value}"`);
+  return new Date(time).toISOString();
+}
+
+export function required(flag: string, value: string | undefined): string {
+  if (value === undefined || value === '') throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+/** Plain paths become absolute file:// URLs, so that a worker in another directory finds the same place. */
+export function locationUrl(flag: string, value: string | undefined): string {
+  const raw = required(flag, value);
+  if (/^(file|s3|gs):\/\//.test(raw)) return raw;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    throw new UsageError(`--${flag} must be a path or a file://, s3:// or gs:// URL, got "${raw}"`);
+  }
+  return pathToFileURL(resolve(raw)).href;
+}

@@ -1,0 +1,116 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import { startSandbox } from '../../sandbox/index.ts';
+import { repoRoot } from '../../test/stack/binaries.ts';
+import { startDevStack } from '../../test/stack/index.ts';
+import type { WorkerConfig } from '../../workers/config.ts';
+import { startWorker } from '../../workers/worker.ts';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
+import { connectClient } from '../temporal.ts';
+import { followJob, jobFailureMessage, startJob } from '../jobs.ts';
+
+const example = (name: string) => join(repoRoot(), 'examples', name);
+
+/**
+ * The main job end to end on one machine: a local Temporal dev server, the sandbox API and a worker; enriches a
+ * messy CRM export, verifies a list of emails and runs an intent export, all into ./out/, then prints a summary.
+ */
+export async function runDemoCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { output: { type: 'string', default: 'out' } } });
+  const outDir = resolve(values.output);
+  await mkdir(outDir, { recursive: true });
+  const output = pathToFileURL(outDir).href;
+  const log = (message: string) => console.error(`[demo] ${message}`);
+
+  log('starting a local Temporal dev server and the sandbox API (127.0.0.1 only)');
+  const stack = await startDevStack({ temporal: true, s3: false, gcs: false });
+  const sandbox = await startSandbox({ seed: 42 });
+  const config: WorkerConfig = {
+    address: stack.temporal.address,
+    namespace: stack.temporal.namespace,
+    temporalApiKey: undefined,
+    taskQueue: DEFAULT_TASK_QUEUE,
+    apiTaskQueue: DEFAULT_API_TASK_QUEUE,
+    url: sandbox.url,
+    apiKey: 'sk_test_1',
+    auth: 'x-api-key',
+    ratePerMinute: 300,
+    timeoutMs: 30_000,
+  };
+  let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+  try {
+    log('starting a worker (bundling workflows takes a few seconds)');
+    worker = await startWorker({ config });
+    const client = await connectClient(config);
+    const run = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    const jobs = [
+      startJob(client, config, {
+        workflow: 'bulkEnrich',
+        input: {
+          jobId: `demo-${run}-enrich`,
+          input: pathToFileURL(example('crm-export.csv')).href,
+          output,
+          options: { limit: 5 },
+          concurrency: 4,
+        },
+      }),
+      startJob(client, config, {
+        workflow: 'verifyEmails',
+        input: { jobId: `demo-${run}-verify`, input: pathToFileURL(example('emails.csv')).href, output },
+      }),
+      startJob(client, config, {
+        workflow: 'intentExport',
+        input: {
+          jobId: `demo-${run}-intent`,
+          output,
+          request: { topic_ids: ['b2b_101', 'b2b_2048'], seniority: ['Vp', 'Cxo'] },
+          poll: { initialMs: 500 },
+        },
+      }),
+    ];
+    log('running: enrich crm-export.csv, verify emails.csv, intent export b2b_101 + b2b_2048');
+    const settled = await Promise.allSettled(jobs.map(async (handle) => followJob(await handle)));
+    await client.connection.close();
+    const results = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+    printSummary(results, settled, sandbox.ledger.total());
+    return settled.every((s) => s.status === 'fulfilled' && s.value.status === 'completed') ? 0 : 1;
+  } finally {
+    await worker?.shutdown();
+    await sandbox.stop();
+    await stack.stop();
+  }
+}
+
+function printSummary(
+  results: (JobResult | undefined)[],
+  settled: PromiseSettledResult<JobResult>[],
+  ledgerCredits: number,
+): void {
+  const lines = ['', 'signal-kit demo: summary', ''];
+  settled.forEach((outcome, index) => {
+    const result = results[index];
+    if (!result) {
+      lines.push(`  job ${index + 1}: FAILED: ${jobFailureMessage((outcome as PromiseRejectedResult).reason)}`);
+      return;
+    }
+    const c = result.counts;
+    lines.push(`  ${result.kind.padEnd(14)} ${result.status}`);
+    lines.push(`    rows in ${c.input_rows}, distinct ${c.distinct}, duplicates ${c.duplicates}`);
+    lines.push(
+      `    lines out ${c.lines}: ok ${c.ok}, not_found ${c.not_found}, error ${c.error}, invalid ${c.invalid}`,
+    );
+    if (result.summary) {
+      const s = result.summary;
+      lines.push(
+        `    verification: deliverable ${s.deliverable}, undeliverable ${s.undeliverable}, risky ${s.risky}, unknown ${s.unknown} (free)`,
+      );
+    }
+    lines.push(`    credits ${result.credits}, ${result.parts} parts, manifest ${result.manifestUrl}`);
+  });
+  const total = results.reduce((sum, r) => sum + (r?.credits ?? 0), 0);
+  lines.push('', `  credits reported by the jobs: ${total}; charged by the sandbox ledger: ${ledgerCredits}`, '');
+  console.log(lines.join('\n'));
+}

@@ -1,0 +1,161 @@
+import { parseArgs } from 'node:util';
+import { parseTemporalConfig } from '../../workers/config.ts';
+import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
+import { defaultJobId, EXIT, exitCodeOf, followJob, type JobStart, jobFailureMessage, startJob } from '../jobs.ts';
+import { ProgressReporter } from '../progress.ts';
+import { connectClient } from '../temporal.ts';
+
+const common = {
+  output: { type: 'string' },
+  'job-id': { type: 'string' },
+  wait: { type: 'boolean', default: false },
+  compression: { type: 'string' },
+  concurrency: { type: 'string' },
+} as const;
+
+function compression(value: string | undefined): 'gzip' | 'none' | undefined {
+  if (value === undefined || value === 'gzip' || value === 'none') return value;
+  throw new UsageError(`--compression must be gzip or none, got "${value}"`);
+}
+
+export function parseEnrich(argv: string[]): JobStart {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      ...common,
+      input: { type: 'string' },
+      column: { type: 'string' },
+      'signal-types': { type: 'string' },
+      'signal-subtypes': { type: 'string' },
+      'detected-after': { type: 'string' },
+      limit: { type: 'string' },
+      'max-credits': { type: 'string' },
+    },
+  });
+  const limit = positiveInt('limit', values.limit);
+  if (limit !== undefined && limit > 500) throw new UsageError('--limit must be at most 500 (signals per domain)');
+  const subtypes = list(values['signal-subtypes']);
+  if (subtypes && subtypes.length > 25) throw new UsageError('--signal-subtypes takes at most 25 subtypes');
+  const options = {
+    ...(list(values['signal-types']) ? { signal_types: list(values['signal-types']) } : {}),
+    ...(subtypes ? { signal_subtypes: subtypes } : {}),
+    ...(values['detected-after'] ? { detected_after: isoDate('detected-after', values['detected-after']) } : {}),
+    ...(limit ? { limit } : {}),
+  };
+  const input = locationUrl('input', values.input);
+  const output = locationUrl('output', values.output);
+  return {
+    workflow: 'bulkEnrich',
+    input: {
+      jobId: values['job-id'] ?? defaultJobId('enrich', { input, output, options, column: values.column }),
+      input,
+      output,
+      column: values.column,
+      options,
+      maxCredits: positiveInt('max-credits', values['max-credits']),
+      concurrency: positiveInt('concurrency', values.concurrency),
+      compression: compression(values.compression),
+    },
+  };
+}
+
+export function parseVerifyEmails(argv: string[]): JobStart {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: { ...common, input: { type: 'string' }, column: { type: 'string' }, 'max-credits': { type: 'string' } },
+  });
+  const input = locationUrl('input', values.input);
+  const output = locationUrl('output', values.output);
+  return {
+    workflow: 'verifyEmails',
+    input: {
+      jobId: values['job-id'] ?? defaultJobId('verify', { input, output, column: values.column }),
+      input,
+      output,
+      column: values.column,
+      maxCredits: positiveInt('max-credits', values['max-credits']),
+      concurrency: positiveInt('concurrency', values.concurrency),
+      compression: compression(values.compression),
+    },
+  };
+}
+
+export function parseIntentExport(argv: string[]): JobStart {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      ...common,
+      topics: { type: 'string' },
+      'email-validated': { type: 'boolean', default: false },
+      seniority: { type: 'string' },
+      department: { type: 'string' },
+      limit: { type: 'string' },
+    },
+  });
+  const topics = list(required('topics', values.topics)) ?? [];
+  const bad = topics.find((topic) => !/^b2b_\d+$/.test(topic));
+  if (bad) throw new UsageError(`--topics: "${bad}" is not a topic id of the form b2b_<number>`);
+  const request = {
+    topic_ids: topics,
+    ...(values['email-validated'] ? { email_validated: true } : {}),
+    ...(list(values.seniority) ? { seniority: list(values.seniority) } : {}),
+    ...(list(values.department) ? { department: list(values.department) } : {}),
+    ...(values.limit ? { limit: positiveInt('limit', values.limit) } : {}),
+  };
+  const output = locationUrl('output', values.output);
+  return {
+    workflow: 'intentExport',
+    input: {
+      jobId: values['job-id'] ?? defaultJobId('intent', { request, output }),
+      output,
+      request,
+      compression: compression(values.compression),
+    },
+  };
+}
+
+/** `enrich`, `verify-emails`, `intent-export`: start the job, and with --wait follow it to its end. */
+export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: string[]): Promise<number> {
+  const job = parse(argv);
+  const wait = argv.includes('--wait');
+  const temporal = parseTemporalConfig();
+  const client = await connectClient(temporal);
+  try {
+    const handle = await startJob(client, temporal, job);
+    if (!wait) {
+      console.log(JSON.stringify({ jobId: job.input.jobId, workflowId: handle.workflowId, started: true }));
+      return EXIT.completed;
+    }
+    try {
+      const result = await followJob(handle, new ProgressReporter());
+      console.log(JSON.stringify(result, null, 2));
+      return exitCodeOf(result);
+    } catch (error) {
+      console.error(`signal-kit: ${jobFailureMessage(error)}`);
+      return EXIT.failed;
+    }
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** `status JOB_ID`: the job's state and, while it runs, its progress. */
+export async function runStatusCommand(argv: string[]): Promise<number> {
+  const jobId = argv[0];
+  if (!jobId || jobId.startsWith('-')) throw new UsageError('usage: signal-kit status JOB_ID');
+  const client = await connectClient(parseTemporalConfig());
+  try {
+    const handle = client.workflow.getHandle(jobId);
+    const description = await handle.describe();
+    const status = description.status.name;
+    const progress = status === 'RUNNING' ? await handle.query('progress').catch(() => undefined) : undefined;
+    const result = status === 'COMPLETED' ? await handle.result() : undefined;
+    console.log(JSON.stringify({ jobId, workflow: description.type, status, progress, result }, null, 2));
+    return status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT' ? EXIT.failed : EXIT.completed;
+  } finally {
+    await client.connection.close();
+  }
+}

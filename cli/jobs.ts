@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { JobResult } from '../activities/jobs/types.ts';
+import type { TemporalConfig } from '../workers/config.ts';
+import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
+import type { IntentExportInput } from '../workflows/intent-export.ts';
+import type { JobProgress } from '../workflows/job-progress.ts';
+import type { VerifyEmailsInput } from '../workflows/verify-emails.ts';
+import { ProgressReporter } from './progress.ts';
+
+export type JobStart =
+  | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
+  | { workflow: 'verifyEmails'; input: VerifyEmailsInput }
+  | { workflow: 'intentExport'; input: IntentExportInput };
+
+/** Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. */
+export const EXIT = { completed: 0, failed: 1, usage: 2, budget_exhausted: 3, completed_with_errors: 4 } as const;
+
+/** A stable job id from what the job does, so that the same command run twice is the same job. */
+export function defaultJobId(kind: string, parts: unknown): string {
+  const digest = createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 12);
+  return `${kind}-${digest}`;
+}
+
+/**
+ * Starts the job's workflow (the job id is the workflow id; a job already running is joined, not started twice)
+ * and returns its handle.
+ */
+export async function startJob(client: Client, temporal: TemporalConfig, job: JobStart): Promise<WorkflowHandle> {
+  const input = { ...job.input, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
+  return client.workflow.start(job.workflow, {
+    workflowId: job.input.jobId,
+    taskQueue: temporal.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+/** Follows a job to its end, reporting progress; returns its result or throws its failure. */
+export async function followJob(handle: WorkflowHandle, reporter?: ProgressReporter): Promise<JobResult> {
+  let finished = false;
+  const result = handle.result().finally(() => {
+    finished = true;
+  }) as Promise<JobResult>;
+  if (reporter) {
+    while (!finished) {
+      const progress = await handle.query<JobProgress>('progress').catch(() => undefined);
+      if (progress && !finished) reporter.update(progress);
+      await Promise.race([delay(1000), result.catch(() => undefined)]);
+    }
+    reporter.finish();
+  }
+  return result;
+}
+
+/** The message of a failed job: the innermost cause, which is the service's or the storage's own words. */
+export function jobFailureMessage(error: unknown): string {
+  if (error instanceof WorkflowFailedError) {
+    let cause: unknown = error.cause;
+    while (cause instanceof Error && cause.cause instanceof Error && !cause.message.startsWith('job ')) cause = cause.cause;
+    return cause instanceof Error ? cause.message : String(cause);
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function exitCodeOf(result: JobResult): number {
+  return EXIT[result.status === 'running' ? 'failed' : result.status];
+}

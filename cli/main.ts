@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+import { ConfigError } from '../workers/config.ts';
+import { UsageError } from './args.ts';
+import { parseEnrich, parseIntentExport, parseVerifyEmails, runJobCommand, runStatusCommand } from './commands/jobs.ts';
+import { runWorkerCommand } from './commands/worker.ts';
+
+const USAGE = `signal-kit: durable jobs for the Signal Data Service
+
+  signal-kit demo                      run the main job end to end on a local stack (sandbox + Temporal + ./out)
+  signal-kit dev                       start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings
+  signal-kit worker                    run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...)
+  signal-kit enrich --input URL --output URL [--column NAME] [--signal-types a,b] [--signal-subtypes a,b]
+                    [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID] [--wait]
+  signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID] [--wait]
+  signal-kit intent-export --topics b2b_1,b2b_2 --output URL [--email-validated] [--seniority Vp,Cxo]
+                    [--department a,b] [--limit N] [--job-id ID] [--wait]
+  signal-kit status JOB_ID
+  signal-kit sandbox [--port N] [--seed N] [--rate-limit N] [--credits N]
+
+Exit codes: 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhausted, 4 completed with failed batches.`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const commands: Record<string, Command> = {
+  enrich: (argv) => runJobCommand(parseEnrich, argv),
+  'verify-emails': (argv) => runJobCommand(parseVerifyEmails, argv),
+  'intent-export': (argv) => runJobCommand(parseIntentExport, argv),
+  status: runStatusCommand,
+  worker: () => runWorkerCommand(),
+  demo: async (argv) => (await import('./commands/demo.ts')).runDemoCommand(argv),
+  dev: async (argv) => (await import('./commands/dev.ts')).runDevCommand(argv),
+  sandbox: async (argv) => (await import('../sandbox/main.ts')).runSandboxCli(argv),
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(USAGE);
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`signal-kit: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await command(rest);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError || isParseArgsError(error)) {
+      console.error(`signal-kit ${name}: ${(error as Error).message}`);
+      return 2;
+    }
+    console.error(`signal-kit ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return error instanceof TypeError && typeof (error as { code?: unknown }).code === 'string' && String((error as unknown as { code: string }).code).startsWith('ERR_PARSE_ARGS');
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,10 @@
+import { Client, Connection } from '@temporalio/client';
+import type { TemporalConfig } from '../workers/config.ts';
+
+export async function connectClient(config: TemporalConfig): Promise<Client> {
+  const connection = await Connection.connect({
+    address: config.address,
+    ...(config.temporalApiKey ? { tls: true, apiKey: config.temporalApiKey } : {}),
+  });
+  return new Client({ connection, namespace: config.namespace });
+}

@@ -1,0 +1,105 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { type SandboxOptions, startSandbox } from '../../sandbox/index.ts';
+import type { WorkerConfig } from '../../workers/config.ts';
+import { startWorker, type WorkerHandle, workflowsPath } from '../../workers/worker.ts';
+import { type DevStack, gcsClientFor, s3ClientFor, startDevStack } from '../stack/index.ts';
+
+export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+/** Everything a job test needs: the real servers, the sandbox API, one workflow bundle and a Temporal client. */
+export interface JobEnv {
+  stack: DevStack;
+  sandbox: Sandbox;
+  bundle: WorkflowBundleWithSourceMap;
+  /** The bundle written to a file, for workers in child processes (SIGNAL_KIT_WORKFLOW_BUNDLE). */
+  bundlePath: string;
+  client: Client;
+  config(overrides?: Partial<WorkerConfig>): WorkerConfig;
+  /** Environment for a `signal-kit` child process pointed at this stack and sandbox. */
+  childEnv(overrides?: Record<string, string>): Record<string, string>;
+  startWorker(overrides?: Partial<WorkerConfig>): Promise<WorkerHandle>;
+  /** A fresh bucket on both the S3 server and the GCS emulator. */
+  createBuckets(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+export async function startJobEnv(
+  options: { sandbox?: SandboxOptions; s3?: boolean; gcs?: boolean } = {},
+): Promise<JobEnv> {
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const [stack, bundle] = await Promise.all([
+    startDevStack({ temporal: true, s3: options.s3 ?? false, gcs: options.gcs ?? false }),
+    bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') }),
+  ]);
+  // In-process workers open s3:// and gs:// stores from the standard variables, as a deployed worker would.
+  Object.assign(process.env, stack.env());
+  const sandbox = await startSandbox({ rateLimitPerMinute: 0, ...options.sandbox });
+  const bundlePath = join(stack.stateDir, 'workflow-bundle.js');
+  await writeFile(bundlePath, bundle.code);
+  const temporal = stack.temporal!;
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const workers: WorkerHandle[] = [];
+  const queue = `q-${Math.random().toString(36).slice(2, 8)}`;
+
+  const config = (overrides: Partial<WorkerConfig> = {}): WorkerConfig => ({
+    address: temporal.address,
+    namespace: temporal.namespace,
+    temporalApiKey: undefined,
+    taskQueue: `${queue}-main`,
+    apiTaskQueue: `${queue}-api`,
+    url: sandbox.url,
+    apiKey: 'sk_test_1',
+    auth: 'x-api-key',
+    ratePerMinute: 6000,
+    timeoutMs: 30_000,
+    ...overrides,
+  });
+
+  return {
+    stack,
+    sandbox,
+    bundle,
+    bundlePath,
+    client,
+    config,
+    childEnv(overrides = {}) {
+      const c = config();
+      return {
+        ...(process.env as Record<string, string>),
+        ...stack.env(),
+        SIGNAL_API_URL: sandbox.url,
+        SIGNAL_API_KEY: 'sk_test_1',
+        SIGNAL_API_RATE_LIMIT: String(c.ratePerMinute),
+        SIGNAL_KIT_TASK_QUEUE: c.taskQueue,
+        SIGNAL_KIT_API_TASK_QUEUE: c.apiTaskQueue,
+        SIGNAL_KIT_WORKFLOW_BUNDLE: bundlePath,
+        ...overrides,
+      };
+    },
+    async startWorker(overrides) {
+      const worker = await startWorker({ config: config(overrides), workflowBundle: bundle });
+      workers.push(worker);
+      return worker;
+    },
+    async createBuckets(name) {
+      if (stack.s3) await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: name }));
+      if (stack.gcs) await gcsClientFor(stack.gcs.emulatorHost).createBucket(name);
+    },
+    async stop() {
+      await Promise.allSettled(workers.map((worker) => worker.shutdown()));
+      await connection.close();
+      await sandbox.stop();
+      await stack.stop();
+    },
+  };
+}

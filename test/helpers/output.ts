@@ -1,0 +1,18 @@
+import { gunzipSync } from 'node:zlib';
+import { openStore } from '../../connectors/storage/index.ts';
+import type { Manifest } from '../../activities/jobs/types.ts';
+
+/** Reads a job's manifest and every manifested part back through the store, as a user's reader would. */
+export async function readJobOutput(output: string, jobId: string): Promise<{ manifest: Manifest; lines: Record<string, unknown>[] }> {
+  const store = openStore(output);
+  const manifest = JSON.parse(await store.readText(`${jobId}/_manifest.json`)) as Manifest;
+  const lines: Record<string, unknown>[] = [];
+  for (const part of manifest.parts) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const text = part.key.endsWith('.gz') ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+    for (const line of text.split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+  }
+  return { manifest, lines };
+}

@@ -1,0 +1,184 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import type { IntentExportInput } from '../../workflows/intent-export.ts';
+import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { readJobOutput } from '../helpers/output.ts';
+
+/** A messy CRM export: 230 distinct companies written in several forms, duplicates, blanks and junk. */
+function messyCrm(): { csv: string; distinct: number; invalid: number; rows: number } {
+  const rows: string[] = ['id,name,website'];
+  for (let i = 0; i < 230; i++) rows.push(`${i},Company ${i},company${i}.com`);
+  const forms = (i: number) => [`https://www.company${i}.com/pricing`, `HTTP://Company${i}.COM`, ` company${i}.com. `];
+  for (let i = 0; i < 60; i++) rows.push(`d${i},Dup ${i},"${forms(i)[i % 3]}"`);
+  const junk = ['', 'n/a', 'not a website', 'http://', '???', '10.0.0.1', 'foo@'];
+  junk.forEach((value, i) => rows.push(`j${i},Junk ${i},"${value}"`));
+  return { csv: `${rows.join('\n')}\n`, distinct: 230, invalid: junk.length, rows: rows.length - 1 };
+}
+
+describe('bulk jobs on the real dev stack and the sandbox', () => {
+  let env: JobEnv;
+  let dir: string;
+  let crm: ReturnType<typeof messyCrm>;
+  let crmUrl: string;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ s3: true, gcs: true, sandbox: { seed: 7 } });
+    await env.createBuckets('jobs');
+    await env.startWorker();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-jobs-'));
+    crm = messyCrm();
+    await writeFile(join(dir, 'crm.csv'), crm.csv);
+    crmUrl = pathToFileURL(join(dir, 'crm.csv')).href;
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  const run = async <T>(workflow: string, input: T & { jobId: string }): Promise<JobResult> => {
+    const c = env.config();
+    return env.client.workflow.execute(workflow, {
+      workflowId: input.jobId,
+      taskQueue: c.taskQueue,
+      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+    });
+  };
+  const ledgerTotal = () => env.sandbox.ledger.total();
+
+  it('writes identical line sets to file://, s3:// and gs://, one line per distinct domain and one per bad row', async () => {
+    const outputs = [pathToFileURL(join(dir, 'out')).href, 's3://jobs/enrich', 'gs://jobs/enrich'];
+    const sets: string[][] = [];
+    for (const output of outputs) {
+      const result = await run<BulkEnrichInput>('bulkEnrich', {
+        jobId: 'same-everywhere',
+        input: crmUrl,
+        output,
+        options: { limit: 3 },
+      });
+      expect(result.status).toBe('completed');
+      const { manifest, lines } = await readJobOutput(output, 'same-everywhere');
+      expect(manifest.counts).toMatchObject({ input_rows: crm.rows, distinct: crm.distinct, invalid: crm.invalid });
+      const domains = lines.filter((l) => l['status'] !== 'invalid').map((l) => l['domain']);
+      expect(new Set(domains).size).toBe(crm.distinct);
+      expect(domains.length).toBe(crm.distinct);
+      expect(lines.filter((l) => l['status'] === 'invalid')).toHaveLength(crm.invalid);
+      expect(lines.every((l) => ['ok', 'not_found', 'error', 'invalid'].includes(String(l['status'])))).toBe(true);
+      for (const part of manifest.parts) expect(part.sha256).toMatch(/^[0-9a-f]{64}$/);
+      sets.push(lines.map((l) => JSON.stringify(l)).sort());
+    }
+    expect(sets[1]).toEqual(sets[0]);
+    expect(sets[2]).toEqual(sets[0]);
+  });
+
+  it('re-running a finished job id makes no API call and charges nothing', async () => {
+    const output = pathToFileURL(join(dir, 'rerun')).href;
+    const input = { jobId: 'rerun', input: crmUrl, output, options: { limit: 2 } };
+    const first = await run<BulkEnrichInput>('bulkEnrich', input);
+    const entries = env.sandbox.ledger.entries.length;
+    const credits = ledgerTotal();
+    const second = await run<BulkEnrichInput>('bulkEnrich', input);
+    expect(second).toEqual(first);
+    expect(env.sandbox.ledger.entries.length).toBe(entries);
+    expect(ledgerTotal()).toBe(credits);
+  });
+
+  it('stops at the credit budget without exceeding it, and the same job id resumes with no duplicate charge', async () => {
+    const baselineStart = ledgerTotal();
+    const baseline = await run<BulkEnrichInput>('bulkEnrich', {
+      jobId: 'budget-baseline',
+      input: crmUrl,
+      output: pathToFileURL(join(dir, 'budget-a')).href,
+      options: { limit: 2 },
+    });
+    const fullCost = ledgerTotal() - baselineStart;
+    expect(baseline.credits).toBe(fullCost);
+    expect(fullCost).toBeGreaterThan(0);
+
+    const output = pathToFileURL(join(dir, 'budget-b')).href;
+    const maxCredits = 450; // one batch of 100 domains could cost 100 × 2 signals × 2 credits = 400
+    const before = ledgerTotal();
+    const stopped = await run<BulkEnrichInput>('bulkEnrich', {
+      jobId: 'budget',
+      input: crmUrl,
+      output,
+      options: { limit: 2 },
+      maxCredits,
+    });
+    expect(stopped.status).toBe('budget_exhausted');
+    const spent = ledgerTotal() - before;
+    expect(spent).toBeLessThanOrEqual(maxCredits);
+    expect(stopped.credits).toBe(spent);
+
+    const resumed = await run<BulkEnrichInput>('bulkEnrich', {
+      jobId: 'budget',
+      input: crmUrl,
+      output,
+      options: { limit: 2 },
+      maxCredits: 100_000,
+    });
+    expect(resumed.status).toBe('completed');
+    expect(ledgerTotal() - before).toBe(fullCost);
+    expect(resumed.credits).toBe(fullCost);
+    const { lines } = await readJobOutput(output, 'budget');
+    expect(lines.filter((l) => l['status'] !== 'invalid')).toHaveLength(crm.distinct);
+  });
+
+  it('verifies 10,000 addresses with duplicates: one line each, summary equal to the sum, duplicates charged once', async () => {
+    const rows = ['email'];
+    for (let i = 0; i < 10_000; i++) rows.push(`person${i % 8_000}@company${i % 500}.com`);
+    rows.push('  Person1@COMPANY1.com ', 'not-an-email', '');
+    await writeFile(join(dir, 'emails.csv'), `${rows.join('\n')}\n`);
+    const output = pathToFileURL(join(dir, 'verify')).href;
+    const before = ledgerTotal();
+    const result = await run<VerifyEmailsInput>('verifyEmails', {
+      jobId: 'verify-10k',
+      input: pathToFileURL(join(dir, 'emails.csv')).href,
+      output,
+    });
+    expect(result.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(output, 'verify-10k');
+    const verified = lines.filter((l) => l['status'] !== 'invalid');
+    expect(verified).toHaveLength(8_000);
+    expect(new Set(verified.map((l) => l['email'])).size).toBe(8_000);
+    expect(lines.filter((l) => l['status'] === 'invalid')).toHaveLength(2);
+    const tally = { total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 } as Record<string, number>;
+    for (const line of verified) {
+      if (line['status'] !== 'ok') continue;
+      tally['total']! += 1;
+      tally[String(line['result'])]! += 1;
+    }
+    expect(manifest.summary).toEqual(tally);
+    const charged = ledgerTotal() - before;
+    expect(charged).toBe(tally['total']! - tally['unknown']!);
+    expect(result.credits).toBe(charged);
+  });
+
+  it('retries a truncated export download and publishes every line', async () => {
+    env.sandbox.setFaults({ truncateDownloads: 0.5 });
+    try {
+      const output = 's3://jobs/exports';
+      const result = await run<IntentExportInput>('intentExport', {
+        jobId: 'export-truncated',
+        output,
+        request: { topic_ids: ['b2b_7', 'b2b_8'] },
+        poll: { initialMs: 200, maxMs: 1000 },
+      });
+      expect(result.status).toBe('completed');
+      const { manifest, lines } = await readJobOutput(output, 'export-truncated');
+      const exportId = (manifest.details as { export_id: string }).export_id;
+      const state = await fetch(`${env.sandbox.url}/v1/buyer-intent/exports/${exportId}`, {
+        headers: { 'x-api-key': 'sk_test_1' },
+      }).then((r) => r.json() as Promise<{ row_count: number }>);
+      expect(lines).toHaveLength(state.row_count);
+      expect(manifest.parts[0]?.lines).toBe(state.row_count);
+      expect(lines.every((l) => typeof l['topic_id'] === 'string')).toBe(true);
+    } finally {
+      env.sandbox.setFaults({});
+    }
+  });
+});

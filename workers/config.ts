@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+
+/** A configuration problem, named by its setting, found before anything starts. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const positiveInt = z.coerce.number().int().positive();
+
+const temporalSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Temporal Cloud API key; enables TLS. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  SIGNAL_KIT_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  SIGNAL_KIT_API_TASK_QUEUE: z.string().min(1).default(DEFAULT_API_TASK_QUEUE),
+});
+
+const apiSchema = z.object({
+  SIGNAL_API_URL: z.url({ message: 'must be an http(s) URL' }),
+  SIGNAL_API_KEY: z.string().min(1, 'is required'),
+  SIGNAL_API_AUTH: z.enum(['x-api-key', 'bearer']).default('x-api-key'),
+  /** The account's budget in requests per minute, shared by every worker (spec: 300). */
+  SIGNAL_API_RATE_LIMIT: positiveInt.default(300),
+  SIGNAL_API_TIMEOUT_MS: positiveInt.default(60_000),
+});
+
+export type TemporalConfig = ReturnType<typeof parseTemporalConfig>;
+export type ApiConfig = ReturnType<typeof parseApiConfig>;
+export type WorkerConfig = TemporalConfig & ApiConfig;
+
+type Env = Record<string, string | undefined>;
+
+function parse<T extends z.ZodType>(schema: T, env: Env): z.output<T> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'} ${issue.message}`);
+  throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+}
+
+export function parseTemporalConfig(env: Env = process.env) {
+  const c = parse(temporalSchema, env);
+  return {
+    address: c.TEMPORAL_ADDRESS,
+    namespace: c.TEMPORAL_NAMESPACE,
+    temporalApiKey: c.TEMPORAL_API_KEY,
+    taskQueue: c.SIGNAL_KIT_TASK_QUEUE,
+    apiTaskQueue: c.SIGNAL_KIT_API_TASK_QUEUE,
+  };
+}
+
+export function parseApiConfig(env: Env = process.env) {
+  const c = parse(apiSchema, env);
+  return {
+    url: c.SIGNAL_API_URL,
+    apiKey: c.SIGNAL_API_KEY,
+    auth: c.SIGNAL_API_AUTH,
+    ratePerMinute: c.SIGNAL_API_RATE_LIMIT,
+    timeoutMs: c.SIGNAL_API_TIMEOUT_MS,
+  };
+}
+
+export function parseWorkerConfig(env: Env = process.env): WorkerConfig {
+  return { ...parseTemporalConfig(env), ...parseApiConfig(env) };
+}

@@ -1,0 +1,93 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createApiActivities, createMainQueueActivities, type ActivityDeps } from '../activities/index.ts';
+import { SignalClient } from '../connectors/signal-api/client.ts';
+import { openStore } from '../connectors/storage/index.ts';
+import type { Store } from '../connectors/storage/store.ts';
+import type { WorkerConfig } from './config.ts';
+
+export interface WorkerHandle {
+  /** Resolves when both workers have stopped. */
+  readonly done: Promise<void>;
+  /** Stops polling, lets running activities finish, closes connections. */
+  shutdown(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  config: WorkerConfig;
+  /** A prebuilt workflow bundle (tests bundle once); otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Override activity dependencies (tests). */
+  deps?: Partial<ActivityDeps>;
+  /** Concurrent API activities on this worker (the queue's rate limit still caps the account). */
+  maxConcurrentApiActivities?: number;
+}
+
+/** The worker's workflows entry, next to this file's compiled or source form. */
+export function workflowsPath(): string {
+  const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return fileURLToPath(new URL(`../workflows/index.${extension}`, import.meta.url));
+}
+
+/** Opens each base URL once and reuses it (S3 and GCS clients hold connection pools). */
+export function cachedStoreOpener(open: (url: string) => Store = openStore): (url: string) => Store {
+  const stores = new Map<string, Store>();
+  return (url) => {
+    let store = stores.get(url);
+    if (!store) {
+      store = open(url);
+      stores.set(url, store);
+    }
+    return store;
+  };
+}
+
+/**
+ * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads) and one on
+ * the API queue, whose server-side rate limit is the account's budget so that any number of processes together
+ * stay under it.
+ */
+export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
+  const { config } = options;
+  const client =
+    options.deps?.client ??
+    new SignalClient({
+      baseUrl: config.url,
+      apiKey: config.apiKey,
+      auth: config.auth,
+      timeoutMs: config.timeoutMs,
+      retry: false,
+    });
+  const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
+  const connection = await NativeConnection.connect({
+    address: config.address,
+    ...(config.temporalApiKey ? { tls: true, apiKey: config.temporalApiKey } : {}),
+  });
+  const workflows = options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() };
+  const main = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    ...workflows,
+    activities: createMainQueueActivities(deps),
+  });
+  const api = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.apiTaskQueue,
+    activities: createApiActivities(deps),
+    maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,
+  });
+  const done = Promise.all([main.run(), api.run()]).then(async () => {
+    await connection.close();
+    if (!options.deps?.client) await client.close();
+  });
+  return {
+    done,
+    async shutdown() {
+      for (const worker of [main, api]) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

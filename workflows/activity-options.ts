@@ -1,0 +1,45 @@
+import type { ActivityOptions } from '@temporalio/workflow';
+
+/** Errors that no retry can fix; everything else (429, 5xx, timeouts, resets) is retried by Temporal. */
+export const NON_RETRYABLE_API_ERRORS = [
+  'ValidationError',
+  'AuthenticationError',
+  'InsufficientCreditsError',
+  'NotFoundError',
+  'InputError',
+  'StorageConfigError',
+];
+
+/** Errors that end the whole job (a wrong key or a spent balance affects every batch alike). */
+export const FATAL_API_ERRORS = ['AuthenticationError', 'InsufficientCreditsError', 'StorageConfigError', 'InputError'];
+
+/** Options for activities that call the Signal API: on the rate-limited queue, retried with backoff. */
+export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): ActivityOptions {
+  return {
+    taskQueue,
+    startToCloseTimeout: '2 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts,
+      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
+    },
+  };
+}
+
+/** Options for activities that only touch storage (preparing input, writing manifests). */
+export function storageActivityOptions(taskQueue: string): ActivityOptions {
+  return {
+    taskQueue,
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 10,
+      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { JobActivities } from '../activities/index.ts';
+import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
+import { FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
+import { type BatchTotals, emptyTotals, runWindow } from './batch-runner.ts';
+import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+
+/** Arguments common to every batched job (enrichment, email verification). */
+export interface BatchJobInput {
+  jobId: string;
+  /** Input URL (file://, s3://, gs:// or a path): CSV with a header row, or JSONL. */
+  input: string;
+  /** Base output URL; the job writes under `<output>/<jobId>/`. */
+  output: string;
+  /** CSV column or JSONL field holding the value; a sensible default per job kind when absent. */
+  column?: string;
+  compression?: 'gzip' | 'none';
+  /** Batches in flight at once (default 4). */
+  concurrency?: number;
+  taskQueue?: string;
+  apiTaskQueue?: string;
+  /** Batches scheduled per workflow run before continue-as-new. */
+  batchesPerRun?: number;
+  /** Carried across continue-as-new; not for callers. */
+  carried?: CarriedState;
+}
+
+export interface CarriedState {
+  prepared: PreparedInput;
+  next: number;
+  totals: BatchTotals;
+  startedAt: string;
+}
+
+export interface BatchJobSpec {
+  kind: JobKind;
+  batchSize: number;
+  maxCredits?: number;
+  prepare: (job: JobRef) => Promise<PreparedInput>;
+  runBatch: (job: JobRef, index: number) => Promise<BatchResult>;
+  /** The most credits a batch of `size` items could cost. */
+  worstCaseCredits: (size: number) => number;
+  details: Record<string, unknown>;
+  continueAsNew: (carried: CarriedState) => Promise<never>;
+}
+
+/**
+ * The shape every batched job shares: prepare the input into batch files (once), run batches through a sliding
+ * window under the credit budget, continue as new to keep history small, then write the manifest last.
+ */
+export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Promise<JobResult> {
+  const job: JobRef = { jobId: input.jobId, kind: spec.kind, output: input.output, compression: input.compression ?? 'gzip' };
+  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
+  const totals = input.carried?.totals ?? emptyTotals();
+  let prepared = input.carried?.prepared;
+  let phase: JobProgress['status'] = prepared ? 'running' : 'preparing';
+
+  setHandler(progressQuery, () => ({
+    jobId: job.jobId,
+    kind: job.kind,
+    status: phase,
+    batchesTotal: prepared?.batches ?? 0,
+    ...totals,
+    rows: prepared?.rows ?? 0,
+    distinct: prepared?.distinct ?? 0,
+    invalid: prepared?.invalid ?? 0,
+  }));
+
+  if (!prepared) {
+    const finished = await jobs.findFinishedJob({ job });
+    if (finished) return finished;
+    prepared = await spec.prepare(job);
+    phase = 'running';
+  }
+  const plan = prepared;
+  const sizeOf = (index: number) =>
+    index === plan.batches - 1 ? plan.distinct - (plan.batches - 1) * plan.batchSize : plan.batchSize;
+
+  const outcome = await runWindow({
+    from: input.carried?.next ?? 0,
+    total: plan.batches,
+    concurrency: Math.max(1, input.concurrency ?? 4),
+    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+    maxCredits: spec.maxCredits,
+    worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
+    totals,
+    run: async (index) => {
+      try {
+        return await spec.runBatch(job, index);
+      } catch (error) {
+        if (isFatal(error)) throw error;
+        // Retries are spent: the batch's rows become error records and a re-run of the job retries it.
+        return jobs.recordFailedBatch({ job, index, message: failureMessage(error) });
+      }
+    },
+  });
+
+  if (outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < plan.batches) {
+    return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });
+  }
+
+  const status = outcome.fatal
+    ? 'failed'
+    : outcome.budgetExhausted
+      ? 'budget_exhausted'
+      : totals.batchesFailed > 0
+        ? 'completed_with_errors'
+        : 'completed';
+  phase = 'finalizing';
+  const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
+  const result = await jobs.finalizeJob({
+    job,
+    input: input.input,
+    status,
+    startedAt,
+    prepared: plan,
+    error,
+    details: { ...spec.details, max_credits: spec.maxCredits ?? null },
+  });
+  phase = status;
+  if (error !== undefined) {
+    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${error}`, 'JobFailed', result);
+  }
+  return result;
+}
+
+
+function isFatal(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type != null && FATAL_API_ERRORS.includes(cause.type);
+}
+
+/** The innermost message of an activity failure, which is the service's or the storage's own words. */
+export function failureMessage(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof ActivityFailure && current.cause) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
+}

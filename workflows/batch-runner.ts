@@ -1,0 +1,108 @@
+import { condition } from '@temporalio/workflow';
+import type { BatchResult, PartCounts } from '../activities/jobs/types.ts';
+
+/** Running totals of a batch job; carried across continue-as-new and returned by the `progress` query. */
+export interface BatchTotals {
+  batchesDone: number;
+  batchesFailed: number;
+  ok: number;
+  not_found: number;
+  error: number;
+  credits: number;
+}
+
+export const emptyTotals = (): BatchTotals => ({
+  batchesDone: 0,
+  batchesFailed: 0,
+  ok: 0,
+  not_found: 0,
+  error: 0,
+  credits: 0,
+});
+
+export function addCounts(totals: BatchTotals, result: BatchResult): void {
+  const c: PartCounts = result.counts;
+  totals.batchesDone += 1;
+  if (result.failed) totals.batchesFailed += 1;
+  totals.ok += c.ok;
+  totals.not_found += c.not_found;
+  totals.error += c.error;
+  totals.credits += c.credits;
+}
+
+export interface WindowOptions {
+  /** First batch index to schedule in this run. */
+  from: number;
+  /** Number of batches of the job. */
+  total: number;
+  /** At most this many batches in flight. */
+  concurrency: number;
+  /** At most this many batches scheduled in this run (then the caller continues as new). */
+  limit: number;
+  /** A batch is started only if everything in flight plus it, at their worst, stays within this. */
+  maxCredits?: number;
+  /** The most credits one batch could cost. */
+  worstCaseCredits: (index: number) => number;
+  run: (index: number) => Promise<BatchResult>;
+  totals: BatchTotals;
+}
+
+export interface WindowOutcome {
+  /** The next batch index not yet scheduled. */
+  next: number;
+  budgetExhausted: boolean;
+  /** The first error that stopped scheduling (a fatal, non-retryable failure), if any. */
+  fatal?: unknown;
+}
+
+/**
+ * Runs batches through a sliding window: keeps `concurrency` in flight, never starts one that could take the
+ * credit total over `maxCredits`, and stops scheduling at the first fatal error (in-flight batches still finish).
+ */
+export async function runWindow(options: WindowOptions): Promise<WindowOutcome> {
+  const { total, concurrency, limit, maxCredits, totals } = options;
+  const reserved = new Map<number, number>();
+  let next = options.from;
+  let scheduled = 0;
+  let fatal: unknown;
+  let budgetExhausted = false;
+  let settled = 0;
+
+  const reservedTotal = () => {
+    let sum = 0;
+    for (const value of reserved.values()) sum += value;
+    return sum;
+  };
+
+  for (;;) {
+    while (fatal === undefined && next < total && scheduled < limit && reserved.size < concurrency) {
+      const cost = options.worstCaseCredits(next);
+      if (maxCredits !== undefined && totals.credits + reservedTotal() + cost > maxCredits) {
+        budgetExhausted = reserved.size === 0;
+        break;
+      }
+      const index = next++;
+      scheduled += 1;
+      reserved.set(index, cost);
+      options.run(index).then(
+        (result) => {
+          reserved.delete(index);
+          addCounts(totals, result);
+          settled += 1;
+        },
+        (error: unknown) => {
+          reserved.delete(index);
+          fatal ??= error;
+          settled += 1;
+        },
+      );
+    }
+    if (reserved.size === 0) {
+      if (budgetExhausted || fatal !== undefined || next >= total || scheduled >= limit) break;
+      continue;
+    }
+    const seen = settled;
+    await condition(() => settled !== seen);
+  }
+  return fatal === undefined ? { next, budgetExhausted } : { next, budgetExhausted, fatal };
+}

@@ -1,0 +1,35 @@
+import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import type { ApiActivities, JobActivities } from '../activities/index.ts';
+import type { EnrichOptions } from '../activities/jobs/enrich.ts';
+import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
+import { type BatchJobInput, runBatchJob } from './batch-job.ts';
+import { CREDITS_PER_SIGNAL, DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
+import type { JobResult } from './job-progress.ts';
+
+export interface BulkEnrichInput extends BatchJobInput {
+  /** Filters passed to the API for every domain. */
+  options?: EnrichOptions;
+  /** No batch is started that could take the job's credits over this; the job then ends `budget_exhausted`. */
+  maxCredits?: number;
+}
+
+/** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
+export const ENRICH_BATCH_SIZE = 100;
+
+/** Enriches every distinct domain of an input, 100 per API call, into `<output>/<jobId>/parts/`. */
+export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
+  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  const options = input.options ?? {};
+  const perDomain = options.limit ?? MAX_SIGNALS_PER_DOMAIN;
+  return runBatchJob(input, {
+    kind: 'enrich',
+    batchSize: ENRICH_BATCH_SIZE,
+    maxCredits: input.maxCredits,
+    prepare: (job) => jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: ENRICH_BATCH_SIZE }),
+    runBatch: (job, index) => api.enrichBatch({ job, index, options }),
+    worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
+    details: { options },
+    continueAsNew: (carried) => continueAsNew<typeof bulkEnrich>({ ...input, carried }),
+  });
+}

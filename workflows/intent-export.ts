@@ -1,0 +1,97 @@
+import { ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { ApiActivities, ExportActivities, JobActivities } from '../activities/index.ts';
+import type { IntentExportRequest } from '../activities/jobs/intent-export.ts';
+import type { JobRef } from '../activities/jobs/types.ts';
+import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
+import { failureMessage } from './batch-job.ts';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+
+export interface IntentExportInput {
+  jobId: string;
+  output: string;
+  request: IntentExportRequest;
+  compression?: 'gzip' | 'none';
+  taskQueue?: string;
+  apiTaskQueue?: string;
+  /** Polling backoff: first delay, growth factor and ceiling (ms). */
+  poll?: { initialMs?: number; factor?: number; maxMs?: number; timeoutMs?: number };
+}
+
+/** Submits a buyer-intent export, polls it until ready, and streams its JSONL download into the bucket. */
+export async function intentExport(input: IntentExportInput): Promise<JobResult> {
+  const job: JobRef = { jobId: input.jobId, kind: 'intent-export', output: input.output, compression: input.compression ?? 'gzip' };
+  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
+  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  const download = proxyActivities<ExportActivities>({
+    ...storageActivityOptions(taskQueue),
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: '1 minute',
+  });
+  const startedAt = new Date().toISOString();
+  let phase: JobProgress['status'] = 'submitting';
+  let lines = 0;
+  let credits = 0;
+  setHandler(progressQuery, () => ({
+    jobId: job.jobId,
+    kind: job.kind,
+    status: phase,
+    batchesTotal: 1,
+    batchesDone: phase === 'completed' ? 1 : 0,
+    batchesFailed: phase === 'failed' ? 1 : 0,
+    rows: lines,
+    distinct: lines,
+    invalid: 0,
+    ok: lines,
+    not_found: 0,
+    error: 0,
+    credits,
+  }));
+
+  const finished = await jobs.findFinishedJob({ job });
+  if (finished) return finished;
+
+  const submitted = await api.submitIntentExport({ job, request: input.request });
+  credits = submitted.credits;
+  phase = 'waiting';
+
+  const { initialMs = 1000, factor = 1.5, maxMs = 30_000, timeoutMs = 6 * 3600_000 } = input.poll ?? {};
+  let delay = initialMs;
+  let waited = 0;
+  for (;;) {
+    const state = await api.getIntentExportStatus({ exportId: submitted.exportId });
+    if (state.status === 'ready') break;
+    if (state.status === 'failed' || state.status === 'expired') {
+      return fail(`export ${submitted.exportId} ended ${state.status}: ${state.reason ?? 'no reason given'}`);
+    }
+    if (waited >= timeoutMs) return fail(`export ${submitted.exportId} was not ready after ${timeoutMs} ms`);
+    await sleep(delay);
+    waited += delay;
+    delay = Math.min(maxMs, Math.ceil(delay * factor));
+  }
+
+  phase = 'downloading';
+  let stored: { lines: number };
+  try {
+    stored = await download.downloadIntentExport({ job, exportId: submitted.exportId });
+  } catch (error) {
+    return fail(failureMessage(error));
+  }
+  lines = stored.lines;
+  const result = await jobs.finalizeJob({
+    job,
+    input: null,
+    status: 'completed',
+    startedAt,
+    details: { export_id: submitted.exportId, request: input.request, submit_credits: submitted.credits },
+  });
+  phase = 'completed';
+  return result;
+
+  async function fail(message: string): Promise<never> {
+    phase = 'failed';
+    await jobs.finalizeJob({ job, input: null, status: 'failed', startedAt, error: message, details: { request: input.request } });
+    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${message}`, 'JobFailed');
+  }
+}
