@@ -20,6 +20,7 @@ export function normalizeDomain(raw: unknown): Normalized {
   host = host.replace(/:\d*$/, '').replace(/\.+$/, '');
   if (/\s/.test(host)) return { ok: false, reason: 'contains whitespace' };
   host = host.replace(/^www\d*\./, '');
+  if (host === '') return { ok: false, reason: 'no host name' };
   const ascii = domainToASCII(host);
   if (ascii === '') return { ok: false, reason: 'not a valid host name' };
   if (ascii.length > 253) return { ok: false, reason: 'longer than 253 characters' };
