@@ -213,7 +213,7 @@ export class SignalClient {
   // ─── companies and contacts ──────────────────────────────────────────────────────────────────────────────
 
   /** `POST /v1/companies/enrich`: one company (by `domain`, `company_name` or `linkedin_url`) with its signals. */
-  enrichCompany(params: EnrichCompanyParams, call?: CallOptions): Promise<CompanyEnrichResult> {
+  async enrichCompany(params: EnrichCompanyParams, call?: CallOptions): Promise<CompanyEnrichResult> {
     requireOneOf(params, ['domain', 'company_name', 'linkedin_url']);
     checkStringArray(params.signal_types, 'signal_types');
     checkSubtypes(params.signal_subtypes);
@@ -229,7 +229,7 @@ export class SignalClient {
    * `GET /v1/companies/enrich?domain=`: the older form, mapped onto the same result as `enrichCompany`
    * (the original body is in `legacy`).
    */
-  enrichCompanyLegacy(
+  async enrichCompanyLegacy(
     params: EnrichCompanyLegacyParams,
     call?: CallOptions,
   ): Promise<CompanyEnrichResult & { legacy: Record<string, unknown> }> {
@@ -242,7 +242,7 @@ export class SignalClient {
   }
 
   /** `POST /v1/companies/enrich/bulk`: up to 100 domains; one result per distinct domain (`ok`, `not_found`, `error`). */
-  enrichCompanies(params: EnrichCompaniesParams, call?: CallOptions): Promise<BulkEnrichResult> {
+  async enrichCompanies(params: EnrichCompaniesParams, call?: CallOptions): Promise<BulkEnrichResult> {
     checkDomains(params.domains);
     checkStringArray(params.signal_types, 'signal_types');
     checkSubtypes(params.signal_subtypes);
@@ -255,7 +255,7 @@ export class SignalClient {
   }
 
   /** `POST /v1/contacts/enrich`: a contact (by `contact_email` or `contact_linkedin_url`) with person-level signals. */
-  enrichContact(params: EnrichContactParams, call?: CallOptions): Promise<ContactEnrichResult> {
+  async enrichContact(params: EnrichContactParams, call?: CallOptions): Promise<ContactEnrichResult> {
     requireOneOf(params, ['contact_email', 'contact_linkedin_url']);
     checkStringArray(params.signal_types, 'signal_types');
     checkSignalLimit(params.limit);
@@ -267,7 +267,7 @@ export class SignalClient {
   }
 
   /** `POST /v1/companies/search`: companies by signal activity, most recent signal first. */
-  searchCompanies(params: SearchCompaniesParams = {}, call?: CallOptions): Promise<CompanySearchResult> {
+  async searchCompanies(params: SearchCompaniesParams = {}, call?: CallOptions): Promise<CompanySearchResult> {
     checkStringArray(params.signal_types, 'signal_types');
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
@@ -278,7 +278,7 @@ export class SignalClient {
   }
 
   /** `POST /v1/contacts/search`: contacts by signal activity, with seniority, department and job title filters. */
-  searchContacts(params: SearchContactsParams = {}, call?: CallOptions): Promise<ContactSearchResult> {
+  async searchContacts(params: SearchContactsParams = {}, call?: CallOptions): Promise<ContactSearchResult> {
     checkStringArray(params.signal_types, 'signal_types');
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
@@ -291,7 +291,7 @@ export class SignalClient {
   // ─── lookups (free) ──────────────────────────────────────────────────────────────────────────────────────
 
   /** `GET /v1/signals/{id}`: one signal by its `sig_<id>` or UUID id. */
-  getSignal(id: string, call?: CallOptions): Promise<SignalResult> {
+  async getSignal(id: string, call?: CallOptions): Promise<SignalResult> {
     return this.#call(
       { method: 'GET', path: `/v1/signals/${pathId(id, 'signal_id')}`, idempotent: true, call },
       SignalSchema,
@@ -300,7 +300,7 @@ export class SignalClient {
   }
 
   /** `GET /v1/signals/types`: every signal type with its subtypes. */
-  listSignalTypes(call?: CallOptions): Promise<SignalTypesResult> {
+  async listSignalTypes(call?: CallOptions): Promise<SignalTypesResult> {
     return this.#call(
       { method: 'GET', path: '/v1/signals/types', idempotent: true, call },
       SignalTypesSchema,
@@ -309,14 +309,14 @@ export class SignalClient {
   }
 
   /** `GET /v1/stats`: database statistics. */
-  getStats(call?: CallOptions): Promise<StatsResult> {
+  async getStats(call?: CallOptions): Promise<StatsResult> {
     return this.#call({ method: 'GET', path: '/v1/stats', idempotent: true, call }, StatsSchema, normalizeStats);
   }
 
   // ─── buyer intent ────────────────────────────────────────────────────────────────────────────────────────
 
   /** `POST /v1/buyer-intent/contacts`: one page; pass the previous page's `next_cursor` as `cursor`. */
-  buyerIntentContacts(params: BuyerIntentContactsParams, call?: CallOptions): Promise<BuyerIntentContactsPage> {
+  async buyerIntentContacts(params: BuyerIntentContactsParams, call?: CallOptions): Promise<BuyerIntentContactsPage> {
     checkTopicIds(params.topic_ids);
     checkPositiveInteger(params.page_size, 'page_size');
     const { cursor, ...rest } = params;
@@ -346,7 +346,7 @@ export class SignalClient {
   }
 
   /** `GET /v1/buyer-intent/topics?q=&limit=&cursor=`: the topic catalog (path from the sandbox README). Free. */
-  searchTopics(params: SearchTopicsParams = {}, call?: CallOptions): Promise<TopicsPage> {
+  async searchTopics(params: SearchTopicsParams = {}, call?: CallOptions): Promise<TopicsPage> {
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
       {
@@ -378,7 +378,7 @@ export class SignalClient {
    * `POST /v1/buyer-intent/contacts/export`: starts an asynchronous JSONL export (charged at submit).
    * Not retried on ambiguous failures (5xx, reset after sending), so that a job is never submitted twice.
    */
-  createIntentExport(params: CreateIntentExportParams, call?: CallOptions): Promise<IntentExportResult> {
+  async createIntentExport(params: CreateIntentExportParams, call?: CallOptions): Promise<IntentExportResult> {
     checkTopicIds(params.topic_ids);
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
@@ -389,7 +389,7 @@ export class SignalClient {
   }
 
   /** `GET /v1/buyer-intent/exports/{id}`: the job's state; `download_url` once `status` is `ready`. */
-  getIntentExport(exportId: string, call?: CallOptions): Promise<IntentExportResult> {
+  async getIntentExport(exportId: string, call?: CallOptions): Promise<IntentExportResult> {
     return this.#call(
       { method: 'GET', path: `/v1/buyer-intent/exports/${pathId(exportId, 'export_id')}`, idempotent: true, call },
       IntentExportSchema,
@@ -441,7 +441,7 @@ export class SignalClient {
   // ─── email verification ──────────────────────────────────────────────────────────────────────────────────
 
   /** `POST /v1/emails/verify`: `{ result }` with the verification of one address. */
-  verifyEmail(params: VerifyEmailParams, call?: CallOptions): Promise<VerifyEmailResult> {
+  async verifyEmail(params: VerifyEmailParams, call?: CallOptions): Promise<VerifyEmailResult> {
     requireString(params.email, 'email');
     return this.#call(
       { method: 'POST', path: '/v1/emails/verify', body: body(params), idempotent: true, call },
@@ -454,7 +454,7 @@ export class SignalClient {
   }
 
   /** `POST /v1/emails/verify/bulk`: up to 1,000 addresses; duplicates collapsed and charged once. */
-  verifyEmails(params: VerifyEmailsParams, call?: CallOptions): Promise<VerifyEmailsResult> {
+  async verifyEmails(params: VerifyEmailsParams, call?: CallOptions): Promise<VerifyEmailsResult> {
     checkEmails(params.emails);
     return this.#call(
       { method: 'POST', path: '/v1/emails/verify/bulk', body: body(params), idempotent: true, call },
@@ -466,7 +466,7 @@ export class SignalClient {
   // ─── webhooks (free; paths from the sandbox README) ──────────────────────────────────────────────────────
 
   /** `POST /v1/webhooks`: a subscription; the answer holds the signing `secret`. Not retried on ambiguous failures. */
-  createWebhook(params: CreateWebhookParams, call?: CallOptions): Promise<WebhookResult> {
+  async createWebhook(params: CreateWebhookParams, call?: CallOptions): Promise<WebhookResult> {
     requireString(params.url, 'url');
     checkStringArray(params.signal_types, 'signal_types');
     return this.#call(
@@ -477,7 +477,7 @@ export class SignalClient {
   }
 
   /** `PATCH /v1/webhooks/{id}`: change the URL, types, description or `status` (`active`/`paused`). */
-  updateWebhook(webhookId: string, params: UpdateWebhookParams, call?: CallOptions): Promise<WebhookResult> {
+  async updateWebhook(webhookId: string, params: UpdateWebhookParams, call?: CallOptions): Promise<WebhookResult> {
     checkStringArray(params.signal_types, 'signal_types');
     return this.#call(
       {
@@ -493,7 +493,7 @@ export class SignalClient {
   }
 
   /** `DELETE /v1/webhooks/{id}`. */
-  deleteWebhook(webhookId: string, call?: CallOptions): Promise<WebhookDeleteResult> {
+  async deleteWebhook(webhookId: string, call?: CallOptions): Promise<WebhookDeleteResult> {
     const id = pathId(webhookId, 'webhook_id');
     return this.#call(
       { method: 'DELETE', path: `/v1/webhooks/${id}`, idempotent: true, call },
@@ -506,7 +506,7 @@ export class SignalClient {
   }
 
   /** `POST /v1/webhooks/{id}/test`: sends one test `signal.created` event now. */
-  testWebhook(webhookId: string, call?: CallOptions): Promise<WebhookTestResult> {
+  async testWebhook(webhookId: string, call?: CallOptions): Promise<WebhookTestResult> {
     return this.#call(
       { method: 'POST', path: `/v1/webhooks/${pathId(webhookId, 'webhook_id')}/test`, idempotent: true, call },
       WebhookTestSchema,
@@ -521,7 +521,7 @@ export class SignalClient {
   }
 
   /** `GET /v1/webhooks`: every subscription of the account (without secrets). */
-  listWebhooks(call?: CallOptions): Promise<WebhookListResult> {
+  async listWebhooks(call?: CallOptions): Promise<WebhookListResult> {
     return this.#call(
       { method: 'GET', path: '/v1/webhooks', idempotent: true, call },
       WebhookListSchema,
