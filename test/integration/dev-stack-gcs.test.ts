@@ -3,11 +3,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevStack, startDevStack } from '../stack/index.ts';
+import { type DevStackWith, startDevStack } from '../stack/index.ts';
 import { pseudoRandomBytes, sha256OfStream } from './helpers/bytes.ts';
 
 describe('dev stack: GCS emulator', () => {
-  let stack: DevStack<{ temporal: false; s3: false; gcs: true }>;
+  let stack: DevStackWith<{ temporal: false; s3: false; gcs: true }>;
   let storage: Storage;
   const bucketName = 'smoke';
 

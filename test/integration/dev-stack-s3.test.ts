@@ -10,11 +10,11 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevStack, startDevStack } from '../stack/index.ts';
+import { type DevStackWith, startDevStack } from '../stack/index.ts';
 import { pseudoRandomBytes, sha256OfStream } from './helpers/bytes.ts';
 
 describe('dev stack: S3', () => {
-  let stack: DevStack<{ temporal: false; s3: true; gcs: false }>;
+  let stack: DevStackWith<{ temporal: false; s3: true; gcs: false }>;
   let s3: S3Client;
   const bucket = 'smoke';
 

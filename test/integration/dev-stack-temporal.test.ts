@@ -11,12 +11,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmokeActivities } from '../../activities/smoke.ts';
 import type { smokeWorkflow } from '../../workflows/smoke.ts';
-import { type DevStack, startDevStack } from '../stack/index.ts';
+import { type DevStackWith, startDevStack } from '../stack/index.ts';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/smoke.ts', import.meta.url));
 
 describe('dev stack: Temporal', () => {
-  let stack: DevStack<{ temporal: true; s3: false; gcs: false }>;
+  let stack: DevStackWith<{ temporal: true; s3: false; gcs: false }>;
   let bundle: WorkflowBundleWithSourceMap;
 
   beforeAll(async () => {

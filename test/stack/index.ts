@@ -24,20 +24,27 @@ export interface DevStackOptions {
   timeoutMs?: number;
 }
 
-type Flag<O, K extends keyof DevStackOptions> = K extends keyof O ? O[K] : undefined;
-/** Present unless the option is false; possibly absent when the option is a non-literal boolean. */
-type Handle<F, H> = F extends false ? undefined : F extends true | undefined ? H : H | undefined;
-
-export interface DevStack<O extends DevStackOptions = DevStackOptions> {
+export interface DevStack {
   /** A temporary directory holding every server's state; removed by stop(). */
   readonly stateDir: string;
-  readonly temporal: Handle<Flag<O, 'temporal'>, TemporalServer>;
-  readonly s3: Handle<Flag<O, 's3'>, S3Server>;
-  readonly gcs: Handle<Flag<O, 'gcs'>, GcsServer>;
+  readonly temporal?: TemporalServer;
+  readonly s3?: S3Server;
+  readonly gcs?: GcsServer;
   /** The standard variables pointing a child process (CLI, worker) at this stack. */
   env(): Record<string, string>;
   stop(): Promise<void>;
 }
+
+/** The handle is known to be there when the option is true or left out. */
+type Started<O, K extends keyof DevStackOptions, H> = (K extends keyof O ? O[K] : undefined) extends true | undefined
+  ? { readonly [P in K]: H }
+  : unknown;
+
+/** A DevStack whose requested servers are typed as present (still assignable to a plain DevStack). */
+export type DevStackWith<O extends DevStackOptions> = DevStack &
+  Started<O, 'temporal', TemporalServer> &
+  Started<O, 's3', S3Server> &
+  Started<O, 'gcs', GcsServer>;
 
 export function stackEnv(servers: { temporal?: TemporalServer; s3?: S3Server; gcs?: GcsServer }) {
   const env: Record<string, string> = {};
@@ -61,7 +68,7 @@ export function stackEnv(servers: { temporal?: TemporalServer; s3?: S3Server; gc
  */
 export async function startDevStack<const O extends DevStackOptions = Record<never, never>>(
   options: O = {} as O,
-): Promise<DevStack<O>> {
+): Promise<DevStackWith<O>> {
   // Servers of an earlier run whose owner died without stopping them.
   reapGroups();
   const stateDir = await mkdtemp(join(tmpdir(), 'signal-kit-dev-'));
@@ -113,5 +120,5 @@ export async function startDevStack<const O extends DevStackOptions = Record<nev
     gcs,
     env: () => stackEnv({ temporal, s3, gcs }),
     stop,
-  } as DevStack<O>;
+  } as DevStackWith<O>;
 }
