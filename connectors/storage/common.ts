@@ -1,0 +1,54 @@
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ObjectInfo, Store, WriteOptions } from './store.ts';
+
+/**
+ * Streams `source` into `key` and publishes it; if the source fails, the write is aborted and nothing appears.
+ */
+export async function writeStream(
+  store: Store,
+  key: string,
+  source: Readable | AsyncIterable<Uint8Array | string>,
+  options?: WriteOptions,
+): Promise<ObjectInfo> {
+  const writer = store.openWrite(key, options);
+  try {
+    await pipeline(source, writer.stream);
+  } catch (err) {
+    await writer.abort(err);
+    throw err;
+  }
+  return await writer.done();
+}
+
+export async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+export async function readText(store: Store, key: string): Promise<string> {
+  return (await readAll(await store.openRead(key))).toString('utf8');
+}
+
+export async function writeText(store: Store, key: string, text: string, options?: WriteOptions): Promise<void> {
+  const writer = store.openWrite(key, options);
+  writer.stream.end(text);
+  await writer.done();
+}
+
+/** Maps `items` through `fn` with at most `concurrency` calls in flight, yielding results in input order. */
+export async function* mapOrdered<T, R>(
+  items: AsyncIterable<T>,
+  concurrency: number,
+  fn: (item: T) => Promise<R>,
+): AsyncGenerator<R> {
+  const inFlight: Promise<R>[] = [];
+  for await (const item of items) {
+    const next = fn(item);
+    next.catch(() => {}); // observed when its turn comes
+    inFlight.push(next);
+    if (inFlight.length >= concurrency) yield await inFlight.shift()!;
+  }
+  while (inFlight.length) yield await inFlight.shift()!;
+}

@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { type Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import { readText, writeText } from './common.ts';
+import { ObjectNotFoundError, storageFailure, WriteAbortedError } from './errors.ts';
+import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
+import { checkKey } from './url.ts';
+
+// Files of ours that live next to the objects and are never listed: `.<name>.sk-tmp-<hex>` (a write in
+// progress) and `.<name>.sk-meta.json` (the object's metadata).
+const INTERNAL = /^\..*\.sk-(tmp-[0-9a-f]+|meta\.json)$/;
+const metaPathOf = (path: string) => join(dirname(path), `.${basename(path)}.sk-meta.json`);
+const tempPathOf = (path: string) => join(dirname(path), `.${basename(path)}.sk-tmp-${randomBytes(6).toString('hex')}`);
+
+const isMissing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
+
+/** A directory as a store: a write goes to a temporary file in the target's directory and is renamed into place. */
+export class FileStore implements Store {
+  readonly url: string;
+  readonly dir: string;
+
+  constructor(location: { url: string; dir: string }) {
+    this.url = location.url;
+    this.dir = location.dir;
+  }
+
+  urlOf(key: string): string {
+    return pathToFileURL(this.pathOf(key)).href;
+  }
+
+  private pathOf(key: string): string {
+    return join(this.dir, ...checkKey(key, this.url).split('/'));
+  }
+
+  async openRead(key: string): Promise<Readable> {
+    const path = this.pathOf(key);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (err) {
+      if (isMissing(err)) throw new ObjectNotFoundError({ url: this.url, key, cause: err });
+      throw storageFailure('open for reading', { url: this.url, key }, err);
+    }
+    if (!(await handle.stat()).isFile()) {
+      await handle.close();
+      throw new ObjectNotFoundError({ url: this.url, key });
+    }
+    return handle.createReadStream();
+  }
+
+  openWrite(key: string, options: WriteOptions = {}): ObjectWriter {
+    const path = this.pathOf(key);
+    const details = { url: this.url, key };
+    const sink = new TempFileSink(path);
+    // Failures reach the caller through done() (and pipeline()); an unobserved 'error' must not crash the process.
+    sink.on('error', () => {});
+    let aborted: WriteAbortedError | undefined;
+    let published: Promise<ObjectInfo> | undefined;
+    let renaming = false;
+
+    const publish = async (): Promise<ObjectInfo> => {
+      try {
+        await finished(sink);
+      } catch (err) {
+        await sink.discard();
+        throw aborted ?? storageFailure('write', details, err);
+      }
+      if (aborted) throw aborted;
+      renaming = true;
+      try {
+        // The metadata lands first: a reader that sees the new data also sees its metadata.
+        const metaPath = metaPathOf(path);
+        if (options.metadata && Object.keys(options.metadata).length > 0) {
+          const metaTemp = tempPathOf(path);
+          await writeFile(metaTemp, JSON.stringify(options.metadata), { flush: true });
+          await rename(metaTemp, metaPath);
+        } else {
+          await rm(metaPath, { force: true });
+        }
+        await rename(sink.tempPath, path);
+      } catch (err) {
+        await sink.discard();
+        throw storageFailure('publish', details, err);
+      }
+      return { key, size: sink.bytes, metadata: { ...options.metadata } };
+    };
+
+    return {
+      stream: sink,
+      done: () => {
+        published ??= publish();
+        return published;
+      },
+      abort: async (reason?: unknown) => {
+        if (renaming) {
+          // Too late to take back: the data is complete and being renamed into place.
+          await published?.catch(() => {});
+          return;
+        }
+        aborted ??= new WriteAbortedError({ ...details, cause: reason });
+        if (!sink.destroyed) sink.destroy(aborted);
+        await sink.discard();
+      },
+    };
+  }
+
+  async stat(key: string): Promise<ObjectInfo | undefined> {
+    const path = this.pathOf(key);
+    try {
+      const info = await stat(path);
+      if (!info.isFile()) return undefined;
+      return { key, size: info.size, metadata: await readMetadata(path) };
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw storageFailure('stat', { url: this.url, key }, err);
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== undefined;
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    const keys: string[] = [];
+    const slash = prefix.lastIndexOf('/');
+    const startRel = slash === -1 ? '' : prefix.slice(0, slash);
+    const walk = async (rel: string): Promise<void> => {
+      let entries: Dirent[];
+      try {
+        entries = await readdir(rel ? join(this.dir, ...rel.split('/')) : this.dir, { withFileTypes: true });
+      } catch (err) {
+        if (isMissing(err)) return;
+        throw storageFailure('list', { url: this.url, key: prefix }, err);
+      }
+      for (const entry of entries) {
+        if (INTERNAL.test(entry.name)) continue;
+        const key = rel ? `${rel}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) {
+          if (`${key}/`.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walk(key);
+        } else if (entry.isFile() && key.startsWith(prefix)) {
+          keys.push(key);
+        }
+      }
+    };
+    await walk(startRel);
+    keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const key of keys) {
+      const info = await this.stat(key);
+      if (info) yield info;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.pathOf(key);
+    try {
+      await rm(path, { force: true });
+      await rm(metaPathOf(path), { force: true });
+    } catch (err) {
+      throw storageFailure('delete', { url: this.url, key }, err);
+    }
+  }
+
+  readText(key: string): Promise<string> {
+    return readText(this, key);
+  }
+
+  writeText(key: string, text: string, options?: WriteOptions): Promise<void> {
+    return writeText(this, key, text, options);
+  }
+}
+
+async function readMetadata(path: string): Promise<Record<string, string>> {
+  try {
+    return JSON.parse(await readFile(metaPathOf(path), 'utf8')) as Record<string, string>;
+  } catch (err) {
+    if (isMissing(err)) return {};
+    throw err;
+  }
+}
+
+/** Writes to a fresh temporary file beside `target` (creating directories); fsyncs it on end. */
+class TempFileSink extends Writable {
+  readonly tempPath: string;
+  bytes = 0;
+  private handle: FileHandle | undefined;
+
+  constructor(target: string) {
+    super({ highWaterMark: 256 * 1024 });
+    this.tempPath = tempPathOf(target);
+  }
+
+  override _construct(callback: (error?: Error | null) => void): void {
+    mkdir(dirname(this.tempPath), { recursive: true })
+      .then(() => open(this.tempPath, 'wx'))
+      .then((handle) => {
+        this.handle = handle;
+        callback();
+      }, callback);
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
+    const buffers = chunks.map(({ chunk }) => chunk);
+    this.writeAll(buffers).then(() => callback(), callback);
+  }
+
+  private async writeAll(buffers: Buffer[]): Promise<void> {
+    let pending = buffers;
+    while (pending.length > 0) {
+      const { bytesWritten } = await this.handle!.writev(pending);
+      this.bytes += bytesWritten;
+      pending = dropBytes(pending, bytesWritten);
+    }
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.handle!.sync()
+      .then(() => this.handle!.close())
+      .then(() => {
+        this.handle = undefined;
+        callback();
+      }, callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    const handle = this.handle;
+    this.handle = undefined;
+    (handle ? handle.close() : Promise.resolve()).then(
+      () => callback(error),
+      () => callback(error),
+    );
+  }
+
+  /** Removes the temporary file (after an error or abort). */
+  async discard(): Promise<void> {
+    if (!this.destroyed) this.destroy();
+    await finished(this).catch(() => {});
+    await rm(this.tempPath, { force: true });
+  }
+}
+
+function dropBytes(buffers: Buffer[], count: number): Buffer[] {
+  const rest: Buffer[] = [];
+  let skip = count;
+  for (const buffer of buffers) {
+    if (skip >= buffer.length) {
+      skip -= buffer.length;
+      continue;
+    }
+    rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+    skip = 0;
+  }
+  return rest;
+}

@@ -1,0 +1,245 @@
+import { PassThrough, type Readable, Transform } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { mapOrdered, readText, writeText } from './common.ts';
+import {
+  BucketNotFoundError,
+  ObjectNotFoundError,
+  type StorageError,
+  storageFailure,
+  WriteAbortedError,
+} from './errors.ts';
+import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
+import { checkKey } from './url.ts';
+
+export interface S3StoreOptions {
+  /** A configured client; by default one is built from the standard AWS variables of `env`. */
+  client?: S3Client;
+  env?: NodeJS.ProcessEnv;
+  /** Multipart part size in bytes (S3 minimum 5 MiB). Memory per write is about partSize × (queueSize + 1). */
+  partSize?: number;
+  queueSize?: number;
+}
+
+/**
+ * The client configuration from AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL), AWS_REGION (or AWS_DEFAULT_REGION) and
+ * AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN; without keys the SDK's default credential chain
+ * applies. A custom endpoint (MinIO, versitygw, ...) gets path-style addressing.
+ */
+export function s3ConfigFromEnv(env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
+  const endpoint = env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL'];
+  const accessKeyId = env['AWS_ACCESS_KEY_ID'];
+  const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
+  return {
+    region: env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || 'us-east-1',
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    ...(accessKeyId && secretAccessKey
+      ? { credentials: { accessKeyId, secretAccessKey, sessionToken: env['AWS_SESSION_TOKEN'] || undefined } }
+      : {}),
+  };
+}
+
+const sharedClients = new Map<string, S3Client>();
+
+/** One client per distinct configuration, so that stores opened per activity share connections. */
+function clientFor(env: NodeJS.ProcessEnv): S3Client {
+  const config = s3ConfigFromEnv(env);
+  const id = JSON.stringify(config);
+  let client = sharedClients.get(id);
+  if (!client) {
+    client = new S3Client(config);
+    sharedClients.set(id, client);
+  }
+  return client;
+}
+
+const statusOf = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+const nameOf = (err: unknown) => (err as { name?: string }).name;
+
+/** `s3://bucket/prefix`: writes stream through a multipart Upload that completes (publishes) atomically. */
+export class S3Store implements Store {
+  readonly url: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  private readonly client: S3Client;
+  private readonly partSize: number;
+  private readonly queueSize: number;
+  private bucketChecked = false;
+
+  constructor(location: { url: string; bucket: string; prefix: string }, options: S3StoreOptions = {}) {
+    this.url = location.url;
+    this.bucket = location.bucket;
+    this.prefix = location.prefix;
+    this.client = options.client ?? clientFor(options.env ?? process.env);
+    this.partSize = options.partSize ?? 8 * 1024 * 1024;
+    this.queueSize = options.queueSize ?? 2;
+  }
+
+  urlOf(key: string): string {
+    return `s3://${this.bucket}/${this.objectKey(key)}`;
+  }
+
+  private objectKey(key: string): string {
+    return this.prefix + checkKey(key, this.url);
+  }
+
+  /** Backend error → typed error; a missing bucket is named whatever the operation. */
+  private failure(operation: string, key: string | undefined, err: unknown): StorageError {
+    if (nameOf(err) === 'NoSuchBucket')
+      return new BucketNotFoundError({ url: this.url, bucket: this.bucket, key, cause: err });
+    if (key !== undefined && nameOf(err) === 'NoSuchKey')
+      return new ObjectNotFoundError({ url: this.url, key, cause: err });
+    return storageFailure(operation, { url: this.url, key }, err);
+  }
+
+  /** A 404 without a body (HEAD) does not say whether the object or the bucket is missing: ask once. */
+  private async checkBucket(key: string | undefined): Promise<void> {
+    if (this.bucketChecked) return;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      this.bucketChecked = true;
+    } catch (err) {
+      if (statusOf(err) === 404 || nameOf(err) === 'NotFound' || nameOf(err) === 'NoSuchBucket') {
+        throw new BucketNotFoundError({ url: this.url, bucket: this.bucket, key, cause: err });
+      }
+      throw this.failure('check bucket', key, err);
+    }
+  }
+
+  async openRead(key: string): Promise<Readable> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+      return response.Body as Readable;
+    } catch (err) {
+      throw this.failure('read', key, err);
+    }
+  }
+
+  openWrite(key: string, options: WriteOptions = {}): ObjectWriter {
+    const details = { url: this.url, key };
+    const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+    let bytes = 0;
+    const stream = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        bytes += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    stream.pipe(body);
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: this.bucket,
+        Key: this.objectKey(key),
+        Body: body,
+        ContentType: options.contentType,
+        Metadata: options.metadata,
+      },
+      partSize: this.partSize,
+      queueSize: this.queueSize,
+      leavePartsOnError: false,
+    });
+    let aborted: WriteAbortedError | undefined;
+    // Started at once so that the body is drained (backpressure) while the caller writes.
+    const uploaded = upload.done().then(
+      () => ({ key, size: bytes, metadata: { ...options.metadata } }),
+      (err: unknown) => {
+        const failure = aborted ?? this.failure('write', key, err);
+        // A writer blocked on backpressure must learn that nobody reads any more.
+        if (!stream.destroyed) stream.destroy(failure);
+        throw failure;
+      },
+    );
+    uploaded.catch(() => {});
+    // A failing source must fail the upload (an ended body would publish what arrived so far).
+    // Failures reach the caller through done() (and pipeline()); an unobserved 'error' must not crash the process.
+    stream.on('error', (err) => body.destroy(aborted ?? err));
+    stream.once('close', () => {
+      if (!stream.writableFinished) body.destroy(aborted ?? new WriteAbortedError({ ...details, cause: undefined }));
+    });
+
+    return {
+      stream,
+      done: () => uploaded,
+      abort: async (reason?: unknown) => {
+        aborted ??= new WriteAbortedError({ ...details, cause: reason });
+        if (stream.writableFinished) {
+          // The caller ended the stream: the upload may already be completing; abort() can only cancel parts.
+          await upload.abort();
+        } else {
+          stream.destroy(aborted);
+        }
+        // Resolves once the multipart upload is aborted on the server (or the upload finished anyway).
+        await uploaded.catch(() => {});
+      },
+    };
+  }
+
+  async stat(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+      return { key, size: head.ContentLength ?? 0, metadata: { ...head.Metadata } };
+    } catch (err) {
+      if (statusOf(err) === 404 || nameOf(err) === 'NotFound' || nameOf(err) === 'NoSuchKey') {
+        await this.checkBucket(key);
+        return undefined;
+      }
+      throw this.failure('stat', key, err);
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== undefined;
+  }
+
+  /** S3 lists no user metadata, so each listed object costs a HEAD (16 in flight). */
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    yield* mapOrdered(this.listKeys(prefix), 16, async (key) => {
+      const info = await this.stat(key);
+      return info ?? { key, size: 0, metadata: {} };
+    });
+  }
+
+  private async *listKeys(prefix: string): AsyncIterable<string> {
+    let token: string | undefined;
+    do {
+      let page: ListObjectsV2CommandOutput;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token }),
+        );
+      } catch (err) {
+        throw this.failure('list', prefix, err);
+      }
+      for (const object of page.Contents ?? []) {
+        if (object.Key !== undefined) yield object.Key.slice(this.prefix.length);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+    } catch (err) {
+      throw this.failure('delete', key, err);
+    }
+  }
+
+  readText(key: string): Promise<string> {
+    return readText(this, key);
+  }
+
+  writeText(key: string, text: string, options?: WriteOptions): Promise<void> {
+    return writeText(this, key, text, options);
+  }
+}
