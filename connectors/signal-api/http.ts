@@ -12,7 +12,7 @@
  * The API key is sent only to `baseUrl`'s origin, never to a download host, and never appears in errors.
  */
 import { STATUS_CODES } from 'node:http';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
 import {
@@ -61,6 +61,22 @@ export interface ApiResponse {
 }
 
 type Headers = Dispatcher.ResponseData['headers'];
+
+type DownloadCall = CallOptions & { offset?: number | undefined };
+
+interface OpenDownload {
+  res: Dispatcher.ResponseData;
+  status: number;
+  /** Absolute position of the first byte of this body. */
+  start: number;
+  /** Whole-file size, when known. */
+  total: number | undefined;
+  contentLength: number | undefined;
+  contentType: string | undefined;
+  ctx: FailureContext;
+  abort: (reason?: unknown) => void;
+  release: () => void;
+}
 
 function header(headers: Headers, name: string): string | undefined {
   const v = headers[name];
@@ -311,8 +327,29 @@ export class Transport {
   }
 
   /** GET of a signed download URL, without the API key; the initial request is retried per policy. */
-  async download(url: URL, call: CallOptions & { offset?: number | undefined }): Promise<IntentExportDownload> {
-    return this.#withRetry('GET', url.pathname, true, call, (timeoutMs) => this.#downloadAttempt(url, call, timeoutMs));
+  async download(url: URL, call: DownloadCall): Promise<IntentExportDownload> {
+    const timeoutMs = call.timeoutMs ?? this.#timeoutMs;
+    const first = await this.#withRetry('GET', url.pathname, true, call, (t) =>
+      this.#openDownload(url, call.offset ?? 0, call, t),
+    );
+    const live = { current: first };
+    const body = Readable.from(this.#downloadChunks(url, live, call, timeoutMs), { objectMode: false });
+    // A consumer that stops reading early releases the connection at once, not at the next chunk.
+    body.once('close', () => {
+      if (!body.readableEnded) live.current.abort(new Error('download stream closed by the consumer'));
+    });
+    const result: IntentExportDownload = {
+      body,
+      stream: () => Readable.toWeb(body) as unknown as ReadableStream<Uint8Array>,
+      offset: first.start,
+      status: first.status,
+      credits: 0,
+    };
+    if (first.contentLength !== undefined) result.contentLength = first.contentLength;
+    if (first.total !== undefined) result.totalLength = first.total;
+    if (first.contentType) result.contentType = first.contentType;
+    if (first.ctx.requestId) result.requestId = first.ctx.requestId;
+    return result;
   }
 
   async #withRetry<T>(
@@ -428,11 +465,11 @@ export class Transport {
     }
   }
 
-  async #downloadAttempt(
-    url: URL,
-    call: CallOptions & { offset?: number | undefined },
-    timeoutMs: number,
-  ): Promise<IntentExportDownload> {
+  /**
+   * Opens the download at byte `pos` (a `Range` request when `pos` > 0). Resolves once the headers are in;
+   * `timeoutMs` bounds the wait for them, `bodyTimeout` then bounds each silence between chunks.
+   */
+  async #openDownload(url: URL, pos: number, call: DownloadCall, timeoutMs: number): Promise<OpenDownload> {
     const signal = call.signal;
     if (signal?.aborted) throw signal.reason;
     // No API key: the signed URL is its own credential, and the download host may be a third party.
@@ -440,8 +477,7 @@ export class Transport {
       accept: 'application/x-ndjson, application/jsonl, application/json, */*',
       'user-agent': this.#userAgent,
     };
-    const offset = call.offset ?? 0;
-    if (offset > 0) headers['range'] = `bytes=${offset}-`;
+    if (pos > 0) headers['range'] = `bytes=${pos}-`;
     const ctx: FailureContext = {
       method: 'GET',
       path: url.pathname,
@@ -457,6 +493,7 @@ export class Transport {
     }, timeoutMs);
     const onAbort = () => ac.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
+    const release = () => signal?.removeEventListener('abort', onAbort);
     let res: Dispatcher.ResponseData;
     try {
       res = await this.#dispatcher.request({
@@ -469,12 +506,11 @@ export class Transport {
         bodyTimeout: timeoutMs,
       });
     } catch (err) {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      release();
       throw networkFailure(err, ctx);
+    } finally {
+      clearTimeout(timer);
     }
-    // Headers are in: from here on `bodyTimeout` bounds the silence between chunks, not the whole transfer.
-    clearTimeout(timer);
     const status = res.statusCode;
     ctx.status = status;
     ctx.requestId = header(res.headers, 'x-request-id');
@@ -483,77 +519,105 @@ export class Transport {
       try {
         text = await res.body.text();
       } catch (err) {
-        signal?.removeEventListener('abort', onAbort);
         throw networkFailure(err, ctx);
+      } finally {
+        release();
       }
-      signal?.removeEventListener('abort', onAbort);
       throw errorFromResponse(status, res.headers, text, ctx);
     }
     const lengthHeader = header(res.headers, 'content-length');
     const contentLength = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
     let start = 0;
-    let totalLength = contentLength;
+    let total = contentLength;
     if (status === 206) {
       const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(header(res.headers, 'content-range') ?? '');
-      start = m ? Number(m[1]) : offset;
-      totalLength = m && m[3] !== '*' ? Number(m[3]) : undefined;
+      start = m ? Number(m[1]) : pos;
+      total = m && m[3] !== '*' ? Number(m[3]) : contentLength === undefined ? undefined : start + contentLength;
     }
-    const source = res.body;
-    let received = 0;
-    const body = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        received += chunk.length;
-        cb(null, chunk);
-      },
-      flush(cb) {
-        if (contentLength !== undefined && received !== contentLength) {
-          cb(
-            new NetworkError({
-              status,
+    return {
+      res,
+      status,
+      start,
+      total,
+      contentLength,
+      contentType: header(res.headers, 'content-type'),
+      ctx,
+      abort: (reason) => ac.abort(reason),
+      release,
+    };
+  }
+
+  /**
+   * The body of a download as one stream. With retries on, a transfer cut short (reset, or fewer bytes than
+   * announced) is resumed: a `Range` request from the next byte, or, when the server ignores `Range`, the file
+   * again with the bytes already passed on skipped. With retries off, or when the attempts run out, the stream
+   * errors with a `NetworkError` (`truncated_body` when the length was known).
+   */
+  async *#downloadChunks(url: URL, live: { current: OpenDownload }, call: DownloadCall, timeoutMs: number) {
+    const policy = fullRetry(call.retry, this.#retry);
+    const maxAttempts = policy ? Math.max(1, policy.maxAttempts) : 1;
+    const first = live.current;
+    let current = first;
+    let pos = first.start;
+    let skip = 0;
+    const total = first.total;
+    let attempt = 1;
+    try {
+      for (;;) {
+        try {
+          for await (const raw of current.res.body) {
+            let chunk = raw as Buffer;
+            if (skip > 0) {
+              if (chunk.length <= skip) {
+                skip -= chunk.length;
+                continue;
+              }
+              chunk = chunk.subarray(skip);
+              skip = 0;
+            }
+            pos += chunk.length;
+            yield chunk;
+          }
+          if (total !== undefined && pos < total) throw new Error('body ended early');
+          return;
+        } catch (err) {
+          let mapped = networkFailure(err, current.ctx);
+          if (
+            !(mapped instanceof SignalApiErrorClass) &&
+            !(err instanceof Error && err.message === 'body ended early')
+          ) {
+            throw mapped;
+          }
+          if (total !== undefined && pos < total) {
+            mapped = new NetworkError({
+              status: current.status,
               code: 'truncated_body',
-              message: `GET ${url.pathname}: download cut off after ${received} of ${contentLength} bytes`,
-              requestId: ctx.requestId,
+              message: `GET ${url.pathname}: download cut off after ${pos - first.start} of ${total - first.start} bytes`,
+              requestId: current.ctx.requestId,
               method: 'GET',
               path: url.pathname,
-            }),
-          );
-        } else cb();
-      },
-    });
-    const cleanup = () => signal?.removeEventListener('abort', onAbort);
-    source.on('error', (err) => {
-      let mapped = networkFailure(err, ctx);
-      if (mapped instanceof NetworkError && contentLength !== undefined && received < contentLength) {
-        mapped = new NetworkError({
-          status,
-          code: 'truncated_body',
-          message: `GET ${url.pathname}: download cut off after ${received} of ${contentLength} bytes (${mapped.message})`,
-          requestId: ctx.requestId,
-          method: 'GET',
-          path: url.pathname,
-          cause: err,
-        });
+              cause: err,
+            });
+          }
+          if (!policy || attempt >= maxAttempts || !(mapped instanceof NetworkError)) throw mapped;
+          current.release();
+          const delayMs = backoffDelay(attempt, policy);
+          this.#onRetry?.({ attempt, delayMs, error: mapped, method: 'GET', path: url.pathname });
+          attempt++;
+          await sleep(delayMs, undefined, call.signal ? { signal: call.signal } : undefined).catch((e: unknown) => {
+            throw call.signal?.aborted ? call.signal.reason : e;
+          });
+          current = await this.#openDownload(url, pos, call, timeoutMs);
+          live.current = current;
+          if (current.status === 206 && current.start <= pos) skip = pos - current.start;
+          else if (current.status === 206) throw mapped;
+          else skip = pos;
+        }
       }
-      body.destroy(mapped instanceof Error ? mapped : new Error(String(mapped)));
-    });
-    body.on('close', () => {
-      cleanup();
-      if (!source.destroyed && !source.readableEnded) source.destroy();
-    });
-    source.pipe(body);
-    const result: IntentExportDownload = {
-      body,
-      stream: () => Readable.toWeb(body) as unknown as ReadableStream<Uint8Array>,
-      offset: start,
-      status,
-      credits: 0,
-    };
-    if (contentLength !== undefined) result.contentLength = contentLength;
-    if (totalLength !== undefined) result.totalLength = totalLength;
-    const contentType = header(res.headers, 'content-type');
-    if (contentType) result.contentType = contentType;
-    if (ctx.requestId) result.requestId = ctx.requestId;
-    return result;
+    } finally {
+      current.release();
+      if (!current.res.body.destroyed) current.res.body.destroy();
+    }
   }
 }
 

@@ -17,6 +17,7 @@ const JSONL = '{"topic_id":"b2b_1","intent_score":90}\n{"topic_id":"b2b_1","inte
 let api: TestServer;
 let files: TestServer;
 let route: (req: RecordedRequest, res: ServerResponse) => void;
+let flakyCuts = 0;
 
 function pageOf(n: number, cursor: string | null) {
   return {
@@ -39,7 +40,14 @@ beforeAll(async () => {
       setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
-    const range = /^bytes=(\d+)-$/.exec(String(req.headers['range'] ?? ''));
+    if (url.pathname.startsWith('/flaky') && flakyCuts > 0) {
+      flakyCuts--;
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'content-length': JSONL.length });
+      res.write(JSONL.slice(0, 10));
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
+    const range = url.pathname.includes('norange') ? null : /^bytes=(\d+)-$/.exec(String(req.headers['range'] ?? ''));
     if (range) {
       const start = Number(range[1]);
       const part = JSONL.slice(start);
@@ -310,6 +318,40 @@ describe('downloads', () => {
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).code).toBe('truncated_body');
     expect((err as NetworkError).message).toMatch(/cut off after \d+ of \d+ bytes/);
+    await c.close();
+  });
+
+  it('with retries on, a cut-off body is resumed by Range, or re-read skipping what was passed on', async () => {
+    const c = new SignalClient({ baseUrl: api.url, apiKey: API_KEY, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    flakyCuts = 2;
+    const a = await c.downloadIntentExport(`${files.url}/flaky.jsonl`);
+    expect(await text(a.body)).toBe(JSONL);
+    expect(files.requests.map((r) => r.headers['range'])).toEqual([undefined, 'bytes=10-', 'bytes=10-']);
+    files.requests.length = 0;
+    flakyCuts = 1;
+    const b = await c.downloadIntentExport(`${files.url}/flaky-norange.jsonl`);
+    expect(await text(b.body)).toBe(JSONL);
+    expect(files.requests).toHaveLength(2);
+    await c.close();
+  });
+
+  it('with retries off, a cut-off body errors at once', async () => {
+    const c = new SignalClient({ baseUrl: api.url, apiKey: API_KEY, retry: false });
+    flakyCuts = 1;
+    const d = await c.downloadIntentExport(`${files.url}/flaky.jsonl`);
+    const err = await text(d.body).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).code).toBe('truncated_body');
+    expect(files.requests).toHaveLength(1);
+    await c.close();
+  });
+
+  it('a consumer that stops early releases the download', async () => {
+    const c = new SignalClient({ baseUrl: api.url, apiKey: API_KEY });
+    const d = await c.downloadIntentExport(`${files.url}/x.jsonl`);
+    d.body.destroy();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(d.body.destroyed).toBe(true);
     await c.close();
   });
 
