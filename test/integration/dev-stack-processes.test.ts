@@ -60,11 +60,13 @@ describe('dev stack: processes', () => {
     const { pgid, stateDir } = JSON.parse(output.trim()) as { pgid: number; stateDir: string };
     try {
       expect(groupAlive(pgid)).toBe(true);
-      const leftovers = reapGroups({ runId });
+      const leftovers = await reapGroups({ runId });
       expect(leftovers.map((r) => r.pgid)).toEqual([pgid]);
       await expect.poll(() => groupAlive(pgid), { timeout: 5_000 }).toBe(false);
-      expect(reapGroups({ runId })).toEqual([]);
+      expect(await reapGroups({ runId })).toEqual([]);
       expect(listGroups().some((r) => r.pgid === pgid)).toBe(false);
+      // Its state went with it.
+      expect(existsSync(stateDir)).toBe(false);
     } finally {
       await rm(stateDir, { recursive: true, force: true });
     }

@@ -59,7 +59,7 @@ export async function startGcs(options: StartGcsOptions = {}): Promise<GcsServer
       '-log-level',
       'warn',
     ];
-    const proc = startProcess({ name: 'fake-gcs-server', command: binary, args, cwd: stateDir });
+    const proc = startProcess({ name: 'fake-gcs-server', command: binary, args, cwd: stateDir, stateDir });
     const storage = new Storage({ apiEndpoint: `http://${host}`, projectId, retryOptions: { autoRetry: false } });
     try {
       await waitUntilReady(proc, () => storage.getBuckets(), { timeoutMs, what: 'getBuckets' });

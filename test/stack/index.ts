@@ -70,7 +70,7 @@ export async function startDevStack<const O extends DevStackOptions = Record<nev
   options: O = {} as O,
 ): Promise<DevStackWith<O>> {
   // Servers of an earlier run whose owner died without stopping them.
-  reapGroups();
+  await reapGroups();
   const stateDir = await mkdtemp(join(tmpdir(), 'signal-kit-dev-'));
   const keepState = removeOnExit(stateDir);
   const dir = async (name: string) => {

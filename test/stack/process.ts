@@ -27,6 +27,8 @@ export interface StartProcessOptions {
   command: string;
   args: string[];
   cwd?: string;
+  /** The server's temporary state, removed if the server is ever reaped as a leftover. */
+  stateDir?: string;
   env?: NodeJS.ProcessEnv;
   tailLines?: number;
 }
@@ -140,6 +142,7 @@ export function startProcess(options: StartProcessOptions): ServerProcess {
     ownerPid: process.pid,
     runId: process.env[RUN_ID_ENV] ?? null,
     startedAt: new Date().toISOString(),
+    stateDir: options.stateDir,
   });
   // The servers must not keep a finished process alive; the exit hook cleans up whatever was not stopped.
   child.unref();

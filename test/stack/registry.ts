@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * A record of every server process group the dev stack started, one file per group under
@@ -14,6 +15,8 @@ export interface GroupRecord {
   /** SIGNAL_KIT_STACK_RUN of the owner: the test run (set by the vitest global setup) it belongs to. */
   runId: string | null;
   startedAt: string;
+  /** The server's temporary state directory, removed when a leftover group is reaped. */
+  stateDir?: string;
 }
 
 export const RUN_ID_ENV = 'SIGNAL_KIT_STACK_RUN';
@@ -78,11 +81,23 @@ function leaderRuns(record: GroupRecord): boolean {
   }
 }
 
+/** Removes a reaped server's temporary directory, and its dev-stack parent once that is empty. */
+function removeStateDir(dir: string): void {
+  if (!dir.startsWith(tmpdir())) return;
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    const parent = dirname(dir);
+    if (basename(parent).startsWith('signal-kit-dev-')) rmdirSync(parent);
+  } catch {
+    // not empty yet (another server of the stack) or already gone
+  }
+}
+
 /**
  * Kills the groups of a finished test run (runId given) or of owners that died without stopping their servers
- * (runId omitted), and forgets records whose group is gone. Returns the records that were still alive.
+ * (runId omitted), removes their state, and forgets records whose group is gone. Returns those still alive.
  */
-export function reapGroups(filter: { runId?: string } = {}): GroupRecord[] {
+export async function reapGroups(filter: { runId?: string } = {}): Promise<GroupRecord[]> {
   const leftovers: GroupRecord[] = [];
   for (const record of listGroups()) {
     const selected = filter.runId !== undefined ? record.runId === filter.runId : !processAlive(record.ownerPid);
@@ -94,8 +109,13 @@ export function reapGroups(filter: { runId?: string } = {}): GroupRecord[] {
       } catch {
         // already gone
       }
+      for (let waited = 0; groupAlive(record.pgid) && leaderRuns(record) && waited < 2_000; waited += 25)
+        await sleep(25);
     }
-    if (!groupAlive(record.pgid) || !leaderRuns(record)) unregisterGroup(record.pgid);
+    if (!groupAlive(record.pgid) || !leaderRuns(record)) {
+      if (record.stateDir) removeStateDir(record.stateDir);
+      unregisterGroup(record.pgid);
+    }
   }
   return leftovers;
 }

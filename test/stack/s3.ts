@@ -72,7 +72,7 @@ export async function startS3(options: StartS3Options = {}): Promise<S3Server> {
     // The credentials are passed as flags; keep versitygw from also reading stray ROOT_* variables.
     const env = { ...process.env };
     for (const key of Object.keys(env)) if (key.startsWith('VGW_') || key.startsWith('ROOT_')) delete env[key];
-    const proc = startProcess({ name: 'versitygw', command: binary, args, cwd: stateDir, env });
+    const proc = startProcess({ name: 'versitygw', command: binary, args, cwd: stateDir, stateDir, env });
     const client = s3ClientFor({ endpoint: `http://127.0.0.1:${port}`, ...credentials });
     try {
       await waitUntilReady(proc, () => client.send(new ListBucketsCommand({})), { timeoutMs, what: 'ListBuckets' });

@@ -69,7 +69,7 @@ export async function startTemporal(options: StartTemporalOptions = {}): Promise
       ...(namespace !== 'default' ? ['--namespace', namespace] : []),
       ...(options.extraArgs ?? []),
     ];
-    const proc = startProcess({ name: 'temporal', command: binary, args, cwd: stateDir });
+    const proc = startProcess({ name: 'temporal', command: binary, args, cwd: stateDir, stateDir });
     try {
       await waitUntilReady(proc, () => namespaceAnswers(`127.0.0.1:${port}`, namespace), {
         timeoutMs,
