@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
-import { readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
+import { openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { inputFailure } from './failures.ts';
@@ -26,14 +25,12 @@ export async function openInput(openStore: (url: string) => Store, url: string):
   const name = key.toLowerCase().replace(/\.gz$/, '');
   const format = name.endsWith('.csv') ? 'csv' : name.endsWith('.jsonl') || name.endsWith('.ndjson') ? 'jsonl' : undefined;
   if (!format) throw inputFailure(`input ${url}: unsupported format (expected .csv or .jsonl/.ndjson, optionally .gz)`);
-  let body: Readable;
   try {
-    body = await openStore(base).openRead(key);
+    return { url, format, body: await openDecoded(openStore(base), key) };
   } catch (error) {
     if (error instanceof ObjectNotFoundError) throw inputFailure(`input ${url} does not exist`);
     throw error;
   }
-  return { url, format, body: key.toLowerCase().endsWith('.gz') ? body.pipe(createGunzip()) : body };
 }
 
 /**
