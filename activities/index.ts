@@ -6,6 +6,9 @@ import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
 import { prepareInput } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
+import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
+import { finalizePushRun } from './push/finalize.ts';
+import { preparePushRun } from './push/plan.ts';
 import { createSmokeActivities } from './smoke.ts';
 
 /** What activities need from the worker; injected so that tests can swap any of it. */
@@ -35,6 +38,11 @@ export function createJobActivities(deps: ActivityDeps) {
     recordFailedBatch: (request: Parameters<typeof recordFailedBatch>[1]) =>
       recordFailedBatch(openStore(request.job.output), request),
     finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
+    preparePushRun: (request: Parameters<typeof preparePushRun>[1]) => preparePushRun(openStore, request),
+    recordFailedPushBatch: (request: Parameters<typeof recordFailedPushBatch>[1]) =>
+      recordFailedPushBatch(openStore(request.run.output), request),
+    finalizePushRun: (request: Parameters<typeof finalizePushRun>[1]) =>
+      finalizePushRun(openStore(request.run.output), request),
   });
 }
 
@@ -48,6 +56,8 @@ export function createApiActivities(deps: ActivityDeps) {
       submitIntentExport(client, openStore(request.job.output), request),
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[1]) =>
       getIntentExportStatus(client, request),
+    fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
+      fetchPushBatch(client, openStore(request.run.output), request),
   });
 }
 
@@ -67,3 +77,4 @@ export function createMainQueueActivities(deps: ActivityDeps) {
 export type JobActivities = ReturnType<typeof createJobActivities>;
 export type ApiActivities = ReturnType<typeof createApiActivities>;
 export type ExportActivities = ReturnType<typeof createExportActivities>;
+export type { PushBatchRecord, PushManifest, PushPlan, PushResult, PushRunRef } from './push/types.ts';

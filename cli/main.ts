@@ -14,6 +14,9 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
   signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID] [--wait]
   signal-kit intent-export --topics b2b_1,b2b_2 --output URL [--email-validated] [--seniority Vp,Cxo]
                     [--department a,b] [--limit N] [--job-id ID] [--wait]
+  signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
+  signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
+  signal-kit schedule backfill NAME --from ISO --to ISO
   signal-kit status JOB_ID
   signal-kit sandbox [--port N] [--seed N] [--rate-limit N] [--credits N]
 
@@ -26,6 +29,7 @@ const commands: Record<string, Command> = {
   'verify-emails': (argv) => runJobCommand(parseVerifyEmails, argv),
   'intent-export': (argv) => runJobCommand(parseIntentExport, argv),
   status: runStatusCommand,
+  schedule: async (argv) => (await import('./commands/schedule.ts')).runScheduleCommand(argv),
   worker: () => runWorkerCommand(),
   demo: async (argv) => (await import('./commands/demo.ts')).runDemoCommand(argv),
   dev: async (argv) => (await import('./commands/dev.ts')).runDevCommand(argv),

@@ -1,0 +1,42 @@
+import type { JobRef } from '../jobs/types.ts';
+import type { PushRunRef } from './types.ts';
+
+/**
+ * Where everything of a push lives, relative to its output store. Deterministic from the push's name, the run id
+ * (its scheduled time) and the batch index, so a retried run overwrites instead of duplicating.
+ *
+ *   <name>/_watermarks.json                                    domain → latest detected_at (or a pointer to shards)
+ *   <name>/_watermarks/run-<id>/shard-NNNNN.json               shards of a large watermark set, per committing run
+ *   <name>/signals/dt=YYYY-MM-DD/run-<id>/part-NNNNN.jsonl.gz  one line per new signal, with its domain
+ *   <name>/signals/dt=YYYY-MM-DD/run-<id>/_manifest.json       written last; readers trust only manifested parts
+ *   <name>/work/run-<id>/_plan.json, batch-NNNNN.json, done-NNNNN.json   the run's plan and progress
+ */
+const pad = (index: number) => String(index).padStart(5, '0');
+
+/** A push name is a path segment and part of a schedule id: kept to a safe alphabet. */
+export const PUSH_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export const watermarksKey = (name: string) => `${name}/_watermarks.json`;
+export const watermarkShardKey = (name: string, runId: string, shard: number) =>
+  `${name}/_watermarks/run-${runId}/shard-${pad(shard)}.json`;
+export const watermarkShardsPrefix = (name: string) => `${name}/_watermarks/`;
+
+export const runPrefix = (run: PushRunRef) => `${run.name}/signals/dt=${run.date}/run-${run.runId}/`;
+export const pushPartKey = (run: PushRunRef, index: number) => `${runPrefix(run)}part-${pad(index)}.jsonl.gz`;
+export const pushManifestKey = (run: PushRunRef) => `${runPrefix(run)}_manifest.json`;
+
+export const workPrefix = (run: PushRunRef) => `${run.name}/work/run-${run.runId}/`;
+export const planKey = (run: PushRunRef) => `${workPrefix(run)}_plan.json`;
+export const pushBatchKey = (run: PushRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;
+export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(run)}done-${pad(index)}.json`;
+
+/**
+ * The part helpers of bulk jobs (`writePart`/`readPart`) take a JobRef for its compression; push parts are always
+ * gzip JSONL.
+ */
+export const partJob = (run: PushRunRef): JobRef => ({
+  jobId: `${run.name}/${run.runId}`,
+  kind: 'enrich',
+  output: run.output,
+  compression: 'gzip',
+});

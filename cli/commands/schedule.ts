@@ -1,0 +1,414 @@
+import { parseArgs } from 'node:util';
+import {
+  type Client,
+  ScheduleAlreadyRunning,
+  type ScheduleDescription,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type ScheduleSummary,
+} from '@temporalio/client';
+import { PUSH_NAME } from '../../activities/push/layout.ts';
+import { parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
+import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
+import { connectClient } from '../temporal.ts';
+
+/**
+ * `signal-kit schedule …`: scheduled pushes on Temporal Schedules. A schedule `signal-kit-push-<name>` starts the
+ * `scheduledPush` workflow every `--every`; each run fetches only the signals after each domain's watermark.
+ */
+export const SCHEDULE_USAGE = `usage:
+  signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b]
+                             [--signal-subtypes a,b] [--column NAME] [--limit N] [--since ISO] [--max-credits N]
+                             [--concurrency N] [--overlap skip|buffer-one|buffer-all|cancel-other|terminate-other|allow-all]
+                             [--paused] [--note TEXT]
+  signal-kit schedule list
+  signal-kit schedule describe NAME
+  signal-kit schedule pause NAME [--note TEXT]
+  signal-kit schedule unpause NAME [--note TEXT]
+  signal-kit schedule trigger NAME [--overlap POLICY]        (default: the schedule's own policy)
+  signal-kit schedule backfill NAME --from ISO --to ISO [--overlap POLICY]   (default: buffer-all, one run after another)
+  signal-kit schedule delete NAME`;
+
+export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
+export const scheduleIdOf = (name: string) => `${SCHEDULE_ID_PREFIX}${name}`;
+
+/** What `create` needs; everything but the timing becomes the workflow's input. */
+export interface PushScheduleDefinition {
+  name: string;
+  watchlist: string;
+  output: string;
+  everyMs: number;
+  column?: string;
+  signalTypes?: string[];
+  signalSubtypes?: string[];
+  limit?: number;
+  since?: string;
+  maxCredits?: number;
+  concurrency?: number;
+  overlap?: ScheduleOverlapPolicy;
+  paused?: boolean;
+  note?: string;
+}
+
+export interface PushScheduleInfo {
+  name: string;
+  scheduleId: string;
+  paused: boolean;
+  note?: string;
+  every?: string;
+  nextRuns: string[];
+  recentRuns: { scheduledAt: string; takenAt: string; workflowId: string }[];
+}
+
+export interface PushScheduleDetails extends PushScheduleInfo {
+  overlap: string;
+  push: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'> | undefined;
+  taskQueue: string;
+  actionsTaken: number;
+  skippedOverlap: number;
+  running: string[];
+  createdAt: string;
+}
+
+// ─── flag parsing ─────────────────────────────────────────────────────────────────────────────────────────────
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `6h`, `30m`, `1d`, `1h30m`, `90s` → milliseconds. */
+export function parseEvery(flag: string, value: string | undefined): number {
+  const raw = required(flag, value).trim().toLowerCase();
+  if (!/^(\d+[smhd])+$/.test(raw)) {
+    throw new UsageError(`--${flag} must be a duration such as 30m, 6h, 1d or 1h30m, got "${value}"`);
+  }
+  let ms = 0;
+  for (const [, amount, unit] of raw.matchAll(/(\d+)([smhd])/g)) ms += Number(amount) * (UNIT_MS[unit as string] ?? 0);
+  if (ms < 1000) throw new UsageError(`--${flag} must be at least 1s, got "${value}"`);
+  return ms;
+}
+
+/** Milliseconds → the shortest `1d2h30m` form. */
+export function formatEvery(ms: number): string {
+  let rest = ms;
+  let text = '';
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const size = UNIT_MS[unit]!;
+    const count = Math.floor(rest / size);
+    if (count > 0) text += `${count}${unit}`;
+    rest -= count * size;
+  }
+  return text || `${ms}ms`;
+}
+
+const OVERLAP_POLICIES = ['SKIP', 'BUFFER_ONE', 'BUFFER_ALL', 'CANCEL_OTHER', 'TERMINATE_OTHER', 'ALLOW_ALL'] as const;
+
+export function parseOverlap(flag: string, value: string | undefined): ScheduleOverlapPolicy | undefined {
+  if (value === undefined) return undefined;
+  const policy = value.trim().toUpperCase().replace(/-/g, '_');
+  const match = OVERLAP_POLICIES.find((name) => name === policy);
+  if (!match) {
+    const names = OVERLAP_POLICIES.map((name) => name.toLowerCase().replace(/_/g, '-')).join(', ');
+    throw new UsageError(`--${flag} must be one of ${names}, got "${value}"`);
+  }
+  return ScheduleOverlapPolicy[match];
+}
+
+function pushName(flag: string | undefined, value: string | undefined, command: string): string {
+  if (value === undefined || value === '') {
+    throw new UsageError(flag ? `--${flag} is required` : `usage: signal-kit schedule ${command} NAME`);
+  }
+  if (!PUSH_NAME.test(value)) {
+    const what = flag ? `--${flag}` : 'NAME';
+    throw new UsageError(`${what} must be lower-case letters, digits, "-" or "_" (at most 63), got "${value}"`);
+  }
+  return value;
+}
+
+function watchlistUrl(flag: string, value: string | undefined): string {
+  const url = locationUrl(flag, value);
+  if (!/\.(csv|jsonl|ndjson)(\.gz)?$/i.test(url)) {
+    throw new UsageError(`--${flag} must be a .csv or .jsonl/.ndjson file (optionally .gz), got "${value}"`);
+  }
+  return url;
+}
+
+export function parseCreate(argv: string[]): PushScheduleDefinition {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      watchlist: { type: 'string' },
+      output: { type: 'string' },
+      every: { type: 'string' },
+      column: { type: 'string' },
+      'signal-types': { type: 'string' },
+      'signal-subtypes': { type: 'string' },
+      limit: { type: 'string' },
+      since: { type: 'string' },
+      'max-credits': { type: 'string' },
+      concurrency: { type: 'string' },
+      overlap: { type: 'string' },
+      paused: { type: 'boolean', default: false },
+      note: { type: 'string' },
+    },
+  });
+  const limit = positiveInt('limit', values.limit);
+  if (limit !== undefined && limit > 500) throw new UsageError('--limit must be at most 500 (signals per domain)');
+  const subtypes = list(values['signal-subtypes']);
+  if (subtypes && subtypes.length > 25) throw new UsageError('--signal-subtypes takes at most 25 subtypes');
+  const types = list(values['signal-types']);
+  const definition: PushScheduleDefinition = {
+    name: pushName('name', values.name, 'create'),
+    watchlist: watchlistUrl('watchlist', values.watchlist),
+    output: locationUrl('output', values.output),
+    everyMs: parseEvery('every', values.every),
+    overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
+    paused: values.paused,
+  };
+  if (values.column) definition.column = values.column;
+  if (types) definition.signalTypes = types;
+  if (subtypes) definition.signalSubtypes = subtypes;
+  if (limit !== undefined) definition.limit = limit;
+  const since = isoDate('since', values.since);
+  if (since) definition.since = since;
+  const maxCredits = positiveInt('max-credits', values['max-credits']);
+  if (maxCredits !== undefined) definition.maxCredits = maxCredits;
+  const concurrency = positiveInt('concurrency', values.concurrency);
+  if (concurrency !== undefined) definition.concurrency = concurrency;
+  if (values.note) definition.note = values.note;
+  return definition;
+}
+
+// ─── operations on the server ────────────────────────────────────────────────────────────────────────────────
+
+/** The workflow input a schedule carries (task queues from the configuration of whoever creates it). */
+export function pushInputOf(definition: PushScheduleDefinition, temporal: TemporalConfig): ScheduledPushInput {
+  const { everyMs: _every, overlap: _overlap, paused: _paused, note: _note, ...push } = definition;
+  return { ...push, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
+}
+
+export async function createPushSchedule(
+  client: Client,
+  temporal: TemporalConfig,
+  definition: PushScheduleDefinition,
+): Promise<string> {
+  const scheduleId = scheduleIdOf(definition.name);
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: definition.everyMs }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduledPush',
+        workflowId: scheduleId,
+        taskQueue: temporal.taskQueue,
+        args: [pushInputOf(definition, temporal)],
+      },
+      policies: { overlap: definition.overlap ?? ScheduleOverlapPolicy.SKIP },
+      memo: { 'signal-kit': 'scheduled-push', name: definition.name },
+      state: { paused: definition.paused ?? false, ...(definition.note ? { note: definition.note } : {}) },
+    });
+  } catch (error) {
+    if (error instanceof ScheduleAlreadyRunning) {
+      throw new UsageError(`schedule "${definition.name}" already exists (${scheduleId}); delete it first`);
+    }
+    throw error;
+  }
+  return scheduleId;
+}
+
+export async function listPushSchedules(client: Client): Promise<PushScheduleInfo[]> {
+  const found: PushScheduleInfo[] = [];
+  for await (const summary of client.schedule.list()) {
+    if (!summary.scheduleId.startsWith(SCHEDULE_ID_PREFIX)) continue;
+    found.push(infoOf(summary.scheduleId, summary));
+  }
+  return found.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+export async function describePushSchedule(client: Client, name: string): Promise<PushScheduleDetails> {
+  const description = await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+  const args = description.action.args as [ScheduledPushInput] | undefined;
+  const push = args?.[0];
+  const { taskQueue: _tq, apiTaskQueue: _atq, ...definition } = push ?? ({} as ScheduledPushInput);
+  return {
+    ...infoOf(description.scheduleId, description),
+    overlap: String(description.policies.overlap).toLowerCase().replace(/_/g, '-'),
+    push: push ? definition : undefined,
+    taskQueue: description.action.taskQueue,
+    actionsTaken: description.info.numActionsTaken,
+    skippedOverlap: description.info.numActionsSkippedOverlap,
+    running: description.info.runningActions.map((action) => action.workflow.workflowId),
+    createdAt: description.info.createdAt.toISOString(),
+  };
+}
+
+export async function pausePushSchedule(client: Client, name: string, note?: string): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).pause(note ?? 'paused by signal-kit'));
+}
+
+export async function unpausePushSchedule(client: Client, name: string, note?: string): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).unpause(note ?? 'unpaused by signal-kit'));
+}
+
+/** Starts a run now. Without `overlap`, the schedule's own policy applies (so a run in progress is not doubled). */
+export async function triggerPushSchedule(
+  client: Client,
+  name: string,
+  overlap?: ScheduleOverlapPolicy,
+): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleIdOf(name));
+  const policy = overlap ?? (await known(name, () => handle.describe())).policies.overlap;
+  await known(name, () => handle.trigger(policy));
+}
+
+/** Takes the runs the schedule would have taken between `from` and `to`, one after another by default. */
+export async function backfillPushSchedule(
+  client: Client,
+  name: string,
+  from: Date,
+  to: Date,
+  overlap: ScheduleOverlapPolicy = ScheduleOverlapPolicy.BUFFER_ALL,
+): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).backfill({ start: from, end: to, overlap }));
+}
+
+export async function deletePushSchedule(client: Client, name: string): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).delete());
+}
+
+async function known<T>(name: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof ScheduleNotFoundError)
+      throw new UsageError(`no schedule named "${name}" (${scheduleIdOf(name)})`);
+    throw error;
+  }
+}
+
+function infoOf(scheduleId: string, schedule: ScheduleSummary | ScheduleDescription): PushScheduleInfo {
+  const every = schedule.spec?.intervals?.[0]?.every;
+  return {
+    name: scheduleId.slice(SCHEDULE_ID_PREFIX.length),
+    scheduleId,
+    paused: schedule.state.paused,
+    ...(schedule.state.note ? { note: schedule.state.note } : {}),
+    ...(every !== undefined ? { every: formatEvery(Number(every)) } : {}),
+    nextRuns: schedule.info.nextActionTimes.slice(0, 3).map((time) => time.toISOString()),
+    recentRuns: schedule.info.recentActions.map((action) => ({
+      scheduledAt: action.scheduledAt.toISOString(),
+      takenAt: action.takenAt.toISOString(),
+      workflowId: action.action.workflow.workflowId,
+    })),
+  };
+}
+
+// ─── the command ─────────────────────────────────────────────────────────────────────────────────────────────
+
+export interface ScheduleCommandDeps {
+  /** A connected client (tests); otherwise one is connected from the environment and closed at the end. */
+  client?: Client;
+  temporal?: TemporalConfig;
+  /** Where results go (default stdout). */
+  print?: (text: string) => void;
+}
+
+/** `signal-kit schedule SUBCOMMAND …`. */
+export async function runScheduleCommand(argv: string[], deps: ScheduleCommandDeps = {}): Promise<number> {
+  const [sub, ...rest] = argv;
+  const print = deps.print ?? ((text: string) => console.log(text));
+  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
+    print(SCHEDULE_USAGE);
+    return sub ? 0 : 2;
+  }
+  const action = parseSubcommand(sub, rest);
+  const temporal = deps.temporal ?? parseTemporalConfig();
+  const client = deps.client ?? (await connectClient(temporal));
+  try {
+    const result = await action(client, temporal);
+    print(JSON.stringify(result, null, 2));
+    return 0;
+  } finally {
+    if (!deps.client) await client.connection.close();
+  }
+}
+
+type Action = (client: Client, temporal: TemporalConfig) => Promise<unknown>;
+
+/** Parses a subcommand completely (every flag checked) before anything is sent to the server. */
+export function parseSubcommand(sub: string, argv: string[]): Action {
+  if (sub === 'create') {
+    const definition = parseCreate(argv);
+    return async (client, temporal) => {
+      const scheduleId = await createPushSchedule(client, temporal, definition);
+      return { name: definition.name, scheduleId, created: true, every: formatEvery(definition.everyMs) };
+    };
+  }
+  if (sub === 'list') {
+    parseArgs({ args: argv, strict: true, options: {} });
+    return (client) => listPushSchedules(client);
+  }
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      note: { type: 'string' },
+      overlap: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+    },
+  });
+  const name = pushName(undefined, positionals[0], sub);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const allow = (flags: string[]) => {
+    const extra = Object.keys(values).find((flag) => !flags.includes(flag));
+    if (extra) throw new UsageError(`--${extra} does not apply to "schedule ${sub}"`);
+  };
+  switch (sub) {
+    case 'describe':
+      allow([]);
+      return (client) => describePushSchedule(client, name);
+    case 'pause':
+      allow(['note']);
+      return async (client) => {
+        await pausePushSchedule(client, name, values.note);
+        return { name, paused: true };
+      };
+    case 'unpause':
+      allow(['note']);
+      return async (client) => {
+        await unpausePushSchedule(client, name, values.note);
+        return { name, paused: false };
+      };
+    case 'trigger': {
+      allow(['overlap']);
+      const overlap = parseOverlap('overlap', values.overlap);
+      return async (client) => {
+        await triggerPushSchedule(client, name, overlap);
+        return { name, triggered: true };
+      };
+    }
+    case 'backfill': {
+      allow(['overlap', 'from', 'to']);
+      const from = new Date(isoDate('from', required('from', values.from))!);
+      const to = new Date(isoDate('to', required('to', values.to))!);
+      if (to.getTime() <= from.getTime()) throw new UsageError('--to must be later than --from');
+      const overlap = parseOverlap('overlap', values.overlap);
+      return async (client) => {
+        await backfillPushSchedule(client, name, from, to, overlap);
+        return { name, backfill: { from: from.toISOString(), to: to.toISOString() } };
+      };
+    }
+    case 'delete':
+      allow([]);
+      return async (client) => {
+        await deletePushSchedule(client, name);
+        return { name, deleted: true };
+      };
+    default:
+      throw new UsageError(`unknown subcommand "${sub}"\n${SCHEDULE_USAGE}`);
+  }
+}

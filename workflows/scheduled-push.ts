@@ -1,0 +1,213 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  defineQuery,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ApiActivities, JobActivities } from '../activities/index.ts';
+import type { JobStatus } from '../activities/jobs/types.ts';
+import type { PushFilters, PushPlan, PushResult, PushRunRef } from '../activities/push/types.ts';
+import { apiActivityOptions, FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
+import { failureMessage } from './batch-job.ts';
+import { type BatchTotals, emptyTotals, runWindow } from './batch-runner.ts';
+import {
+  CREDITS_PER_SIGNAL,
+  DEFAULT_API_TASK_QUEUE,
+  DEFAULT_BATCHES_PER_RUN,
+  DEFAULT_TASK_QUEUE,
+  MAX_SIGNALS_PER_DOMAIN,
+} from './constants.ts';
+
+/** The target of a push schedule: one incremental run over a watchlist. */
+export interface ScheduledPushInput {
+  /** The push's name: `<output>/<name>/` holds its watermarks, signals and manifests. */
+  name: string;
+  /** Watchlist URL (file://, s3://, gs:// or a path): CSV with a `domain` column, or JSONL. */
+  watchlist: string;
+  /** Base output URL. */
+  output: string;
+  /** CSV column or JSONL field of the domain (default: `domain`, `website`, `url` or `company_domain`). */
+  column?: string;
+  signalTypes?: string[];
+  signalSubtypes?: string[];
+  /** New signals per domain and run, at most 500 (the default). */
+  limit?: number;
+  /** ISO 8601: where a domain seen for the first time starts (default: its whole visible history). */
+  since?: string;
+  /** No bulk call is started that could take this run's credits over this; the rest waits for the next run. */
+  maxCredits?: number;
+  /** Bulk calls in flight at once (default 4). */
+  concurrency?: number;
+  taskQueue?: string;
+  apiTaskQueue?: string;
+  batchesPerRun?: number;
+  /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
+  runAt?: string;
+  /** Carried across continue-as-new; not for callers. */
+  carried?: PushCarried;
+}
+
+export interface PushCarried {
+  scheduledAt: string;
+  startedAt: string;
+  plan: PushPlan;
+  next: number;
+  totals: BatchTotals;
+  signals: number;
+}
+
+export interface PushProgress {
+  name: string;
+  runId: string;
+  status: JobStatus | 'planning' | 'finalizing';
+  batchesTotal: number;
+  batchesDone: number;
+  batchesFailed: number;
+  domains: number;
+  signals: number;
+  credits: number;
+}
+
+export const pushProgressQuery = defineQuery<PushProgress>('progress');
+
+/** Set by Temporal on every workflow a schedule starts (its nominal time, also for trigger and backfill). */
+const SCHEDULED_START = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
+
+/**
+ * One run of a scheduled push. Plans the run (watermark groups → bulk calls, in the bucket), fetches only signals
+ * after each domain's watermark through the sliding window, writes them under
+ * `<output>/<name>/signals/dt=<date>/run-<runId>/`, then the manifest, then the new watermarks.
+ *
+ * The run id and date come from the schedule's nominal time, so a retried or re-triggered run for the same time
+ * writes the same keys, and its finished batches are not fetched (or paid for) again.
+ */
+export async function scheduledPush(input: ScheduledPushInput): Promise<PushResult> {
+  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
+  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input);
+  const run: PushRunRef = {
+    name: input.name,
+    output: input.output,
+    runId: runIdOf(scheduledAt),
+    date: scheduledAt.slice(0, 10),
+  };
+  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
+  const totals = input.carried?.totals ?? emptyTotals();
+  const filters: PushFilters = {
+    ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
+    ...(input.signalSubtypes?.length ? { signal_subtypes: input.signalSubtypes } : {}),
+    limit: Math.min(MAX_SIGNALS_PER_DOMAIN, input.limit ?? MAX_SIGNALS_PER_DOMAIN),
+  };
+  let plan = input.carried?.plan;
+  let phase: PushProgress['status'] = plan ? 'running' : 'planning';
+  let signals = input.carried?.signals ?? 0;
+
+  setHandler(pushProgressQuery, () => ({
+    name: run.name,
+    runId: run.runId,
+    status: phase,
+    batchesTotal: plan?.batches ?? 0,
+    batchesDone: totals.batchesDone,
+    batchesFailed: totals.batchesFailed,
+    domains: totals.ok + totals.not_found + totals.error,
+    signals,
+    credits: totals.credits,
+  }));
+
+  plan ??= await jobs.preparePushRun({
+    run,
+    watchlist: input.watchlist,
+    ...(input.column ? { column: input.column } : {}),
+    ...(input.since ? { since: input.since } : {}),
+  });
+  phase = 'running';
+  const planned = plan;
+  const perBatch = Math.min(100, planned.distinct) * filters.limit * CREDITS_PER_SIGNAL;
+
+  const outcome = await runWindow({
+    from: input.carried?.next ?? 0,
+    total: planned.batches,
+    concurrency: Math.max(1, input.concurrency ?? 4),
+    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+    maxCredits: input.maxCredits,
+    worstCaseCredits: () => perBatch,
+    totals,
+    run: async (index) => {
+      try {
+        const result = await api.fetchPushBatch({ run, index, filters });
+        signals += result.counts.lines;
+        return result;
+      } catch (error) {
+        if (isFatal(error)) throw error;
+        // Retries are spent: the batch's domains keep their watermarks, and the next run asks for them again.
+        return jobs.recordFailedPushBatch({ run, index, message: failureMessage(error) });
+      }
+    },
+  });
+
+  if (outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < planned.batches) {
+    return continueAsNew<typeof scheduledPush>({
+      ...input,
+      carried: { scheduledAt, startedAt, plan: planned, next: outcome.next, totals, signals },
+    });
+  }
+
+  const status: JobStatus = outcome.fatal
+    ? 'failed'
+    : outcome.budgetExhausted
+      ? 'budget_exhausted'
+      : totals.batchesFailed > 0
+        ? 'completed_with_errors'
+        : 'completed';
+  phase = 'finalizing';
+  const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
+  const result = await jobs.finalizePushRun({
+    run,
+    watchlist: input.watchlist,
+    status,
+    startedAt,
+    scheduledAt,
+    ...(error ? { error } : {}),
+    details: {
+      filters,
+      since: input.since ?? null,
+      max_credits: input.maxCredits ?? null,
+      workflow_id: workflowInfo().workflowId,
+    },
+  });
+  phase = result.status;
+  if (error !== undefined) {
+    throw ApplicationFailure.nonRetryable(`push ${run.name} run ${run.runId} failed: ${error}`, 'JobFailed', result);
+  }
+  return result;
+}
+
+/**
+ * The run's nominal time: the schedule's (search attribute; or the time suffix Temporal gives a scheduled
+ * workflow's id), else `runAt`, else when the workflow chain started (stable across retries).
+ */
+function scheduledTime(input: ScheduledPushInput): string {
+  const info = workflowInfo();
+  const fromSchedule = info.typedSearchAttributes.get(SCHEDULED_START);
+  if (fromSchedule) return new Date(fromSchedule).toISOString();
+  const suffix = /-(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)$/.exec(info.workflowId)?.[1];
+  if (suffix && !Number.isNaN(Date.parse(suffix))) return new Date(suffix).toISOString();
+  if (input.runAt && !Number.isNaN(Date.parse(input.runAt))) return new Date(input.runAt).toISOString();
+  return info.startTime.toISOString();
+}
+
+/** `2026-03-01T12:00:00.000Z` → `20260301T120000Z` (milliseconds kept only when not zero: `20260301T120000.250Z`). */
+export function runIdOf(iso: string): string {
+  const compact = new Date(iso).toISOString().replace(/[-:]/g, '');
+  return compact.endsWith('.000Z') ? `${compact.slice(0, -5)}Z` : compact;
+}
+
+function isFatal(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type != null && FATAL_API_ERRORS.includes(cause.type);
+}
