@@ -9,3 +9,4 @@ export {
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from './server.ts';
+export { type TemporalEnqueueOptions, temporalEnqueue } from './temporal-enqueue.ts';

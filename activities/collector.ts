@@ -1,0 +1,204 @@
+/**
+ * Activities of the bucket collector (see workflows/bucket-collector.ts).
+ *
+ * Claim-check: an event travels to the collector as its signal id only. `forwardToCollector` first stages the event
+ * under `<prefix>/collector/<dest>/staging/<signal id>.json`, then signals (or starts) the destination's collector
+ * with the id. `writeCollectorPart` later reads the staged events of one part and publishes
+ * `<prefix>/collector/<dest>/part-<seq>.jsonl` (atomic, with its count and checksum in the object's metadata),
+ * upserts the part in `_manifest.json`, and removes the staged events. `seq` is the collector's own counter, so a
+ * retried or replayed write lands on the same key and overwrites instead of duplicating; a part that already exists
+ * is not written again.
+ */
+import { createHash } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Store } from '../connectors/storage/store.ts';
+import {
+  type BucketDestination,
+  collectorManifestKey,
+  collectorPartKey,
+  collectorStagingKey,
+  collectorWorkflowId,
+  type WebhookDeliveryConfig,
+} from '../connectors/webhooks/destinations.ts';
+import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
+
+export interface CollectorActivityDeps {
+  config: WebhookDeliveryConfig;
+  openStore: (url: string) => Store;
+  /** For signalWithStart; default: the activity context's client. */
+  temporalClient?: Client;
+  /** Task queue of the collector workflows; default: the queue of the calling activity. */
+  collectorTaskQueue?: string;
+  now?: () => Date;
+}
+
+/** The collector's workflow input (kept in sync with workflows/bucket-collector.ts). */
+export interface CollectorStartArgs {
+  destinationId: string;
+  maxEvents: number;
+  maxAgeMs: number;
+}
+
+export interface CollectorPart {
+  seq: number;
+  key: string;
+  count: number;
+  bytes: number;
+  sha256: string;
+  first_signal_id?: string;
+  last_signal_id?: string;
+  /** Signal ids whose staged event was gone when the part was written (never silently dropped). */
+  missing?: string[];
+  written_at: string;
+}
+
+export interface CollectorManifest {
+  destination_id: string;
+  parts: CollectorPart[];
+  events: number;
+  updated_at: string;
+}
+
+export interface WriteCollectorPartInput {
+  destinationId: string;
+  seq: number;
+  signalIds: string[];
+}
+
+const STAGING_READ_CONCURRENCY = 16;
+
+export function createCollectorActivities(deps: CollectorActivityDeps) {
+  const { config, openStore } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  function bucket(id: string): BucketDestination {
+    const d = config.destinations.find((x): x is BucketDestination => x.id === id && x.kind === 'bucket');
+    if (!d) {
+      throw ApplicationFailure.nonRetryable(
+        `no bucket webhook destination "${id}" in this worker's configuration`,
+        'DestinationNotConfigured',
+      );
+    }
+    return d;
+  }
+
+  async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
+    const key = collectorManifestKey(dest);
+    if (!(await store.exists(key))) return { destination_id: dest.id, parts: [], events: 0, updated_at: '' };
+    return JSON.parse(await store.readText(key)) as CollectorManifest;
+  }
+
+  async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {
+    const events: Array<string | undefined> = new Array(ids.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const i = next++;
+        const key = collectorStagingKey(dest, ids[i]!);
+        events[i] = (await store.exists(key)) ? (await store.readText(key)).trim() : undefined;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STAGING_READ_CONCURRENCY, ids.length) }, worker));
+    return events;
+  }
+
+  return {
+    /** Stages the event and hands its id to the destination's collector (started on first use). */
+    async forwardToCollector(input: {
+      destinationId: string;
+      event: SignalCreatedEvent;
+    }): Promise<{ workflowId: string; stagingKey: string }> {
+      const dest = bucket(input.destinationId);
+      const store = openStore(dest.url);
+      const stagingKey = collectorStagingKey(dest, input.event.signal.id);
+      await store.writeText(stagingKey, `${JSON.stringify(input.event)}\n`, { contentType: 'application/json' });
+      const client = deps.temporalClient ?? Context.current().client;
+      const taskQueue = deps.collectorTaskQueue ?? Context.current().info.taskQueue;
+      const workflowId = collectorWorkflowId(dest.id);
+      const args: CollectorStartArgs = {
+        destinationId: dest.id,
+        maxEvents: dest.max_events,
+        maxAgeMs: dest.max_age_ms,
+      };
+      await client.workflow.signalWithStart('bucketCollector', {
+        workflowId,
+        taskQueue,
+        args: [args],
+        signal: 'collectEvent',
+        signalArgs: [{ signalId: input.event.signal.id }],
+      });
+      return { workflowId, stagingKey };
+    },
+
+    /** Publishes part `seq` from the staged events, then the manifest, then clears the staging. Idempotent. */
+    async writeCollectorPart(input: WriteCollectorPartInput): Promise<CollectorPart> {
+      const dest = bucket(input.destinationId);
+      const store = openStore(dest.url);
+      const key = collectorPartKey(dest, input.seq);
+      let part: CollectorPart;
+
+      const existing = await store.stat(key);
+      if (existing) {
+        // Written by an earlier try of this very part: keep it, finish the bookkeeping.
+        const manifest = await readManifest(store, dest);
+        part = manifest.parts.find((p) => p.seq === input.seq) ?? {
+          seq: input.seq,
+          key,
+          count: Number(existing.metadata['count'] ?? 0),
+          bytes: existing.size,
+          sha256: existing.metadata['sha256'] ?? '',
+          written_at: existing.metadata['written-at'] ?? now().toISOString(),
+        };
+      } else {
+        const staged = await readStaged(store, dest, input.signalIds);
+        const lines: string[] = [];
+        const present: string[] = [];
+        const missing: string[] = [];
+        staged.forEach((text, i) => {
+          if (text === undefined) missing.push(input.signalIds[i]!);
+          else {
+            lines.push(JSON.stringify(JSON.parse(text)));
+            present.push(input.signalIds[i]!);
+          }
+        });
+        const body = lines.length ? `${lines.join('\n')}\n` : '';
+        const sha256 = createHash('sha256').update(body).digest('hex');
+        const writtenAt = now().toISOString();
+        await store.writeText(key, body, {
+          contentType: 'application/x-ndjson',
+          metadata: { count: String(lines.length), sha256, seq: String(input.seq), 'written-at': writtenAt },
+        });
+        part = {
+          seq: input.seq,
+          key,
+          count: lines.length,
+          bytes: Buffer.byteLength(body),
+          sha256,
+          ...(present.length ? { first_signal_id: present[0]!, last_signal_id: present.at(-1)! } : {}),
+          ...(missing.length ? { missing } : {}),
+          written_at: writtenAt,
+        };
+      }
+
+      const manifest = await readManifest(store, dest);
+      const parts = manifest.parts.filter((p) => p.seq !== part.seq);
+      parts.push(part);
+      parts.sort((a, b) => a.seq - b.seq);
+      const next: CollectorManifest = {
+        destination_id: dest.id,
+        parts,
+        events: parts.reduce((n, p) => n + p.count, 0),
+        updated_at: now().toISOString(),
+      };
+      await store.writeText(collectorManifestKey(dest), `${JSON.stringify(next, null, 2)}\n`, {
+        contentType: 'application/json',
+      });
+      await Promise.all(input.signalIds.map((id) => store.delete(collectorStagingKey(dest, id))));
+      return part;
+    },
+  };
+}
+
+export type CollectorActivities = ReturnType<typeof createCollectorActivities>;

@@ -1,0 +1,331 @@
+/**
+ * Activities of webhook delivery: POST one signed event to one HTTP destination, record a dead letter, and tell the
+ * workflow which destinations exist. Built by `createWebhookDeliveryActivities(deps)`; the destinations (with their
+ * secrets) come from worker configuration, never from workflow arguments.
+ *
+ * `deliverToEndpoint` makes exactly one attempt; the workflow owns the retry schedule. Its failures are typed
+ * application failures whose first detail is a `DeliveryFailureDetails`:
+ *   DeliveryFailed       retryable: non-2xx (3xx included: redirects are never followed), reset, refused...
+ *   DeliveryTimeout      retryable: no complete answer within the destination's timeout (15 s by default)
+ *   DestinationGone      non-retryable: the endpoint answered 410; the destination is disabled (state recorded)
+ *   DestinationBlocked   non-retryable: the URL resolves to an address outside the allowlist (SSRF guard)
+ *   DestinationNotConfigured  non-retryable: no HTTP destination of that id in this worker's configuration
+ * A 429 or 503 with `Retry-After` carries `retryAfterMs` (and `nextRetryDelay`), which the workflow honours.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { type Dispatcher, request, errors as undiciErrors } from 'undici';
+import type { Store } from '../connectors/storage/store.ts';
+import {
+  type Destination,
+  type DestinationRef,
+  deadLetterKey,
+  destinationRef,
+  destinationStateKey,
+  type HttpDestination,
+  type WebhookDeliveryConfig,
+} from '../connectors/webhooks/destinations.ts';
+import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
+import {
+  createSafeDispatcher,
+  DestinationBlockedError,
+  type Resolver,
+} from '../connectors/webhooks/safe-dispatcher.ts';
+import { signWebhook } from '../connectors/webhooks/signature.ts';
+
+export type { DestinationRef, SignalCreatedEvent };
+
+export const USER_AGENT = 'signal-kit-webhooks/0.1';
+
+export interface WebhookActivityDeps {
+  config: WebhookDeliveryConfig;
+  /** Opens a store for a base URL (file://, s3://, gs://), as the other activities get it. */
+  openStore: (url: string) => Store;
+  /** Outbound HTTP; default: the SSRF-safe dispatcher with `config.allowlist`. */
+  dispatcher?: Dispatcher;
+  /** Host resolution for the default dispatcher (tests inject one). */
+  resolver?: Resolver;
+  /** Wall clock for signatures and records (tests may inject). */
+  now?: () => Date;
+}
+
+export interface DeliverToEndpointInput {
+  destinationId: string;
+  event: SignalCreatedEvent;
+  /** Stable for one event and destination across every attempt, so receivers can dedupe. */
+  webhookId: string;
+  attempt: number;
+}
+
+export interface DeliveryResult {
+  outcome: 'delivered' | 'disabled';
+  status?: number;
+  durationMs: number;
+}
+
+export interface DeliveryFailureDetails {
+  status?: number;
+  retryAfterMs?: number;
+  durationMs: number;
+  /** The first bytes of the answer, for the attempt history. */
+  body?: string;
+  location?: string;
+}
+
+export interface DestinationState {
+  disabled: boolean;
+  disabledAt?: string;
+  reason?: string;
+  status?: number;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  /** ISO time the attempt started (workflow time). */
+  at: string;
+  ok: boolean;
+  status?: number;
+  errorType?: string;
+  error?: string;
+  durationMs?: number;
+  retryAfterMs?: number;
+}
+
+export interface WriteDeadLetterInput {
+  destinationId: string;
+  webhookId: string;
+  event: SignalCreatedEvent;
+  attempts: DeliveryAttempt[];
+  reason: string;
+}
+
+const SNIPPET_BYTES = 512;
+
+/** `Retry-After` as seconds or an HTTP date, in milliseconds from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: Date = new Date()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  const trimmed = v.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now.getTime());
+}
+
+async function readSnippet(body: AsyncIterable<Buffer> & { destroy?: (err?: Error) => void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < SNIPPET_BYTES) chunks.push(chunk.subarray(0, SNIPPET_BYTES - size));
+    size += chunk.length;
+    if (size >= 64 * 1024) {
+      body.destroy?.();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function failure(
+  type: string,
+  message: string,
+  details: DeliveryFailureDetails,
+  options: { nonRetryable?: boolean; cause?: Error } = {},
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: options.nonRetryable ?? false,
+    details: [details],
+    ...(details.retryAfterMs !== undefined ? { nextRetryDelay: details.retryAfterMs } : {}),
+    ...(options.cause ? { cause: options.cause } : {}),
+  });
+}
+
+function heartbeatWhile<T>(work: Promise<T>): Promise<T> {
+  let ctx: Context | undefined;
+  try {
+    ctx = Context.current();
+  } catch {
+    return work; // called outside an activity (unit tests)
+  }
+  const timer = setInterval(() => ctx.heartbeat(), 1_000);
+  return work.finally(() => clearInterval(timer));
+}
+
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
+  const { config, openStore } = deps;
+  const now = deps.now ?? (() => new Date());
+  let dispatcher = deps.dispatcher;
+  const getDispatcher = () => {
+    dispatcher ??= createSafeDispatcher({
+      allowlist: config.allowlist,
+      ...(deps.resolver ? { resolver: deps.resolver } : {}),
+    });
+    return dispatcher;
+  };
+  const stateStore = () => openStore(config.deadLetterUrl);
+
+  function httpDestination(id: string): HttpDestination {
+    const d = config.destinations.find((x): x is HttpDestination => x.id === id && x.kind === 'http');
+    if (!d) {
+      throw failure(
+        'DestinationNotConfigured',
+        `no HTTP webhook destination "${id}" in this worker's configuration`,
+        {
+          durationMs: 0,
+        },
+        { nonRetryable: true },
+      );
+    }
+    return d;
+  }
+
+  async function readState(id: string): Promise<DestinationState | undefined> {
+    const store = stateStore();
+    const key = destinationStateKey(id);
+    if (!(await store.exists(key))) return undefined;
+    return JSON.parse(await store.readText(key)) as DestinationState;
+  }
+
+  async function writeState(id: string, state: DestinationState): Promise<void> {
+    await stateStore().writeText(destinationStateKey(id), `${JSON.stringify(state, null, 2)}\n`, {
+      contentType: 'application/json',
+    });
+  }
+
+  return {
+    /** Every configured destination as the workflow may know it: id, kind, signal-type filter. */
+    async listWebhookDestinations(): Promise<DestinationRef[]> {
+      return config.destinations.map((d: Destination) => destinationRef(d));
+    },
+
+    /** One attempt: POST the signed event to the destination. */
+    async deliverToEndpoint(input: DeliverToEndpointInput): Promise<DeliveryResult> {
+      const dest = httpDestination(input.destinationId);
+      const state = await readState(dest.id);
+      if (state?.disabled) return { outcome: 'disabled', durationMs: 0 };
+
+      const body = JSON.stringify(input.event);
+      const headers = signWebhook({ id: input.webhookId, timestamp: now(), body, secret: dest.secret });
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      const timeout = AbortSignal.timeout(dest.timeout_ms);
+      const cancel = cancellationSignal();
+      const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
+
+      let res: Dispatcher.ResponseData;
+      let snippet: string;
+      try {
+        const response = heartbeatWhile(
+          (async () => {
+            const r = await request(dest.url, {
+              method: 'POST',
+              body,
+              headers: {
+                ...headers,
+                'content-type': 'application/json',
+                'user-agent': USER_AGENT,
+              },
+              dispatcher: getDispatcher(),
+              signal,
+              headersTimeout: dest.timeout_ms,
+              bodyTimeout: dest.timeout_ms,
+            });
+            return { r, snippet: await readSnippet(r.body) };
+          })(),
+        );
+        ({ r: res, snippet } = await response);
+      } catch (err) {
+        const durationMs = elapsed();
+        if (err instanceof DestinationBlockedError) {
+          throw failure('DestinationBlocked', err.message, { durationMs }, { nonRetryable: true, cause: err });
+        }
+        if (cancel?.aborted) throw err; // the activity was cancelled: let the SDK report it
+        const timedOut =
+          timeout.aborted ||
+          err instanceof undiciErrors.HeadersTimeoutError ||
+          err instanceof undiciErrors.BodyTimeoutError ||
+          err instanceof undiciErrors.ConnectTimeoutError;
+        if (timedOut) {
+          throw failure('DeliveryTimeout', `no complete answer within ${dest.timeout_ms} ms`, { durationMs });
+        }
+        const e = err as Error & { code?: string };
+        throw failure('DeliveryFailed', `request failed: ${e.code ? `${e.code} ` : ''}${e.message}`, { durationMs });
+      }
+
+      const status = res.statusCode;
+      const durationMs = elapsed();
+      if (status >= 200 && status < 300) return { outcome: 'delivered', status, durationMs };
+
+      const details: DeliveryFailureDetails = { status, durationMs, ...(snippet ? { body: snippet } : {}) };
+      if (status === 410) {
+        await writeState(dest.id, {
+          disabled: true,
+          disabledAt: now().toISOString(),
+          reason: `answered 410 Gone to ${input.webhookId}`,
+          status,
+        });
+        throw failure('DestinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details, {
+          nonRetryable: true,
+        });
+      }
+      if (status >= 300 && status < 400) {
+        const location = res.headers['location'];
+        const loc = Array.isArray(location) ? location[0] : location;
+        throw failure('DeliveryFailed', `answered ${status}; redirects are not followed`, {
+          ...details,
+          ...(loc ? { location: loc } : {}),
+        });
+      }
+      if (status === 429 || status === 503) {
+        const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
+        throw failure('DeliveryFailed', `answered ${status}`, {
+          ...details,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        });
+      }
+      throw failure('DeliveryFailed', `answered ${status}`, details);
+    },
+
+    /** Writes the event and its attempt history where nothing is lost; the key is deterministic (a retry overwrites). */
+    async writeDeadLetter(input: WriteDeadLetterInput): Promise<{ url: string }> {
+      const store = stateStore();
+      const key = deadLetterKey(input.destinationId, input.event.signal.id);
+      const record = {
+        destination_id: input.destinationId,
+        webhook_id: input.webhookId,
+        signal_id: input.event.signal.id,
+        reason: input.reason,
+        dead_lettered_at: now().toISOString(),
+        attempts: input.attempts,
+        event: input.event,
+      };
+      await store.writeText(key, `${JSON.stringify(record, null, 2)}\n`, {
+        contentType: 'application/json',
+        metadata: { 'signal-id': input.event.signal.id, 'destination-id': input.destinationId },
+      });
+      return { url: store.urlOf(key) };
+    },
+
+    /** The recorded state of a destination (disabled after a 410). */
+    async getDestinationState(input: { destinationId: string }): Promise<DestinationState> {
+      return (await readState(input.destinationId)) ?? { disabled: false };
+    },
+
+    /** Clears a destination's disabled state (an operator fixed the endpoint). */
+    async enableDestination(input: { destinationId: string }): Promise<void> {
+      await writeState(input.destinationId, { disabled: false });
+    },
+  };
+}
+
+export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;

@@ -1,0 +1,346 @@
+/**
+ * The bucket collector on a real Temporal dev server (and S3 through versitygw): events reach it through
+ * deliverSignalEvent → forwardToCollector (staged, then signalWithStart); it rotates parts by count and by time with
+ * deterministic names; re-sent input, a retried part write and a full replay of its history never create a second
+ * copy of a part; continue-as-new keeps the sequence.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { Client, Connection } from '@temporalio/client';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CollectorManifest, createCollectorActivities } from '../../activities/collector.ts';
+import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
+import { openStore, type Store } from '../../connectors/storage/index.ts';
+import {
+  collectorWorkflowId,
+  type DestinationInput,
+  type WebhookDeliveryConfig,
+  webhookDeliveryConfig,
+} from '../../connectors/webhooks/destinations.ts';
+import {
+  normalizeSignalEvent,
+  type SignalCreatedEvent,
+  SignalCreatedEventSchema,
+} from '../../connectors/webhooks/events.ts';
+import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-collector.ts';
+import type { deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
+import { type DevStackWith, s3ClientFor, startDevStack } from '../stack/index.ts';
+
+const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
+
+function makeEvent(): SignalCreatedEvent {
+  return normalizeSignalEvent(
+    SignalCreatedEventSchema.parse({
+      event: 'signal.created',
+      signal: {
+        id: randomUUID(),
+        type: 'hiring-trends',
+        company: { name: 'Acme', domain: 'acme.com' },
+        title: 'Acme is hiring',
+        detected_at: '2026-03-01T12:00:00Z',
+        source: 'jobs',
+        data: { summary: 'hiring', trending_titles: ['SRE'] },
+      },
+      webhook_id: 'wh_test',
+      delivered_at: '2026-03-01T12:00:01Z',
+    }),
+  );
+}
+
+describe('bucket collector (Temporal)', () => {
+  let stack: DevStackWith<{ temporal: true; s3: true; gcs: false }>;
+  let bundle: WorkflowBundleWithSourceMap;
+  let workDir: string;
+  let connection: Connection;
+  let client: Client;
+  let config: WebhookDeliveryConfig;
+  const taskQueue = `collector-${Date.now()}`;
+  const workers: Array<{ worker: Worker; done: Promise<void> }> = [];
+  let openAny: (url: string) => Store;
+
+  beforeAll(async () => {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    [stack, bundle] = await Promise.all([
+      startDevStack({ temporal: true, s3: true, gcs: false }),
+      bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
+    ]);
+    await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: 'lake' }));
+    workDir = await mkdtemp(join(tmpdir(), 'signal-kit-collector-'));
+    const fileUrl = (name: string) => pathToFileURL(join(workDir, name)).href;
+    const destinations: DestinationInput[] = [
+      { id: 'by-count', kind: 'bucket', url: fileUrl('count'), prefix: 'events', max_events: 3, max_age_ms: 3_600_000 },
+      { id: 'by-time', kind: 'bucket', url: fileUrl('time'), max_events: 1000, max_age_ms: 1_500 },
+      { id: 'replay', kind: 'bucket', url: fileUrl('replay'), max_events: 2, max_age_ms: 1_000 },
+      { id: 'can', kind: 'bucket', url: fileUrl('can'), max_events: 1, max_age_ms: 3_600_000 },
+      { id: 's3', kind: 'bucket', url: 's3://lake/webhooks', max_events: 2, max_age_ms: 1_000 },
+    ];
+    config = webhookDeliveryConfig({ destinations, deadLetterUrl: fileUrl('state') });
+    const env = stack.env();
+    openAny = (url) => openStore(url, { env });
+    connection = await Connection.connect({ address: stack.temporal.address });
+    client = new Client({ connection, namespace: stack.temporal.namespace });
+    await startWorker();
+  });
+
+  afterAll(async () => {
+    await stopWorkers();
+    await connection?.close();
+    await stack?.stop();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  async function startWorker(options: { maxCachedWorkflows?: number } = {}): Promise<void> {
+    const nativeConnection = await NativeConnection.connect({ address: stack.temporal.address });
+    const deps = { config, openStore: openAny };
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      namespace: stack.temporal.namespace,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: { ...createWebhookDeliveryActivities(deps), ...createCollectorActivities(deps) },
+      ...options,
+    });
+    workers.push({ worker, done: worker.run().finally(() => nativeConnection.close()) });
+  }
+
+  async function stopWorkers(): Promise<void> {
+    for (const { worker, done } of workers.splice(0)) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    }
+  }
+
+  function storeOf(id: string): Store {
+    return openAny(config.destinations.find((d) => d.id === id)!.url);
+  }
+
+  async function deliverAll(destinationId: string, events: SignalCreatedEvent[]): Promise<void> {
+    const handles = await Promise.all(
+      events.map((event) =>
+        client.workflow.start<typeof deliverSignalEvent>('deliverSignalEvent', {
+          taskQueue,
+          workflowId: `signal-${event.signal.id}-${destinationId}`,
+          args: [{ event, destinations: [{ id: destinationId, kind: 'bucket' }] }],
+        }),
+      ),
+    );
+    for (const r of await Promise.all(handles.map((h) => h.result()))) {
+      expect(r.destinations[0]!.outcome).toBe('collected');
+    }
+  }
+
+  async function listKeys(store: Store, prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const o of store.list(prefix)) keys.push(o.key);
+    return keys;
+  }
+
+  async function manifest(store: Store, key: string): Promise<CollectorManifest | undefined> {
+    return (await store.exists(key)) ? (JSON.parse(await store.readText(key)) as CollectorManifest) : undefined;
+  }
+
+  async function status(destinationId: string): Promise<CollectorStatus> {
+    return client.workflow.getHandle(collectorWorkflowId(destinationId)).query<CollectorStatus>('collectorStatus');
+  }
+
+  async function partIds(store: Store, key: string): Promise<string[]> {
+    const text = await store.readText(key);
+    return text
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as SignalCreatedEvent).signal.id);
+  }
+
+  it('rotates a part every N events, with deterministic names and a manifest', async () => {
+    const store = storeOf('by-count');
+    const events = Array.from({ length: 7 }, makeEvent);
+    await deliverAll('by-count', events);
+    await expect
+      .poll(async () => (await manifest(store, 'events/collector/by-count/_manifest.json'))?.parts.length, {
+        timeout: 20_000,
+      })
+      .toBe(2);
+    expect((await status('by-count')).buffered).toBe(1);
+    expect(await listKeys(store, 'events/collector/by-count/part-')).toEqual([
+      'events/collector/by-count/part-00000.jsonl',
+      'events/collector/by-count/part-00001.jsonl',
+    ]);
+    // The last event waits for its part; a flush writes it.
+    await client.workflow.getHandle(collectorWorkflowId('by-count')).signal('flushCollector');
+    await expect
+      .poll(async () => (await manifest(store, 'events/collector/by-count/_manifest.json'))?.events, {
+        timeout: 20_000,
+      })
+      .toBe(7);
+    const m = (await manifest(store, 'events/collector/by-count/_manifest.json'))!;
+    expect(m.parts.map((p) => [p.seq, p.count])).toEqual([
+      [0, 3],
+      [1, 3],
+      [2, 1],
+    ]);
+    const written = [
+      ...(await partIds(store, m.parts[0]!.key)),
+      ...(await partIds(store, m.parts[1]!.key)),
+      ...(await partIds(store, m.parts[2]!.key)),
+    ];
+    expect(written.sort()).toEqual(events.map((e) => e.signal.id).sort());
+    const info = await store.stat(m.parts[0]!.key);
+    expect(info?.metadata['count']).toBe('3');
+    expect(info?.metadata['sha256']).toBe(m.parts[0]!.sha256);
+    expect(await listKeys(store, 'events/collector/by-count/staging/')).toEqual([]);
+  });
+
+  it('rotates a part T after its first event when fewer than N arrive', async () => {
+    const store = storeOf('by-time');
+    const started = Date.now();
+    await deliverAll('by-time', [makeEvent(), makeEvent()]);
+    await expect
+      .poll(async () => (await manifest(store, 'collector/by-time/_manifest.json'))?.parts.length, {
+        timeout: 20_000,
+        interval: 100,
+      })
+      .toBe(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    await deliverAll('by-time', [makeEvent()]);
+    await expect
+      .poll(async () => (await manifest(store, 'collector/by-time/_manifest.json'))?.parts.length, {
+        timeout: 20_000,
+      })
+      .toBe(2);
+    const m = (await manifest(store, 'collector/by-time/_manifest.json'))!;
+    expect(m.parts.map((p) => p.count)).toEqual([2, 1]);
+    expect(m.parts.map((p) => p.key)).toEqual([
+      'collector/by-time/part-00000.jsonl',
+      'collector/by-time/part-00001.jsonl',
+    ]);
+  });
+
+  it('re-sent input, a retried part write and a full history replay never create a second copy of a part', async () => {
+    const store = storeOf('replay');
+    const events = Array.from({ length: 4 }, makeEvent);
+    await deliverAll('replay', events);
+    await expect
+      .poll(async () => (await manifest(store, 'collector/replay/_manifest.json'))?.events, {
+        timeout: 20_000,
+      })
+      .toBe(4);
+    const before = await listKeys(store, 'collector/replay/');
+    const contents = await Promise.all(before.map((k) => store.readText(k)));
+    expect(before.filter((k) => k.includes('part-'))).toEqual([
+      'collector/replay/part-00000.jsonl',
+      'collector/replay/part-00001.jsonl',
+    ]);
+
+    // 1. The same input again, through new delivery workflows and as raw signals to the collector.
+    const again = events.map((e) => ({ ...e }));
+    await Promise.all(
+      again.map((event) =>
+        client.workflow
+          .start<typeof deliverSignalEvent>('deliverSignalEvent', {
+            taskQueue,
+            workflowId: `signal-${event.signal.id}-replay-again`,
+            args: [{ event, destinations: [{ id: 'replay', kind: 'bucket' }] }],
+          })
+          .then((h) => h.result()),
+      ),
+    );
+    const handle = client.workflow.getHandle(collectorWorkflowId('replay'));
+    for (const e of events) await handle.signal('collectEvent', { signalId: e.signal.id });
+    await handle.signal('flushCollector');
+    await new Promise((r) => setTimeout(r, 1_500)); // longer than max_age_ms
+    expect((await status('replay')).duplicatesIgnored).toBe(8);
+    expect((await status('replay')).seq).toBe(2);
+
+    // 2. A retried write of an existing part (an activity that ran but whose completion was lost).
+    const activities = createCollectorActivities({ config, openStore: openAny });
+    const retried = await activities.writeCollectorPart({
+      destinationId: 'replay',
+      seq: 0,
+      signalIds: events.slice(0, 2).map((e) => e.signal.id),
+    });
+    expect(retried.key).toBe('collector/replay/part-00000.jsonl');
+
+    // 3. A fresh worker without a workflow cache replays the collector's whole history on every task.
+    await stopWorkers();
+    await startWorker({ maxCachedWorkflows: 0 });
+    expect((await status('replay')).seq).toBe(2);
+    await handle.signal('flushCollector');
+    await new Promise((r) => setTimeout(r, 500));
+
+    const after = await listKeys(store, 'collector/replay/');
+    const part = (k: string) => k.includes('part-');
+    expect(after.filter(part)).toEqual(before.filter(part));
+    for (const [i, k] of before.entries()) {
+      if (part(k)) expect(await store.readText(k)).toBe(contents[i]);
+    }
+    const m = (await manifest(store, 'collector/replay/_manifest.json'))!;
+    expect(m.parts.map((p) => p.seq)).toEqual([0, 1]);
+    expect(m.events).toBe(4);
+
+    // New events still go on from seq 2 after the replay.
+    await deliverAll('replay', [makeEvent()]);
+    await expect
+      .poll(async () => (await manifest(store, 'collector/replay/_manifest.json'))?.parts.length, {
+        timeout: 20_000,
+      })
+      .toBe(3);
+    expect(await store.exists('collector/replay/part-00002.jsonl')).toBe(true);
+  });
+
+  it('continues as new after partsPerRun parts and keeps its sequence', async () => {
+    const store = storeOf('can');
+    const first = await client.workflow.start<typeof bucketCollector>('bucketCollector', {
+      taskQueue,
+      workflowId: collectorWorkflowId('can'),
+      args: [{ destinationId: 'can', maxEvents: 1, maxAgeMs: 3_600_000, partsPerRun: 2 }],
+    });
+    const events = Array.from({ length: 5 }, makeEvent);
+    for (const e of events) await deliverAll('can', [e]);
+    await expect
+      .poll(async () => (await manifest(store, 'collector/can/_manifest.json'))?.parts.length, {
+        timeout: 20_000,
+      })
+      .toBe(5);
+    const desc = await client.workflow.getHandle(collectorWorkflowId('can')).describe();
+    expect(desc.runId).not.toBe(first.firstExecutionRunId);
+    expect((await status('can')).seq).toBe(5);
+    const keys = (await listKeys(store, 'collector/can/part-')).map((k) => k.split('/').at(-1));
+    expect(keys).toEqual([
+      'part-00000.jsonl',
+      'part-00001.jsonl',
+      'part-00002.jsonl',
+      'part-00003.jsonl',
+      'part-00004.jsonl',
+    ]);
+    const ids = [];
+    for (const k of await listKeys(store, 'collector/can/part-')) ids.push(...(await partIds(store, k)));
+    expect(ids).toEqual(events.map((e) => e.signal.id));
+  });
+
+  it('writes parts and the manifest to S3', async () => {
+    const store = storeOf('s3');
+    const events = Array.from({ length: 3 }, makeEvent);
+    await deliverAll('s3', events);
+    await expect
+      .poll(async () => (await manifest(store, 'collector/s3/_manifest.json'))?.events, {
+        timeout: 20_000,
+      })
+      .toBe(3);
+    const m = (await manifest(store, 'collector/s3/_manifest.json'))!;
+    expect(m.parts.map((p) => p.count)).toEqual([2, 1]);
+    expect(await listKeys(store, 'collector/s3/staging/')).toEqual([]);
+    expect(store.urlOf(m.parts[0]!.key)).toBe('s3://lake/webhooks/collector/s3/part-00000.jsonl');
+  });
+});
