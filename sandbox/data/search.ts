@@ -1,0 +1,186 @@
+/**
+ * Searches and statistics over the catalog (spec 4.4, 4.5, 4.7, 4.8). They scan catalog timelines on each call
+ * (a few milliseconds); nothing is cached.
+ */
+import type { DataStore } from '../store.ts';
+import type { CompanyProfile } from './companies.ts';
+import { type Person, personExists, personFromEmail, staffCount, staffEmail } from './contacts.ts';
+import { SIGNAL_TYPES, SOCIAL_TYPES } from './signal-types.ts';
+import { buildSignal, scanTimeline } from './signals.ts';
+
+export interface ContentFilters {
+  keywords?: string[];
+  technologies?: string[];
+  competitors?: string[];
+  pain_points?: string[];
+  initiatives?: string[];
+}
+
+export interface CompanySearchParams {
+  types?: Set<string>;
+  after?: number;
+  limit: number;
+  industries?: Set<string>;
+  employeeMin?: number;
+  employeeMax?: number;
+  content?: ContentFilters;
+}
+
+export interface CompanyHit {
+  profile: CompanyProfile;
+  count: number;
+  latest: number;
+}
+
+function lowerAll(list: string[] | undefined): string[] | undefined {
+  return list && list.length > 0 ? list.map((s) => s.toLowerCase()) : undefined;
+}
+
+/** Every given content category must match; within a category any value matches. */
+function contentMatcher(c: ContentFilters | undefined): ((data: Record<string, unknown>) => boolean) | undefined {
+  if (!c) return undefined;
+  const fields: [string, string[]][] = [];
+  for (const key of ['technologies', 'competitors', 'pain_points', 'initiatives'] as const) {
+    const wanted = lowerAll(c[key]);
+    if (wanted) fields.push([key, wanted]);
+  }
+  const keywords = lowerAll(c.keywords);
+  if (fields.length === 0 && !keywords) return undefined;
+  return (data) => {
+    for (const [key, wanted] of fields) {
+      const have = (data[key] as string[] | undefined)?.map((s) => s.toLowerCase()) ?? [];
+      if (!wanted.some((w) => have.includes(w))) return false;
+    }
+    if (keywords) {
+      const text =
+        `${String(data['text'] ?? '')} ${String(data['summary'] ?? '')} ${((data['keywords'] as string[]) ?? []).join(' ')}`.toLowerCase();
+      if (!keywords.some((k) => text.includes(k))) return false;
+    }
+    return true;
+  };
+}
+
+export function searchCompanies(store: DataStore, p: CompanySearchParams, now: number): CompanyHit[] {
+  const catalog = store.catalog;
+  const content = contentMatcher(p.content);
+  const industries = p.industries ? new Set([...p.industries].map((s) => s.toLowerCase())) : undefined;
+  const hits: CompanyHit[] = [];
+  for (let c = 0; c < catalog.domains.length; c++) {
+    const profile = catalog.company(c);
+    const co = profile.company;
+    if (industries && !co.industries?.some((i) => industries.has(i.toLowerCase()))) continue;
+    if (p.employeeMin !== undefined || p.employeeMax !== undefined) {
+      if (co.employee_count_low === undefined || co.employee_count_high === undefined) continue;
+      if (p.employeeMin !== undefined && co.employee_count_high < p.employeeMin) continue;
+      if (p.employeeMax !== undefined && co.employee_count_low > p.employeeMax) continue;
+    }
+    const tl = scanTimeline(profile, now);
+    let count = 0;
+    let latest = 0;
+    for (let i = tl.times.length - 1; i >= 0; i--) {
+      const t = tl.times[i]!;
+      if (p.after !== undefined && t <= p.after) break;
+      const ty = tl.types[i]!;
+      if (p.types && !p.types.has(SIGNAL_TYPES[ty]!.type)) continue;
+      if (content) {
+        if (!SOCIAL_TYPES.has(ty)) continue;
+        const rec = buildSignal(store.seed, profile, i, t, ty, tl.subs[i]!);
+        if (!content(rec.data)) continue;
+      }
+      if (count === 0) latest = t;
+      count++;
+    }
+    if (count > 0) hits.push({ profile, count, latest });
+  }
+  hits.sort((a, b) => b.latest - a.latest || (a.profile.domain < b.profile.domain ? -1 : 1));
+  return hits.slice(0, p.limit);
+}
+
+export interface ContactSearchParams {
+  types?: Set<string>;
+  after?: number;
+  limit: number;
+  seniority?: Set<string>;
+  department?: Set<string>;
+  jobTitle?: string;
+}
+
+export interface ContactHit {
+  person: Person;
+  count: number;
+  latest: number;
+}
+
+/** Catalog companies whose staff the contact search covers. */
+export const CONTACT_SEARCH_COMPANIES = 600;
+
+export function searchContacts(store: DataStore, p: ContactSearchParams, now: number): ContactHit[] {
+  const catalog = store.catalog;
+  const title = p.jobTitle?.toLowerCase();
+  const hits: ContactHit[] = [];
+  const companies = Math.min(CONTACT_SEARCH_COMPANIES, catalog.domains.length);
+  for (let c = 0; c < companies; c++) {
+    const profile = catalog.company(c);
+    const staff = staffCount(store.seed, profile.domain);
+    const seen = new Set<string>();
+    for (let k = 0; k < staff; k++) {
+      const email = staffEmail(store.seed, profile.domain, k);
+      if (seen.has(email) || !personExists(store.seed, email)) continue;
+      seen.add(email);
+      const person = personFromEmail(store.seed, email, profile);
+      const ct = person.contact;
+      if (p.seniority && !p.seniority.has(ct.seniority.toLowerCase())) continue;
+      if (p.department && !p.department.has(ct.department.toLowerCase())) continue;
+      if (title && !ct.job_title.toLowerCase().includes(title)) continue;
+      const tl = scanTimeline(person, now);
+      let count = 0;
+      let latest = 0;
+      for (let i = tl.times.length - 1; i >= 0; i--) {
+        const t = tl.times[i]!;
+        if (p.after !== undefined && t <= p.after) break;
+        if (p.types && !p.types.has(SIGNAL_TYPES[tl.types[i]!]!.type)) continue;
+        if (count === 0) latest = t;
+        count++;
+      }
+      if (count > 0) hits.push({ person, count, latest });
+    }
+  }
+  hits.sort((a, b) => b.latest - a.latest || (a.person.email < b.person.email ? -1 : 1));
+  return hits.slice(0, p.limit);
+}
+
+export interface CatalogStats {
+  byType: number[];
+  total: number;
+  companies: number;
+  latest: number | undefined;
+  medianAgeHours: number | null;
+}
+
+/** Signal counts per type over the catalog's visible timelines, and freshness. */
+export function catalogStats(store: DataStore, now: number): CatalogStats {
+  const catalog = store.catalog;
+  const byType = SIGNAL_TYPES.map(() => 0);
+  let total = 0;
+  let latest: number | undefined;
+  const newestAges: number[] = [];
+  for (let c = 0; c < catalog.domains.length; c++) {
+    const tl = scanTimeline(catalog.company(c), now);
+    for (const ty of tl.types) byType[ty]!++;
+    total += tl.times.length;
+    const last = tl.times[tl.times.length - 1];
+    if (last !== undefined) {
+      newestAges.push(now - last);
+      if (latest === undefined || last > latest) latest = last;
+    }
+  }
+  newestAges.sort((a, b) => a - b);
+  const mid = newestAges[Math.floor(newestAges.length / 2)];
+  return {
+    byType,
+    total,
+    companies: catalog.domains.length,
+    latest,
+    medianAgeHours: mid === undefined ? null : Math.round((mid / 3_600_000) * 10) / 10,
+  };
+}
