@@ -1,0 +1,101 @@
+/**
+ * Fault injection (README "Faults"). Each decision is drawn from (seed, a per-sandbox counter), so a run with
+ * the same seed and the same request order sees the same faults. API faults are decided before any work, so a
+ * faulted request is never charged.
+ */
+import { hash2, hashString, unit } from './random.ts';
+
+export interface FaultOptions {
+  /** Added to every API response. */
+  latencyMs?: number;
+  /** Share of requests answered 500/502/503 (some with an HTML body). */
+  errorRate?: number;
+  /** Of every `every` consecutive requests, the last `length` are answered 429 with `Retry-After: retryAfterS`. */
+  rateLimitBurst?: { every: number; length: number; retryAfterS?: number };
+  /** Share of requests whose socket is destroyed without an answer. */
+  resetRate?: number;
+  /** Share answered 200 with a cut-off JSON body (not charged). */
+  malformedJsonRate?: number;
+  /** Share of export downloads cut off part-way (Content-Length kept, the socket destroyed). */
+  truncateDownloads?: number;
+  /** Throttles export downloads. */
+  downloadBytesPerSec?: number;
+  /** Export jobs end `failed`. */
+  exportFailure?: boolean;
+  /** Share of addresses in a verify call whose upstream check fails (free, reported as errors). */
+  verifyUpstreamFailureRate?: number;
+}
+
+export type FaultDecision =
+  | { kind: 'none' }
+  | { kind: 'rate_limited'; retryAfterS: number }
+  | { kind: 'reset' }
+  | { kind: 'error'; status: 500 | 502 | 503; html: boolean }
+  | { kind: 'malformed' };
+
+const NONE: FaultDecision = { kind: 'none' };
+
+export class Faults {
+  private options: FaultOptions;
+  private readonly salt: number;
+  private requests = 0;
+  private downloads = 0;
+
+  constructor(seed: number, options: FaultOptions = {}) {
+    this.salt = hashString('faults', seed);
+    this.options = { ...options };
+  }
+
+  /** Replaces every fault option (`set({})` switches all faults off). */
+  set(options: FaultOptions): void {
+    this.options = { ...options };
+  }
+
+  get current(): Readonly<FaultOptions> {
+    return this.options;
+  }
+
+  get latencyMs(): number {
+    return Math.max(0, this.options.latencyMs ?? 0);
+  }
+
+  /** The fault (if any) for the next authenticated API request. */
+  decide(): FaultDecision {
+    const n = this.requests++;
+    const o = this.options;
+    const burst = o.rateLimitBurst;
+    if (burst && burst.every > 0 && burst.length > 0 && n % burst.every >= burst.every - burst.length) {
+      return { kind: 'rate_limited', retryAfterS: burst.retryAfterS ?? 1 };
+    }
+    const h = hash2(this.salt, n);
+    if (o.resetRate && unit(hash2(h, 1)) < o.resetRate) return { kind: 'reset' };
+    if (o.errorRate && unit(hash2(h, 2)) < o.errorRate) {
+      const pick = hash2(h, 3);
+      const status = ([500, 502, 503] as const)[pick % 3]!;
+      return { kind: 'error', status, html: (pick >>> 8) % 2 === 0 };
+    }
+    if (o.malformedJsonRate && unit(hash2(h, 4)) < o.malformedJsonRate) return { kind: 'malformed' };
+    return NONE;
+  }
+
+  /** Whether the upstream check of `email` fails in request number `requestSeq`. */
+  verifyUpstreamFails(requestSeq: number, email: string): boolean {
+    const rate = this.options.verifyUpstreamFailureRate;
+    if (!rate) return false;
+    return unit(hash2(hash2(this.salt ^ 0x5e1f, requestSeq), hashString(email))) < rate;
+  }
+
+  /** For the next download: the share of the body after which it is cut (undefined = not cut). */
+  decideDownload(): { cutAt: number | undefined; bytesPerSec: number | undefined } {
+    const n = this.downloads++;
+    const o = this.options;
+    const h = hash2(this.salt ^ 0xd0d0, n);
+    const cut = o.truncateDownloads && unit(h) < o.truncateDownloads ? 0.1 + 0.8 * unit(hash2(h, 9)) : undefined;
+    const rate = o.downloadBytesPerSec && o.downloadBytesPerSec > 0 ? o.downloadBytesPerSec : undefined;
+    return { cutAt: cut, bytesPerSec: rate };
+  }
+
+  get exportFailure(): boolean {
+    return this.options.exportFailure === true;
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * signal-kit's local Signal Data Service. `startSandbox()` starts it on 127.0.0.1; see sandbox/README.md for
+ * every choice it makes where the spec is silent. It imports nothing from the kit.
+ */
+import type { AddressInfo } from 'node:net';
+import type { ApiContext, Route } from './api.ts';
+import {
+  type AccountInfo,
+  type AccountSpec,
+  Accounts,
+  DEFAULT_ACCOUNT_ID,
+  DEFAULT_CREDITS,
+  DEFAULT_KEYS,
+} from './auth.ts';
+import { type EnrichSignal, toLookupSignal } from './data/signals.ts';
+import { DEFAULT_EXPORT_TIMING, ExportService, type ExportTiming } from './exports.ts';
+import { type FaultOptions, Faults } from './faults.ts';
+import { Ledger } from './ledger.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { companyRoutes } from './routes/companies.ts';
+import { contactRoutes } from './routes/contacts.ts';
+import { emailRoutes } from './routes/emails.ts';
+import { intentRoutes } from './routes/intent.ts';
+import { signalRoutes } from './routes/signals.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { createSandboxServer } from './server.ts';
+import { DataStore } from './store.ts';
+import { DEFAULT_RETRY_DELAYS_MS, type DeliveryAttempt, WebhookService } from './webhooks.ts';
+
+export type { AccountInfo, AccountSpec } from './auth.ts';
+export { DEFAULT_ACCOUNT_ID, DEFAULT_CREDITS, DEFAULT_KEYS } from './auth.ts';
+export type { EnrichSignal as SandboxSignal } from './data/signals.ts';
+export type { ExportTiming } from './exports.ts';
+export { DEFAULT_EXPORT_TIMING } from './exports.ts';
+export type { FaultOptions } from './faults.ts';
+export type { Ledger, LedgerEntry } from './ledger.ts';
+export { SANDBOX_EPOCH_MS } from './time.ts';
+export type { DeliveryAttempt, WebhookPayload } from './webhooks.ts';
+export { DEFAULT_RETRY_DELAYS_MS, signWebhook } from './webhooks.ts';
+
+export interface SandboxOptions {
+  /** 0 (default) picks a free port. The server binds 127.0.0.1 only. */
+  port?: number;
+  /** All synthetic data and fault decisions derive from it (default 1). */
+  seed?: number;
+  /** Per account, shared by its keys (default 300; 0 or Infinity = off). */
+  rateLimitPerMinute?: number;
+  /** Length of the sliding rate-limit window (default 60,000 ms; tests shorten it). */
+  rateLimitWindowMs?: number;
+  /** Starting balance of the default account (default 1,000,000). */
+  credits?: number;
+  /** Replaces the default account. */
+  accounts?: AccountSpec[];
+  faults?: FaultOptions;
+  /** Epoch ms; drives signal visibility, export states, link expiry (default Date.now). */
+  clock?: () => number;
+  exportTiming?: Partial<ExportTiming>;
+  /** Webhook delivery schedule: attempt i waits delays[i] ms (default [0, 1000, 5000, 30000]). */
+  webhookRetryDelaysMs?: number[];
+  /** Per-attempt webhook delivery timeout (default 10,000 ms). */
+  webhookTimeoutMs?: number;
+  /** Fixes every export's line count (benchmarks use it for multi-GiB downloads). */
+  exportRows?: number;
+}
+
+export interface EmitOptions {
+  /** How many signals to create (default 1). */
+  count?: number;
+  /** Types to draw from (default: the company's usual mix). */
+  signal_types?: string[];
+  /** Company that gets the signals (default: catalog companies). */
+  domain?: string;
+}
+
+export interface SandboxAccounts {
+  list(): AccountInfo[];
+  get(id?: string): AccountInfo | undefined;
+  setCredits(id: string, credits: number): void;
+  addCredits(id: string, credits: number): void;
+  addKey(id: string, key: string): void;
+}
+
+export interface Sandbox {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  ledger: Ledger;
+  accounts: SandboxAccounts;
+  /** Creates signals detected now and delivers them to matching active webhook subscriptions. */
+  emitSignals(options?: EmitOptions): EnrichSignal[];
+  /** Replaces the fault options (`setFaults({})` turns every fault off). */
+  setFaults(faults: FaultOptions): void;
+  /** Every webhook delivery attempt (the last 10,000). */
+  deliveries: DeliveryAttempt[];
+  /** Resolves when no webhook delivery is scheduled or in flight. */
+  webhooksSettled(): Promise<void>;
+  clock: () => number;
+  seed: number;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const seed = options.seed ?? 1;
+  const clock = options.clock ?? Date.now;
+  const ledger = new Ledger();
+  const accounts = new Accounts(
+    options.accounts ?? [
+      { id: DEFAULT_ACCOUNT_ID, keys: [...DEFAULT_KEYS], credits: options.credits ?? DEFAULT_CREDITS },
+    ],
+    ledger,
+  );
+  const faults = new Faults(seed, options.faults);
+  const store = new DataStore(seed, clock);
+  const exports = new ExportService({
+    seed,
+    catalog: () => store.catalog,
+    clock,
+    faults,
+    timing: { ...DEFAULT_EXPORT_TIMING, ...options.exportTiming },
+    exportRows: options.exportRows,
+  });
+  const webhooks = new WebhookService({
+    seed,
+    ledger,
+    clock,
+    retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+    timeoutMs: options.webhookTimeoutMs ?? 10_000,
+  });
+  const limiter = new RateLimiter(options.rateLimitPerMinute ?? 300, options.rateLimitWindowMs ?? 60_000);
+  let baseUrl = '';
+  const ctx: ApiContext = {
+    store,
+    ledger,
+    accounts,
+    faults,
+    exports,
+    webhooks,
+    clock,
+    baseUrl: () => baseUrl,
+  };
+  const routes: Route[] = [
+    ...companyRoutes,
+    ...contactRoutes,
+    ...signalRoutes,
+    ...intentRoutes,
+    ...emailRoutes,
+    ...webhookRoutes,
+  ];
+  const { server, closeAll } = createSandboxServer({ ctx, routes, limiter, seed });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  baseUrl = `http://127.0.0.1:${port}`;
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    port,
+    seed,
+    clock,
+    ledger,
+    deliveries: webhooks.deliveries,
+    accounts: {
+      list: () => accounts.list(),
+      get: (id = DEFAULT_ACCOUNT_ID) => accounts.info(id),
+      setCredits: (id, credits) => accounts.setCredits(id, credits),
+      addCredits: (id, credits) => accounts.addCredits(id, credits),
+      addKey: (id, key) => accounts.addKey(id, key),
+    },
+    emitSignals(opts: EmitOptions = {}): EnrichSignal[] {
+      const emitOpts: { count: number; signalTypes?: string[]; domain?: string } = { count: opts.count ?? 1 };
+      if (opts.signal_types) emitOpts.signalTypes = opts.signal_types;
+      if (opts.domain !== undefined) emitOpts.domain = opts.domain;
+      const records = store.emit(emitOpts, clock());
+      webhooks.dispatch(records);
+      return records.map(toLookupSignal);
+    },
+    setFaults: (f) => faults.set(f),
+    webhooksSettled: () => webhooks.settled(),
+    stop(): Promise<void> {
+      stopping ??= new Promise<void>((resolve) => {
+        webhooks.stop();
+        exports.abort.abort();
+        server.close(() => resolve());
+        closeAll();
+      });
+      return stopping;
+    },
+  };
+}
