@@ -72,6 +72,7 @@ import type {
   IntentExportDownload,
   IntentExportResult,
   IntentExportTarget,
+  LegacyCompanyEnrichResult,
   ResponseMeta,
   SearchCompaniesParams,
   SearchContactsParams,
@@ -229,10 +230,7 @@ export class SignalClient {
    * `GET /v1/companies/enrich?domain=`: the older form, mapped onto the same result as `enrichCompany`
    * (the original body is in `legacy`).
    */
-  async enrichCompanyLegacy(
-    params: EnrichCompanyLegacyParams,
-    call?: CallOptions,
-  ): Promise<CompanyEnrichResult & { legacy: Record<string, unknown> }> {
+  async enrichCompanyLegacy(params: EnrichCompanyLegacyParams, call?: CallOptions): Promise<LegacyCompanyEnrichResult> {
     requireOneOf(params, ['domain']);
     return this.#call(
       { method: 'GET', path: '/v1/companies/enrich', query: { domain: params.domain }, idempotent: true, call },
