@@ -74,7 +74,10 @@ export interface PushProgress {
 
 export const pushProgressQuery = defineQuery<PushProgress>('progress');
 
-/** Set by Temporal on every workflow a schedule starts (its nominal time, also for trigger and backfill). */
+/**
+ * Set by Temporal on every workflow a schedule starts: its nominal time, to the second (also for trigger and
+ * backfill). The workflow id of such a run ends with the same time.
+ */
 const SCHEDULED_START = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /**

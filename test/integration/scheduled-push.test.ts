@@ -1,0 +1,173 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planKey, pushBatchKey, watermarksKey } from '../../activities/push/layout.ts';
+import type { PushBatch, PushManifest, PushResult } from '../../activities/push/types.ts';
+import { SignalClient } from '../../connectors/signal-api/client.ts';
+import { openStore, type Store } from '../../connectors/storage/index.ts';
+import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+
+const DAY = 86_400_000;
+
+interface Line {
+  domain: string;
+  signal_id: string;
+  detected_at: string;
+  [key: string]: unknown;
+}
+
+/** Reads a run's manifest and its manifested parts, as a consumer of the bucket would. */
+async function readRun(store: Store, result: PushResult): Promise<{ manifest: PushManifest; lines: Line[] }> {
+  const prefix = `${result.name}/signals/dt=${result.dt}/run-${result.runId}/`;
+  const manifest = JSON.parse(await store.readText(`${prefix}_manifest.json`)) as PushManifest;
+  const lines: Line[] = [];
+  for (const part of manifest.parts) {
+    expect(part.key.startsWith(prefix)).toBe(true);
+    expect(part.key).toMatch(/\/part-\d{5}\.jsonl\.gz$/);
+    const chunks: Buffer[] = [];
+    for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
+    const text = gunzipSync(Buffer.concat(chunks)).toString('utf8');
+    const partLines = text.split('\n').filter(Boolean);
+    expect(partLines).toHaveLength(part.lines);
+    for (const line of partLines) lines.push(JSON.parse(line) as Line);
+  }
+  return { manifest, lines };
+}
+
+async function readMarks(store: Store, name: string): Promise<{ run_id: string; domains: Record<string, string> }> {
+  return JSON.parse(await store.readText(watermarksKey(name)));
+}
+
+describe('scheduled push: incremental runs over a sandbox whose clock moves forward', () => {
+  let env: JobEnv;
+  let dir: string;
+  let now = Date.UTC(2026, 2, 1, 6);
+  const domains = Array.from({ length: 40 }, (_, i) => `push-company${i}.com`);
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 11, clock: () => now } });
+    await env.startWorker();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-push-'));
+    const rows = [
+      'name,domain',
+      ...domains.map((d, i) => `Company ${i},https://www.${d}/`),
+      'Dup,PUSH-COMPANY3.COM',
+      'Junk,n/a',
+    ];
+    await writeFile(join(dir, 'watchlist.csv'), `${rows.join('\n')}\n`);
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  const run = async (workflowId: string, input: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'>) => {
+    const c = env.config();
+    return env.client.workflow.execute('scheduledPush', {
+      workflowId,
+      taskQueue: c.taskQueue,
+      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+    }) as Promise<PushResult>;
+  };
+
+  it('the second run asks only for signals after each watermark, writes only those, and pays only for them', async () => {
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const store = openStore(output);
+    const push = { name: 'crm', watchlist: pathToFileURL(join(dir, 'watchlist.csv')).href, output };
+
+    // Run 1 (no watermarks yet): every visible signal of every domain.
+    const before1 = env.sandbox.ledger.total();
+    const first = await run('push-crm-1', { ...push, runAt: '2026-03-01T06:00:00Z' });
+    const charged1 = env.sandbox.ledger.total() - before1;
+    expect(first).toMatchObject({ status: 'completed', runId: '20260301T060000Z', dt: '2026-03-01' });
+    const run1 = await readRun(store, first);
+    expect(run1.manifest.counts).toMatchObject({
+      input_rows: 42,
+      distinct: 40,
+      duplicates: 1,
+      invalid: 1,
+      domains: 40,
+    });
+    expect(run1.lines.length).toBeGreaterThan(100);
+    expect(run1.manifest.counts.signals).toBe(run1.lines.length);
+    expect(charged1).toBe(2 * run1.lines.length);
+    expect(first.credits).toBe(charged1);
+    expect(new Set(run1.lines.map((l) => l.domain)).size).toBeGreaterThan(20);
+    expect(run1.lines.every((l) => domains.includes(l.domain))).toBe(true);
+    expect(run1.lines.every((l) => Date.parse(l.detected_at) <= now)).toBe(true);
+
+    // The watermark of each domain is the newest detected_at this run wrote for it, committed after the manifest.
+    const marks1 = await readMarks(store, 'crm');
+    expect(marks1.run_id).toBe(first.runId);
+    const newest = new Map<string, number>();
+    for (const l of run1.lines) newest.set(l.domain, Math.max(newest.get(l.domain) ?? 0, Date.parse(l.detected_at)));
+    expect(Object.keys(marks1.domains).sort()).toEqual([...newest.keys()].sort());
+    for (const [domain, at] of newest) expect(Date.parse(marks1.domains[domain]!)).toBe(at);
+
+    // The service's clock moves on: new signals appear.
+    now += 45 * DAY;
+    const before2 = env.sandbox.ledger.total();
+    const entries2 = env.sandbox.ledger.entries.length;
+    const second = await run('push-crm-2', { ...push, runAt: '2026-04-15T06:00:00Z' });
+    const charged2 = env.sandbox.ledger.total() - before2;
+    expect(second).toMatchObject({ status: 'completed', runId: '20260415T060000Z', dt: '2026-04-15' });
+    const run2 = await readRun(store, second);
+
+    // Requested only after the watermarks: every bulk call of run 2 carried its domains' exact watermark.
+    const run2Ref = { name: 'crm', output, runId: second.runId, date: second.dt };
+    const plan = JSON.parse(await store.readText(planKey(run2Ref))) as { batches: number; watermarksFrom: string };
+    expect(plan.watermarksFrom).toBe(first.runId);
+    for (let i = 0; i < plan.batches; i++) {
+      const batch = JSON.parse(await store.readText(pushBatchKey(run2Ref, i))) as PushBatch;
+      for (const domain of batch.domains) expect(batch.detected_after).toBe(marks1.domains[domain] ?? null);
+    }
+    // Wrote only new signals: after the domain's watermark, none of them already pushed.
+    expect(run2.lines.length).toBeGreaterThan(0);
+    const pushed1 = new Set(run1.lines.map((l) => l.signal_id));
+    for (const l of run2.lines) {
+      expect(pushed1.has(l.signal_id)).toBe(false);
+      const mark = marks1.domains[l.domain];
+      if (mark) expect(Date.parse(l.detected_at)).toBeGreaterThan(Date.parse(mark));
+    }
+    // Paid only for them.
+    expect(charged2).toBe(2 * run2.lines.length);
+    expect(second.credits).toBe(charged2);
+    expect(run2.manifest.credits_charged).toBe(charged2);
+    expect(env.sandbox.ledger.entries.length - entries2).toBeLessThanOrEqual(plan.batches);
+
+    // Nothing was missed: the two runs together are exactly what the service shows now.
+    const client = new SignalClient({ baseUrl: env.sandbox.url, apiKey: 'sk_test_1', retry: false });
+    try {
+      const all = new Set<string>();
+      for (let i = 0; i < domains.length; i += 100) {
+        const response = await client.enrichCompanies({ domains: domains.slice(i, i + 100), limit: 500 });
+        for (const r of response.results) if (r.status === 'ok') for (const s of r.signals) all.add(s.signal_id);
+      }
+      const pushed = [...run1.lines, ...run2.lines].map((l) => l.signal_id);
+      expect(new Set(pushed).size).toBe(pushed.length);
+      expect(new Set(pushed)).toEqual(all);
+    } finally {
+      await client.close();
+    }
+
+    const marks2 = await readMarks(store, 'crm');
+    expect(marks2.run_id).toBe(second.runId);
+    for (const l of run2.lines)
+      expect(Date.parse(marks2.domains[l.domain]!)).toBeGreaterThanOrEqual(Date.parse(l.detected_at));
+
+    // A retried run for the same scheduled time writes the same keys and fetches (and pays) nothing again.
+    const entries3 = env.sandbox.ledger.entries.length;
+    const again = await run('push-crm-2-retry', { ...push, runAt: '2026-04-15T06:00:00Z' });
+    expect(env.sandbox.ledger.entries.length).toBe(entries3);
+    expect(again).toMatchObject({
+      runId: second.runId,
+      signals: second.signals,
+      credits: second.credits,
+      watermarksAdvanced: 0,
+    });
+    expect((await readRun(store, again)).manifest.parts).toEqual(run2.manifest.parts);
+  });
+});

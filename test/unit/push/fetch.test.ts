@@ -1,0 +1,192 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { collect, fetchPushBatch, readBatchRecord, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
+import { batchDoneKey, pushBatchKey, pushPartKey } from '../../../activities/push/layout.ts';
+import type { PushBatch, PushRunRef } from '../../../activities/push/types.ts';
+import type { SignalClient } from '../../../connectors/signal-api/client.ts';
+import { ValidationError } from '../../../connectors/signal-api/errors.ts';
+import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../../connectors/signal-api/index.ts';
+import { openStore, type Store } from '../../../connectors/storage/index.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-fetch-'));
+let count = 0;
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const signal = (id: string, at: string): Signal => ({
+  signal_id: `sig_${id}`,
+  signal_type: 'news',
+  signal_subtype: 'companyNews',
+  signal_name: `news ${id}`,
+  detected_at: at,
+  data: { summary: `news ${id}` },
+});
+
+const ok = (domain: string, signals: Signal[]): BulkEnrichItem => ({
+  domain,
+  status: 'ok',
+  company: { name: domain, domain },
+  signals,
+  signal_summary: {},
+  coverage: {},
+});
+
+/** A client whose bulk call answers from a table and records every call. */
+function fakeClient(answer: (params: EnrichCompaniesParams) => BulkEnrichItem[] | Error) {
+  const calls: { params: EnrichCompaniesParams; retry: unknown }[] = [];
+  const client = {
+    async enrichCompanies(params: EnrichCompaniesParams, call?: { retry?: unknown }) {
+      calls.push({ params, retry: call?.retry });
+      const results = answer(params);
+      if (results instanceof Error) throw results;
+      const signals = results.reduce((n, r) => n + (r.status === 'ok' ? r.signals.length : 0), 0);
+      return {
+        results,
+        summary: { requested: params.domains.length, ok: 0, not_found: 0, error: 0, signals },
+        credits: 2 * signals,
+      };
+    },
+  };
+  return { client: client as unknown as SignalClient, calls };
+}
+
+async function setup(batch: Omit<PushBatch, 'index'>): Promise<{ store: Store; run: PushRunRef }> {
+  const dir = join(root, `out-${count++}`);
+  const store = openStore(dir);
+  const run: PushRunRef = { name: 'p', output: store.url, runId: '20260301T120000Z', date: '2026-03-01' };
+  await store.writeText(pushBatchKey(run, 0), JSON.stringify({ index: 0, ...batch }));
+  return { store, run };
+}
+
+async function partLines(store: Store, key: string): Promise<Record<string, unknown>[]> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.openRead(key)) chunks.push(chunk as Buffer);
+  return gunzipSync(Buffer.concat(chunks))
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('collect', () => {
+  const batch: PushBatch = {
+    index: 3,
+    detected_after: '2026-03-01T00:00:00.000Z',
+    domains: ['a.com', 'b.com', 'c.com', 'd.com', 'e.com'],
+  };
+
+  it('writes one line per signal after the watermark, with its domain, and marks each domain with its newest', () => {
+    const { lines, record } = collect(
+      batch,
+      [
+        ok('a.com', [
+          signal('a2', '2026-03-05T00:00:00Z'),
+          signal('a1', '2026-03-02T00:00:00Z'),
+          signal('a0', '2026-03-01T00:00:00Z'),
+        ]),
+        ok('B.com', []),
+        { domain: 'c.com', status: 'not_found' },
+        { domain: 'd.com', status: 'error', error: { code: 'invalid_domain', message: 'no' } },
+      ],
+      2,
+    );
+    // a0 is at the watermark (an inclusive `detected_after` would return it): not written again.
+    expect(lines.map((line) => [line.domain, line.signal_id])).toEqual([
+      ['a.com', 'sig_a2'],
+      ['a.com', 'sig_a1'],
+    ]);
+    expect(record.marks).toEqual({ 'a.com': '2026-03-05T00:00:00Z' });
+    expect(record.truncated).toEqual(['a.com']);
+    expect(record.counts).toMatchObject({ lines: 2, ok: 2, not_found: 1, error: 2 });
+    expect(record.errors.map((e) => [e.domain, e.code])).toEqual([
+      ['d.com', 'invalid_domain'],
+      ['e.com', 'missing_result'],
+    ]);
+  });
+});
+
+describe('fetchPushBatch', () => {
+  const filters = { limit: 50, signal_types: ['news'] };
+
+  it('asks once with the batch watermark and no client retries, then answers from its record', async () => {
+    const { store, run } = await setup({ detected_after: '2026-03-01T00:00:00.000Z', domains: ['a.com', 'b.com'] });
+    const { client, calls } = fakeClient(() => [ok('a.com', [signal('1', '2026-03-02T00:00:00Z')]), ok('b.com', [])]);
+    const first = await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(first).toMatchObject({ reused: false, failed: false, counts: { lines: 1, ok: 2, credits: 2 } });
+    expect(calls).toEqual([
+      {
+        params: {
+          domains: ['a.com', 'b.com'],
+          detected_after: '2026-03-01T00:00:00.000Z',
+          signal_types: ['news'],
+          limit: 50,
+        },
+        retry: false,
+      },
+    ]);
+    expect(await partLines(store, pushPartKey(run, 0))).toEqual([
+      { domain: 'a.com', ...signal('1', '2026-03-02T00:00:00Z') },
+    ]);
+
+    const again = await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(again).toEqual({ ...first, reused: true });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('writes no part when nothing is new, and still records the batch', async () => {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
+    const { client } = fakeClient(() => [ok('a.com', [])]);
+    await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(await store.exists(pushPartKey(run, 0))).toBe(false);
+    const record = await readBatchRecord(store, run, 0);
+    expect(record).toMatchObject({ index: 0, detected_after: null, marks: {}, failed: false });
+    expect(record?.part).toBeUndefined();
+  });
+
+  it('rebuilds the record of a part written before a crash without calling the API again', async () => {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
+    const { client, calls } = fakeClient(() => [
+      ok('a.com', [signal('2', '2026-03-03T00:00:00Z'), signal('1', '2026-03-02T00:00:00Z')]),
+      ok('b.com', [signal('3', '2026-03-04T00:00:00Z')]),
+    ]);
+    await fetchPushBatch(client, store, { run, index: 0, filters });
+    const original = await readBatchRecord(store, run, 0);
+    await store.delete(batchDoneKey(run, 0)); // the crash: part published, record not yet written
+    const retried = await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(calls).toHaveLength(1);
+    expect(retried).toMatchObject({ reused: true, counts: { lines: 3, credits: 6 } });
+    const rebuilt = await readBatchRecord(store, run, 0);
+    expect(rebuilt?.marks).toEqual(original?.marks);
+    expect(rebuilt?.part).toEqual(original?.part);
+  });
+
+  it('turns a rejected request into error records, and lets retryable failures reach Temporal classified', async () => {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
+    const rejected = fakeClient(() => new ValidationError({ status: 422, code: 'validation_error', message: 'bad' }));
+    const result = await fetchPushBatch(rejected.client, store, { run, index: 0, filters });
+    expect(result.counts).toMatchObject({ error: 1, lines: 0 });
+
+    const failing = await setup({ detected_after: null, domains: ['a.com'] });
+    const { ServerError } = await import('../../../connectors/signal-api/errors.ts');
+    const down = fakeClient(() => new ServerError({ status: 503, code: 'unavailable', message: 'down' }));
+    await expect(
+      fetchPushBatch(down.client, failing.store, { run: failing.run, index: 0, filters }),
+    ).rejects.toMatchObject({
+      type: 'ServerError',
+      nonRetryable: false,
+    });
+  });
+
+  it('records a batch whose retries are spent as failed, and fetches it again on a re-run', async () => {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
+    const failed = await recordFailedPushBatch(store, { run, index: 0, message: 'gave up' });
+    expect(failed).toMatchObject({ failed: true, counts: { error: 2 } });
+    expect((await readBatchRecord(store, run, 0))?.errors.map((e) => e.code)).toEqual(['batch_failed', 'batch_failed']);
+    const { client, calls } = fakeClient(() => [ok('a.com', []), ok('b.com', [])]);
+    const redone = await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(redone).toMatchObject({ reused: false, failed: false, counts: { ok: 2, error: 0 } });
+    expect(calls).toHaveLength(1);
+  });
+});

@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fetchPushBatch, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
+import { finalizePushRun } from '../../../activities/push/finalize.ts';
+import { planKey, pushBatchKey, pushManifestKey, watermarksKey } from '../../../activities/push/layout.ts';
+import type { StoredPlan } from '../../../activities/push/plan.ts';
+import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
+import { commitWatermarks, readWatermarks } from '../../../activities/push/watermarks.ts';
+import type { SignalClient } from '../../../connectors/signal-api/client.ts';
+import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
+import { openStore, type Store } from '../../../connectors/storage/index.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-finalize-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Records the order in which keys are published. */
+function recording(store: Store): { store: Store; writes: string[] } {
+  const writes: string[] = [];
+  const wrapped = Object.create(store) as Store;
+  wrapped.writeText = async (key, text, options) => {
+    await store.writeText(key, text, options);
+    writes.push(key);
+  };
+  return { store: wrapped, writes };
+}
+
+const client = {
+  async enrichCompanies(params: EnrichCompaniesParams) {
+    const results = params.domains.map((domain) => ({
+      domain,
+      status: 'ok' as const,
+      company: { name: domain, domain },
+      signals: [
+        {
+          signal_id: `sig_${domain}`,
+          signal_type: 'news',
+          signal_subtype: '',
+          signal_name: 'n',
+          detected_at: '2026-03-05T00:00:00.000Z',
+          data: { summary: 'n' },
+        },
+      ],
+      signal_summary: {},
+      coverage: {},
+    }));
+    return {
+      results,
+      summary: { requested: 0, ok: 0, not_found: 0, error: 0, signals: 0 },
+      credits: 2 * results.length,
+    };
+  },
+} as unknown as SignalClient;
+
+describe('finalizePushRun', () => {
+  it('publishes the manifest before the watermarks, and a failed batch leaves its domains where they were', async () => {
+    const { store, writes } = recording(openStore(join(root, 'one')));
+    await commitWatermarks(store, 'p', 'r0', new Map([['c.com', '2026-03-01T00:00:00.000Z']]));
+    const run: PushRunRef = { name: 'p', output: store.url, runId: '20260306T000000Z', date: '2026-03-06' };
+    const plan: StoredPlan = {
+      rows: 3,
+      distinct: 3,
+      duplicates: 0,
+      invalid: 0,
+      batches: 2,
+      groups: 2,
+      watermarksFrom: 'r0',
+      watchlist: 'file:///w.csv',
+      since: null,
+      planned_at: '2026-03-06T00:00:00.000Z',
+      invalid_rows: [],
+    };
+    await store.writeText(planKey(run), JSON.stringify(plan));
+    await store.writeText(
+      pushBatchKey(run, 0),
+      JSON.stringify({ index: 0, detected_after: null, domains: ['a.com', 'b.com'] }),
+    );
+    await store.writeText(
+      pushBatchKey(run, 1),
+      JSON.stringify({ index: 1, detected_after: '2026-03-01T00:00:00.000Z', domains: ['c.com'] }),
+    );
+    await fetchPushBatch(client, store, { run, index: 0, filters: { limit: 500 } });
+    await recordFailedPushBatch(store, { run, index: 1, message: 'service unavailable' });
+    writes.length = 0;
+
+    const result = await finalizePushRun(store, {
+      run,
+      watchlist: plan.watchlist,
+      status: 'completed',
+      startedAt: '2026-03-06T00:00:00.000Z',
+      scheduledAt: '2026-03-06T00:00:00.000Z',
+    });
+    expect(writes).toEqual([pushManifestKey(run), watermarksKey('p')]);
+    expect(result).toMatchObject({
+      status: 'completed_with_errors',
+      signals: 2,
+      credits: 4,
+      parts: 1,
+      errors: 1,
+      watermarksAdvanced: 2,
+    });
+    const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
+    expect(manifest).toMatchObject({
+      run_id: run.runId,
+      dt: '2026-03-06',
+      status: 'completed_with_errors',
+      counts: { domains: 3, ok: 2, error: 1, signals: 2 },
+      batches: { total: 2, done: 2, failed: 1 },
+      watermarks: { from_run: 'r0', domains_advanced: 2 },
+    });
+    expect(manifest.errors).toEqual([{ domain: 'c.com', code: 'batch_failed', message: 'service unavailable' }]);
+    const marks = await readWatermarks(store, 'p');
+    expect(Object.fromEntries(marks.marks)).toEqual({
+      'a.com': '2026-03-05T00:00:00.000Z',
+      'b.com': '2026-03-05T00:00:00.000Z',
+      'c.com': '2026-03-01T00:00:00.000Z',
+    });
+  });
+});

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import {
+  formatEvery,
+  parseCreate,
+  parseEvery,
+  parseOverlap,
+  parseSubcommand,
+  pushInputOf,
+  scheduleIdOf,
+} from '../../../cli/commands/schedule.ts';
+import { runIdOf } from '../../../workflows/scheduled-push.ts';
+
+const base = ['--name', 'crm', '--watchlist', 's3://b/watch.csv', '--output', 's3://b/out', '--every', '6h'];
+
+describe('schedule command parsing', () => {
+  it('reads durations and prints them back in the shortest form', () => {
+    expect(parseEvery('every', '6h')).toBe(6 * 3_600_000);
+    expect(parseEvery('every', '1h30m')).toBe(90 * 60_000);
+    expect(parseEvery('every', '1d')).toBe(86_400_000);
+    expect(formatEvery(90 * 60_000)).toBe('1h30m');
+    expect(formatEvery(86_400_000 + 1000)).toBe('1d1s');
+    for (const bad of ['6', 'h', '6 hours', '-1h', '0s', '']) expect(() => parseEvery('every', bad)).toThrow(/--every/);
+  });
+
+  it('maps overlap names onto Temporal policies', () => {
+    expect(parseOverlap('overlap', 'skip')).toBe('SKIP');
+    expect(parseOverlap('overlap', 'buffer-all')).toBe('BUFFER_ALL');
+    expect(parseOverlap('overlap', 'ALLOW_ALL')).toBe('ALLOW_ALL');
+    expect(parseOverlap('overlap', undefined)).toBeUndefined();
+    expect(() => parseOverlap('overlap', 'sometimes')).toThrow(/--overlap must be one of skip, buffer-one/);
+  });
+
+  it('builds a definition with SKIP by default, and a workflow input with the configured task queues', () => {
+    const definition = parseCreate([
+      ...base,
+      '--signal-types',
+      'news, sec-8k',
+      '--limit',
+      '50',
+      '--since',
+      '2026-01-01',
+    ]);
+    expect(definition).toEqual({
+      name: 'crm',
+      watchlist: 's3://b/watch.csv',
+      output: 's3://b/out',
+      everyMs: 6 * 3_600_000,
+      overlap: 'SKIP',
+      paused: false,
+      signalTypes: ['news', 'sec-8k'],
+      limit: 50,
+      since: '2026-01-01T00:00:00.000Z',
+    });
+    const temporal = {
+      address: 'x',
+      namespace: 'default',
+      temporalApiKey: undefined,
+      taskQueue: 'q',
+      apiTaskQueue: 'qa',
+    };
+    expect(pushInputOf(definition, temporal)).toEqual({
+      name: 'crm',
+      watchlist: 's3://b/watch.csv',
+      output: 's3://b/out',
+      signalTypes: ['news', 'sec-8k'],
+      limit: 50,
+      since: '2026-01-01T00:00:00.000Z',
+      taskQueue: 'q',
+      apiTaskQueue: 'qa',
+    });
+    expect(scheduleIdOf('crm')).toBe('signal-kit-push-crm');
+  });
+
+  it('names the flag in every error, before anything reaches the server', () => {
+    const without = (flag: string) => {
+      const i = base.indexOf(flag);
+      return [...base.slice(0, i), ...base.slice(i + 2)];
+    };
+    expect(() => parseCreate(without('--name'))).toThrow('--name is required');
+    expect(() => parseCreate(without('--watchlist'))).toThrow('--watchlist is required');
+    expect(() => parseCreate(without('--output'))).toThrow('--output is required');
+    expect(() => parseCreate(without('--every'))).toThrow('--every is required');
+    expect(() => parseCreate([...base, '--name', 'Bad Name'])).toThrow(/--name must be lower-case/);
+    expect(() => parseCreate([...base, '--watchlist', 's3://b/watch.xlsx'])).toThrow(/--watchlist must be a .csv/);
+    expect(() => parseCreate([...base, '--output', 'http://x/y'])).toThrow(/--output must be a path/);
+    expect(() => parseCreate([...base, '--limit', '501'])).toThrow(/--limit must be at most 500/);
+    expect(() => parseCreate([...base, '--limit', '0'])).toThrow(/--limit must be a positive integer/);
+    expect(() => parseCreate([...base, '--since', 'yesterday'])).toThrow(/--since must be an ISO 8601 date/);
+    expect(() => parseCreate([...base, '--max-credits', 'x'])).toThrow(/--max-credits/);
+    expect(() => parseCreate([...base, '--overlap', 'never'])).toThrow(/--overlap/);
+    expect(() => parseCreate([...base, '--bogus', '1'])).toThrow(/bogus/);
+    expect(() => parseSubcommand('pause', [])).toThrow('usage: signal-kit schedule pause NAME');
+    expect(() => parseSubcommand('backfill', ['crm', '--to', '2026-03-02'])).toThrow('--from is required');
+    expect(() => parseSubcommand('backfill', ['crm', '--from', '2026-03-02', '--to', '2026-03-01'])).toThrow(
+      '--to must be later than --from',
+    );
+    expect(() => parseSubcommand('backfill', ['crm', '--from', 'soon', '--to', '2026-03-01'])).toThrow(
+      /--from must be/,
+    );
+    expect(() => parseSubcommand('describe', ['crm', '--overlap', 'skip'])).toThrow(/--overlap does not apply/);
+    expect(() => parseSubcommand('explode', ['crm'])).toThrow(/unknown subcommand "explode"/);
+  });
+});
+
+describe('run ids', () => {
+  it('are the compact scheduled time, milliseconds only when present', () => {
+    expect(runIdOf('2026-03-01T12:00:00.000Z')).toBe('20260301T120000Z');
+    expect(runIdOf('2026-03-01T12:00:00.250Z')).toBe('20260301T120000.250Z');
+  });
+});
