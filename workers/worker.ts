@@ -1,9 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createApiActivities, createMainQueueActivities, type ActivityDeps } from '../activities/index.ts';
+import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
 import type { WorkerConfig } from './config.ts';
 
 export interface WorkerHandle {
@@ -21,6 +23,8 @@ export interface StartWorkerOptions {
   deps?: Partial<ActivityDeps>;
   /** Concurrent API activities on this worker (the queue's rate limit still caps the account). */
   maxConcurrentApiActivities?: number;
+  /** Webhook destinations with their secrets; default: the `SIGNAL_KIT_WEBHOOK_*` variables. */
+  webhooks?: WebhookDeliveryConfig;
 }
 
 /** The worker's workflows entry, next to this file's compiled or source form. */
@@ -43,12 +47,13 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 }
 
 /**
- * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads) and one on
- * the API queue, whose server-side rate limit is the account's budget so that any number of processes together
- * stay under it.
+ * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads, webhook
+ * delivery and bucket collectors) and one on the API queue, whose server-side rate limit is the account's budget so
+ * that any number of processes together stay under it.
  */
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
+  const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
   const client =
     options.deps?.client ??
     new SignalClient({
@@ -63,13 +68,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     address: config.address,
     ...(config.temporalApiKey ? { tls: true, apiKey: config.temporalApiKey } : {}),
   });
-  const workflows = options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() };
+  const workflows = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : { workflowsPath: workflowsPath() };
   const main = await Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     ...workflows,
-    activities: createMainQueueActivities(deps),
+    activities: mergeActivities(
+      createMainQueueActivities(deps),
+      createWebhookWorkerActivities({ webhooks, openStore: deps.openStore }),
+    ),
   });
   const api = await Worker.create({
     connection,

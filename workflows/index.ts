@@ -1,6 +1,8 @@
 // Every workflow the worker registers. Workflow code is deterministic: no I/O, only @temporalio/workflow.
+export { bucketCollector } from './bucket-collector.ts';
 export { bulkEnrich } from './bulk-enrich.ts';
 export { intentExport } from './intent-export.ts';
 export { scheduledPush } from './scheduled-push.ts';
 export { smokeWorkflow } from './smoke.ts';
 export { verifyEmails } from './verify-emails.ts';
+export { deliverSignalEvent } from './webhook-delivery.ts';

@@ -1,0 +1,96 @@
+/**
+ * The webhook pieces are reachable where users and the worker look for them: the package root exports the signing
+ * functions and the store opener, the worker's workflows entry registers the webhook workflows, and the worker's
+ * webhook activities are built from checked configuration.
+ */
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import * as root from '../../../index.ts';
+import {
+  createWebhookWorkerActivities,
+  mergeActivities,
+  parseWebhookDeliveryConfig,
+} from '../../../workers/activities.ts';
+import { ConfigError } from '../../../workers/config.ts';
+import * as workflows from '../../../workflows/index.ts';
+
+describe('package root', () => {
+  it('exports the Standard Webhooks functions, their error and the store opener', () => {
+    const secret = root.generateWebhookSecret();
+    const body = JSON.stringify({ event: 'signal.created' });
+    const headers = root.signWebhook({ id: 'msg_1', timestamp: new Date(), body, secret });
+    expect(root.verifyWebhook({ headers, body, secrets: [secret] })).toBeTruthy();
+    let caught: unknown;
+    try {
+      root.verifyWebhook({ headers, body: `${body} `, secrets: [secret] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(root.WebhookVerificationError);
+    expect((caught as InstanceType<typeof root.WebhookVerificationError>).reason).toBe('no_matching_signature');
+    const store: root.Store = root.openStore(pathToFileURL(process.cwd()).href);
+    expect(typeof store.exists).toBe('function');
+    expect(typeof root.SignalClient).toBe('function');
+  });
+});
+
+describe('worker wiring', () => {
+  it('registers the webhook workflows', () => {
+    expect(typeof workflows.deliverSignalEvent).toBe('function');
+    expect(typeof workflows.bucketCollector).toBe('function');
+  });
+
+  it('builds every activity the webhook workflows schedule', () => {
+    const activities = createWebhookWorkerActivities({
+      webhooks: parseWebhookDeliveryConfig({}),
+      openStore: root.openStore,
+    });
+    for (const name of [
+      'listWebhookDestinations',
+      'deliverToEndpoint',
+      'writeDeadLetter',
+      'getDestinationState',
+      'enableDestination',
+      'forwardToCollector',
+      'writeCollectorPart',
+    ]) {
+      expect(typeof (activities as Record<string, unknown>)[name], name).toBe('function');
+    }
+  });
+
+  it('refuses two activities of the same name', () => {
+    expect(mergeActivities({ a: () => 1 }, { b: () => 2 })).toHaveProperty('b');
+    expect(() => mergeActivities({ a: () => 1 }, { a: () => 2 })).toThrow(/named a/);
+  });
+
+  it('reads the destinations from the environment, naming the variable of a mistake', () => {
+    const secret = root.generateWebhookSecret();
+    const ok = parseWebhookDeliveryConfig({
+      SIGNAL_KIT_WEBHOOK_DESTINATIONS: JSON.stringify([
+        { id: 'crm', kind: 'http', url: 'https://crm.example/hook', secret },
+        { id: 'lake', kind: 'bucket', url: 's3://lake-bucket/signals' },
+      ]),
+      SIGNAL_KIT_WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+    });
+    expect(ok.destinations.map((d) => d.id)).toEqual(['crm', 'lake']);
+    expect(ok.allowlist).toEqual(['127.0.0.1/32']);
+
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ SIGNAL_KIT_WEBHOOK_DESTINATIONS: '[' }, /SIGNAL_KIT_WEBHOOK_DESTINATIONS/],
+      [
+        { SIGNAL_KIT_WEBHOOK_DESTINATIONS: JSON.stringify([{ id: 'x', kind: 'http', url: 'ftp://a', secret }]) },
+        /SIGNAL_KIT_WEBHOOK_DESTINATIONS.*url/,
+      ],
+      [
+        { SIGNAL_KIT_WEBHOOK_DESTINATIONS: JSON.stringify([{ id: 'x', kind: 'bucket', url: 'ftp://bucket' }]) },
+        /SIGNAL_KIT_WEBHOOK_DESTINATIONS 0\.url/,
+      ],
+      [{ SIGNAL_KIT_WEBHOOK_ALLOWLIST: '127.0.0.1/40' }, /SIGNAL_KIT_WEBHOOK_ALLOWLIST/],
+      [{ SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL: 'ftp://nope' }, /SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL/],
+    ];
+    for (const [env, message] of cases) {
+      expect(() => parseWebhookDeliveryConfig(env)).toThrow(ConfigError);
+      expect(() => parseWebhookDeliveryConfig(env)).toThrow(message);
+    }
+  });
+});
