@@ -40,6 +40,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
   };
   const marks = new Map<string, string>();
   const errors: PushManifest['errors'] = [];
+  const truncated: string[] = [];
   const parts: PushManifest['parts'] = [];
   let credits = 0;
   let failed = 0;
@@ -54,6 +55,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     if (record.failed) failed += 1;
     if (record.part) parts.push(record.part);
     for (const error of record.errors) if (errors.length < ERROR_SAMPLES) errors.push(error);
+    for (const domain of record.truncated) if (truncated.length < ERROR_SAMPLES) truncated.push(domain);
     for (const [domain, at] of Object.entries(record.marks)) if (isLater(at, marks.get(domain))) marks.set(domain, at);
   }
   counts.domains = counts.ok + counts.not_found + counts.error;
@@ -73,6 +75,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     credits_charged: credits,
     batches: { total: plan.batches, done: records.length, failed },
     parts,
+    truncated_domains: truncated,
     errors,
     invalid_rows: plan.invalid_rows,
     watermarks: { key: watermarksKey(run.name), from_run: plan.watermarksFrom, domains_advanced: 0 },

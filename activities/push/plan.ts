@@ -40,6 +40,9 @@ export async function preparePushRun(
   const out = openStore(run.output);
   if (await out.exists(planKey(run))) return toPlan(JSON.parse(await out.readText(planKey(run))) as StoredPlan);
 
+  if (request.since !== undefined && Number.isNaN(Date.parse(request.since))) {
+    throw inputFailure(`since "${request.since}" is not an ISO 8601 date`);
+  }
   const since = request.since === undefined ? null : canonicalTime(request.since);
   const watermarks = await readWatermarks(out, run.name);
   const groups = new Map<string, string[]>();

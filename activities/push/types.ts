@@ -121,6 +121,8 @@ export interface PushManifest {
   credits_charged: number;
   batches: { total: number; done: number; failed: number };
   parts: ManifestPart[];
+  /** Up to 100 of the domains counted in `counts.truncated`. */
+  truncated_domains: string[];
   /** Up to 100 per-domain errors (their count is `counts.error`). */
   errors: PushBatchRecord['errors'];
   /** Up to 100 watchlist rows that hold no usable domain (their count is `counts.invalid`). */

@@ -111,10 +111,21 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
     now += 45 * DAY;
     const before2 = env.sandbox.ledger.total();
     const entries2 = env.sandbox.ledger.entries.length;
-    const second = await run('push-crm-2', { ...push, runAt: '2026-04-15T06:00:00Z' });
+    // Small windows per workflow run: the run continues as new several times and keeps its run id.
+    const second = await run('push-crm-2', {
+      ...push,
+      runAt: '2026-04-15T06:00:00Z',
+      batchesPerRun: 10,
+      concurrency: 3,
+    });
     const charged2 = env.sandbox.ledger.total() - before2;
     expect(second).toMatchObject({ status: 'completed', runId: '20260415T060000Z', dt: '2026-04-15' });
     const run2 = await readRun(store, second);
+    const executions: string[] = [];
+    for await (const execution of env.client.workflow.list({ query: `WorkflowId = 'push-crm-2'` })) {
+      executions.push(execution.runId);
+    }
+    expect(executions.length).toBeGreaterThanOrEqual(4); // 33 or so bulk calls, 10 per workflow run
 
     // Requested only after the watermarks: every bulk call of run 2 carried its domains' exact watermark.
     const run2Ref = { name: 'crm', output, runId: second.runId, date: second.dt };

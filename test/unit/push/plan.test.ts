@@ -73,7 +73,7 @@ describe('preparePushRun', () => {
     expect(await preparePushRun(openStore, request)).toEqual(plan);
   });
 
-  it('refuses a name that is not a safe path segment, and an empty watchlist', async () => {
+  it('refuses a name that is not a safe path segment, an empty watchlist and a bad since', async () => {
     const store = openStore(join(root, 'two'));
     const empty = join(root, 'empty.csv');
     writeFileSync(empty, 'domain\n');
@@ -84,5 +84,8 @@ describe('preparePushRun', () => {
     await expect(preparePushRun(openStore, { run: run('ok'), watchlist: pathToFileURL(empty).href })).rejects.toThrow(
       /no data rows/,
     );
+    await expect(
+      preparePushRun(openStore, { run: run('ok'), watchlist: pathToFileURL(empty).href, since: 'last week' }),
+    ).rejects.toThrow(/since "last week" is not an ISO 8601 date/);
   });
 });
