@@ -3,9 +3,10 @@
  *
  *   syntax invalid                         → not verified (the route reports `invalid_email`)
  *   domain is a common typo (`gmial.com`)  → undeliverable, `possible_typo`, `suggested_correction` set
- *   local part starts with `unknown`       → unknown, `smtp_timeout` (test hook; plus ~4% of addresses at random)
+ *   local part starts with `unknown`       → unknown, `smtp_timeout` (a test hook)
  *   disposable domain (`mailinator.com`)   → undeliverable, `disposable_email`
  *   domain without MX (reserved TLDs, `nomx` in the domain, ~3% of company domains) → undeliverable, `no_mx_record`
+ *   ~4% of the remaining addresses (not on `catchall` domains) → unknown, `smtp_timeout`
  *   catch-all domain (`catchall` in the domain, ~10% of company domains) → risky, `catch_all`
  *   role account (`info@`, `sales@` ...)   → risky, `role_account`
  *   local part starts with `bounce`/`nobody`, or ~8% at random → undeliverable, `mailbox_not_found`
@@ -70,7 +71,7 @@ export function verifyEmail(seed: number, email: string, now: number): Verificat
   const tld = domain.slice(domain.lastIndexOf('.') + 1);
   const company = !free && !disposable && typo === undefined;
   const noMx =
-    typo === undefined && (NO_MX_TLDS.has(tld) || domain.includes('nomx') || (company && unit(hash2(dh, 1)) < 0.03));
+    typo !== undefined || NO_MX_TLDS.has(tld) || domain.includes('nomx') || (company && unit(hash2(dh, 1)) < 0.03);
   const catchAll = !noMx && company && (domain.includes('catchall') || unit(hash2(dh, 2)) < 0.1);
   const ageDays = free ? 7000 + (dh % 3000) : 30 + (dh % 9000);
 
@@ -82,47 +83,29 @@ export function verifyEmail(seed: number, email: string, now: number): Verificat
   const u = unit(hash2(ah, 3));
   const jitter = unit(hash2(ah, 4)) * 0.05;
 
+  const catchAllByName = catchAll && domain.includes('catchall');
   if (typo !== undefined) {
     result = 'undeliverable';
     reason = 'possible_typo';
     risk = 'high';
     confidence = 0.9 + jitter;
     suggestion = `${local}@${typo}`;
-  } else if (local.startsWith('unknown') || u < 0.04) {
-    result = 'unknown';
-    reason = 'smtp_timeout';
-    risk = 'unknown';
-    confidence = 0.2 + jitter;
+  } else if (local.startsWith('unknown')) {
+    [result, reason, risk, confidence] = ['unknown', 'smtp_timeout', 'unknown', 0.2 + jitter];
   } else if (disposable) {
-    result = 'undeliverable';
-    reason = 'disposable_email';
-    risk = 'high';
-    confidence = 0.93 + jitter;
+    [result, reason, risk, confidence] = ['undeliverable', 'disposable_email', 'high', 0.93 + jitter];
   } else if (noMx) {
-    result = 'undeliverable';
-    reason = 'no_mx_record';
-    risk = 'high';
-    confidence = 0.95 + jitter;
+    [result, reason, risk, confidence] = ['undeliverable', 'no_mx_record', 'high', 0.95 + jitter];
+  } else if (!catchAllByName && u < 0.04) {
+    [result, reason, risk, confidence] = ['unknown', 'smtp_timeout', 'unknown', 0.2 + jitter];
   } else if (catchAll) {
-    result = 'risky';
-    reason = 'catch_all';
-    risk = 'medium';
-    confidence = 0.55 + jitter;
+    [result, reason, risk, confidence] = ['risky', 'catch_all', 'medium', 0.55 + jitter];
   } else if (role) {
-    result = 'risky';
-    reason = 'role_account';
-    risk = 'medium';
-    confidence = 0.7 + jitter;
+    [result, reason, risk, confidence] = ['risky', 'role_account', 'medium', 0.7 + jitter];
   } else if (local.startsWith('bounce') || local.startsWith('nobody') || u < 0.12) {
-    result = 'undeliverable';
-    reason = 'mailbox_not_found';
-    risk = 'high';
-    confidence = 0.9 + jitter;
+    [result, reason, risk, confidence] = ['undeliverable', 'mailbox_not_found', 'high', 0.9 + jitter];
   } else {
-    result = 'deliverable';
-    reason = 'accepted_email';
-    risk = 'low';
-    confidence = 0.9 + jitter * 1.9;
+    [result, reason, risk, confidence] = ['deliverable', 'accepted_email', 'low', 0.9 + jitter * 1.9];
   }
 
   return {
@@ -137,7 +120,7 @@ export function verifyEmail(seed: number, email: string, now: number): Verificat
       is_role_account: role,
       is_catch_all: catchAll,
       has_mx_record: !noMx,
-      email_provider: providerFor(domain, dh),
+      email_provider: noMx ? 'none' : providerFor(domain, dh),
       domain_age_days: ageDays,
       suggested_correction: suggestion,
     },
