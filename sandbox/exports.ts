@@ -118,8 +118,8 @@ export function parseRange(
   }
   const a = Number(m[1]);
   const b = m[2] === '' ? total - 1 : Number(m[2]);
-  if (b < a) return undefined;
   if (a >= total) return 'unsatisfiable';
+  if (b < a) return undefined;
   return { start: a, end: Math.min(total, b + 1) };
 }
 
