@@ -3,7 +3,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 const NEWLINE = 0x0a;
 const OPEN = 0x7b; // {
 const CLOSE = 0x7d; // }
-const CR = 0x0d;
+const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
 
 /** Thrown when a downloaded JSONL body is not what it should be; retrying the download may help. */
 export class CorruptDownloadError extends Error {
@@ -18,8 +18,8 @@ export class JsonlLineChecker extends Transform {
   lines = 0;
   bytes = 0;
   private lineStart = true;
-  private lastByte = -1;
-  private beforeLast = -1;
+  /** The last byte of the current line that is not a space, tab or CR (JSON allows trailing whitespace). */
+  private lastSignificant = -1;
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
@@ -31,16 +31,14 @@ export class JsonlLineChecker extends Transform {
       }
       const newline = chunk.indexOf(NEWLINE, position);
       if (newline === -1) {
-        this.remember(chunk, chunk.length);
+        this.remember(chunk, position, chunk.length);
         break;
       }
-      this.remember(chunk, newline);
-      const end = this.lastByte === CR ? this.beforeLast : this.lastByte;
-      if (end !== CLOSE) return callback(this.corrupt('does not end with "}"'));
+      this.remember(chunk, position, newline);
+      if (this.lastSignificant !== CLOSE) return callback(this.corrupt('does not end with "}"'));
       this.lines += 1;
       this.lineStart = true;
-      this.lastByte = -1;
-      this.beforeLast = -1;
+      this.lastSignificant = -1;
       position = newline + 1;
     }
     callback(null, chunk);
@@ -51,13 +49,12 @@ export class JsonlLineChecker extends Transform {
     callback();
   }
 
-  private remember(chunk: Buffer, end: number): void {
-    if (end >= 2) {
-      this.beforeLast = chunk[end - 2] ?? -1;
-      this.lastByte = chunk[end - 1] ?? -1;
-    } else if (end === 1) {
-      this.beforeLast = this.lastByte;
-      this.lastByte = chunk[0] ?? -1;
+  private remember(chunk: Buffer, from: number, to: number): void {
+    for (let index = to - 1; index >= from; index--) {
+      if (!isBlank(chunk[index])) {
+        this.lastSignificant = chunk[index] ?? -1;
+        return;
+      }
     }
   }
 

@@ -6,7 +6,8 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { type SandboxOptions, startSandbox } from '../../sandbox/index.ts';
 import type { WorkerConfig } from '../../workers/config.ts';
 import { startWorker, type WorkerHandle, workflowsPath } from '../../workers/worker.ts';
-import { type DevStack, gcsClientFor, s3ClientFor, startDevStack } from '../stack/index.ts';
+import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
+import { type DevStack, s3ClientFor, startDevStack } from '../stack/index.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -93,7 +94,7 @@ export async function startJobEnv(
     },
     async createBuckets(name) {
       if (stack.s3) await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: name }));
-      if (stack.gcs) await gcsClientFor(stack.gcs.emulatorHost).createBucket(name);
+      if (stack.gcs) await gcsStorageFromEnv().createBucket(name);
     },
     async stop() {
       await Promise.allSettled(workers.map((worker) => worker.shutdown()));

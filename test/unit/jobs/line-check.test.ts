@@ -22,13 +22,13 @@ async function check(chunks: string[]): Promise<{ lines: number; bytes: number; 
 
 describe('JsonlLineChecker', () => {
   it('counts lines split anywhere across chunks and passes bytes through unchanged', async () => {
-    const text = '{"a":1}\n{"b":[1,2]}\r\n{}\n';
+    const text = '{"a":1}\n{"b":[1,2]}\r\n{}\n{"padded":true}      \n';
     for (let cut = 0; cut <= text.length; cut++) {
       const result = await check([text.slice(0, cut), text.slice(cut)]);
-      expect(result).toEqual({ lines: 3, bytes: text.length, out: text });
+      expect(result).toEqual({ lines: 4, bytes: text.length, out: text });
     }
     const single = await check(text.split(''));
-    expect(single.lines).toBe(3);
+    expect(single.lines).toBe(4);
   });
 
   it('rejects a body cut off mid-line', async () => {
