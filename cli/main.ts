@@ -17,6 +17,9 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
   signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
   signal-kit schedule backfill NAME --from ISO --to ISO
+  signal-kit webhooks serve --port N [--host 127.0.0.1] [--auth signature|token|none] [--allow-unauthenticated]
+  signal-kit webhooks subscribe --url URL --types a,b [--description TEXT]
+  signal-kit webhooks list | update ID [--url URL] [--types a,b] [--status active|paused] | delete ID | test ID
   signal-kit status JOB_ID
   signal-kit sandbox [--port N] [--seed N] [--rate-limit N] [--credits N]
 
@@ -30,6 +33,7 @@ const commands: Record<string, Command> = {
   'intent-export': (argv) => runJobCommand(parseIntentExport, argv),
   status: runStatusCommand,
   schedule: async (argv) => (await import('./commands/schedule.ts')).runScheduleCommand(argv),
+  webhooks: async (argv) => (await import('./commands/webhooks.ts')).runWebhooksCommand(argv),
   worker: () => runWorkerCommand(),
   demo: async (argv) => (await import('./commands/demo.ts')).runDemoCommand(argv),
   dev: async (argv) => (await import('./commands/dev.ts')).runDevCommand(argv),

@@ -1,0 +1,417 @@
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { z } from 'zod';
+import { SignalClient } from '../../connectors/signal-api/client.ts';
+import { SignalApiError, ValidationError } from '../../connectors/signal-api/errors.ts';
+import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
+import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from '../../connectors/webhooks/signature.ts';
+import {
+  type ApiConfig,
+  ConfigError,
+  parseApiConfig,
+  parseTemporalConfig,
+  type TemporalConfig,
+} from '../../workers/config.ts';
+import {
+  type ReceiverAuth,
+  type ReceiverLogEntry,
+  startWebhookReceiver,
+  temporalEnqueue,
+  type WebhookReceiver,
+} from '../../workers/webhook-receiver/index.ts';
+import { list, UsageError } from '../args.ts';
+import { connectClient } from '../temporal.ts';
+
+/**
+ * `signal-kit webhooks …`: the intake (`serve`: signal.created events in, one durable `deliverSignalEvent` workflow
+ * per signal id) and the management of the service's subscriptions (`subscribe`, `list`, `update`, `delete`, `test`).
+ */
+export const WEBHOOKS_USAGE = `usage:
+  signal-kit webhooks serve --port N [--host 127.0.0.1] [--path /webhooks] [--auth signature|token|none]
+                            [--allow-unauthenticated]
+      --auth signature (default): SIGNAL_KIT_WEBHOOK_SECRETS=whsec_...[,whsec_...]  (several during a rotation)
+                                  [SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS=300]
+      --auth token:               SIGNAL_KIT_WEBHOOK_TOKEN (16+ characters), sent in the header
+                                  SIGNAL_KIT_WEBHOOK_TOKEN_HEADER (default x-webhook-token)
+      --auth none:                only with --allow-unauthenticated
+      Accepted events start deliverSignalEvent on SIGNAL_KIT_TASK_QUEUE (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE);
+      runs until SIGINT or SIGTERM.
+  signal-kit webhooks subscribe --url URL --types a,b [--description TEXT]
+  signal-kit webhooks list
+  signal-kit webhooks update ID [--url URL] [--types a,b] [--description TEXT] [--status active|paused]
+  signal-kit webhooks delete ID
+  signal-kit webhooks test ID                (exit 1 when the test event was not delivered)
+  Subscriptions are managed at SIGNAL_API_URL with SIGNAL_API_KEY; results are printed as JSON.`;
+
+type Env = Record<string, string | undefined>;
+
+// ─── serve ─────────────────────────────────────────────────────────────────────────────────────────────────────
+
+export type ServeAuthMode = 'signature' | 'token' | 'none';
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  path: string;
+  auth: ServeAuthMode;
+  allowUnauthenticated: boolean;
+}
+
+export const DEFAULT_TOKEN_HEADER = 'x-webhook-token';
+
+export function parseServe(argv: string[]): ServeOptions {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      path: { type: 'string', default: '/webhooks' },
+      auth: { type: 'string', default: 'signature' },
+      'allow-unauthenticated': { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (values.port === undefined) throw new UsageError('--port is required (0 picks a free port)');
+  const port = Number(values.port);
+  if (!/^\d+$/.test(values.port) || port > 65_535) {
+    throw new UsageError(`--port must be an integer from 0 to 65535, got "${values.port}"`);
+  }
+  if (!values.host) throw new UsageError('--host must not be empty');
+  if (!/^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/.test(values.path)) {
+    throw new UsageError(`--path must be an absolute URL path such as /webhooks, got "${values.path}"`);
+  }
+  const auth = values.auth;
+  if (auth !== 'signature' && auth !== 'token' && auth !== 'none') {
+    throw new UsageError(`--auth must be one of signature, token, none, got "${auth}"`);
+  }
+  const allowUnauthenticated = values['allow-unauthenticated'];
+  if (auth === 'none' && !allowUnauthenticated) {
+    throw new UsageError('--auth none accepts events from anyone; add --allow-unauthenticated to mean it');
+  }
+  if (auth !== 'none' && allowUnauthenticated) {
+    throw new UsageError('--allow-unauthenticated applies only to --auth none');
+  }
+  return { port, host: values.host, path: values.path, auth, allowUnauthenticated };
+}
+
+const whsecSecret = z.string().refine(
+  (s) => {
+    if (!s.startsWith(WEBHOOK_SECRET_PREFIX)) return false;
+    try {
+      decodeWebhookSecret(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be whsec_<base64> (comma-separated for several)' },
+);
+
+const commaList = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+const signatureEnvSchema = z.object({
+  SIGNAL_KIT_WEBHOOK_SECRETS: z
+    .string({ message: 'is required for --auth signature (comma-separated whsec_... secrets)' })
+    .transform(commaList)
+    .pipe(z.array(whsecSecret).min(1, 'is required for --auth signature (comma-separated whsec_... secrets)')),
+  SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().positive().max(86_400).optional(),
+});
+
+const tokenEnvSchema = z.object({
+  SIGNAL_KIT_WEBHOOK_TOKEN: z
+    .string({ message: 'is required for --auth token' })
+    .min(16, 'must be at least 16 characters'),
+  SIGNAL_KIT_WEBHOOK_TOKEN_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name')
+    .default(DEFAULT_TOKEN_HEADER),
+});
+
+function parseEnv<T extends z.ZodType>(schema: T, env: Env): z.output<T> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  // Messages name the variable and never repeat its value (a secret).
+  const problems = result.error.issues.map((issue) => `${String(issue.path[0] ?? '(root)')} ${issue.message}`);
+  throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`);
+}
+
+/** The receiver's authentication from the environment, checked before anything starts. */
+export function receiverAuthFromEnv(mode: ServeAuthMode, env: Env = process.env): ReceiverAuth {
+  switch (mode) {
+    case 'signature': {
+      const c = parseEnv(signatureEnvSchema, env);
+      return {
+        kind: 'standard-webhooks',
+        secrets: c.SIGNAL_KIT_WEBHOOK_SECRETS,
+        ...(c.SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS ? { toleranceSeconds: c.SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS } : {}),
+      };
+    }
+    case 'token': {
+      const c = parseEnv(tokenEnvSchema, env);
+      return {
+        kind: 'token',
+        header: c.SIGNAL_KIT_WEBHOOK_TOKEN_HEADER.toLowerCase(),
+        value: c.SIGNAL_KIT_WEBHOOK_TOKEN,
+      };
+    }
+    case 'none':
+      return { kind: 'none' };
+  }
+}
+
+export interface WebhookIntake {
+  receiver: WebhookReceiver;
+  taskQueue: string;
+  /** Stops accepting events, then closes the Temporal connection (unless the client was given). */
+  close(): Promise<void>;
+}
+
+/**
+ * The intake wired to Temporal (programmatic form of `webhooks serve`): each accepted `signal.created` event
+ * starts `deliverSignalEvent` with workflow id `signal-<signal id>` on the configured task queue, and the sender
+ * gets its 2xx only after Temporal accepted the start (a redelivery is acknowledged as a duplicate).
+ */
+export async function startWebhookIntake(options: {
+  serve: ServeOptions;
+  env?: Env;
+  temporal?: TemporalConfig;
+  /** A connected client (tests); otherwise one is connected from `temporal` and closed by `close()`. */
+  client?: Client;
+  log?: (entry: ReceiverLogEntry) => void;
+}): Promise<WebhookIntake> {
+  const { serve } = options;
+  const env = options.env ?? process.env;
+  const auth = receiverAuthFromEnv(serve.auth, env);
+  const temporal = options.temporal ?? parseTemporalConfig(env);
+  const client = options.client ?? (await connectClient(temporal));
+  try {
+    const receiver = await startWebhookReceiver({
+      port: serve.port,
+      host: serve.host,
+      path: serve.path,
+      auth,
+      allowUnauthenticated: serve.allowUnauthenticated,
+      enqueue: temporalEnqueue({ client, taskQueue: temporal.taskQueue }),
+      ...(options.log ? { log: options.log } : {}),
+    });
+    return {
+      receiver,
+      taskQueue: temporal.taskQueue,
+      async close() {
+        await receiver.close();
+        if (!options.client) await client.connection.close();
+      },
+    };
+  } catch (error) {
+    if (!options.client) await client.connection.close();
+    throw error;
+  }
+}
+
+async function runServe(argv: string[], print: (text: string) => void): Promise<number> {
+  const serve = parseServe(argv);
+  const temporal = parseTemporalConfig();
+  const intake = await startWebhookIntake({
+    serve,
+    temporal,
+    log: (entry) => console.error(JSON.stringify({ webhook: entry })),
+  });
+  const { receiver } = intake;
+  print(
+    JSON.stringify({
+      listening: true,
+      url: receiver.url,
+      webhookUrl: receiver.webhookUrl,
+      port: receiver.port,
+      auth: serve.auth,
+      temporal: `${temporal.address}/${temporal.namespace}`,
+      taskQueue: temporal.taskQueue,
+    }),
+  );
+  if (serve.auth === 'none')
+    console.error('signal-kit webhooks serve: WARNING: events are accepted without authentication');
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  console.error(`signal-kit webhooks serve: ${signal}, closing`);
+  await intake.close();
+  return 0;
+}
+
+// ─── subscriptions ─────────────────────────────────────────────────────────────────────────────────────────────
+
+/** The flag each request field of the subscription endpoints comes from (the service names fields, we name flags). */
+const FLAG_OF_FIELD: Record<string, string> = {
+  url: '--url',
+  signal_types: '--types',
+  description: '--description',
+  status: '--status',
+  webhook_id: 'ID',
+};
+
+function webhookUrl(value: string | undefined, required: boolean): string | undefined {
+  if (value === undefined) {
+    if (required) throw new UsageError('--url is required');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--url must be an absolute http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--url must be an absolute http(s) URL, got "${value}"`);
+  }
+  return value;
+}
+
+function signalTypes(value: string | undefined, required: boolean): string[] | undefined {
+  if (value === undefined) {
+    if (required) throw new UsageError('--types is required (comma-separated signal types)');
+    return undefined;
+  }
+  const types = list(value);
+  if (!types) throw new UsageError('--types must name at least one signal type');
+  return types;
+}
+
+function webhookId(sub: string, positionals: string[]): string {
+  const [id, extra] = positionals;
+  if (!id) throw new UsageError(`usage: signal-kit webhooks ${sub} ID`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  return id;
+}
+
+type ManageAction = (client: SignalClient) => Promise<{ result: unknown; exitCode?: number; problem?: string }>;
+
+/** Parses a management subcommand completely (every flag checked) before anything is sent. */
+export function parseManageSubcommand(sub: string, argv: string[]): ManageAction {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      url: { type: 'string' },
+      types: { type: 'string' },
+      description: { type: 'string' },
+      status: { type: 'string' },
+    },
+  });
+  const allow = (flags: string[]) => {
+    const extra = Object.keys(values).find((flag) => !flags.includes(flag));
+    if (extra) throw new UsageError(`--${extra} does not apply to "webhooks ${sub}"`);
+  };
+  switch (sub) {
+    case 'subscribe': {
+      allow(['url', 'types', 'description']);
+      if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+      const params = {
+        url: webhookUrl(values.url, true)!,
+        signal_types: signalTypes(values.types, true)!,
+        ...(values.description !== undefined ? { description: values.description } : {}),
+      };
+      return async (client) => ({ result: await client.createWebhook(params) });
+    }
+    case 'list':
+      allow([]);
+      if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+      return async (client) => ({ result: await client.listWebhooks() });
+    case 'update': {
+      allow(['url', 'types', 'description', 'status']);
+      const id = webhookId(sub, positionals);
+      const params: UpdateWebhookParams = {};
+      const url = webhookUrl(values.url, false);
+      if (url !== undefined) params.url = url;
+      const types = signalTypes(values.types, false);
+      if (types) params.signal_types = types;
+      if (values.description !== undefined) params.description = values.description;
+      if (values.status !== undefined) {
+        if (values.status !== 'active' && values.status !== 'paused') {
+          throw new UsageError(`--status must be active or paused, got "${values.status}"`);
+        }
+        params.status = values.status;
+      }
+      if (!Object.keys(params).length) {
+        throw new UsageError('webhooks update needs at least one of --url, --types, --description, --status');
+      }
+      return async (client) => ({ result: await client.updateWebhook(id, params) });
+    }
+    case 'delete': {
+      allow([]);
+      const id = webhookId(sub, positionals);
+      return async (client) => ({ result: await client.deleteWebhook(id) });
+    }
+    case 'test': {
+      allow([]);
+      const id = webhookId(sub, positionals);
+      return async (client) => {
+        const result = await client.testWebhook(id);
+        if (result.delivered) return { result };
+        const why = [result.status_code ? `answered ${result.status_code}` : undefined, result['error']]
+          .filter(Boolean)
+          .join(', ');
+        return { result, exitCode: 1, problem: `the test event was not delivered${why ? ` (${why})` : ''}` };
+      };
+    }
+    default:
+      throw new UsageError(`unknown subcommand "webhooks ${sub}"\n\n${WEBHOOKS_USAGE}`);
+  }
+}
+
+/** One line naming what failed: the flag (for a field the service rejected), the status, code and request id. */
+export function describeApiError(error: SignalApiError): string {
+  // `signal_types.0` or `signal_types[0]` is still about --types.
+  const field = error.field?.split(/[.[]/)[0];
+  const flag = field ? (FLAG_OF_FIELD[field] ?? error.field) : undefined;
+  const facts = [
+    error.status && !error.message.includes(String(error.status)) ? `HTTP ${error.status}` : undefined,
+    error.code,
+    error.requestId ? `request ${error.requestId}` : undefined,
+  ].filter(Boolean);
+  return `${flag ? `${flag}: ` : ''}${error.message} (${facts.join(', ')})`;
+}
+
+export interface WebhooksCommandDeps {
+  /** A client (tests); otherwise one is built from SIGNAL_API_URL / SIGNAL_API_KEY and closed at the end. */
+  client?: SignalClient;
+  api?: ApiConfig;
+  print?: (text: string) => void;
+  printError?: (text: string) => void;
+}
+
+/** `signal-kit webhooks SUBCOMMAND …`. */
+export async function runWebhooksCommand(argv: string[], deps: WebhooksCommandDeps = {}): Promise<number> {
+  const [sub, ...rest] = argv;
+  const print = deps.print ?? ((text: string) => console.log(text));
+  const printError = deps.printError ?? ((text: string) => console.error(text));
+  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
+    print(WEBHOOKS_USAGE);
+    return sub ? 0 : 2;
+  }
+  if (sub === 'serve') return runServe(rest, print);
+  const action = parseManageSubcommand(sub, rest);
+  const api = deps.api ?? parseApiConfig();
+  const client =
+    deps.client ?? new SignalClient({ baseUrl: api.url, apiKey: api.apiKey, auth: api.auth, timeoutMs: api.timeoutMs });
+  try {
+    const { result, exitCode = 0, problem } = await action(client);
+    print(JSON.stringify(result, null, 2));
+    if (problem) printError(`signal-kit webhooks ${sub}: ${problem}`);
+    return exitCode;
+  } catch (error) {
+    if (!(error instanceof SignalApiError)) throw error;
+    printError(`signal-kit webhooks ${sub}: ${describeApiError(error)}`);
+    // A request the service (or the client's own checks) refused as invalid is a usage mistake.
+    return error instanceof ValidationError ? 2 : 1;
+  } finally {
+    if (!deps.client) await client.close();
+  }
+}

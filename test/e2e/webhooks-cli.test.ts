@@ -1,0 +1,318 @@
+/**
+ * `signal-kit webhooks …` end to end, as a user runs it: the CLI in child processes (`node cli/main.ts`) against the
+ * sandbox (subscriptions) and a real Temporal dev server (intake), with a worker that registers the webhook
+ * workflows and delivers to a local HTTP destination. Everything listens on 127.0.0.1.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
+import { generateWebhookSecret, signWebhook } from '../../index.ts';
+import type { WorkerHandle } from '../../workers/worker.ts';
+import { startWorker } from '../../workers/worker.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { freePort } from '../stack/index.ts';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const cliMain = join(repo, 'cli/main.ts');
+const run = promisify(execFile);
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let env: JobEnv;
+let worker: WorkerHandle | undefined;
+let destination: Server;
+let destinationUrl: string;
+const destinationSecret = generateWebhookSecret();
+const received: Array<{ webhookId: string; signalId: string; verified: boolean }> = [];
+let deadLetterDir: string;
+const children: ChildProcess[] = [];
+
+function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
+  // No inherited webhook settings: each command gets exactly what the test gives it.
+  const base = env.childEnv();
+  for (const name of Object.keys(base)) if (name.startsWith('SIGNAL_KIT_WEBHOOK_')) delete base[name];
+  return { ...base, ...extra };
+}
+
+async function cli(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [cliMain, ...args], {
+      cwd: repo,
+      env: cliEnv(extra),
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number | string; stdout?: string; stderr?: string };
+    if (typeof e.code !== 'number') throw error;
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+function json<T = Record<string, unknown>>(result: CliResult): T {
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** Starts `webhooks serve` and resolves with its first stdout line (the listening address) once it is up. */
+async function serve(args: string[], extra: Record<string, string>) {
+  const child = spawn(process.execPath, [cliMain, 'webhooks', 'serve', ...args], {
+    cwd: repo,
+    env: cliEnv(extra),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    exited.then((code) => {
+      throw new Error(`webhooks serve exited ${code} before listening: ${stderr}`);
+    }),
+  ]);
+  const info = JSON.parse(first) as { listening: boolean; webhookUrl: string; port: number; taskQueue: string };
+  return { child, info, exited, stderr: () => stderr };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function signalEvent(signalId: string) {
+  return {
+    event: 'signal.created',
+    signal: {
+      id: signalId,
+      type: 'news',
+      company: { name: 'Acme', domain: 'Acme.com' },
+      title: 'Acme opens an office',
+      detected_at: '2026-03-01T12:00:00.000+00:00',
+      source: 'news',
+      data: { headline: 'Acme opens an office' },
+    },
+  };
+}
+
+async function post(url: string, body: string, headers: Record<string, string>) {
+  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+beforeAll(async () => {
+  env = await startJobEnv();
+  destination = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let verified = false;
+      try {
+        new Webhook(destinationSecret).verify(body, req.headers as Record<string, string>);
+        verified = true;
+      } catch {
+        verified = false;
+      }
+      const signalId = (JSON.parse(body) as { signal: { id: string } }).signal.id;
+      received.push({ webhookId: String(req.headers['webhook-id']), signalId, verified });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => destination.listen(0, '127.0.0.1', resolve));
+  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}/hooks`;
+  deadLetterDir = await mkdtemp(join(tmpdir(), 'signal-kit-webhooks-cli-'));
+  // The worker as deployed: the main queue registers deliverSignalEvent and its activities; the destination and
+  // its secret are worker configuration only.
+  worker = await startWorker({
+    config: env.config(),
+    workflowBundle: env.bundle,
+    webhooks: webhookDeliveryConfig({
+      destinations: [{ id: 'crm', kind: 'http', url: destinationUrl, secret: destinationSecret }],
+      deadLetterUrl: pathToFileURL(deadLetterDir).href,
+      allowlist: ['127.0.0.1/32'],
+    }),
+  });
+});
+
+afterAll(async () => {
+  await Promise.allSettled(children.map(stopChild));
+  await worker?.shutdown();
+  await new Promise<void>((resolve) => (destination ? destination.close(() => resolve()) : resolve()));
+  await env?.stop();
+  if (deadLetterDir) await rm(deadLetterDir, { recursive: true, force: true });
+});
+
+describe('signal-kit webhooks', () => {
+  let receiverPort: number;
+  let subscription: { webhook_id: string; secret: string; url: string; signal_types: string[]; status: string };
+
+  it('subscribes, lists and updates subscriptions at the service', async () => {
+    receiverPort = await freePort();
+    const url = `http://127.0.0.1:${receiverPort}/webhooks`;
+    subscription = json(
+      await cli(['webhooks', 'subscribe', '--url', url, '--types', 'news,hiring-trends', '--description', 'e2e']),
+    );
+    expect(subscription.webhook_id).toMatch(/^wh_/);
+    expect(subscription.secret).toMatch(/^whsec_/);
+    expect(subscription).toMatchObject({ url, signal_types: ['news', 'hiring-trends'], status: 'active' });
+
+    const listed = json<{ webhooks: Array<Record<string, unknown>> }>(await cli(['webhooks', 'list']));
+    const mine = listed.webhooks.find((w) => w['webhook_id'] === subscription.webhook_id);
+    expect(mine).toMatchObject({ url, status: 'active' });
+    expect(mine).not.toHaveProperty('secret');
+
+    const paused = json(await cli(['webhooks', 'update', subscription.webhook_id, '--status', 'paused']));
+    expect(paused).toMatchObject({ webhook_id: subscription.webhook_id, status: 'paused' });
+    const active = json(
+      await cli(['webhooks', 'update', subscription.webhook_id, '--status', 'active', '--types', 'news']),
+    );
+    expect(active).toMatchObject({ status: 'active', signal_types: ['news'] });
+  });
+
+  it('names the flag of a mistake, before or after asking the service', async () => {
+    const missing = await cli(['webhooks', 'subscribe', '--types', 'news']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--url is required/);
+
+    const badStatus = await cli(['webhooks', 'update', 'wh_x', '--status', 'off']);
+    expect(badStatus.code).toBe(2);
+    expect(badStatus.stderr).toMatch(/--status must be active or paused/);
+
+    // The service refuses an unknown signal type (422, field signal_types): the CLI names --types.
+    const unknownType = await cli(['webhooks', 'subscribe', '--url', 'http://127.0.0.1:9/x', '--types', 'nope']);
+    expect(unknownType.code).toBe(2);
+    expect(unknownType.stderr).toMatch(/--types: .*422.*unknown signal type/);
+    expect(unknownType.stdout).toBe('');
+
+    const unknownId = await cli(['webhooks', 'test', 'wh_doesnotexist']);
+    expect(unknownId.code).toBe(1);
+    expect(unknownId.stderr).toMatch(/404.*not_found/);
+
+    const noKey = await cli(['webhooks', 'list'], { SIGNAL_API_KEY: '' });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/SIGNAL_API_KEY/);
+
+    const badKey = await cli(['webhooks', 'list'], { SIGNAL_API_KEY: 'sk_wrong' });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/401.*unauthorized/);
+    expect(badKey.stderr).not.toContain('sk_wrong');
+  });
+
+  it('refuses to serve without its authentication settings, naming them', async () => {
+    const noSecrets = await cli(['webhooks', 'serve', '--port', '0']);
+    expect(noSecrets.code).toBe(2);
+    expect(noSecrets.stderr).toMatch(/SIGNAL_KIT_WEBHOOK_SECRETS/);
+
+    const badSecret = await cli(['webhooks', 'serve', '--port', '0'], { SIGNAL_KIT_WEBHOOK_SECRETS: 'not-a-secret' });
+    expect(badSecret.code).toBe(2);
+    expect(badSecret.stderr).toMatch(/SIGNAL_KIT_WEBHOOK_SECRETS must be whsec_/);
+    expect(badSecret.stderr).not.toContain('not-a-secret');
+
+    const shortToken = await cli(['webhooks', 'serve', '--port', '0', '--auth', 'token'], {
+      SIGNAL_KIT_WEBHOOK_TOKEN: 'short',
+    });
+    expect(shortToken.code).toBe(2);
+    expect(shortToken.stderr).toMatch(/SIGNAL_KIT_WEBHOOK_TOKEN must be at least 16 characters/);
+
+    const open = await cli(['webhooks', 'serve', '--port', '0', '--auth', 'none']);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toMatch(/--allow-unauthenticated/);
+  });
+
+  it('serves: a signed event is accepted once, a redelivery is a duplicate, a bad signature is refused', async () => {
+    const ownSecret = generateWebhookSecret();
+    const served = await serve(['--port', String(receiverPort)], {
+      // The subscription's secret (deliveries from the service) and a second one, as during a rotation.
+      SIGNAL_KIT_WEBHOOK_SECRETS: `${subscription.secret},${ownSecret}`,
+    });
+    expect(served.info).toMatchObject({ listening: true, port: receiverPort, taskQueue: env.config().taskQueue });
+
+    const signalId = randomUUID();
+    const body = JSON.stringify(signalEvent(signalId));
+    const headers = signWebhook({ id: `msg_${signalId.slice(0, 8)}`, timestamp: new Date(), body, secret: ownSecret });
+    const first = await post(served.info.webhookUrl, body, headers);
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ accepted: true, duplicate: false, workflow_id: `signal-${signalId}` });
+
+    const again = await post(served.info.webhookUrl, body, headers);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ accepted: true, duplicate: true, workflow_id: `signal-${signalId}` });
+
+    const forged = signWebhook({ id: 'msg_forged', timestamp: new Date(), body, secret: generateWebhookSecret() });
+    const refused = await post(served.info.webhookUrl, body, forged);
+    expect(refused.status).toBe(401);
+    const tampered = await post(served.info.webhookUrl, body.replace('Acme', 'Evil'), headers);
+    expect(tampered.status).toBe(401);
+
+    // The worker delivered the accepted event once to its configured destination, signed with that secret.
+    const handle = env.client.workflow.getHandle(`signal-${signalId}`);
+    await handle.result();
+    const hits = received.filter((hit) => hit.signalId === signalId);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]!.verified).toBe(true);
+
+    // The service's test event reaches the served receiver, signed with the subscription's secret, and is accepted.
+    const tested = json<{ delivered: boolean; status_code: number }>(
+      await cli(['webhooks', 'test', subscription.webhook_id]),
+    );
+    expect(tested).toMatchObject({ delivered: true, status_code: 202 });
+    const hit = await until('the test event at the destination', () =>
+      received.find((h) => h.signalId !== signalId && h.verified),
+    );
+    expect(hit.webhookId).toMatch(/\S/);
+
+    expect(served.stderr()).toContain('"status":202');
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+
+  it('reports a test event nobody received', async () => {
+    // The served receiver is gone: the service cannot deliver, the CLI prints the result and exits 1.
+    const tested = await cli(['webhooks', 'test', subscription.webhook_id]);
+    expect(tested.code).toBe(1);
+    expect(JSON.parse(tested.stdout)).toMatchObject({ delivered: false });
+    expect(tested.stderr).toMatch(/the test event was not delivered/);
+  });
+
+  it('deletes a subscription', async () => {
+    const deleted = json(await cli(['webhooks', 'delete', subscription.webhook_id]));
+    expect(deleted).toMatchObject({ webhook_id: subscription.webhook_id, deleted: true });
+    const listed = json<{ webhooks: Array<Record<string, unknown>> }>(await cli(['webhooks', 'list']));
+    expect(listed.webhooks.some((w) => w['webhook_id'] === subscription.webhook_id)).toBe(false);
+    const again = await cli(['webhooks', 'delete', subscription.webhook_id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/not_found/);
+  });
+});

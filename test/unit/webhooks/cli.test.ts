@@ -1,0 +1,139 @@
+/** `signal-kit webhooks` flag and environment parsing: every mistake names its flag or variable, before any I/O. */
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../../cli/args.ts';
+import {
+  DEFAULT_TOKEN_HEADER,
+  describeApiError,
+  parseManageSubcommand,
+  parseServe,
+  receiverAuthFromEnv,
+} from '../../../cli/commands/webhooks.ts';
+import { NotFoundError, ValidationError } from '../../../connectors/signal-api/errors.ts';
+import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
+import { ConfigError } from '../../../workers/config.ts';
+
+describe('webhooks serve flags', () => {
+  it('defaults to signatures on 127.0.0.1 at /webhooks', () => {
+    expect(parseServe(['--port', '8080'])).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      path: '/webhooks',
+      auth: 'signature',
+      allowUnauthenticated: false,
+    });
+    expect(parseServe(['--port', '0', '--auth', 'none', '--allow-unauthenticated'])).toMatchObject({
+      auth: 'none',
+      allowUnauthenticated: true,
+    });
+  });
+
+  it.each([
+    [[], /--port is required/],
+    [['--port', '70000'], /--port must be an integer/],
+    [['--port=-1'], /--port must be an integer/],
+    [['--port', '1', '--auth', 'hmac'], /--auth must be one of signature, token, none/],
+    [['--port', '1', '--auth', 'none'], /--allow-unauthenticated/],
+    [['--port', '1', '--allow-unauthenticated'], /--allow-unauthenticated applies only to --auth none/],
+    [['--port', '1', '--path', 'hooks'], /--path must be an absolute URL path/],
+    [['--port', '1', 'extra'], /unexpected argument "extra"/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseServe(argv)).toThrow(UsageError);
+    expect(() => parseServe(argv)).toThrow(message);
+  });
+});
+
+describe('webhooks serve environment', () => {
+  it('reads several secrets (rotation) and a tolerance', () => {
+    const [a, b] = [generateWebhookSecret(), generateWebhookSecret()];
+    expect(
+      receiverAuthFromEnv('signature', {
+        SIGNAL_KIT_WEBHOOK_SECRETS: ` ${a}, ${b} `,
+        SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS: '60',
+      }),
+    ).toEqual({ kind: 'standard-webhooks', secrets: [a, b], toleranceSeconds: 60 });
+  });
+
+  it('reads a token and its header', () => {
+    const token = 'a-token-of-enough-length';
+    expect(receiverAuthFromEnv('token', { SIGNAL_KIT_WEBHOOK_TOKEN: token })).toEqual({
+      kind: 'token',
+      header: DEFAULT_TOKEN_HEADER,
+      value: token,
+    });
+    expect(
+      receiverAuthFromEnv('token', { SIGNAL_KIT_WEBHOOK_TOKEN: token, SIGNAL_KIT_WEBHOOK_TOKEN_HEADER: 'X-Hook-Auth' }),
+    ).toMatchObject({ header: 'x-hook-auth' });
+  });
+
+  it.each([
+    ['signature', {}, /SIGNAL_KIT_WEBHOOK_SECRETS is required/],
+    ['signature', { SIGNAL_KIT_WEBHOOK_SECRETS: ' , ' }, /SIGNAL_KIT_WEBHOOK_SECRETS is required/],
+    ['signature', { SIGNAL_KIT_WEBHOOK_SECRETS: 'whsec_!!!' }, /SIGNAL_KIT_WEBHOOK_SECRETS must be whsec_/],
+    [
+      'signature',
+      { SIGNAL_KIT_WEBHOOK_SECRETS: generateWebhookSecret(), SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS: 'soon' },
+      /SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS/,
+    ],
+    ['token', {}, /SIGNAL_KIT_WEBHOOK_TOKEN is required/],
+    ['token', { SIGNAL_KIT_WEBHOOK_TOKEN: 'short' }, /SIGNAL_KIT_WEBHOOK_TOKEN must be at least 16/],
+    [
+      'token',
+      { SIGNAL_KIT_WEBHOOK_TOKEN: 'a-token-of-enough-length', SIGNAL_KIT_WEBHOOK_TOKEN_HEADER: 'x bad' },
+      /SIGNAL_KIT_WEBHOOK_TOKEN_HEADER must be an HTTP header name/,
+    ],
+  ] as const)('%s with %j is a ConfigError', (mode, env, message) => {
+    expect(() => receiverAuthFromEnv(mode, env)).toThrow(ConfigError);
+    expect(() => receiverAuthFromEnv(mode, env)).toThrow(message);
+  });
+
+  it('never repeats a secret in an error', () => {
+    const leaked = 'whsec_c2VjcmV0!';
+    let message = '';
+    try {
+      receiverAuthFromEnv('signature', { SIGNAL_KIT_WEBHOOK_SECRETS: leaked });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/SIGNAL_KIT_WEBHOOK_SECRETS/);
+    expect(message).not.toContain('c2VjcmV0');
+  });
+});
+
+describe('webhooks subscription flags', () => {
+  it.each([
+    ['subscribe', ['--types', 'news'], /--url is required/],
+    ['subscribe', ['--url', 'http://a.example/x'], /--types is required/],
+    ['subscribe', ['--url', 'mailto:a@b.c', '--types', 'news'], /--url must be an absolute http\(s\) URL/],
+    ['subscribe', ['--url', 'http://a.example/x', '--types', ' , '], /--types must name at least one/],
+    ['subscribe', ['--url', 'http://a.example/x', '--types', 'news', '--status', 'paused'], /--status does not apply/],
+    ['update', ['--status', 'paused'], /usage: signal-kit webhooks update ID/],
+    ['update', ['wh_1'], /at least one of --url, --types, --description, --status/],
+    ['update', ['wh_1', '--status', 'stopped'], /--status must be active or paused/],
+    ['delete', [], /usage: signal-kit webhooks delete ID/],
+    ['delete', ['wh_1', 'wh_2'], /unexpected argument "wh_2"/],
+    ['test', ['wh_1', '--url', 'http://a.example'], /--url does not apply/],
+    ['list', ['everything'], /unexpected argument/],
+    ['rename', [], /unknown subcommand/],
+  ])('%s %j', (sub, argv, message) => {
+    expect(() => parseManageSubcommand(sub, argv)).toThrow(message);
+  });
+
+  it('names the flag of a field the service refused', () => {
+    const refused = new ValidationError({
+      status: 422,
+      code: 'validation_error',
+      message: 'signal_types.0: unknown signal type',
+      field: 'signal_types.0',
+      requestId: 'req_1',
+    });
+    expect(describeApiError(refused)).toBe(
+      '--types: signal_types.0: unknown signal type (HTTP 422, validation_error, request req_1)',
+    );
+    const missing = new NotFoundError({
+      status: 404,
+      code: 'not_found',
+      message: 'DELETE failed with 404: no webhook',
+    });
+    expect(describeApiError(missing)).toBe('DELETE failed with 404: no webhook (not_found)');
+  });
+});
