@@ -18,7 +18,8 @@ export function list(value: string | undefined): string[] | undefined {
 export function positiveInt(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  if (!Number.isInteger(number) || number <= 0) throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
+  if (!Number.isInteger(number) || number <= 0)
+    throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
   return number;
 }
 

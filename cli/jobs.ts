@@ -7,7 +7,7 @@ import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../workflows/intent-export.ts';
 import type { JobProgress } from '../workflows/job-progress.ts';
 import type { VerifyEmailsInput } from '../workflows/verify-emails.ts';
-import { ProgressReporter } from './progress.ts';
+import type { ProgressReporter } from './progress.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
@@ -58,7 +58,8 @@ export async function followJob(handle: WorkflowHandle, reporter?: ProgressRepor
 export function jobFailureMessage(error: unknown): string {
   if (error instanceof WorkflowFailedError) {
     let cause: unknown = error.cause;
-    while (cause instanceof Error && cause.cause instanceof Error && !cause.message.startsWith('job ')) cause = cause.cause;
+    while (cause instanceof Error && cause.cause instanceof Error && !cause.message.startsWith('job '))
+      cause = cause.cause;
     return cause instanceof Error ? cause.message : String(cause);
   }
   return error instanceof Error ? error.message : String(error);

@@ -64,7 +64,11 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function isParseArgsError(error: unknown): boolean {
-  return error instanceof TypeError && typeof (error as { code?: unknown }).code === 'string' && String((error as unknown as { code: string }).code).startsWith('ERR_PARSE_ARGS');
+  return (
+    error instanceof TypeError &&
+    typeof (error as { code?: unknown }).code === 'string' &&
+    String((error as unknown as { code: string }).code).startsWith('ERR_PARSE_ARGS')
+  );
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -50,7 +50,12 @@ export interface BatchJobSpec {
  * window under the credit budget, continue as new to keep history small, then write the manifest last.
  */
 export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Promise<JobResult> {
-  const job: JobRef = { jobId: input.jobId, kind: spec.kind, output: input.output, compression: input.compression ?? 'gzip' };
+  const job: JobRef = {
+    jobId: input.jobId,
+    kind: spec.kind,
+    output: input.output,
+    compression: input.compression ?? 'gzip',
+  };
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
   const startedAt = input.carried?.startedAt ?? new Date().toISOString();
   const totals = input.carried?.totals ?? emptyTotals();
@@ -125,7 +130,6 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   }
   return result;
 }
-
 
 function isFatal(error: unknown): boolean {
   const cause = error instanceof ActivityFailure ? error.cause : error;

@@ -26,7 +26,8 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
     kind: 'enrich',
     batchSize: ENRICH_BATCH_SIZE,
     maxCredits: input.maxCredits,
-    prepare: (job) => jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: ENRICH_BATCH_SIZE }),
+    prepare: (job) =>
+      jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: ENRICH_BATCH_SIZE }),
     runBatch: (job, index) => api.enrichBatch({ job, index, options }),
     worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
     details: { options },

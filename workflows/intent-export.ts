@@ -20,7 +20,12 @@ export interface IntentExportInput {
 
 /** Submits a buyer-intent export, polls it until ready, and streams its JSONL download into the bucket. */
 export async function intentExport(input: IntentExportInput): Promise<JobResult> {
-  const job: JobRef = { jobId: input.jobId, kind: 'intent-export', output: input.output, compression: input.compression ?? 'gzip' };
+  const job: JobRef = {
+    jobId: input.jobId,
+    kind: 'intent-export',
+    output: input.output,
+    compression: input.compression ?? 'gzip',
+  };
   const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
   const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
@@ -91,7 +96,14 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
 
   async function fail(message: string): Promise<never> {
     phase = 'failed';
-    await jobs.finalizeJob({ job, input: null, status: 'failed', startedAt, error: message, details: { request: input.request } });
+    await jobs.finalizeJob({
+      job,
+      input: null,
+      status: 'failed',
+      startedAt,
+      error: message,
+      details: { request: input.request },
+    });
     throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${message}`, 'JobFailed');
   }
 }

@@ -20,4 +20,3 @@ export interface JobProgress {
 }
 
 export const progressQuery = defineQuery<JobProgress>('progress');
-

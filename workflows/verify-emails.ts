@@ -21,7 +21,8 @@ export async function verifyEmails(input: VerifyEmailsInput): Promise<JobResult>
     kind: 'verify-emails',
     batchSize: VERIFY_CHUNK_SIZE,
     maxCredits: input.maxCredits,
-    prepare: (job) => jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: VERIFY_CHUNK_SIZE }),
+    prepare: (job) =>
+      jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: VERIFY_CHUNK_SIZE }),
     runBatch: (job, index) => api.verifyBatch({ job, index }),
     worstCaseCredits: (size) => size,
     details: {},

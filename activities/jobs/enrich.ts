@@ -30,7 +30,11 @@ const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
  * Enriches batch `index` with one bulk call and publishes `parts/part-<index>`: one line per distinct domain.
  * A part that already exists is returned from its recorded counts without calling the API.
  */
-export async function enrichBatch(client: SignalClient, store: Store, request: EnrichBatchRequest): Promise<BatchResult> {
+export async function enrichBatch(
+  client: SignalClient,
+  store: Store,
+  request: EnrichBatchRequest,
+): Promise<BatchResult> {
   const { job, index, options } = request;
   const key = partKey(job, index);
   const existing = await readPart(store, key);
@@ -40,7 +44,10 @@ export async function enrichBatch(client: SignalClient, store: Store, request: E
   let results: BulkEnrichItem[];
   let credits = 0;
   try {
-    const response = await client.enrichCompanies({ domains: items.map((item) => item.v), ...options }, { retry: false });
+    const response = await client.enrichCompanies(
+      { domains: items.map((item) => item.v), ...options },
+      { retry: false },
+    );
     results = response.results;
     credits = response.credits;
   } catch (error) {
@@ -63,5 +70,9 @@ export async function enrichBatch(client: SignalClient, store: Store, request: E
 }
 
 function missing(domain: string): BulkEnrichItem {
-  return { domain, status: 'error', error: { code: 'missing_result', message: 'the service returned no result for this domain' } };
+  return {
+    domain,
+    status: 'error',
+    error: { code: 'missing_result', message: 'the service returned no result for this domain' },
+  };
 }

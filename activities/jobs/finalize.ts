@@ -82,7 +82,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  await store.writeText(manifestKey(job), `${JSON.stringify(manifest, null, 2)}\n`, { contentType: 'application/json' });
+  await store.writeText(manifestKey(job), `${JSON.stringify(manifest, null, 2)}\n`, {
+    contentType: 'application/json',
+  });
   return toResult(store, job, manifest);
 }
 

@@ -23,7 +23,11 @@ export async function openInput(openStore: (url: string) => Store, url: string):
   const base = slash > url.indexOf('://') + 2 ? url.slice(0, slash) : '.';
   const key = url.slice(slash + 1);
   const name = key.toLowerCase().replace(/\.gz$/, '');
-  const format = name.endsWith('.csv') ? 'csv' : name.endsWith('.jsonl') || name.endsWith('.ndjson') ? 'jsonl' : undefined;
+  const format = name.endsWith('.csv')
+    ? 'csv'
+    : name.endsWith('.jsonl') || name.endsWith('.ndjson')
+      ? 'jsonl'
+      : undefined;
   if (!format) throw inputFailure(`input ${url}: unsupported format (expected .csv or .jsonl/.ndjson, optionally .gz)`);
   try {
     return { url, format, body: await openDecoded(openStore(base), key) };
@@ -74,7 +78,11 @@ export async function* readInputRecords(source: InputSource, columns: string[]):
     }
     const field = columns.find((name) => name in value);
     if (field === undefined) {
-      yield { row: entry.line, error: `no field ${columns.map((c) => `"${c}"`).join(' or ')}`, raw: JSON.stringify(value) };
+      yield {
+        row: entry.line,
+        error: `no field ${columns.map((c) => `"${c}"`).join(' or ')}`,
+        raw: JSON.stringify(value),
+      };
       continue;
     }
     yield { row: entry.line, raw: (value as Record<string, unknown>)[field] };

@@ -26,7 +26,10 @@ export class JsonlLineChecker extends Transform {
     let position = 0;
     while (position < chunk.length) {
       if (this.lineStart) {
-        if (chunk[position] !== OPEN) return callback(this.corrupt('does not start with "{"'));
+        if (chunk[position] !== OPEN) {
+          callback(this.corrupt('does not start with "{"'));
+          return;
+        }
         this.lineStart = false;
       }
       const newline = chunk.indexOf(NEWLINE, position);
@@ -35,7 +38,10 @@ export class JsonlLineChecker extends Transform {
         break;
       }
       this.remember(chunk, position, newline);
-      if (this.lastSignificant !== CLOSE) return callback(this.corrupt('does not end with "}"'));
+      if (this.lastSignificant !== CLOSE) {
+        callback(this.corrupt('does not end with "}"'));
+        return;
+      }
       this.lines += 1;
       this.lineStart = true;
       this.lastSignificant = -1;
@@ -45,8 +51,7 @@ export class JsonlLineChecker extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
-    if (!this.lineStart) return callback(this.corrupt('is cut off (no final newline)'));
-    callback();
+    callback(this.lineStart ? null : this.corrupt('is cut off (no final newline)'));
   }
 
   private remember(chunk: Buffer, from: number, to: number): void {

@@ -16,7 +16,11 @@ export interface VerifyBatchRequest {
  * Verifies chunk `index` (up to 1,000 distinct addresses) with one bulk call and publishes its part: one line per
  * address, verified or an error record. The service's own summary of the chunk is recorded with the part.
  */
-export async function verifyBatch(client: SignalClient, store: Store, request: VerifyBatchRequest): Promise<BatchResult> {
+export async function verifyBatch(
+  client: SignalClient,
+  store: Store,
+  request: VerifyBatchRequest,
+): Promise<BatchResult> {
   const { job, index } = request;
   const key = partKey(job, index);
   const existing = await readPart(store, key);
@@ -30,7 +34,9 @@ export async function verifyBatch(client: SignalClient, store: Store, request: V
     throw toActivityFailure(error);
   }
   const verified = indexByEmail(response.verifications);
-  const failed = indexByEmail(response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email));
+  const failed = indexByEmail(
+    response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email),
+  );
   const summary: VerificationSummary = {
     total: response.summary.total,
     deliverable: response.summary.deliverable,
@@ -72,4 +78,3 @@ function indexByEmail<T extends { email: string }>(entries: T[]): Map<string, T>
 function lookup<T>(map: Map<string, T>, email: string): T | undefined {
   return map.get(email.toLowerCase());
 }
-

@@ -9,8 +9,9 @@ import { startDevStack } from '../../test/stack/index.ts';
 import type { WorkerConfig } from '../../workers/config.ts';
 import { startWorker } from '../../workers/worker.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
-import { connectClient } from '../temporal.ts';
 import { followJob, jobFailureMessage, startJob } from '../jobs.ts';
+import { installWorkerLogging } from '../logging.ts';
+import { connectClient } from '../temporal.ts';
 
 const example = (name: string) => join(repoRoot(), 'examples', name);
 
@@ -25,6 +26,7 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
   const output = pathToFileURL(outDir).href;
   const log = (message: string) => console.error(`[demo] ${message}`);
 
+  installWorkerLogging();
   log('starting a local Temporal dev server and the sandbox API (127.0.0.1 only)');
   const stack = await startDevStack({ temporal: true, s3: false, gcs: false });
   const sandbox = await startSandbox({ seed: 42 });
@@ -45,7 +47,10 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
     log('starting a worker (bundling workflows takes a few seconds)');
     worker = await startWorker({ config });
     const client = await connectClient(config);
-    const run = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    const run = new Date()
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z');
     const jobs = [
       startJob(client, config, {
         workflow: 'bulkEnrich',
@@ -66,7 +71,7 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
         input: {
           jobId: `demo-${run}-intent`,
           output,
-          request: { topic_ids: ['b2b_101', 'b2b_2048'], seniority: ['Vp', 'Cxo'] },
+          request: { topic_ids: ['b2b_101', 'b2b_2048'], seniority: ['Cxo', 'Vp', 'Director'] },
           poll: { initialMs: 500 },
         },
       }),
@@ -99,9 +104,8 @@ function printSummary(
     const c = result.counts;
     lines.push(`  ${result.kind.padEnd(14)} ${result.status}`);
     lines.push(`    rows in ${c.input_rows}, distinct ${c.distinct}, duplicates ${c.duplicates}`);
-    lines.push(
-      `    lines out ${c.lines}: ok ${c.ok}, not_found ${c.not_found}, error ${c.error}, invalid ${c.invalid}`,
-    );
+    const statuses = result.kind === 'enrich' ? `ok ${c.ok}, not_found ${c.not_found}, ` : `ok ${c.ok}, `;
+    lines.push(`    lines out ${c.lines}: ${statuses}error ${c.error}, invalid ${c.invalid}`);
     if (result.summary) {
       const s = result.summary;
       lines.push(

@@ -3,6 +3,7 @@ import { startSandbox } from '../../sandbox/index.ts';
 import { startDevStack } from '../../test/stack/index.ts';
 import { startWorker } from '../../workers/worker.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
+import { installWorkerLogging } from '../logging.ts';
 
 /**
  * `dev`: a whole local environment for trying the CLI by hand: Temporal, S3, GCS, the sandbox and a worker. Prints
@@ -10,6 +11,7 @@ import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/cons
  */
 export async function runDevCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'no-worker': { type: 'boolean', default: false } } });
+  installWorkerLogging();
   const stack = await startDevStack({ temporal: true, s3: true, gcs: true });
   const sandbox = await startSandbox({ seed: 1 });
   const env = { ...stack.env(), SIGNAL_API_URL: sandbox.url, SIGNAL_API_KEY: 'sk_test_1' };

@@ -1,8 +1,10 @@
 import { parseWorkerConfig } from '../../workers/config.ts';
 import { startWorker } from '../../workers/worker.ts';
+import { installWorkerLogging } from '../logging.ts';
 
 /** `worker`: hosts the workflows and activities until SIGINT or SIGTERM, then drains and exits 0. */
 export async function runWorkerCommand(): Promise<number> {
+  installWorkerLogging();
   const config = parseWorkerConfig();
   const bundlePath = process.env['SIGNAL_KIT_WORKFLOW_BUNDLE'];
   const worker = await startWorker({ config, ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}) });

@@ -9,12 +9,18 @@ export function normalizeEmail(raw: unknown): Normalized {
   const trimmed = raw.trim();
   if (trimmed === '') return { ok: false, reason: 'empty' };
   const at = trimmed.lastIndexOf('@');
-  if (at <= 0 || at === trimmed.length - 1) return { ok: false, reason: 'not an email address (no local part or domain)' };
+  if (at <= 0 || at === trimmed.length - 1)
+    return { ok: false, reason: 'not an email address (no local part or domain)' };
   const local = trimmed.slice(0, at);
   if (!LOCAL.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) {
     return { ok: false, reason: 'invalid local part' };
   }
-  const domain = domainToASCII(trimmed.slice(at + 1).toLowerCase().replace(/\.+$/, ''));
+  const domain = domainToASCII(
+    trimmed
+      .slice(at + 1)
+      .toLowerCase()
+      .replace(/\.+$/, ''),
+  );
   if (domain === '' || !domain.includes('.') || domain.split('.').some((label) => label === '')) {
     return { ok: false, reason: 'invalid domain' };
   }

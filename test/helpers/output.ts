@@ -1,9 +1,12 @@
 import { gunzipSync } from 'node:zlib';
-import { openStore } from '../../connectors/storage/index.ts';
 import type { Manifest } from '../../activities/jobs/types.ts';
+import { openStore } from '../../connectors/storage/index.ts';
 
 /** Reads a job's manifest and every manifested part back through the store, as a user's reader would. */
-export async function readJobOutput(output: string, jobId: string): Promise<{ manifest: Manifest; lines: Record<string, unknown>[] }> {
+export async function readJobOutput(
+  output: string,
+  jobId: string,
+): Promise<{ manifest: Manifest; lines: Record<string, unknown>[] }> {
   const store = openStore(output);
   const manifest = JSON.parse(await store.readText(`${jobId}/_manifest.json`)) as Manifest;
   const lines: Record<string, unknown>[] = [];

@@ -17,7 +17,7 @@ function messyCrm(): { csv: string; distinct: number; invalid: number; rows: num
   const forms = (i: number) => [`https://www.company${i}.com/pricing`, `HTTP://Company${i}.COM`, ` company${i}.com. `];
   for (let i = 0; i < 60; i++) rows.push(`d${i},Dup ${i},"${forms(i)[i % 3]}"`);
   const junk = ['', 'n/a', 'not a website', 'http://', '???', '10.0.0.1', 'foo@'];
-  junk.forEach((value, i) => rows.push(`j${i},Junk ${i},"${value}"`));
+  for (const [i, value] of junk.entries()) rows.push(`j${i},Junk ${i},"${value}"`);
   return { csv: `${rows.join('\n')}\n`, distinct: 230, invalid: junk.length, rows: rows.length - 1 };
 }
 

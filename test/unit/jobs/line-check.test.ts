@@ -1,6 +1,5 @@
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CorruptDownloadError, JsonlLineChecker } from '../../../activities/jobs/line-check.ts';
 
