@@ -50,8 +50,10 @@ export function createJobActivities(deps: ActivityDeps) {
 export function createApiActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
   return mapped({
-    enrichBatch: (request: Parameters<typeof enrichBatch>[2]) => enrichBatch(client, openStore(request.job.output), request),
-    verifyBatch: (request: Parameters<typeof verifyBatch>[2]) => verifyBatch(client, openStore(request.job.output), request),
+    enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
+      enrichBatch(client, openStore(request.job.output), request),
+    verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
+      verifyBatch(client, openStore(request.job.output), request),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
       submitIntentExport(client, openStore(request.job.output), request),
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[1]) =>
