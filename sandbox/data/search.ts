@@ -157,8 +157,22 @@ export interface CatalogStats {
   medianAgeHours: number | null;
 }
 
-/** Signal counts per type over the catalog's visible timelines, and freshness. */
+const statsCache = new WeakMap<DataStore, { minute: number; stats: CatalogStats }>();
+
+/**
+ * Signal counts per type over the catalog's visible timelines, and freshness. Computed once per store and clock
+ * minute (one entry per store), since the types list and stats are free and may be called often.
+ */
 export function catalogStats(store: DataStore, now: number): CatalogStats {
+  const minute = Math.floor(now / 60_000);
+  const cached = statsCache.get(store);
+  if (cached && cached.minute === minute) return cached.stats;
+  const stats = computeStats(store, now);
+  statsCache.set(store, { minute, stats });
+  return stats;
+}
+
+function computeStats(store: DataStore, now: number): CatalogStats {
   const catalog = store.catalog;
   const byType = SIGNAL_TYPES.map(() => 0);
   let total = 0;

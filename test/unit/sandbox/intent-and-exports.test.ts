@@ -132,6 +132,11 @@ describe('export jobs', () => {
     });
     expect(lines.map((l) => JSON.parse(l))).toEqual(page.json.contacts);
 
+    const head = await fetch(ready.download_url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(100 * EXPORT_LINE_WIDTH));
+    expect(head.headers.get('x-row-count')).toBe('100');
+
     // a Range request resumes mid-way
     const ranged = await fetch(ready.download_url, { headers: { range: `bytes=${EXPORT_LINE_WIDTH * 98 + 10}-` } });
     expect(ranged.status).toBe(206);
