@@ -61,8 +61,9 @@ export class DataStore {
   readonly registry = new BoundedMap<string, string>(REGISTRY_CAPACITY);
   /** LinkedIn person slug → email, for people served. */
   readonly personSlugs = new BoundedMap<string, string>(REGISTRY_CAPACITY);
-  readonly emittedById = new BoundedMap<string, SignalRecord>(EMITTED_CAPACITY);
-  readonly emittedByDomain = new BoundedMap<string, SignalRecord[]>(EMITTED_CAPACITY);
+  /** Emitted signals by id hex, oldest first; at most EMITTED_CAPACITY in all (also in emittedByDomain). */
+  readonly emittedById = new Map<string, SignalRecord>();
+  readonly emittedByDomain = new Map<string, SignalRecord[]>();
   private emitCounter = 0;
   private catalogCache: Catalog | undefined;
 
@@ -188,6 +189,25 @@ export class DataStore {
     return rec.hex === hex ? rec : undefined;
   }
 
+  private keepEmitted(rec: SignalRecord): void {
+    if (this.emittedById.size >= EMITTED_CAPACITY) {
+      const oldest = this.emittedById.values().next();
+      if (!oldest.done) {
+        const old = oldest.value;
+        this.emittedById.delete(old.hex);
+        const list = this.emittedByDomain.get(old.company.domain);
+        const at = list ? list.indexOf(old) : -1;
+        if (list && at >= 0) list.splice(at, 1);
+        if (list && list.length === 0) this.emittedByDomain.delete(old.company.domain);
+      }
+    }
+    this.emittedById.set(rec.hex, rec);
+    const list = this.emittedByDomain.get(rec.company.domain) ?? [];
+    list.push(rec);
+    list.sort((a, b) => a.t - b.t);
+    this.emittedByDomain.set(rec.company.domain, list);
+  }
+
   /** Creates `count` new signals detected now (for webhooks); they also show in enrich and lookups. */
   emit(opts: { count: number; signalTypes?: string[]; domain?: string }, now: number): SignalRecord[] {
     const typeIndexes = (opts.signalTypes ?? []).map((t) => {
@@ -212,12 +232,7 @@ export class DataStore {
           ? typeIndexes[h % typeIndexes.length]!
           : pickCumulative(profile.typeCumulative, unit(hash2(h, 7)));
       const rec = buildEmittedSignal(this.seed, n, profile, typeIndex, now);
-      this.emittedById.set(rec.hex, rec);
-      const list = this.emittedByDomain.get(profile.domain) ?? [];
-      list.push(rec);
-      list.sort((a, b) => a.t - b.t);
-      if (list.length > 1000) list.shift();
-      this.emittedByDomain.set(profile.domain, list);
+      this.keepEmitted(rec);
       out.push(rec);
     }
     return out;

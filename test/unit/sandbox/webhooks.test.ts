@@ -167,6 +167,19 @@ describe('webhook subscriptions', () => {
     expect(sb.ledger.total()).toBe(0);
   });
 
+  it('keeps the last 10,000 emitted signals', async () => {
+    sb = await start();
+    const first = sb.emitSignals({ count: 5, domain: 'acme-robotics.com' });
+    expect((await call(sb, 'GET', `/v1/signals/${first[0]!.signal_id}`)).status).toBe(200);
+    const later = sb.emitSignals({ count: 10_000 });
+    expect(later).toHaveLength(10_000);
+    expect((await call(sb, 'GET', `/v1/signals/${first[4]!.signal_id}`)).status).toBe(404);
+    expect((await call(sb, 'GET', `/v1/signals/${later[0]!.signal_id}`)).status).toBe(200);
+    const enrich = await call(sb, 'POST', '/v1/companies/enrich', { domain: 'acme-robotics.com', limit: 500 });
+    const ids = enrich.json.signals.map((s: { signal_id: string }) => s.signal_id);
+    expect(ids).not.toContain(`sig_${first[0]!.signal_id.replaceAll('-', '')}`);
+  });
+
   it('does not deliver when the account cannot pay for the event', async () => {
     sb = await start({ accounts: [{ id: 'broke', keys: ['kb'], credits: 0 }] });
     rx = await receiver();
