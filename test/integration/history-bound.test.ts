@@ -1,0 +1,73 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+
+const DOMAINS = 1_000_000;
+/** Batches per workflow run before continue-as-new (the production default). */
+const BATCHES_PER_RUN = 400;
+const MAX_EVENTS_PER_RUN = 4_000;
+
+describe('history stays bounded for a 1,000,000-domain job', () => {
+  let env: JobEnv;
+  let input: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 3 } });
+    await env.startWorker();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-history-'));
+    const file = join(dir, 'domains.csv');
+    const out = createWriteStream(file);
+    out.write('domain\n');
+    for (let i = 0; i < DOMAINS; i++) {
+      if (!out.write(`company-${i}.example.com\n`)) await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'finish');
+    input = pathToFileURL(file).href;
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('runs every batch, continues as new, and no run holds more than a few thousand events', { timeout: 900_000 }, async () => {
+    const c = env.config();
+    const jobId = 'history-1m';
+    const result: JobResult = await env.client.workflow.execute('bulkEnrich', {
+      workflowId: jobId,
+      taskQueue: c.taskQueue,
+      args: [
+        {
+          jobId,
+          input,
+          output: pathToFileURL(join(dir, 'out')).href,
+          // Only a type these synthetic companies rarely have: the test is about orchestration, not payload size.
+          options: { limit: 1, signal_types: ['sec-20f'] },
+          concurrency: 16,
+          batchesPerRun: BATCHES_PER_RUN,
+          taskQueue: c.taskQueue,
+          apiTaskQueue: c.apiTaskQueue,
+        } satisfies BulkEnrichInput,
+      ],
+    });
+    expect(result.status).toBe('completed');
+    expect(result.counts.distinct).toBe(DOMAINS);
+    expect(result.counts.ok + result.counts.not_found + result.counts.error).toBe(DOMAINS);
+    expect(result.parts).toBe(DOMAINS / 100);
+
+    const runs: number[] = [];
+    for await (const execution of env.client.workflow.list({ query: `WorkflowId = '${jobId}'` })) {
+      runs.push(execution.historyLength);
+    }
+    expect(runs.length).toBeGreaterThanOrEqual(DOMAINS / 100 / BATCHES_PER_RUN);
+    console.log(`history-bound: ${runs.length} runs, largest ${Math.max(...runs)} events`);
+    expect(Math.max(...runs)).toBeLessThanOrEqual(MAX_EVENTS_PER_RUN);
+  });
+});
