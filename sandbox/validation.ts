@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ALL_SUBTYPES, TYPE_INDEX } from './data/signal-types.ts';
-import { ApiError, validationError } from './errors.ts';
+import { validationError } from './errors.ts';
 import { parseIsoDateTime } from './time.ts';
 
 function fieldOf(issue: z.core.$ZodIssue): string {
@@ -81,5 +81,3 @@ export function lowerSet(list: readonly string[] | undefined): Set<string> | und
 export function asSet(list: readonly string[] | undefined): Set<string> | undefined {
   return list && list.length > 0 ? new Set(list) : undefined;
 }
-
-export { ApiError };

@@ -1,7 +1,7 @@
 /** Webhook subscription management (spec 6; paths in sandbox/README.md). All free. */
 import { z } from 'zod';
 import type { ApiContext, ApiRequest, Route } from '../api.ts';
-import { SIGNAL_TYPES, TYPE_INDEX } from '../data/signal-types.ts';
+import { TYPE_INDEX } from '../data/signal-types.ts';
 import { buildEmittedSignal } from '../data/signals.ts';
 import { notFound, validationError } from '../errors.ts';
 import { parse, signalTypes } from '../validation.ts';
@@ -107,5 +107,3 @@ export const webhookRoutes: Route[] = [
     },
   },
 ];
-
-export const WEBHOOK_CATEGORIES = [...new Set(SIGNAL_TYPES.map((t) => t.category))];
