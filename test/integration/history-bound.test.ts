@@ -1,8 +1,8 @@
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
@@ -37,7 +37,9 @@ describe('history stays bounded for a 1,000,000-domain job', () => {
     await env?.stop();
   });
 
-  it('runs every batch, continues as new, and no run holds more than a few thousand events', { timeout: 900_000 }, async () => {
+  it('runs every batch, continues as new, and no run holds more than a few thousand events', {
+    timeout: 900_000,
+  }, async () => {
     const c = env.config();
     const jobId = 'history-1m';
     const result: JobResult = await env.client.workflow.execute('bulkEnrich', {
