@@ -1,0 +1,185 @@
+/**
+ * The job commands as a user runs them: `signal-kit enrich|verify-emails|intent-export --wait`, `status` and `demo`
+ * in child processes (`node cli/main.ts`), against a real Temporal dev server, the sandbox and a worker.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { readJobOutput } from '../helpers/output.ts';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const cliMain = join(repo, 'cli/main.ts');
+const execFileAsync = promisify(execFile);
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let env: JobEnv;
+let dir: string;
+
+async function cli(args: string[], extra: Record<string, string> = {}, timeout = 60_000): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [cliMain, ...args], {
+      cwd: dir,
+      env: { ...env.childEnv(), ...extra },
+      timeout,
+      maxBuffer: 32 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+describe('signal-kit job commands', () => {
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 11 } });
+    await env.startWorker();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-cli-'));
+    const rows = ['website'];
+    for (let i = 0; i < 250; i++) rows.push(i % 50 === 0 ? 'junk value' : `https://www.shop${i % 200}.com/`);
+    await writeFile(join(dir, 'crm.csv'), `${rows.join('\n')}\n`);
+    await writeFile(
+      join(dir, 'emails.jsonl'),
+      ['{"email":"a@x.com"}', '{"email":"B@X.COM"}', 'not json', ''].join('\n'),
+    );
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('enrich --wait logs JSON progress without a terminal, prints the result and exits 0', async () => {
+    const result = await cli([
+      'enrich',
+      '--input',
+      'crm.csv',
+      '--output',
+      'out',
+      '--limit',
+      '2',
+      '--job-id',
+      'cli-enrich',
+      '--wait',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const job = JSON.parse(result.stdout) as JobResult;
+    expect(job).toMatchObject({ jobId: 'cli-enrich', kind: 'enrich', status: 'completed' });
+    expect(job.counts).toMatchObject({ input_rows: 250, distinct: 196, invalid: 5 });
+    const progress = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { event: string; batchesTotal: number });
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.every((p) => p.event === 'progress')).toBe(true);
+    const manifest = JSON.parse(await readFile(join(dir, 'out', 'cli-enrich', '_manifest.json'), 'utf8')) as Manifest;
+    expect(manifest.status).toBe('completed');
+
+    const status = await cli(['status', 'cli-enrich']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ jobId: 'cli-enrich', status: 'COMPLETED' });
+  });
+
+  it('verify-emails reads JSONL: a non-JSON line becomes an invalid record naming its line', async () => {
+    const result = await cli([
+      'verify-emails',
+      '--input',
+      'emails.jsonl',
+      '--output',
+      'out',
+      '--job-id',
+      'cli-verify',
+      '--wait',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const job = JSON.parse(result.stdout) as JobResult;
+    expect(job.counts).toMatchObject({ input_rows: 3, distinct: 2, invalid: 1 });
+    const { lines } = await readJobOutput(pathToFileURL(join(dir, 'out')).href, 'cli-verify');
+    const invalid = lines.filter((line) => line['status'] === 'invalid');
+    expect(invalid).toEqual([expect.objectContaining({ row: 3, raw: 'not json' })]);
+  });
+
+  it('intent-export --wait writes the download and exits 0', async () => {
+    const result = await cli([
+      'intent-export',
+      '--topics',
+      'b2b_5',
+      '--output',
+      'out',
+      '--job-id',
+      'cli-intent',
+      '--wait',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const job = JSON.parse(result.stdout) as JobResult;
+    expect(job.status).toBe('completed');
+    expect(job.counts.lines).toBeGreaterThan(0);
+  });
+
+  it('a budget below the job cost exits 3 (budget exhausted)', async () => {
+    const result = await cli([
+      'enrich',
+      '--input',
+      'crm.csv',
+      '--output',
+      'out',
+      '--limit',
+      '2',
+      '--max-credits',
+      '450',
+      '--job-id',
+      'cli-budget',
+      '--wait',
+    ]);
+    expect(result.code, result.stderr).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'budget_exhausted' });
+  });
+
+  it('bad flags and settings are refused with exit 2 and a message naming them', async () => {
+    const limit = await cli(['enrich', '--input', 'crm.csv', '--output', 'out', '--limit', '900']);
+    expect(limit.code).toBe(2);
+    expect(limit.stderr).toMatch(/--limit must be at most 500/);
+    const topics = await cli(['intent-export', '--topics', 'b2b_1,topic-2', '--output', 'out']);
+    expect(topics.code).toBe(2);
+    expect(topics.stderr).toMatch(/"topic-2" is not a topic id/);
+    const worker = await cli(['worker'], { SIGNAL_API_URL: 'not a url' });
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toMatch(/SIGNAL_API_URL/);
+    const missing = await cli(['enrich', '--output', 'out']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--input is required/);
+  });
+
+  it('an input that does not exist fails the job with exit 1 and names the input', async () => {
+    const result = await cli(['enrich', '--input', 'nope.csv', '--output', 'out', '--job-id', 'cli-missing', '--wait']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/nope\.csv does not exist/);
+  });
+});
+
+describe('signal-kit demo', () => {
+  it('runs the main job end to end on its own stack and exits 0 with a summary', { timeout: 180_000 }, async () => {
+    const out = await mkdtemp(join(tmpdir(), 'signal-kit-demo-'));
+    const { stdout } = await execFileAsync(process.execPath, [cliMain, 'demo', '--output', out], {
+      cwd: repo,
+      timeout: 170_000,
+      maxBuffer: 32 * 1024 * 1024,
+    });
+    expect(stdout).toMatch(/enrich\s+completed/);
+    expect(stdout).toMatch(/verify-emails\s+completed/);
+    expect(stdout).toMatch(/intent-export\s+completed/);
+    const [, reported, ledger] =
+      /credits reported by the jobs: (\d+); charged by the sandbox ledger: (\d+)/.exec(stdout) ?? [];
+    expect(Number(reported)).toBeGreaterThan(0);
+    expect(reported).toBe(ledger);
+  });
+});
