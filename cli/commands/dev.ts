@@ -1,9 +1,13 @@
 import { parseArgs } from 'node:util';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
 import { startSandbox } from '../../sandbox/index.ts';
-import { startDevStack } from '../../test/stack/index.ts';
+import { s3ClientFor, startDevStack } from '../../test/stack/index.ts';
 import { startWorker } from '../../workers/worker.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
 import { installWorkerLogging } from '../logging.ts';
+
+const DEV_BUCKET = 'signal-kit-dev';
 
 /**
  * `dev`: a whole local environment for trying the CLI by hand: Temporal, S3, GCS, the sandbox and a worker. Prints
@@ -15,6 +19,10 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   const stack = await startDevStack({ temporal: true, s3: true, gcs: true });
   const sandbox = await startSandbox({ seed: 1 });
   const env = { ...stack.env(), SIGNAL_API_URL: sandbox.url, SIGNAL_API_KEY: 'sk_test_1' };
+  // This process's own stores (the worker below) use the same servers as the shell the user exports into.
+  Object.assign(process.env, env);
+  await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: DEV_BUCKET }));
+  await gcsStorageFromEnv().createBucket(DEV_BUCKET);
   const worker = values['no-worker']
     ? undefined
     : await startWorker({
@@ -33,7 +41,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       });
   console.log('# signal-kit dev stack is up; in another shell:');
   for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${JSON.stringify(value)}`);
-  console.log('# Ctrl-C stops everything.');
+  console.log(`# buckets s3://${DEV_BUCKET} and gs://${DEV_BUCKET} exist; Ctrl-C stops everything.`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
