@@ -9,7 +9,7 @@ const TYPE_BY_NAME: Record<string, { type: string; retryable: boolean }> = {
   InsufficientCreditsError: { type: 'InsufficientCreditsError', retryable: false },
   ValidationError: { type: 'ValidationError', retryable: false },
   NotFoundError: { type: 'NotFoundError', retryable: false },
-  UnexpectedResponseError: { type: 'UnexpectedResponseError', retryable: true },
+  UnexpectedResponseError: { type: 'UnexpectedResponseError', retryable: false },
   // Storage: a missing bucket or a malformed URL will not fix itself; transient storage errors stay retryable.
   BucketNotFoundError: { type: 'StorageConfigError', retryable: false },
   InvalidStorageUrlError: { type: 'StorageConfigError', retryable: false },
