@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from
 import type { JobActivities } from '../activities/index.ts';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import { FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, runWindow } from './batch-runner.ts';
+import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
 import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
 
@@ -106,13 +106,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });
   }
 
-  const status = outcome.fatal
-    ? 'failed'
-    : outcome.budgetExhausted
-      ? 'budget_exhausted'
-      : totals.batchesFailed > 0
-        ? 'completed_with_errors'
-        : 'completed';
+  const status = finalStatus(outcome, totals);
   phase = 'finalizing';
   const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
   const result = await jobs.finalizeJob({

@@ -1,5 +1,5 @@
 import { condition } from '@temporalio/workflow';
-import type { BatchResult, PartCounts } from '../activities/jobs/types.ts';
+import type { BatchResult, JobStatus, PartCounts } from '../activities/jobs/types.ts';
 
 /** Running totals of a batch job; carried across continue-as-new and returned by the `progress` query. */
 export interface BatchTotals {
@@ -105,4 +105,11 @@ export async function runWindow(options: WindowOptions): Promise<WindowOutcome> 
     await condition(() => settled !== seen);
   }
   return fatal === undefined ? { next, budgetExhausted } : { next, budgetExhausted, fatal };
+}
+
+/** How a job that ran its window ends: a fatal error, the budget, failed batches, or a clean finish. */
+export function finalStatus(outcome: WindowOutcome, totals: BatchTotals): Exclude<JobStatus, 'running'> {
+  if (outcome.fatal !== undefined) return 'failed';
+  if (outcome.budgetExhausted) return 'budget_exhausted';
+  return totals.batchesFailed > 0 ? 'completed_with_errors' : 'completed';
 }

@@ -13,7 +13,7 @@ import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRunRef } from '../activities/push/types.ts';
 import { apiActivityOptions, FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
-import { type BatchTotals, emptyTotals, runWindow } from './batch-runner.ts';
+import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
 import {
   CREDITS_PER_SIGNAL,
   DEFAULT_API_TASK_QUEUE,
@@ -160,13 +160,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     });
   }
 
-  const status: JobStatus = outcome.fatal
-    ? 'failed'
-    : outcome.budgetExhausted
-      ? 'budget_exhausted'
-      : totals.batchesFailed > 0
-        ? 'completed_with_errors'
-        : 'completed';
+  const status: JobStatus = finalStatus(outcome, totals);
   phase = 'finalizing';
   const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
   const result = await jobs.finalizePushRun({

@@ -6,10 +6,9 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { repoRoot } from '../../test/stack/binaries.ts';
 import { startDevStack } from '../../test/stack/index.ts';
-import type { WorkerConfig } from '../../workers/config.ts';
 import { startWorker } from '../../workers/worker.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
 import { followJob, jobFailureMessage, startJob } from '../jobs.ts';
+import { localWorkerConfig } from '../local-stack.ts';
 import { installWorkerLogging } from '../logging.ts';
 import { connectClient } from '../temporal.ts';
 
@@ -30,18 +29,7 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
   log('starting a local Temporal dev server and the sandbox API (127.0.0.1 only)');
   const stack = await startDevStack({ temporal: true, s3: false, gcs: false });
   const sandbox = await startSandbox({ seed: 42 });
-  const config: WorkerConfig = {
-    address: stack.temporal.address,
-    namespace: stack.temporal.namespace,
-    temporalApiKey: undefined,
-    taskQueue: DEFAULT_TASK_QUEUE,
-    apiTaskQueue: DEFAULT_API_TASK_QUEUE,
-    url: sandbox.url,
-    apiKey: 'sk_test_1',
-    auth: 'x-api-key',
-    ratePerMinute: 300,
-    timeoutMs: 30_000,
-  };
+  const config = localWorkerConfig(stack.temporal, sandbox.url);
   let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
   try {
     log('starting a worker (bundling workflows takes a few seconds)');

@@ -4,7 +4,7 @@ import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { s3ClientFor, startDevStack } from '../../test/stack/index.ts';
 import { startWorker } from '../../workers/worker.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
+import { localWorkerConfig, SANDBOX_API_KEY } from '../local-stack.ts';
 import { installWorkerLogging } from '../logging.ts';
 
 const DEV_BUCKET = 'signal-kit-dev';
@@ -18,7 +18,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   installWorkerLogging();
   const stack = await startDevStack({ temporal: true, s3: true, gcs: true });
   const sandbox = await startSandbox({ seed: 1 });
-  const env = { ...stack.env(), SIGNAL_API_URL: sandbox.url, SIGNAL_API_KEY: 'sk_test_1' };
+  const env = { ...stack.env(), SIGNAL_API_URL: sandbox.url, SIGNAL_API_KEY: SANDBOX_API_KEY };
   // This process's own stores (the worker below) use the same servers as the shell the user exports into.
   Object.assign(process.env, env);
   await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: DEV_BUCKET }));
@@ -26,18 +26,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   const worker = values['no-worker']
     ? undefined
     : await startWorker({
-        config: {
-          address: stack.temporal.address,
-          namespace: stack.temporal.namespace,
-          temporalApiKey: undefined,
-          taskQueue: DEFAULT_TASK_QUEUE,
-          apiTaskQueue: DEFAULT_API_TASK_QUEUE,
-          url: sandbox.url,
-          apiKey: 'sk_test_1',
-          auth: 'x-api-key',
-          ratePerMinute: 300,
-          timeoutMs: 30_000,
-        },
+        config: localWorkerConfig(stack.temporal, sandbox.url),
       });
   console.log('# signal-kit dev stack is up; in another shell:');
   for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${JSON.stringify(value)}`);
