@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { enrichBatch } from './jobs/enrich.ts';
@@ -19,13 +20,36 @@ export interface ActivityDeps {
   openStore: (url: string) => Store;
 }
 
-/** Wraps each activity so that client and storage errors reach Temporal classified (retryable or not). */
+/** How often a running activity tells Temporal that its worker is alive (see the heartbeat timeouts). */
+const HEARTBEAT_INTERVAL_MS = 2_000;
+
+/**
+ * Wraps each activity so that client and storage errors reach Temporal classified (retryable or not), and so that
+ * it heartbeats while it runs: a worker killed mid-activity is then noticed within the activity's heartbeat timeout.
+ */
 function mapped<T extends Record<string, (request: never) => Promise<unknown>>>(activities: T): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(activities)) {
-    wrapped[name] = (request: never) => withFailureMapping(() => fn(request));
+    wrapped[name] = async (request: never) => {
+      const context = currentContext();
+      const beat = context ? setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS) : undefined;
+      try {
+        return await withFailureMapping(() => fn(request));
+      } finally {
+        clearInterval(beat);
+      }
+    };
   }
   return wrapped as T;
+}
+
+/** The running activity's context, or undefined when called outside an activity (unit tests call them directly). */
+function currentContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Activities that only touch storage; they run on the main task queue. */

@@ -13,11 +13,16 @@ export const NON_RETRYABLE_API_ERRORS = [
 /** Errors that end the whole job (a wrong key or a spent balance affects every batch alike). */
 export const FATAL_API_ERRORS = ['AuthenticationError', 'InsufficientCreditsError', 'StorageConfigError', 'InputError'];
 
-/** Options for activities that call the Signal API: on the rate-limited queue, retried with backoff. */
+/**
+ * Options for activities that call the Signal API: on the rate-limited queue, retried with backoff. They heartbeat
+ * while they run (activities/index.ts), so a worker that dies mid-call is noticed within the heartbeat timeout and
+ * its batches are retried elsewhere, instead of waiting out the start-to-close timeout.
+ */
 export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): ActivityOptions {
   return {
     taskQueue,
     startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '10 seconds',
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
@@ -28,12 +33,12 @@ export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): Acti
   };
 }
 
-/** Options for activities that only touch storage (preparing input, writing manifests). */
+/** Options for activities that only touch storage (preparing input, writing manifests); they heartbeat too. */
 export function storageActivityOptions(taskQueue: string): ActivityOptions {
   return {
     taskQueue,
     startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: '20 seconds',
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
