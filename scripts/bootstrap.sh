@@ -19,7 +19,13 @@ case "$step" in
     log "type-check"; npx --no-install tsc -p tsconfig.json --noEmit
     log "lint"; npx --no-install biome check .
     log "build"; npx --no-install tsc -p tsconfig.build.json
-    log "tests"; exec npx --no-install vitest run "$@"
+    log "tests"
+    mkdir -p .tmp
+    status=0
+    npx --no-install vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@" || status=$?
+    # One plain closing line that any CI reader understands.
+    node -e 'const r=JSON.parse(require("fs").readFileSync(".tmp/vitest.json","utf8"));console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`)' 2>/dev/null || true
+    exit "$status"
     ;;
   demo)
     log "build"; npx --no-install tsc -p tsconfig.build.json
