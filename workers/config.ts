@@ -8,6 +8,28 @@ export class ConfigError extends Error {
 
 const positiveInt = z.coerce.number().int().positive();
 
+/** `id:base64key` pairs, comma-separated; the first seals new payloads, all open old ones. */
+const payloadKeys = z
+  .string()
+  .transform((value, ctx) => {
+    const keys = [];
+    for (const entry of value
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean)) {
+      const colon = entry.indexOf(':');
+      const id = colon > 0 ? entry.slice(0, colon) : 'default';
+      const key = Buffer.from(colon > 0 ? entry.slice(colon + 1) : entry, 'base64');
+      if (key.length !== 32) {
+        ctx.addIssue({ code: 'custom', message: `key "${id}" must be 32 bytes of base64 (openssl rand -base64 32)` });
+        return z.NEVER;
+      }
+      keys.push({ id, key });
+    }
+    return keys;
+  })
+  .optional();
+
 const temporalSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -15,6 +37,8 @@ const temporalSchema = z.object({
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   SIGNAL_KIT_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   SIGNAL_KIT_API_TASK_QUEUE: z.string().min(1).default(DEFAULT_API_TASK_QUEUE),
+  /** Encrypts everything Temporal stores (see workers/payload-codec.ts); workers and clients need the same keys. */
+  SIGNAL_KIT_PAYLOAD_KEYS: payloadKeys,
 });
 
 const apiSchema = z.object({
@@ -47,6 +71,7 @@ export function parseTemporalConfig(env: Env = process.env) {
     temporalApiKey: c.TEMPORAL_API_KEY,
     taskQueue: c.SIGNAL_KIT_TASK_QUEUE,
     apiTaskQueue: c.SIGNAL_KIT_API_TASK_QUEUE,
+    ...(c.SIGNAL_KIT_PAYLOAD_KEYS ? { payloadKeys: c.SIGNAL_KIT_PAYLOAD_KEYS } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
 import type { WorkerConfig } from './config.ts';
+import { dataConverterFor } from './payload-codec.ts';
 
 export interface WorkerHandle {
   /** Resolves when both workers have stopped. */
@@ -71,9 +72,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : { workflowsPath: workflowsPath() };
+  const dataConverter = dataConverterFor(config.payloadKeys);
+  const encryption = dataConverter ? { dataConverter } : {};
   const main = await Worker.create({
     connection,
     namespace: config.namespace,
+    ...encryption,
     taskQueue: config.taskQueue,
     ...workflows,
     activities: mergeActivities(
@@ -84,6 +88,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const api = await Worker.create({
     connection,
     namespace: config.namespace,
+    ...encryption,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
     maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
