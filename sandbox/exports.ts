@@ -343,7 +343,8 @@ export class ExportService {
       const ok = res.write(chunk);
       pos += chunk.length;
       if (bytesPerSec) await sleep((chunk.length / bytesPerSec) * 1000, signal);
-      if (!ok && !res.destroyed) await drained(res);
+      // The buffer may have drained during the throttle's sleep: then no 'drain' event is coming.
+      if (!ok && res.writableNeedDrain && !res.destroyed) await drained(res);
     }
     res.end();
   }

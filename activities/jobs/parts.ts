@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
+import { BucketNotFoundError, StorageError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
@@ -21,7 +23,19 @@ export function encodePart(job: JobRef, records: readonly unknown[]): Buffer {
   return job.compression === 'none' ? Buffer.from(text) : gzipSync(text);
 }
 
-/** Publishes a part and its counts in one atomic step. */
+/**
+ * Waits between tries of a part write that failed on a storage outage: about 50 s in all, within the API activities'
+ * start-to-close timeout. A part usually holds an answer already paid for; failing the activity instead would call
+ * the API again on retry and pay twice.
+ */
+const WRITE_RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 8_000, 8_000, 8_000, 8_000];
+
+/** A storage failure that may pass (the server down or restarting), unlike a missing bucket or a malformed URL. */
+function isTransient(error: unknown): boolean {
+  return error instanceof StorageError && !(error instanceof BucketNotFoundError);
+}
+
+/** Publishes a part and its counts in one atomic step, trying again while the storage is unreachable. */
 export async function writePart(
   store: Store,
   job: JobRef,
@@ -29,6 +43,25 @@ export async function writePart(
   records: readonly unknown[],
   counts: PartCounts,
   failed = false,
+): Promise<StoredPart> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await writePartOnce(store, job, key, records, counts, failed);
+    } catch (error) {
+      const delay = WRITE_RETRY_DELAYS_MS[attempt];
+      if (delay === undefined || !isTransient(error)) throw error;
+      await sleep(delay);
+    }
+  }
+}
+
+async function writePartOnce(
+  store: Store,
+  job: JobRef,
+  key: string,
+  records: readonly unknown[],
+  counts: PartCounts,
+  failed: boolean,
 ): Promise<StoredPart> {
   const body = encodePart(job, records);
   const sha256 = createHash('sha256').update(body).digest('hex');

@@ -189,15 +189,13 @@ async function readAllBytes(store: Store, key: string): Promise<Buffer> {
 }
 
 /**
- * Reads a job's manifest and every manifested part back through the store and checks, throwing a message that
- * says what is wrong: each part's bytes, sha256 and line count are what the manifest says (no part published
- * incomplete); one line per distinct valid input, none missing, none twice; one `invalid` line per bad row.
+ * Reads a job's manifest and every manifested part back through the store and checks that each part's bytes, sha256
+ * and line count are what the manifest says (no part published incomplete); throws a message saying what is wrong.
  */
-export async function checkJobOutput(
+export async function readCheckedParts(
   output: string,
   jobId: string,
-  expected: { distinct: Set<string>; invalidRows: number[]; field?: string },
-): Promise<CheckedOutput> {
+): Promise<{ manifest: Manifest; lines: Line[]; problems: string[] }> {
   const store = openStore(output);
   const manifest = JSON.parse(await store.readText(`${jobId}/_manifest.json`)) as Manifest;
   const problems: string[] = [];
@@ -212,8 +210,28 @@ export async function checkJobOutput(
     const partLines = text.split('\n').filter((line) => line !== '');
     if (partLines.length !== part.lines)
       problems.push(`${part.key}: ${partLines.length} lines, manifest says ${part.lines}`);
-    for (const line of partLines) lines.push(JSON.parse(line) as Line);
+    for (const [i, line] of partLines.entries()) {
+      try {
+        lines.push(JSON.parse(line) as Line);
+      } catch {
+        problems.push(`${part.key}: line ${i + 1} is not JSON`);
+      }
+    }
   }
+  if (problems.length) throw new Error(`job ${jobId} output at ${output}:\n  ${problems.join('\n  ')}`);
+  return { manifest, lines, problems };
+}
+
+/**
+ * readCheckedParts, then the accounting: one line per distinct valid input, none missing, none twice; one `invalid`
+ * line per bad row; the manifest's counts add up to the lines.
+ */
+export async function checkJobOutput(
+  output: string,
+  jobId: string,
+  expected: { distinct: Set<string>; invalidRows: number[]; field?: string },
+): Promise<CheckedOutput> {
+  const { manifest, lines, problems } = await readCheckedParts(output, jobId);
   const field = expected.field ?? 'domain';
   const seen = new Map<string, number>();
   const invalidRows: number[] = [];
@@ -273,6 +291,12 @@ export interface ApiProxy {
   open(): void;
   /** Resolves when no forwarded call is waiting for the sandbox's answer. */
   drained(timeoutMs?: number): Promise<void>;
+  /** From now on, calls reach the sandbox (and are charged) but their answers wait at the proxy. */
+  holdAnswers(): void;
+  /** Answers waiting at the proxy. */
+  heldAnswers(): number;
+  /** Passes the waiting answers on, and every later one. */
+  releaseAnswers(): void;
   stop(): Promise<void>;
 }
 
@@ -285,7 +309,9 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
   const upstream = new URL(target);
   const calls: ProxyCall[] = [];
   const waiting: (() => void)[] = [];
+  const answers: (() => void)[] = [];
   let open = true;
+  let holdingAnswers = false;
   let forwarded = 0;
   let seq = 0;
 
@@ -310,17 +336,22 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
         call.status = answer.statusCode;
         call.credits = Number(answer.headers['x-credits-charged'] ?? 0);
         call.requestId = String(answer.headers['x-request-id'] ?? '');
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        answer.once('end', () => {
-          call.answeredAt = Date.now();
-          settle();
-        });
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
         answer.once('error', () => {
           res.destroy();
           settle();
         });
-        answer.once('close', settle);
+        answer.once('end', () => {
+          const pass = () => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            res.end(Buffer.concat(chunks));
+            call.answeredAt = Date.now();
+            settle();
+          };
+          if (holdingAnswers) answers.push(pass);
+          else pass();
+        });
       },
     );
     out.once('error', () => {
@@ -378,6 +409,14 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
     open() {
       open = true;
       for (const go of waiting.splice(0)) go();
+    },
+    holdAnswers() {
+      holdingAnswers = true;
+    },
+    heldAnswers: () => answers.length,
+    releaseAnswers() {
+      holdingAnswers = false;
+      for (const pass of answers.splice(0)) pass();
     },
     async drained(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
