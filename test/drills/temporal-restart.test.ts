@@ -1,0 +1,108 @@
+/**
+ * Fault drill: the Temporal dev server is stopped and started again (its SQLite file kept) in the middle of a bulk
+ * enrichment started with `signal-kit enrich --wait` (issue 6). The worker (in this process) must reconnect by itself,
+ * the command follow the job across the outage and exit 0, and the job complete with every input accounted for exactly
+ * once, every part intact, and the credits of an uninterrupted run on the sandbox's ledger.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import {
+  type ApiProxy,
+  checkJobOutput,
+  type DrillInput,
+  runCli,
+  startApiProxy,
+  tempDir,
+  until,
+  writeDomainsCsv,
+} from '../helpers/drills.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+
+const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
+
+describe('drill: the Temporal server restarted in the middle of a job', () => {
+  let env: JobEnv;
+  let proxy: ApiProxy;
+  let dir: string;
+  let input: DrillInput;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 17, clock: () => CLOCK, faults: { latencyMs: 100 } } });
+    proxy = await startApiProxy(env.sandbox.url);
+    await env.startWorker({ url: proxy.url });
+    dir = await tempDir('temporal');
+    input = await writeDomainsCsv(dir, 'crm.csv', { distinct: 4_000, seed: 53 });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await env?.stop();
+  });
+
+  const enrich = (jobId: string): BulkEnrichInput => {
+    const c = env.config();
+    return {
+      jobId,
+      input: input.url,
+      output: pathToFileURL(join(dir, 'out')).href,
+      options: { limit: 2 },
+      concurrency: 4,
+      taskQueue: c.taskQueue,
+      apiTaskQueue: c.apiTaskQueue,
+    };
+  };
+
+  it.each([
+    ['stopped (SIGTERM)', false],
+    ['killed (SIGKILL)', true],
+  ])(
+    'server %s and started again: the worker reconnects, `enrich --wait` exits 0',
+    async (_how, hard) => {
+      const taskQueue = env.config().taskQueue;
+      const output = pathToFileURL(join(dir, 'out')).href;
+      const suffix = hard ? 'hard' : 'soft';
+      let before = env.sandbox.ledger.total();
+      const baseline: JobResult = await env.client.workflow.execute('bulkEnrich', {
+        workflowId: `temporal-baseline-${suffix}`,
+        taskQueue,
+        args: [enrich(`temporal-baseline-${suffix}`)],
+      });
+      const baselineCost = env.sandbox.ledger.total() - before;
+      expect(baseline.status).toBe('completed');
+      const expected = await checkJobOutput(output, `temporal-baseline-${suffix}`, input);
+
+      const jobId = `temporal-drill-${suffix}`;
+      before = env.sandbox.ledger.total();
+      const firstCall = proxy.calls.length;
+      const answered = () => proxy.calls.slice(firstCall).filter((call) => call.domains && call.answeredAt).length;
+      // As a user runs it: the CLI starts the job and follows it to its end across the outage.
+      const args = ['enrich', '--input', input.url, '--output', output, '--job-id', jobId, '--limit', '2', '--wait'];
+      const cli = runCli([...args, '--concurrency', '4'], env.childEnv(), 90_000);
+      await until('a few batches to be done', () => answered() >= 8, 60_000, 5);
+      const downAt = Date.now();
+      await env.stack.temporal!.restart({ hard, downMs: 3_000 });
+      const downMs = Date.now() - downAt;
+      const atRestart = answered();
+
+      const exit = await cli;
+      const charged = env.sandbox.ledger.total() - before;
+      console.log(
+        `temporal-restart (${suffix}): down ${downMs} ms after ${atRestart} answers; ` +
+          `${charged} credits, uninterrupted ${baselineCost}; CLI exit ${exit.code} after ${exit.ms} ms`,
+      );
+      expect(exit.timedOut).toBe(false);
+      expect(exit.code, exit.stderr).toBe(0);
+      const result = JSON.parse(exit.stdout) as JobResult;
+      expect(atRestart).toBeLessThan(40); // the restart happened in the middle of the 40 batches
+      expect(result.status).toBe('completed');
+      const drilled = await checkJobOutput(output, jobId, input);
+      expect(drilled.lineSet).toEqual(expected.lineSet);
+      expect(charged).toBe(baselineCost);
+      expect(result.credits).toBe(charged);
+    },
+    120_000,
+  );
+});
