@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  ActivityFailure,
+  ChildWorkflowFailure,
+  type Client,
+  WorkflowFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
 import type { TemporalConfig } from '../workers/config.ts';
 import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
@@ -54,11 +60,15 @@ export async function followJob(handle: WorkflowHandle, reporter?: ProgressRepor
   return result;
 }
 
-/** The message of a failed job: the innermost cause, which is the service's or the storage's own words. */
+/**
+ * The message of a failed job: the first failure under Temporal's wrappers (activity, child workflow), which is the
+ * kit's own classified message naming the service's or the storage's problem. Not deeper: the causes below it are
+ * the raw library errors it was made from ("UnknownError", a CSV parser's code), which lose the line or the bucket.
+ */
 export function jobFailureMessage(error: unknown): string {
   if (error instanceof WorkflowFailedError) {
     let cause: unknown = error.cause;
-    while (cause instanceof Error && cause.cause instanceof Error && !cause.message.startsWith('job '))
+    while ((cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) && cause.cause instanceof Error)
       cause = cause.cause;
     return cause instanceof Error ? cause.message : String(cause);
   }

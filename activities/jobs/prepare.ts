@@ -67,7 +67,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
     const outcome = classify(record, normalize);
     if (!outcome.ok) {
       stats.invalid += 1;
-      invalid.push({ status: 'invalid', row: record.row, raw: record.raw ?? null, error: outcome.reason });
+      invalid.push({ status: 'invalid', row: record.row, raw: clipRaw(record.raw), error: outcome.reason });
       if (invalid.length >= INVALID_PER_PART) await flushInvalid();
       continue;
     }
@@ -100,7 +100,23 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
 
 function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof normalizeDomain>) {
   if (record.error) return { ok: false as const, reason: record.error };
-  return normalize(record.raw);
+  const outcome = normalize(record.raw);
+  // Bytes that are not UTF-8 were decoded as U+FFFD: say so, rather than "not a valid host name".
+  if (!outcome.ok && typeof record.raw === 'string' && record.raw.includes('\uFFFD')) {
+    return { ok: false as const, reason: 'not valid UTF-8 (is the file in another encoding?)' };
+  }
+  return outcome;
+}
+
+/** Longer raw values are cut in `invalid` records: a runaway line must not become a runaway output line. */
+const RAW_LIMIT = 1_000;
+
+function clipRaw(raw: unknown): unknown {
+  if (raw === undefined) return null;
+  const text =
+    typeof raw === 'string' ? raw : raw !== null && typeof raw === 'object' ? JSON.stringify(raw) : undefined;
+  if (text === undefined || text.length <= RAW_LIMIT) return raw;
+  return `${text.slice(0, RAW_LIMIT)}… (${text.length} characters)`;
 }
 
 function throttle(fn: () => void, ms: number): () => void {

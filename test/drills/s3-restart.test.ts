@@ -17,6 +17,7 @@ import {
   checkJobOutput,
   type DrillInput,
   readCheckedParts,
+  removeTempDirs,
   startApiProxy,
   tempDir,
   until,
@@ -52,6 +53,7 @@ describe('drill: the S3 server restarted during part uploads', () => {
   afterAll(async () => {
     await proxy?.stop();
     await env?.stop();
+    await removeTempDirs();
   });
 
   const run = <T>(workflow: string, args: T & { jobId: string }) => {

@@ -17,6 +17,7 @@ import {
   checkJobOutput,
   type DrillInput,
   readCheckedParts,
+  removeTempDirs,
   startApiProxy,
   tempDir,
   writeDomainsCsv,
@@ -49,6 +50,7 @@ describe('drill: a sandbox with 5xx, 429 bursts, resets and truncated downloads'
   afterAll(async () => {
     await proxy?.stop();
     await env?.stop();
+    await removeTempDirs();
   });
 
   const execute = async (workflow: string, args: { jobId: string }): Promise<{ result: JobResult; cost: number }> => {

@@ -14,6 +14,7 @@ import {
   type ApiProxy,
   checkJobOutput,
   type DrillInput,
+  removeTempDirs,
   runCli,
   startApiProxy,
   tempDir,
@@ -40,6 +41,7 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
   afterAll(async () => {
     await proxy?.stop();
     await env?.stop();
+    await removeTempDirs();
   });
 
   const enrich = (jobId: string): BulkEnrichInput => {

@@ -30,6 +30,7 @@ import {
   checkJobOutput,
   type DrillInput,
   type ProxyCall,
+  removeTempDirs,
   seeded,
   startApiProxy,
   startChildWorker,
@@ -92,6 +93,7 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     await worker?.kill();
     await proxy?.stop();
     await env?.stop();
+    await removeTempDirs();
   });
 
   /** Starts the job, and returns what a drill needs to pick its kill points and judge the outcome. */

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -167,8 +167,17 @@ export async function writeDomainsCsv(
   return { url: pathToFileURL(path).href, rows: cells.length, distinct: new Set(domains), invalidRows };
 }
 
+const tempDirs: string[] = [];
+
+/** A fresh temporary directory, removed by removeTempDirs(). */
 export async function tempDir(label: string): Promise<string> {
-  return mkdtemp(join(tmpdir(), `signal-kit-drill-${label}-`));
+  const dir = await mkdtemp(join(tmpdir(), `signal-kit-drill-${label}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 }
 
 // ---------------------------------------------------------------------------------------------- output checks
