@@ -16,6 +16,7 @@ import {
   type ApiProxy,
   checkJobOutput,
   type DrillInput,
+  maxAttempt,
   readCheckedParts,
   removeTempDirs,
   startApiProxy,
@@ -76,20 +77,6 @@ describe('drill: a sandbox with 5xx, 429 bursts, resets and truncated downloads'
     request: { topic_ids: ['b2b_21', 'b2b_22', 'b2b_23'] },
     poll: { initialMs: 100, maxMs: 500 },
   });
-  const attemptsOf = async (workflowId: string, activity: string) => {
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-    const types = new Map<number, string>();
-    let most = 0;
-    for (const event of history.events ?? []) {
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled) types.set(Number(event.eventId), scheduled.activityType?.name ?? '');
-      const started = event.activityTaskStartedEventAttributes;
-      if (started && types.get(Number(started.scheduledEventId)) === activity)
-        most = Math.max(most, started.attempt ?? 0);
-    }
-    return most;
-  };
-
   it('an enrichment and an intent export: every input once, complete parts, the credits of a fault-free run', async () => {
     const output = pathToFileURL(join(dir, 'out')).href;
     const clean = await execute('bulkEnrich', enrich('faults-baseline'));
@@ -118,7 +105,7 @@ describe('drill: a sandbox with 5xx, 429 bursts, resets and truncated downloads'
       serverErrors: calls.filter((c) => (c.status ?? 0) >= 500).length,
       rateLimited: calls.filter((c) => c.status === 429).length,
       reset: calls.filter((c) => c.status === undefined).length,
-      downloadAttempts: await attemptsOf('faults-export-drill', 'downloadIntentExport'),
+      downloadAttempts: await maxAttempt(env.client, 'faults-export-drill', 'downloadIntentExport'),
     };
     console.log(`sandbox-faults: ${JSON.stringify(tally)}; credits ${faulty.cost}+${faultyExport.cost}`);
     expect(tally.serverErrors).toBeGreaterThan(0);

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import type { Client } from '@temporalio/client';
 import type { Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import type { Store } from '../../connectors/storage/store.ts';
@@ -454,6 +455,21 @@ export async function batchIndex(output: string, jobId: string): Promise<Map<str
     }
   }
   return index;
+}
+
+/** The highest attempt number any `activity` of the workflow reached (from its history). */
+export async function maxAttempt(client: Client, workflowId: string, activity: string): Promise<number> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const types = new Map<number, string>();
+  let most = 0;
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) types.set(Number(event.eventId), scheduled.activityType?.name ?? '');
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && types.get(Number(started.scheduledEventId)) === activity)
+      most = Math.max(most, started.attempt ?? 0);
+  }
+  return most;
 }
 
 /** Waits (bounded) until `check` holds. */
