@@ -10,8 +10,9 @@
  * when the worker dies before saving the answer: no client can avoid that. The first drill therefore kills at
  * random points chosen among those where every answered call is saved (a recording proxy in front of the sandbox
  * holds new calls meanwhile, so the worker dies with calls hanging in it that never reached the service); there,
- * credits must be equal. The second drill kills at any instant and checks that the only extra credits are those of
- * calls the sandbox answered and the worker had not saved when it died.
+ * credits must be equal. A deploy's SIGTERM, at any instant, drains the worker: credits equal too. The last drill
+ * SIGKILLs at any instant and checks that the only extra credits are those of calls the sandbox answered (or was
+ * still answering) that the worker had not saved when it died.
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -90,7 +91,7 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     await removeTempDirs();
   });
 
-  const drill = (jobId: string, mode: 'saved' | 'anywhere', kills: number, seed: number) =>
+  const drill = (jobId: string, mode: 'saved' | 'anywhere' | 'sigterm', kills: number, seed: number) =>
     runKillDrill({
       env,
       proxy,
@@ -119,6 +120,17 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     expect(result.credits).toBe(charged);
     expect([...paidPerBatch].filter(([, n]) => n > 1)).toEqual([]);
   }, 240_000);
+
+  it('a deploy: SIGTERM at any instant, three times: the worker drains, credits equal an uninterrupted run', async () => {
+    const { kills, lost, charged, result, paidPerBatch } = await drill('kill-sigterm', 'sigterm', 3, SEED + 2);
+    console.log(
+      `worker-kill sigterm: kills ${JSON.stringify(kills)}; ${charged} credits, uninterrupted ${baselineCost}`,
+    );
+    expect(lost).toEqual([]);
+    expect(charged).toBe(baselineCost);
+    expect(result.credits).toBe(charged);
+    expect([...paidPerBatch].filter(([, n]) => n > 1)).toEqual([]);
+  }, 180_000);
 
   it('kills at any instant: the only extra credits are those of answers the dying worker had not saved', async () => {
     const { kills, lost, charged, result, paidPerBatch, batchOf } = await drill(

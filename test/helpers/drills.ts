@@ -507,9 +507,10 @@ export interface KillDrillOptions {
   seed: number;
   /**
    * `saved`: kill at random points where every call the sandbox answered is saved (new calls held at the proxy),
-   * alternately at once and once a call hangs in the worker. `anywhere`: at any instant.
+   * alternately at once and once a call hangs in the worker. `anywhere`: at any instant. `sigterm`: at any instant,
+   * but SIGTERM, as a deploy stops a worker (it drains its running activities, then exits).
    */
-  mode: 'saved' | 'anywhere';
+  mode: 'saved' | 'anywhere' | 'sigterm';
 }
 
 export interface KillDrillOutcome {
@@ -528,8 +529,8 @@ export interface KillDrillOutcome {
 }
 
 /**
- * Runs a batch job (file:// output) while killing its worker (SIGKILL to the process group) `kills` times at
- * seeded random points, starting a new worker after each kill. Returns what happened; the caller judges it.
+ * Runs a batch job (file:// output) while killing its worker (SIGKILL to the process group, or SIGTERM) `kills`
+ * times at seeded random points, starting a new worker after each. Returns what happened; the caller judges it.
  */
 export async function runKillDrill(options: KillDrillOptions): Promise<KillDrillOutcome> {
   const { env, proxy, workerEnv, input } = options;
@@ -578,7 +579,8 @@ export async function runKillDrill(options: KillDrillOptions): Promise<KillDrill
     }
     const afterCalls = answered().length;
     const killedAt = Date.now();
-    await worker.kill();
+    if (options.mode === 'sigterm') await worker.stop(60_000);
+    else await worker.kill();
     // Calls already forwarded still reach the sandbox, which answers and charges them with nobody listening.
     await proxy.drained();
     // With no worker alive, every answered call whose part is not there is lost (it will be paid again).
