@@ -3,7 +3,7 @@ import type { JobActivities } from '../activities/index.ts';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import { FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
-import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
 
 /** Arguments common to every batched job (enrichment, email verification). */
@@ -16,7 +16,7 @@ export interface BatchJobInput {
   /** CSV column or JSONL field holding the value; a sensible default per job kind when absent. */
   column?: string;
   compression?: 'gzip' | 'none';
-  /** Batches in flight at once (default 4). */
+  /** Batches in flight at once (default DEFAULT_BATCH_CONCURRENCY, 16). */
   concurrency?: number;
   taskQueue?: string;
   apiTaskQueue?: string;
@@ -86,7 +86,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   const outcome = await runWindow({
     from: input.carried?.next ?? 0,
     total: plan.batches,
-    concurrency: Math.max(1, input.concurrency ?? 4),
+    concurrency: Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY),
     limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
