@@ -79,8 +79,18 @@ export function parseDateTime(value: unknown): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+/**
+ * `YYYY-MM-DDTHH:MM:SS[.mmm]Z` whose day exists in every month and whose hour is below 24: already the canonical
+ * form (but for `.000`), so no Date is needed. Every signal's `detected_at` takes this path in bulk answers.
+ */
+const CANONICAL_UTC = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{3})?Z$/;
+
 /** ISO 8601 UTC with `Z`. Throws on a value that is not a date-time. */
 export function toIsoUtc(value: unknown): string {
+  if (typeof value === 'string') {
+    const canonical = CANONICAL_UTC.exec(value);
+    if (canonical) return canonical[4] ? value : `${value.slice(0, -1)}.000Z`;
+  }
   const ms = parseDateTime(value);
   if (ms === undefined) throw new TypeError(`not a date-time: ${String(value)}`);
   return new Date(ms).toISOString();
@@ -147,19 +157,19 @@ export function normalizeCompany(c: CompanyIn): Company {
 export function normalizeSignal(s: SignalIn): Signal {
   const { signal_id, signal_type, signal_subtype, signal_name, detected_at, association, company, data, ...rest } = s;
   const summary = data?.summary ?? '';
-  const out: Signal = {
+  // Built once, in the conventional field order (scalars, company, data, unknown fields): this runs for every
+  // signal of a bulk answer, thousands per call, so no intermediate copies.
+  const out = {
     signal_id,
     signal_type,
     signal_subtype: signal_subtype ?? '',
     signal_name: signal_name && signal_name.trim() !== '' ? signal_name : summary,
     detected_at: toIsoUtc(detected_at),
-    data: { ...(data ?? {}), summary },
-  };
+  } as Signal;
   setIfPresent(out, 'association', association);
   if (company) out.company = normalizeCompany(company);
-  // keep the conventional field order: company and data after the scalars
-  const { data: d, ...head } = out;
-  return Object.assign(head, { data: d }, rest) as Signal;
+  out.data = { ...(data ?? {}), summary };
+  return Object.assign(out, rest);
 }
 
 export function signalSummaryOf(signals: readonly Signal[]): Record<string, number> {
