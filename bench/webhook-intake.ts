@@ -1,0 +1,332 @@
+/**
+ * webhook-intake: `signal-kit webhooks serve` (its own process) under signed `signal.created` events posted from
+ * loopback at rising rates for a bounded time, with a worker process delivering each accepted event to a loopback
+ * HTTP destination. Accepted events/s and acknowledgement latency per step; at the end the destination must have
+ * received every accepted event. Baseline in the same run, first: a plain loop of `client.workflow.start` against
+ * the same Temporal server (on a queue nobody polls), the server's own ceiling for starting workflows here.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { Pool } from 'undici';
+import { generateWebhookSecret, signWebhook, verifyWebhook } from '../connectors/webhooks/signature.ts';
+import { logger, startBenchEnv } from './lib/env.ts';
+import { mib, num, ratio } from './lib/format.ts';
+import { machine } from './lib/machine.ts';
+import { cliMain, startNode, startWorkerProcess } from './lib/proc.ts';
+import { quantile } from './lib/stats.ts';
+import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+
+export const SIZES = {
+  // Steps as shares of the measured workflow-start ceiling, so that the load always crosses it.
+  full: {
+    baselineMs: 10_000,
+    baselineConcurrency: 32,
+    steps: [0.125, 0.25, 0.5, 0.75, 1, 1.25],
+    stepMs: 8_000,
+    drainMs: 10 * 60_000,
+  },
+  smoke: { baselineMs: 1_000, baselineConcurrency: 8, steps: [0.05, 0.1], stepMs: 1_000, drainMs: 60_000 },
+} as const;
+
+/** Requests in flight at most; past it the generator skips a send (and counts it) instead of queueing. */
+const MAX_IN_FLIGHT = 512;
+
+interface StepResult {
+  offeredPerS: number;
+  sent: number;
+  skipped: number;
+  accepted: number;
+  rejected: number;
+  failed: number;
+  acceptedPerS: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function event(signalId: string) {
+  return {
+    event: 'signal.created',
+    signal: {
+      id: signalId,
+      type: 'news',
+      company: { name: 'Acme Robotics', domain: 'Acme-Robotics.com' },
+      title: 'Acme Robotics opens an office in Lyon',
+      detected_at: new Date().toISOString().replace('Z', '+00:00'),
+      source: 'news',
+      data: { headline: 'Acme Robotics opens an office in Lyon', publisher: 'Bench Wire', sentiment: 'positive' },
+    },
+    webhook_id: null,
+    delivered_at: new Date().toISOString(),
+  };
+}
+
+export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+  const log = logger('webhook-intake', options.log);
+  const { baselineMs, baselineConcurrency, steps, stepMs, drainMs } = SIZES[size];
+  const startedAt = new Date();
+  const bench = await startBenchEnv({});
+  const { env } = bench;
+  const tag = randomUUID().slice(0, 8);
+
+  // The loopback destination: counts verified deliveries per signal id.
+  const destinationSecret = generateWebhookSecret();
+  const delivered = new Map<string, number>();
+  let unverified = 0;
+  const destination = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      try {
+        verifyWebhook({ headers: req.headers, body, secrets: destinationSecret });
+        const id = (JSON.parse(body.toString('utf8')) as { signal: { id: string } }).signal.id;
+        delivered.set(id, (delivered.get(id) ?? 0) + 1);
+      } catch {
+        unverified += 1;
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => destination.listen(0, '127.0.0.1', resolve));
+  const destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}/hook`;
+
+  const receiverSecret = generateWebhookSecret();
+  const worker = await startWorkerProcess(
+    'webhook-worker',
+    env.childEnv({
+      SIGNAL_KIT_WEBHOOK_DESTINATIONS: JSON.stringify([
+        { id: 'bench', kind: 'http', url: destinationUrl, secret: destinationSecret },
+      ]),
+      SIGNAL_KIT_WEBHOOK_ALLOWLIST: '127.0.0.1/32',
+      SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL: pathToFileURL(`${bench.dir}/webhooks`).href,
+    }),
+  );
+  const receiver = startNode('webhook-receiver', [cliMain, 'webhooks', 'serve', '--port', '0'], {
+    ...env.childEnv({ SIGNAL_KIT_WEBHOOK_SECRETS: receiverSecret }),
+  });
+  let pool: Pool | undefined;
+  try {
+    let webhookUrl: string | undefined;
+    for (const deadline = Date.now() + 60_000; !webhookUrl; ) {
+      const line = receiver.proc
+        .outputTail()
+        .split('\n')
+        .find((l) => l.startsWith('{"listening":true'));
+      if (line) webhookUrl = (JSON.parse(line) as { webhookUrl: string }).webhookUrl;
+      else if (receiver.proc.hasExited() || Date.now() > deadline) {
+        throw new Error(`webhooks serve did not start:\n${receiver.proc.outputTail()}`);
+      } else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const target = new URL(webhookUrl);
+
+    // Baseline: the server's own ceiling for starting workflows, measured first while nothing else runs.
+    log(`baseline: client.workflow.start × ${baselineConcurrency} loops for ${baselineMs / 1000} s`);
+    const idleQueue = `bench-unpolled-${tag}`;
+    const startLatencies: number[] = [];
+    let started = 0;
+    let startErrors = 0;
+    const baselineEnd = performance.now() + baselineMs;
+    const baselineStart = performance.now();
+    await Promise.all(
+      Array.from({ length: baselineConcurrency }, async (_, loop) => {
+        for (let n = 0; performance.now() < baselineEnd; n++) {
+          const t0 = performance.now();
+          try {
+            await env.client.workflow.start('deliverSignalEvent', {
+              taskQueue: idleQueue,
+              workflowId: `signal-baseline-${tag}-${loop}-${n}`,
+              args: [{ event: event(`baseline-${tag}-${loop}-${n}`) }],
+              workflowIdReusePolicy: 'REJECT_DUPLICATE',
+              workflowIdConflictPolicy: 'FAIL',
+            });
+            started += 1;
+            startLatencies.push(performance.now() - t0);
+          } catch {
+            startErrors += 1;
+          }
+        }
+      }),
+    );
+    const baselineRate = (started / (performance.now() - baselineStart)) * 1000;
+    log(`baseline: ${num(baselineRate, 0)} starts/s`);
+
+    // The load: open loop, each step at a fixed rate for stepMs, signed like the service signs.
+    pool = new Pool(target.origin, { connections: 128, pipelining: 1 });
+    const results: StepResult[] = [];
+    const accepted = new Set<string>();
+    let counter = 0;
+    let inFlight = 0;
+    for (const share of steps) {
+      const rate = Math.max(1, Math.round(baselineRate * share));
+      log(`step: ${rate} events/s for ${stepMs / 1000} s`);
+      const latencies: number[] = [];
+      const step = { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 };
+      const pending: Promise<void>[] = [];
+      const t0 = performance.now();
+      const total = Math.round((rate * stepMs) / 1000);
+      for (let i = 0; i < total; i++) {
+        const due = t0 + (i * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (inFlight >= MAX_IN_FLIGHT) {
+          step.skipped += 1;
+          continue;
+        }
+        const signalId = `bench-${tag}-${counter++}`;
+        const body = JSON.stringify(event(signalId));
+        const headers = signWebhook({
+          id: `msg_${signalId}`,
+          timestamp: new Date(),
+          body,
+          secret: receiverSecret,
+        });
+        step.sent += 1;
+        inFlight += 1;
+        const sentAt = performance.now();
+        pending.push(
+          pool
+            .request({
+              path: target.pathname,
+              method: 'POST',
+              headers: { 'content-type': 'application/json', ...headers },
+              body,
+              headersTimeout: 30_000,
+              bodyTimeout: 30_000,
+            })
+            .then(async (response) => {
+              await response.body.dump();
+              latencies.push(performance.now() - sentAt);
+              if (response.statusCode === 202) {
+                step.accepted += 1;
+                accepted.add(signalId);
+              } else step.rejected += 1;
+            })
+            .catch(() => {
+              step.failed += 1;
+            })
+            .finally(() => {
+              inFlight -= 1;
+            }),
+        );
+      }
+      const sendMs = performance.now() - t0;
+      await Promise.all(pending);
+      results.push({
+        offeredPerS: rate,
+        ...step,
+        acceptedPerS: (step.accepted / Math.max(sendMs, stepMs)) * 1000,
+        p50Ms: quantile(latencies, 0.5),
+        p99Ms: quantile(latencies, 0.99),
+      });
+    }
+
+    log(`waiting for ${accepted.size} deliveries`);
+    const drainStart = performance.now();
+    const deliveredAccepted = () => [...accepted].filter((id) => delivered.has(id)).length;
+    while (deliveredAccepted() < accepted.size && performance.now() - drainStart < drainMs) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const drainSeconds = (performance.now() - drainStart) / 1000;
+    const deliveredCount = deliveredAccepted();
+    const strays = [...delivered.keys()].filter((id) => !accepted.has(id)).length;
+    const redeliveries = [...delivered.values()].reduce((sum, n) => sum + n - 1, 0);
+    worker.watch.sample();
+    receiver.watch.sample();
+
+    const best = results.reduce((a, b) => (b.acceptedPerS > a.acceptedPerS ? b : a));
+    const m = machine();
+    return {
+      name: 'webhook-intake',
+      size,
+      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) at rising rates, ${stepMs / 1000} s per step; a worker process delivers to a loopback HTTP destination. Baseline: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s against the same Temporal dev server.`,
+      startedAt: startedAt.toISOString(),
+      durationS: (Date.now() - startedAt.getTime()) / 1000,
+      table: {
+        columns: [
+          'run',
+          'offered/s',
+          'accepted/s',
+          'p50 ack',
+          'p99 ack',
+          'accepted',
+          'not accepted (4xx/5xx, errors, skipped)',
+        ],
+        rows: [
+          ...results.map((r) => [
+            'intake step',
+            r.offeredPerS,
+            num(r.acceptedPerS, 0),
+            `${num(r.p50Ms, 1)} ms`,
+            `${num(r.p99Ms, 1)} ms`,
+            r.accepted,
+            `${r.rejected}, ${r.failed}, ${r.skipped}`,
+          ]),
+          [
+            'baseline: client.workflow.start loop',
+            '',
+            num(baselineRate, 0),
+            `${num(quantile(startLatencies, 0.5), 1)} ms`,
+            `${num(quantile(startLatencies, 0.99), 1)} ms`,
+            started,
+            `${startErrors}, 0, 0`,
+          ],
+          ['ratio best intake step / baseline', '', ratio(best.acceptedPerS, baselineRate), '', '', '', ''],
+          [
+            'delivered to the destination at the end',
+            '',
+            '',
+            '',
+            '',
+            `${deliveredCount} of ${accepted.size}`,
+            `after ${num(drainSeconds, 0)} s of draining`,
+          ],
+        ],
+      },
+      metrics: {
+        machine: m,
+        baseline: {
+          started,
+          startErrors,
+          ratePerS: baselineRate,
+          p50Ms: quantile(startLatencies, 0.5),
+          p99Ms: quantile(startLatencies, 0.99),
+        },
+        steps: results,
+        accepted: accepted.size,
+        delivered: deliveredCount,
+        redeliveries,
+        strays,
+        unverified,
+        drainSeconds,
+        workerPeakKb: worker.watch.peakKb,
+        receiverPeakKb: receiver.watch.peakKb,
+        ratio: best.acceptedPerS / baselineRate,
+      },
+      checks: {
+        'delivered equals accepted': deliveredCount === accepted.size,
+        'nothing delivered that was not accepted': strays === 0,
+        'every delivery signed': unverified === 0,
+        'events were accepted': accepted.size > 0,
+      },
+      notes: [
+        `Peak RSS: receiver ${mib(receiver.watch.peakKb)}, worker ${mib(worker.watch.peakKb)}. Redeliveries seen at the destination (at-least-once): ${redeliveries}.`,
+        `The load generator and the destination run in the benchmark process; receiver, worker and Temporal server in their own; all share ${m.cores} cores, so deliveries compete with intake while a step runs.`,
+      ],
+    };
+  } finally {
+    await pool?.close();
+    await receiver.stop();
+    await worker.stop();
+    destination.closeAllConnections();
+    await new Promise<void>((resolve) => destination.close(() => resolve()));
+    await bench.stop();
+  }
+}
+
+export const benchmark: Benchmark = {
+  name: 'webhook-intake',
+  description: 'signed events at rising rates into webhooks serve: accepted/s, ack p50/p99, delivered == accepted',
+  run,
+};

@@ -1,0 +1,34 @@
+/** Smoke size of bench/rate-limit-saturation.ts: two workers, a small window, every call counted by the proxy. */
+import { describe, expect, it } from 'vitest';
+import { CONFIGURATIONS, run, SIZES } from '../../bench/rate-limit-saturation.ts';
+import { expectWellFormed } from './helpers.ts';
+
+describe('bench rate-limit-saturation (smoke)', () => {
+  it('makes one accepted call per batch and never exceeds the window, on both Temporal configurations', async () => {
+    const result = await run('smoke', { log: () => {} });
+    expectWellFormed(result, 'rate-limit-saturation');
+    const m = result.metrics as {
+      batches: number;
+      perMinute: number;
+      outcomes: {
+        name: string;
+        accepted: number;
+        rateLimited: number;
+        wallMs: number;
+        share: number;
+        achievedPerMin: number;
+        busiestWindow: number;
+      }[];
+    };
+    expect(m.batches).toBe(Math.ceil(SIZES.smoke.domains / 100));
+    expect(m.outcomes.map((o) => o.name)).toEqual(CONFIGURATIONS.map((c) => c.name));
+    expect(result.table.columns).toHaveLength(1 + CONFIGURATIONS.length);
+    for (const o of m.outcomes) {
+      expect(o.accepted).toBe(m.batches);
+      expect(o.rateLimited).toBeGreaterThanOrEqual(0);
+      expect(o.busiestWindow).toBeLessThanOrEqual(SIZES.smoke.rateLimit);
+      expect(o.achievedPerMin).toBeCloseTo((o.accepted / o.wallMs) * 60_000, 9);
+      expect(o.share).toBeCloseTo(o.achievedPerMin / m.perMinute, 9);
+    }
+  }, 300_000);
+});

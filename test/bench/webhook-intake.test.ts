@@ -1,0 +1,24 @@
+/** Smoke size of bench/webhook-intake.ts: every event the intake accepted reaches the destination. */
+import { describe, expect, it } from 'vitest';
+import { run, SIZES } from '../../bench/webhook-intake.ts';
+import { expectWellFormed } from './helpers.ts';
+
+describe('bench webhook-intake (smoke)', () => {
+  it('delivers exactly the accepted events and measures the baseline in the same run', async () => {
+    const result = await run('smoke', { log: () => {} });
+    expectWellFormed(result, 'webhook-intake');
+    const m = result.metrics as {
+      baseline: { started: number; ratePerS: number };
+      steps: { sent: number; accepted: number; rejected: number; failed: number; skipped: number }[];
+      accepted: number;
+      delivered: number;
+      strays: number;
+    };
+    expect(m.baseline.started).toBeGreaterThan(0);
+    expect(m.steps).toHaveLength(SIZES.smoke.steps.length);
+    for (const step of m.steps) expect(step.accepted + step.rejected + step.failed).toBe(step.sent);
+    expect(m.steps.reduce((sum, s) => sum + s.accepted, 0)).toBe(m.accepted);
+    expect(m.delivered).toBe(m.accepted);
+    expect(m.strays).toBe(0);
+  }, 240_000);
+});
