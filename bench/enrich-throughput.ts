@@ -137,9 +137,20 @@ async function runLoop(bench: BenchEnv, input: string, concurrency: number) {
   return { stats, fileLines: parts.lines, peakKb: Math.max(run.peakKb, stats.maxRssKb) };
 }
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export interface EnrichOptions {
+  log?: (line: string) => void;
+  /** Overrides for exploring (not used by `bench/run.ts`). */
+  concurrency?: number;
+  rounds?: number;
+  domains?: number;
+}
+
+export async function run(size: Size, options: EnrichOptions = {}): Promise<BenchResult> {
   const log = logger('enrich-throughput', options.log);
-  const { domains, warmup, latencyMs, concurrency, rounds } = SIZES[size];
+  const { warmup, latencyMs } = SIZES[size];
+  const domains = options.domains ?? SIZES[size].domains;
+  const concurrency = options.concurrency ?? SIZES[size].concurrency;
+  const rounds = options.rounds ?? SIZES[size].rounds;
   const startedAt = new Date();
   const bench = await startBenchEnv({ sandbox: { faults: { latencyMs } } });
   const { env } = bench;
@@ -312,6 +323,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
       },
       notes: [
         `Latency alone bounds both at ${num((domains / idealMs) * 1000, 0)} domains/s (${batches} calls ÷ ${concurrency} in flight × ${latencyMs} ms); the rest is CPU, and every process (sandbox, Temporal, worker or script) shares ${m.cores} cores.`,
+        `CPU per bulk call: kit worker ${num((a.cpuS / batches) * 1000, 1)} ms + Temporal server ${num((a.temporalCpuS / batches) * 1000, 1)} ms (A), the same activities without Temporal ${num((a0.cpuS / batches) * 1000, 1)} ms (A0), the script ${num((b.cpuS / batches) * 1000, 1)} ms (B); the sandbox ${num((b.driverCpuS / batches) * 1000, 1)} ms for either. A/A0 is what orchestration costs; A0/B is the work the kit does per answer that the script does not (schema validation, normalization, one checksummed part per batch) and the garbage it makes.`,
         'Peak RSS of A is the worker process (VmHWM); of B the script (getrusage maxRSS). CPU s are per process over the measured run; "sandbox + driver" is the benchmark process, which hosts the sandbox.',
       ],
     };

@@ -47,12 +47,16 @@ export function summarize(profile: CpuProfile, top = 25): string {
   const files = new Map<string, number>();
   for (const [id, ms] of selfMs) {
     const frame = byId.get(id)!.callFrame;
+    if (frame.functionName === '(idle)') {
+      fns.set('(idle)', (fns.get('(idle)') ?? 0) + ms);
+      continue;
+    }
     const file = where(frame.url);
     const fn = `${frame.functionName || '(anonymous)'}  ${file}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
     fns.set(fn, (fns.get(fn) ?? 0) + ms);
     files.set(file, (files.get(file) ?? 0) + ms);
   }
-  const idle = fns.get('(idle)  (native)') ?? 0;
+  const idle = fns.get('(idle)') ?? 0;
   const busy = totalMs - idle;
   const list = (map: Map<string, number>) =>
     [...map]

@@ -14,7 +14,7 @@ import { generateWebhookSecret, signWebhook, verifyWebhook } from '../connectors
 import { logger, startBenchEnv } from './lib/env.ts';
 import { mib, num, ratio } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
-import { cliMain, startNode, startWorkerProcess } from './lib/proc.ts';
+import { cliMain, ownCpuSeconds, startNode, startWorkerProcess } from './lib/proc.ts';
 import { quantile } from './lib/stats.ts';
 import type { Benchmark, BenchResult, Size } from './lib/types.ts';
 
@@ -154,6 +154,10 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
 
     // The load: open loop, each step at a fixed rate for stepMs, signed like the service signs.
     pool = new Pool(target.origin, { connections: 128, pipelining: 1 });
+    // CPU of every process while the load runs: where the intake's time goes.
+    const loadStart = performance.now();
+    const driverCpu = ownCpuSeconds();
+    for (const watch of [receiver.watch, worker.watch, bench.temporal]) watch.mark();
     const results: StepResult[] = [];
     const accepted = new Set<string>();
     let counter = 0;
@@ -163,6 +167,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
       log(`step: ${rate} events/s for ${stepMs / 1000} s`);
       const latencies: number[] = [];
       const step = { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 };
+      let lastDone = 0;
       const pending: Promise<void>[] = [];
       const t0 = performance.now();
       const total = Math.round((rate * stepMs) / 1000);
@@ -197,7 +202,8 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
             })
             .then(async (response) => {
               await response.body.dump();
-              latencies.push(performance.now() - sentAt);
+              lastDone = performance.now();
+              latencies.push(lastDone - sentAt);
               if (response.statusCode === 202) {
                 step.accepted += 1;
                 accepted.add(signalId);
@@ -211,17 +217,25 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
             }),
         );
       }
-      const sendMs = performance.now() - t0;
       await Promise.all(pending);
+      // Accepted over the time from the step's first send to its last answer: the offered rate while the intake
+      // keeps up, its capacity once answers fall behind.
       results.push({
         offeredPerS: rate,
         ...step,
-        acceptedPerS: (step.accepted / Math.max(sendMs, stepMs)) * 1000,
+        acceptedPerS: (step.accepted / Math.max(stepMs, lastDone - t0)) * 1000,
         p50Ms: quantile(latencies, 0.5),
         p99Ms: quantile(latencies, 0.99),
       });
     }
 
+    const loadSeconds = (performance.now() - loadStart) / 1000;
+    const loadCpu = {
+      receiver: receiver.watch.cpuSinceMark(),
+      worker: worker.watch.cpuSinceMark(),
+      temporal: bench.temporal.cpuSinceMark(),
+      driver: ownCpuSeconds() - driverCpu,
+    };
     log(`waiting for ${accepted.size} deliveries`);
     const drainStart = performance.now();
     const deliveredAccepted = () => [...accepted].filter((id) => delivered.has(id)).length;
@@ -300,6 +314,8 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         strays,
         unverified,
         drainSeconds,
+        loadSeconds,
+        loadCpu,
         workerPeakKb: worker.watch.peakKb,
         receiverPeakKb: receiver.watch.peakKb,
         ratio: best.acceptedPerS / baselineRate,
@@ -311,6 +327,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         'events were accepted': accepted.size > 0,
       },
       notes: [
+        `CPU s during the ${num(loadSeconds, 0)} s of load (${m.cores} cores): receiver ${num(loadCpu.receiver, 1)}, worker (delivering meanwhile) ${num(loadCpu.worker, 1)}, Temporal server ${num(loadCpu.temporal, 1)}, load generator + destination ${num(loadCpu.driver, 1)}.`,
         `Peak RSS: receiver ${mib(receiver.watch.peakKb)}, worker ${mib(worker.watch.peakKb)}. Redeliveries seen at the destination (at-least-once): ${redeliveries}.`,
         `The load generator and the destination run in the benchmark process; receiver, worker and Temporal server in their own; all share ${m.cores} cores, so deliveries compete with intake while a step runs.`,
       ],
