@@ -59,6 +59,7 @@ async function main(): Promise<number> {
   let failures = 0;
   for (const name of selected) {
     const benchmark = await load(name);
+    const before = machine();
     let result: BenchResult;
     try {
       result = await benchmark.run(size);
@@ -70,13 +71,13 @@ async function main(): Promise<number> {
       continue;
     }
     console.log(`## ${name}\n\n${renderResult(result)}\n`);
-    const json = `${JSON.stringify({ machine: m, ...result }, null, 2)}\n`;
+    const json = `${JSON.stringify({ machine: before, ...result }, null, 2)}\n`;
     const stamp = result.startedAt.replace(/[:.]/g, '-');
     await writeFile(`${resultsDir}${name}-${size}-${stamp}.json`, json);
     await writeFile(`${resultsDir}${name}-${size}.json`, json);
     if (size === 'full') {
       const current = await readFile(resultsMd, 'utf8').catch(() => '');
-      await writeFile(resultsMd, updateResultsMarkdown(current, result, machine()));
+      await writeFile(resultsMd, updateResultsMarkdown(current, result, before));
     }
     if (Object.values(result.checks).some((ok) => !ok)) failures += 1;
   }
