@@ -144,7 +144,9 @@ describe('drill: the S3 server restarted during part uploads', () => {
       const attempts = await maxAttempt(env.client, 'export-drill', 'downloadIntentExport');
       console.log(`s3-restart export: multipart upload begun at the kill: ${midUpload}; ${attempts} download attempts`);
       expect(midUpload).toBe(true);
-      expect(attempts).toBeGreaterThan(1); // the outage cut the upload; the download was done again
+      // Either the outage cut the upload and the download was done again (attempts > 1, logged above), or the AWS
+      // SDK's own part retries carried the upload through it; which one depends on timing. Both must publish a whole
+      // object, which is what follows.
       expect(result.status).toBe('completed');
       const { manifest, lines } = await readCheckedParts('s3://drills/exports', 'export-drill');
       expect(manifest.parts).toHaveLength(1);
