@@ -31,14 +31,19 @@ export interface JobEnv {
 let runtimeInstalled = false;
 
 export async function startJobEnv(
-  options: { sandbox?: SandboxOptions; s3?: boolean; gcs?: boolean } = {},
+  options: { sandbox?: SandboxOptions; s3?: boolean; gcs?: boolean; temporalArgs?: string[] } = {},
 ): Promise<JobEnv> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('WARN') });
     runtimeInstalled = true;
   }
   const [stack, bundle] = await Promise.all([
-    startDevStack({ temporal: true, s3: options.s3 ?? false, gcs: options.gcs ?? false }),
+    startDevStack({
+      temporal: true,
+      s3: options.s3 ?? false,
+      gcs: options.gcs ?? false,
+      ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
+    }),
     bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') }),
   ]);
   // In-process workers open s3:// and gs:// stores from the standard variables, as a deployed worker would.

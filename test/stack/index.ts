@@ -21,6 +21,8 @@ export interface DevStackOptions {
   gcs?: boolean;
   /** A Temporal namespace to create besides "default" (the handle's namespace). */
   temporalNamespace?: string;
+  /** Extra `temporal server start-dev` flags, e.g. dynamic config values. */
+  temporalArgs?: string[];
   timeoutMs?: number;
 }
 
@@ -81,7 +83,12 @@ export async function startDevStack<const O extends DevStackOptions = Record<nev
   const timeoutMs = options.timeoutMs;
   const starts = [
     options.temporal !== false
-      ? startTemporal({ stateDir: await dir('temporal'), namespace: options.temporalNamespace, timeoutMs })
+      ? startTemporal({
+          stateDir: await dir('temporal'),
+          namespace: options.temporalNamespace,
+          timeoutMs,
+          extraArgs: options.temporalArgs,
+        })
       : undefined,
     options.s3 !== false ? startS3({ stateDir: await dir('s3'), timeoutMs }) : undefined,
     options.gcs !== false ? startGcs({ stateDir: await dir('gcs'), timeoutMs }) : undefined,
