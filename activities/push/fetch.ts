@@ -5,7 +5,14 @@ import { toActivityFailure } from '../jobs/failures.ts';
 import { readPart, writePart, zeroCounts } from '../jobs/parts.ts';
 import type { BatchResult } from '../jobs/types.ts';
 import { answerKey, batchDoneKey, partJob, pushBatchKey, pushPartKey } from './layout.ts';
-import type { DomainOutcome, PushBatch, PushBatchDomain, PushBatchRecord, PushBatchRequest, PushRunRef } from './types.ts';
+import type {
+  DomainOutcome,
+  PushBatch,
+  PushBatchDomain,
+  PushBatchRecord,
+  PushBatchRequest,
+  PushRunRef,
+} from './types.ts';
 
 /** Errors that concern the request itself: its domains become error records, the run goes on. */
 const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
@@ -91,7 +98,10 @@ export async function fetchPushBatch(
  * after its start may have more: it is `behind` (asked again with the spec's maximum), or, already at that
  * maximum, what is left is unreachable and counted as `missing`.
  */
-export function collect(batch: PushBatch, results: readonly BulkEnrichItem[]): { lines: PushLine[]; record: PushBatchRecord } {
+export function collect(
+  batch: PushBatch,
+  results: readonly BulkEnrichItem[],
+): { lines: PushLine[]; record: PushBatchRecord } {
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const record = emptyRecord(batch);
   const lines: PushLine[] = [];
@@ -145,11 +155,10 @@ export function collect(batch: PushBatch, results: readonly BulkEnrichItem[]): {
     const total = result.coverage?.total_after_filters;
     const more = typeof total === 'number' ? total > returned : returned >= batch.limit;
     const cut = more && oldest !== undefined && (start === undefined || oldest > start);
-    const outcome = outcomeOf(batch, entry, cut && batch.limit < MAX_LIMIT ? null : answeredAt, kept, cut);
-    if (cut && batch.limit >= MAX_LIMIT) {
-      delete outcome.behind;
-      if (typeof total === 'number') outcome.missing = total - returned;
-    }
+    const behind = cut && batch.limit < MAX_LIMIT;
+    const outcome = outcomeOf(batch, entry, behind ? null : answeredAt, kept, behind);
+    if (cut && !behind && typeof total === 'number') outcome.missing = total - returned;
+    else if (cut && !behind) outcome.missing = 0;
     record.domains[domain] = outcome;
   }
   record.counts.lines = lines.length;
