@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { normalizeDomain } from '../../connectors/normalize/domain.ts';
+import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { inputFailure } from '../jobs/failures.ts';
 import { openInput, readInputRecords } from '../jobs/input.ts';
@@ -61,7 +61,7 @@ export async function preparePushRun(
   for await (const record of readInputRecords(source, columns)) {
     stats.rows += 1;
     heartbeat(stats.rows);
-    const normalized = record.error ? { ok: false as const, reason: record.error } : normalizeDomain(record.raw);
+    const normalized = record.error ? { ok: false as const, reason: record.error } : domainFromWebsite(record.raw);
     if (!normalized.ok) {
       stats.invalid += 1;
       if (invalidRows.length < INVALID_SAMPLES) {
