@@ -32,7 +32,6 @@ import { exceedsJsonDepth } from '../../connectors/json-depth.ts';
 import {
   AnyEventSchema,
   firstProblem,
-  normalizeSignalEvent,
   SIGNAL_CREATED,
   type SignalCreatedEvent,
   SignalCreatedEventSchema,
@@ -415,7 +414,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
         const p = firstProblem(parsed.error);
         throw new Rejection(422, 'validation_error', `${p.field}: ${p.message}`, p.field);
       }
-      const event = normalizeSignalEvent(parsed.data);
+      const event = parsed.data;
       const signalId = event.signal.id;
       const webhookId = req.headers['webhook-id'];
       const ctx: EnqueueContext = { receivedAt: now(), ...(typeof webhookId === 'string' ? { webhookId } : {}) };
