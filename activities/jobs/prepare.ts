@@ -16,7 +16,7 @@ export interface PrepareRequest {
 }
 
 /** Columns (CSV) or fields (JSONL) tried in order when the job names none. */
-const DEFAULT_COLUMNS: Record<string, string[]> = {
+export const DEFAULT_COLUMNS: Record<string, string[]> = {
   enrich: ['domain', 'website', 'url', 'company_domain'],
   'verify-emails': ['email', 'email_address', 'address'],
 };
@@ -98,7 +98,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   return prepared;
 }
 
-function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof normalizeDomain>) {
+export function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof normalizeDomain>) {
   if (record.error) return { ok: false as const, reason: record.error };
   const outcome = normalize(record.raw);
   // Bytes that are not UTF-8 were decoded as U+FFFD: say so, rather than "not a valid host name".
