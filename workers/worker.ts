@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
+import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
@@ -65,10 +66,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       retry: false,
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
-  const connection = await NativeConnection.connect({
-    address: config.address,
-    ...(config.temporalApiKey ? { tls: true, apiKey: config.temporalApiKey } : {}),
-  });
+  const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : { workflowsPath: workflowsPath() };
