@@ -11,7 +11,8 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
   signal-kit dev                       start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings
   signal-kit worker                    run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...)
   signal-kit enrich --input URL --output URL [--column NAME] [--signal-types a,b] [--signal-subtypes a,b]
-                    [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID] [--wait | --dry-run]
+                    [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID]
+                    [--wait | --dry-run]
   signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID]
                     [--wait | --dry-run]
   signal-kit intent-export --topics b2b_1,b2b_2 --output URL [--email-validated] [--seniority Vp,Cxo]
