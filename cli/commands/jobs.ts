@@ -1,9 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
 import { parseTemporalConfig } from '../../workers/config.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
-import { dryRun } from '../dry-run.ts';
 import { defaultJobId, EXIT, exitCodeOf, followJob, type JobStart, jobFailureMessage, startJob } from '../jobs.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
@@ -129,6 +127,11 @@ export function parseIntentExport(argv: string[]): JobStart {
 export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: string[]): Promise<number> {
   const job = parse(argv);
   if (argv.includes('--dry-run')) {
+    // Loaded only here: the storage SDKs are not needed to start or follow a job.
+    const [{ dryRun }, { openStore }] = await Promise.all([
+      import('../dry-run.ts'),
+      import('../../connectors/storage/index.ts'),
+    ]);
     console.log(JSON.stringify(await dryRun(job, (url) => openStore(url)), null, 2));
     return EXIT.completed;
   }
