@@ -1,9 +1,7 @@
-import { normalizeDomain } from '../../connectors/normalize/domain.ts';
-import { normalizeEmail } from '../../connectors/normalize/email.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { inputFailure } from './failures.ts';
 import { openInput, readInputRecords } from './input.ts';
-import { classify, DEFAULT_COLUMNS } from './prepare.ts';
+import { classify, DEFAULT_COLUMNS, normalizerFor } from './prepare.ts';
 import type { JobKind, PreparedInput } from './types.ts';
 
 export interface ScanRequest {
@@ -18,7 +16,7 @@ export interface ScanRequest {
  * same reading, normalizing and deduplication, but writing nothing: what a dry run shows before anything is spent.
  */
 export async function scanInput(openStore: (url: string) => Store, request: ScanRequest): Promise<PreparedInput> {
-  const normalize = request.kind === 'verify-emails' ? normalizeEmail : normalizeDomain;
+  const normalize = normalizerFor(request.kind);
   const columns = request.column ? [request.column] : (DEFAULT_COLUMNS[request.kind] ?? []);
   const seen = new Set<string>();
   const stats = { rows: 0, distinct: 0, duplicates: 0, invalid: 0 };
