@@ -58,15 +58,17 @@ export async function enrichBatch(
 
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const counts = { ...zeroCounts(), credits };
+  let signals = 0;
   const lines = items.map((item) => {
     const result = byDomain.get(item.v) ?? missing(item.v);
     counts.lines += 1;
     counts[result.status] += 1;
+    if (result.status === 'ok') signals += result.signals.length;
     const { domain: _domain, status, ...rest } = result;
     return { domain: item.v, status, row: item.row, input: item.raw, ...rest };
   });
   const part = await writePart(store, job, key, lines, counts);
-  return { index, reused: false, failed: false, counts: part.counts };
+  return { index, reused: false, failed: false, counts: part.counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

@@ -52,6 +52,8 @@ export interface BatchResult {
   /** True when the batch could not be processed and its lines are error records (a re-run retries it). */
   failed: boolean;
   counts: PartCounts;
+  /** enrich: signals in the lines just written (absent when reused); the worker's metrics count them. */
+  signals?: number;
 }
 
 export interface ManifestPart {
