@@ -17,7 +17,8 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
                     [--department a,b] [--limit N] [--job-id ID] [--wait]
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
   signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
-  signal-kit schedule backfill NAME --from ISO --to ISO
+  signal-kit schedule run NAME [--full-refresh] [--wait] | state NAME [--domain D] | reset NAME [--domain D]
+  signal-kit schedule backfill NAME --from ISO --to ISO [--wait]
   signal-kit webhooks serve --port N [--host 127.0.0.1] [--auth signature|token|none] [--allow-unauthenticated]
   signal-kit webhooks subscribe --url URL --types a,b [--description TEXT]
   signal-kit webhooks list | update ID [--url URL] [--types a,b] [--status active|paused] | delete ID | test ID
