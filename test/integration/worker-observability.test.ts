@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
-import { normalizeSignalEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
+import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
 import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
@@ -176,22 +176,20 @@ describe('worker metrics, logs and health', () => {
   });
 
   it('counts webhook deliveries by outcome and the events it dead-letters', async () => {
-    const event = normalizeSignalEvent(
-      SignalCreatedEventSchema.parse({
-        event: 'signal.created',
-        signal: {
-          id: randomUUID(),
-          type: 'news',
-          company: { name: 'Acme', domain: 'acme.com' },
-          title: 'Acme opens an office',
-          detected_at: '2026-03-01T12:00:00.000+00:00',
-          source: 'news',
-          data: { summary: 'an office' },
-        },
-        webhook_id: 'wh_test',
-        delivered_at: new Date().toISOString(),
-      }),
-    );
+    const event = SignalCreatedEventSchema.parse({
+      event: 'signal.created',
+      signal: {
+        id: randomUUID(),
+        type: 'news',
+        company: { name: 'Acme', domain: 'acme.com' },
+        title: 'Acme opens an office',
+        detected_at: '2026-03-01T12:00:00.000+00:00',
+        source: 'news',
+        data: { summary: 'an office' },
+      },
+      webhook_id: 'wh_test',
+      delivered_at: new Date().toISOString(),
+    });
     const before = await scrape();
     const result = (await env.client.workflow.execute('deliverSignalEvent', {
       taskQueue: env.config().taskQueue,
