@@ -13,7 +13,7 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
                     [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID] [--wait]
   signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID] [--wait]
   signal-kit intent-export --topics b2b_1,b2b_2 --output URL [--email-validated] [--seniority Vp,Cxo]
-                    [--department a,b] [--limit N] [--job-id ID] [--wait]
+                    [--department a,b] [--limit N] [--job-id ID] [--resubmit] [--wait]
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
   signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
   signal-kit schedule backfill NAME --from ISO --to ISO

@@ -6,6 +6,7 @@ import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef } from './types.ts';
+import { CallMarker } from './unsaved.ts';
 
 /** Filters applied to every domain of a job (spec 4.1 field names). */
 export interface EnrichOptions {
@@ -43,6 +44,7 @@ export async function enrichBatch(
   const items = await readBatch(store, job, index);
   let results: BulkEnrichItem[];
   let credits = 0;
+  const marker = await CallMarker.begin(store, job, index);
   try {
     const response = await client.enrichCompanies(
       { domains: items.map((item) => item.v), ...options },
@@ -51,6 +53,7 @@ export async function enrichBatch(
     results = response.results;
     credits = response.credits;
   } catch (error) {
+    await marker.failed(error);
     if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
     const code = (error as { code?: string }).code ?? 'request_rejected';
     results = items.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
@@ -66,6 +69,7 @@ export async function enrichBatch(
     return { domain: item.v, status, row: item.row, input: item.raw, ...rest };
   });
   const part = await writePart(store, job, key, lines, counts);
+  await marker.saved();
   return { index, reused: false, failed: false, counts: part.counts };
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { BucketNotFoundError, StorageError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { JobRef, PartCounts } from './types.ts';
@@ -89,6 +89,18 @@ export async function readPart(store: Store, key: string): Promise<StoredPart | 
   } catch {
     return undefined;
   }
+}
+
+/** The records of a published part (parts are one batch, so this is in memory like encodePart). */
+export async function readPartLines(store: Store, job: JobRef, key: string): Promise<unknown[]> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.openRead(key)) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  const text = (job.compression === 'none' ? raw : gunzipSync(raw)).toString('utf8');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as unknown);
 }
 
 export const zeroCounts = (): PartCounts => ({ lines: 0, ok: 0, not_found: 0, error: 0, invalid: 0, credits: 0 });

@@ -198,6 +198,8 @@ export class SignalClient {
         requestId: res.meta.requestId,
         method: req.method,
         path: req.path,
+        creditsCharged: res.meta.credits,
+        body: res.body,
         cause,
       });
     const parsed = schema.safeParse(res.body);
