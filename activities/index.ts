@@ -9,7 +9,7 @@ import { prepareInput } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
-import { preparePushRun } from './push/plan.ts';
+import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { createSmokeActivities } from './smoke.ts';
 
 /** What activities need from the worker; injected so that tests can swap any of it. */
@@ -63,6 +63,8 @@ export function createJobActivities(deps: ActivityDeps) {
       recordFailedBatch(openStore(request.job.output), request),
     finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
     preparePushRun: (request: Parameters<typeof preparePushRun>[1]) => preparePushRun(openStore, request),
+    preparePushCatchUp: (request: Parameters<typeof preparePushCatchUp>[1]) =>
+      preparePushCatchUp(openStore(request.run.output), request),
     recordFailedPushBatch: (request: Parameters<typeof recordFailedPushBatch>[1]) =>
       recordFailedPushBatch(openStore(request.run.output), request),
     finalizePushRun: (request: Parameters<typeof finalizePushRun>[1]) =>

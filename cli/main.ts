@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-import { ConfigError } from '../workers/config.ts';
+// Only dependency-free modules are imported up front: `--help` and the Node version check must work without loading
+// undici or the Temporal SDK (which do not even load on an old Node). Commands are imported when they run.
+import { ConfigError } from '../config/errors.ts';
 import { UsageError } from './args.ts';
-import { parseEnrich, parseIntentExport, parseVerifyEmails, runJobCommand, runStatusCommand } from './commands/jobs.ts';
-import { runWorkerCommand } from './commands/worker.ts';
+import { nodeTooOld } from './node-version.ts';
 
 const USAGE = `signal-kit: durable jobs for the Signal Data Service
 
@@ -16,7 +17,8 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
                     [--department a,b] [--limit N] [--job-id ID] [--resubmit] [--wait]
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
   signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
-  signal-kit schedule backfill NAME --from ISO --to ISO
+  signal-kit schedule run NAME [--full-refresh] [--wait] | state NAME [--domain D] | reset NAME [--domain D]
+  signal-kit schedule backfill NAME --from ISO --to ISO [--wait]
   signal-kit webhooks serve --port N [--host 127.0.0.1] [--auth signature|token|none] [--allow-unauthenticated]
   signal-kit webhooks subscribe --url URL --types a,b [--description TEXT]
   signal-kit webhooks list | update ID [--url URL] [--types a,b] [--status active|paused] | delete ID | test ID
@@ -28,19 +30,33 @@ Exit codes: 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhaus
 type Command = (argv: string[]) => Promise<number>;
 
 const commands: Record<string, Command> = {
-  enrich: (argv) => runJobCommand(parseEnrich, argv),
-  'verify-emails': (argv) => runJobCommand(parseVerifyEmails, argv),
-  'intent-export': (argv) => runJobCommand(parseIntentExport, argv),
-  status: runStatusCommand,
+  enrich: async (argv) => {
+    const jobs = await import('./commands/jobs.ts');
+    return jobs.runJobCommand(jobs.parseEnrich, argv);
+  },
+  'verify-emails': async (argv) => {
+    const jobs = await import('./commands/jobs.ts');
+    return jobs.runJobCommand(jobs.parseVerifyEmails, argv);
+  },
+  'intent-export': async (argv) => {
+    const jobs = await import('./commands/jobs.ts');
+    return jobs.runJobCommand(jobs.parseIntentExport, argv);
+  },
+  status: async (argv) => (await import('./commands/jobs.ts')).runStatusCommand(argv),
   schedule: async (argv) => (await import('./commands/schedule.ts')).runScheduleCommand(argv),
   webhooks: async (argv) => (await import('./commands/webhooks.ts')).runWebhooksCommand(argv),
-  worker: () => runWorkerCommand(),
+  worker: async (argv) => (await import('./commands/worker.ts')).runWorkerCommand(argv),
   demo: async (argv) => (await import('./commands/demo.ts')).runDemoCommand(argv),
   dev: async (argv) => (await import('./commands/dev.ts')).runDevCommand(argv),
   sandbox: async (argv) => (await import('../sandbox/main.ts')).runSandboxCli(argv),
 };
 
 async function main(argv: string[]): Promise<number> {
+  const tooOld = nodeTooOld(process.versions.node);
+  if (tooOld) {
+    console.error(tooOld);
+    return 2;
+  }
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(USAGE);

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { normalizeDomain } from '../../connectors/normalize/domain.ts';
+import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import { normalizeEmail } from '../../connectors/normalize/email.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { inputFailure } from './failures.ts';
@@ -35,7 +35,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   const done = await out.stat(preparedKey(job));
   if (done) return JSON.parse(await out.readText(preparedKey(job))) as PreparedInput;
 
-  const normalize = job.kind === 'verify-emails' ? normalizeEmail : normalizeDomain;
+  const normalize = job.kind === 'verify-emails' ? normalizeEmail : domainFromWebsite;
   const candidates = request.column ? [request.column] : (DEFAULT_COLUMNS[job.kind] ?? []);
   const seen = new Set<string>();
   let batch: { v: string; row: number; raw: string }[] = [];
@@ -98,7 +98,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   return prepared;
 }
 
-function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof normalizeDomain>) {
+function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof domainFromWebsite>) {
   if (record.error) return { ok: false as const, reason: record.error };
   const outcome = normalize(record.raw);
   // Bytes that are not UTF-8 were decoded as U+FFFD: say so, rather than "not a valid host name".
