@@ -4,6 +4,7 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
+import { BATCH_FAILED } from './paid-lines.ts';
 import { readPart, readPartLines, writePart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 import { CallMarker } from './unsaved.ts';
@@ -13,8 +14,11 @@ export interface VerifyBatchRequest {
   index: number;
 }
 
-/** Error codes a later call may fix: the service's upstream check failed (free, spec 8). */
-const RETRYABLE_CODES = new Set(['upstream_failure']);
+/**
+ * Error codes a later call may fix: the service's upstream check failed (free, spec 8), or the batch's retries were
+ * spent before the address was answered.
+ */
+const RETRYABLE_CODES = new Set(['upstream_failure', BATCH_FAILED]);
 
 /** One line of a verification part. */
 interface VerifyLine {
@@ -41,18 +45,16 @@ export async function verifyBatch(
   const { job, index } = request;
   const key = partKey(job, index);
   const existing = await readPart(store, key);
-  if (existing && !existing.failed) return { index, reused: true, failed: false, counts: existing.counts };
-
-  let lines: VerifyLine[];
-  let counts: PartCounts;
-  if (existing && (existing.counts.retryable ?? 0) > 0) {
-    lines = (await readPartLines(store, job, key)) as VerifyLine[];
-    counts = existing.counts;
-  } else {
-    const items = await readBatch(store, job, index);
-    lines = items.map(pending);
-    counts = { ...zeroCounts(), lines: lines.length, error: lines.length, retryable: lines.length };
+  if (existing && !existing.failed && !existing.partial) {
+    return { index, reused: true, failed: false, counts: existing.counts };
   }
+
+  // A failed part keeps every answer already paid for; only its upstream failures and unanswered lines are sent.
+  const items = await readBatch(store, job, index);
+  const earlier = new Map<string, VerifyLine>();
+  if (existing) for (const line of await readPartLines<VerifyLine>(store, key)) earlier.set(line.email, line);
+  const lines = items.map((item) => earlier.get(item.v) ?? pending(item));
+  const credits = existing?.counts.credits ?? 0;
 
   const todo = lines.filter(isRetryable);
   const response = await verifyOnce(client, store, job, index, todo);
@@ -78,7 +80,7 @@ export async function verifyBatch(
         : { code: 'missing_result', message: 'the service returned no result for this address' },
     } satisfies VerifyLine;
   });
-  const next = recount(merged, counts.credits + response.credits, counts.summary, response.summary);
+  const next = recount(merged, credits + response.credits);
   const stillFailing = (next.retryable ?? 0) > 0;
   await writePart(store, job, key, merged, next, stillFailing);
   await response.marker.saved();
@@ -117,26 +119,22 @@ function isRetryable(line: VerifyLine): boolean {
   return line.status === 'error' && RETRYABLE_CODES.has(line.error?.code ?? '');
 }
 
-function recount(
-  lines: VerifyLine[],
-  credits: number,
-  before: VerificationSummary | undefined,
-  add: VerificationSummary,
-): PartCounts {
+const RESULTS = new Set(['deliverable', 'undeliverable', 'risky', 'unknown']);
+
+/** Counts and the verification summary of a part, from its lines (so they hold across retries and re-runs). */
+function recount(lines: VerifyLine[], credits: number): PartCounts {
   const counts: PartCounts = { ...zeroCounts(), lines: lines.length, credits, retryable: 0 };
+  const summary: VerificationSummary = { total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
   for (const line of lines) {
     if (line.status === 'ok') counts.ok += 1;
     else counts.error += 1;
     if (isRetryable(line)) counts.retryable = (counts.retryable ?? 0) + 1;
+    const result = String(line['result']);
+    if (line.status === 'ok' && RESULTS.has(result)) {
+      summary.total += 1;
+      summary[result as keyof Omit<VerificationSummary, 'total'>] += 1;
+    }
   }
-  const summary: VerificationSummary = before
-    ? { ...before }
-    : { total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
-  summary.total += add.total;
-  summary.deliverable += add.deliverable;
-  summary.undeliverable += add.undeliverable;
-  summary.risky += add.risky;
-  summary.unknown += add.unknown;
   counts.summary = summary;
   return counts;
 }

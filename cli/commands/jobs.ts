@@ -1,7 +1,17 @@
 import { parseArgs } from 'node:util';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import { parseTemporalConfig } from '../../workers/config.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
-import { defaultJobId, EXIT, exitCodeOf, followJob, type JobStart, jobFailureMessage, startJob } from '../jobs.ts';
+import {
+  budgetMessage,
+  defaultJobId,
+  EXIT,
+  exitCodeOf,
+  followJob,
+  type JobStart,
+  jobFailureMessage,
+  startJob,
+} from '../jobs.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
 
@@ -45,6 +55,18 @@ export function parseEnrich(argv: string[]): JobStart {
   };
   const input = locationUrl('input', values.input);
   const output = locationUrl('output', values.output);
+  const maxCredits = positiveInt('max-credits', values['max-credits']);
+  const perDomain = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+  if (maxCredits !== undefined && maxCredits < perDomain) {
+    throw new UsageError(
+      limit === undefined
+        ? `--max-credits ${maxCredits} cannot pay for one domain at its worst: without --limit a domain can return ` +
+            `${MAX_SIGNALS_PER_CALL} signals (${perDomain} credits). Add --limit ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} ` +
+            `or lower (2 credits per signal), or raise --max-credits to at least ${perDomain}`
+        : `--max-credits ${maxCredits} cannot pay for one domain at its worst (--limit ${limit} = ${perDomain} credits): ` +
+            `lower --limit to ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} or raise --max-credits to at least ${perDomain}`,
+    );
+  }
   return {
     workflow: 'bulkEnrich',
     input: {
@@ -53,7 +75,7 @@ export function parseEnrich(argv: string[]): JobStart {
       output,
       column: values.column,
       options,
-      maxCredits: positiveInt('max-credits', values['max-credits']),
+      maxCredits,
       concurrency: positiveInt('concurrency', values.concurrency),
       compression: compression(values.compression),
     },
@@ -135,6 +157,7 @@ export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: s
     try {
       const result = await followJob(handle, new ProgressReporter());
       console.log(JSON.stringify(result, null, 2));
+      if (result.status === 'budget_exhausted') console.error(`signal-kit: ${budgetMessage(job, result)}`);
       return exitCodeOf(result);
     } catch (error) {
       console.error(`signal-kit: ${jobFailureMessage(error)}`);
