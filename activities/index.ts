@@ -82,14 +82,17 @@ export function createApiActivities(deps: ActivityDeps) {
       verifyBatch(client, openStore(request.job.output), request),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
       submitIntentExport(client, openStore(request.job.output), request),
-    getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[1]) =>
-      getIntentExportStatus(client, request),
+    getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>
+      getIntentExportStatus(client, request.job ? openStore(request.job.output) : undefined, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
   });
 }
 
-/** Long-running downloads; on the main queue (a download is not an API call and is not rate limited). */
+/**
+ * Long-running downloads; on the main queue. A download reads a signed link, not the API (it is not rate limited);
+ * the status call that yields the link runs on the API queue.
+ */
 export function createExportActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
   return mapped({

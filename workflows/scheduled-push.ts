@@ -21,6 +21,7 @@ import {
   DEFAULT_TASK_QUEUE,
   MAX_SIGNALS_PER_DOMAIN,
 } from './constants.ts';
+import { backfillRunId, runIdOf } from './push-ids.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
 export interface ScheduledPushInput {
@@ -245,16 +246,7 @@ function scheduledTime(input: ScheduledPushInput): string {
   return info.startTime.toISOString();
 }
 
-/** `2026-03-01T12:00:00.000Z` → `20260301T120000Z` (milliseconds kept only when not zero: `20260301T120000.250Z`). */
-export function runIdOf(iso: string): string {
-  const compact = new Date(iso).toISOString().replace(/[-:]/g, '');
-  return compact.endsWith('.000Z') ? `${compact.slice(0, -5)}Z` : compact;
-}
-
-/** A backfill's run id: `backfill-<from>-<to>` in the compact form (the same window always writes the same keys). */
-export function backfillRunId(window: PushWindow): string {
-  return `backfill-${runIdOf(window.from)}-${runIdOf(window.to)}`;
-}
+export { backfillRunId, runIdOf };
 
 function isFatal(error: unknown): boolean {
   const cause = error instanceof ActivityFailure ? error.cause : error;
