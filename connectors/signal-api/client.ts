@@ -183,6 +183,8 @@ export class SignalClient {
         requestId: res.meta.requestId,
         method: req.method,
         path: req.path,
+        creditsCharged: res.meta.credits,
+        body: res.body,
         cause,
       });
     const parsed = parse(res.body);

@@ -722,8 +722,11 @@ export const TopicsPageSchema = z
 
 export const IntentExportOut = z.looseObject({
   export_id: z.string(),
-  /** `queued`, `running`, `ready`, `failed`, `expired`, or what else the service says. */
-  status: z.string(),
+  /**
+   * `queued`, `running`, `ready`, `failed`, `expired`, or what else the service says; absent when the answer had
+   * none (the spec shows neither the submit's nor the poll's body).
+   */
+  status: z.string().optional(),
   created_at: z.string().optional(),
   updated_at: z.string().optional(),
   row_count: z.number().optional(),
@@ -739,7 +742,8 @@ export const IntentExportSchema = z
   .looseObject({
     export_id: id.optional(),
     id: id.optional(),
-    status: z.string(),
+    // The spec shows no submit or poll body: only the id is required, so a paid export is never lost to its shape.
+    status: optString,
     created_at: optDate,
     updated_at: optDate,
     row_count: optNum,
@@ -751,7 +755,8 @@ export const IntentExportSchema = z
     const { export_id, id, status, created_at, updated_at, row_count, download_url, expires_at, error, ...rest } = x;
     const exportId = export_id ?? id;
     if (exportId === undefined) return missing(ctx, 'export_id', x);
-    const out: IntentExport = { export_id: exportId, status };
+    const out: IntentExport = { export_id: exportId };
+    setIfPresent(out, 'status', status);
     setIfPresent(out, 'created_at', created_at);
     setIfPresent(out, 'updated_at', updated_at);
     setIfPresent(out, 'row_count', row_count);
