@@ -94,7 +94,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : { workflowsPath: workflowsPath() };
-  const dataConverter = dataConverterFor(config.payloadKeys);
+  const dataConverter = dataConverterFor(config.payloadKeys, { allowPlaintext: config.allowPlaintextPayloads });
   const encryption = dataConverter ? { dataConverter } : {};
   const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
   const graceMs = shutdownGraceMs(config);
