@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
@@ -6,6 +7,7 @@ import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
+import { ApiPermits } from './api-permits.ts';
 import type { WorkerConfig } from './config.ts';
 import { dataConverterFor } from './payload-codec.ts';
 
@@ -22,7 +24,7 @@ export interface StartWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Override activity dependencies (tests). */
   deps?: Partial<ActivityDeps>;
-  /** Concurrent API activities on this worker (the queue's rate limit still caps the account). */
+  /** Concurrent API activities on this worker (the rate limiter still caps the account). */
   maxConcurrentApiActivities?: number;
   /** Webhook destinations with their secrets; default: the `SIGNAL_KIT_WEBHOOK_*` variables. */
   webhooks?: WebhookDeliveryConfig;
@@ -49,22 +51,12 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 
 /**
  * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads, webhook
- * delivery and bucket collectors) and one on the API queue, whose server-side rate limit is the account's budget so
- * that any number of processes together stay under it.
+ * delivery and bucket collectors) and one on the API queue, whose calls wait for a slot from the account's rate
+ * limiter (workflows/api-rate-limiter.ts) so that any number of processes and jobs together stay under the budget.
  */
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
-  const client =
-    options.deps?.client ??
-    new SignalClient({
-      baseUrl: config.url,
-      apiKey: config.apiKey,
-      auth: config.auth,
-      timeoutMs: config.timeoutMs,
-      retry: false,
-    });
-  const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
   const connection = await NativeConnection.connect({
     address: config.address,
     ...(config.temporalApiKey ? { tls: true, apiKey: config.temporalApiKey } : {}),
@@ -74,6 +66,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     : { workflowsPath: workflowsPath() };
   const dataConverter = dataConverterFor(config.payloadKeys);
   const encryption = dataConverter ? { dataConverter } : {};
+  // Every process paces its API calls through one limiter workflow per API queue: the account's budget is shared.
+  const permits = new ApiPermits({
+    client: new Client({ connection, namespace: config.namespace, ...encryption }),
+    taskQueue: config.taskQueue,
+    apiTaskQueue: config.apiTaskQueue,
+    perMinute: config.ratePerMinute,
+  });
+  const client =
+    options.deps?.client ??
+    new SignalClient({
+      baseUrl: config.url,
+      apiKey: config.apiKey,
+      auth: config.auth,
+      timeoutMs: config.timeoutMs,
+      retry: false,
+      beforeRequest: permits.acquire,
+    });
+  const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
   const main = await Worker.create({
     connection,
     namespace: config.namespace,
@@ -91,7 +101,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...encryption,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
-    maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,
   });
   const done = Promise.all([main.run(), api.run()]).then(async () => {

@@ -12,7 +12,7 @@
  */
 import type { z } from 'zod';
 import { SignalApiError, UnexpectedResponseError, ValidationError } from './errors.ts';
-import { type ApiRequest, Transport } from './http.ts';
+import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
   normalizeBulkEnrich,
   normalizeBuyerIntentPage,
@@ -168,7 +168,7 @@ export class SignalClient {
   readonly #http: Transport;
   readonly #baseUrl: string;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     this.#http = new Transport(options);
     this.#baseUrl = options.baseUrl;
   }

@@ -34,6 +34,15 @@ import type {
 } from './types.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Options of a client whose requests share a budget with other processes (see workers/api-permits.ts). */
+export interface RequestPacing {
+  /**
+   * Awaited before each attempt of an API call (downloads are not API calls); resolves when the call may be sent.
+   * The attempt's timeout starts after it.
+   */
+  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+}
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 4,
   baseDelayMs: 250,
@@ -272,9 +281,10 @@ export class Transport {
   readonly #retry: false | Required<RetryOptions>;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
   readonly #userAgent: string;
+  readonly #beforeRequest: RequestPacing['beforeRequest'];
   #closed = false;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     let base: URL;
     try {
       base = new URL(options.baseUrl);
@@ -296,6 +306,7 @@ export class Transport {
     this.#retry = fullRetry(options.retry, DEFAULT_RETRY);
     this.#onRetry = options.onRetry;
     this.#userAgent = options.userAgent ?? 'signal-kit';
+    this.#beforeRequest = options.beforeRequest;
     if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
@@ -321,9 +332,11 @@ export class Transport {
   /** A JSON API call, retried per policy. */
   async json(req: ApiRequest): Promise<ApiResponse> {
     const path = this.#prefix + req.path + queryString(req.query);
-    return this.#withRetry(req.method, req.path, req.idempotent, req.call, (timeoutMs) =>
-      this.#jsonAttempt(req, path, timeoutMs),
-    );
+    const pace = this.#beforeRequest;
+    return this.#withRetry(req.method, req.path, req.idempotent, req.call, async (timeoutMs) => {
+      if (pace) await pace(req.call?.signal);
+      return this.#jsonAttempt(req, path, timeoutMs);
+    });
   }
 
   /** GET of a signed download URL, without the API key; the initial request is retried per policy. */
