@@ -9,7 +9,7 @@ import { prepareInput } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
-import { preparePushRun } from './push/plan.ts';
+import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { createSmokeActivities } from './smoke.ts';
 
 /** What activities need from the worker; injected so that tests can swap any of it. */
@@ -63,6 +63,8 @@ export function createJobActivities(deps: ActivityDeps) {
       recordFailedBatch(openStore(request.job.output), request),
     finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
     preparePushRun: (request: Parameters<typeof preparePushRun>[1]) => preparePushRun(openStore, request),
+    preparePushCatchUp: (request: Parameters<typeof preparePushCatchUp>[1]) =>
+      preparePushCatchUp(openStore(request.run.output), request),
     recordFailedPushBatch: (request: Parameters<typeof recordFailedPushBatch>[1]) =>
       recordFailedPushBatch(openStore(request.run.output), request),
     finalizePushRun: (request: Parameters<typeof finalizePushRun>[1]) =>
@@ -80,14 +82,17 @@ export function createApiActivities(deps: ActivityDeps) {
       verifyBatch(client, openStore(request.job.output), request),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
       submitIntentExport(client, openStore(request.job.output), request),
-    getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[1]) =>
-      getIntentExportStatus(client, request),
+    getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>
+      getIntentExportStatus(client, request.job ? openStore(request.job.output) : undefined, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
   });
 }
 
-/** Long-running downloads; on the main queue (a download is not an API call and is not rate limited). */
+/**
+ * Long-running downloads; on the main queue. A download reads a signed link, not the API (it is not rate limited);
+ * the status call that yields the link runs on the API queue.
+ */
 export function createExportActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
   return mapped({

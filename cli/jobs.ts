@@ -8,6 +8,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import type { TemporalConfig } from '../workers/config.ts';
 import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../workflows/intent-export.ts';
@@ -20,8 +21,19 @@ export type JobStart =
   | { workflow: 'verifyEmails'; input: VerifyEmailsInput }
   | { workflow: 'intentExport'; input: IntentExportInput };
 
-/** Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. */
-export const EXIT = { completed: 0, failed: 1, usage: 2, budget_exhausted: 3, completed_with_errors: 4 } as const;
+/**
+ * Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. `running` is the status of
+ * a job not finished yet; `no_worker` says that no worker polls the job's task queues, so it cannot progress.
+ */
+export const EXIT = {
+  completed: 0,
+  failed: 1,
+  usage: 2,
+  budget_exhausted: 3,
+  completed_with_errors: 4,
+  running: 5,
+  no_worker: 6,
+} as const;
 
 /** A stable job id from what the job does, so that the same command run twice is the same job. */
 export function defaultJobId(kind: string, parts: unknown): string {
@@ -73,6 +85,36 @@ export function jobFailureMessage(error: unknown): string {
     return cause instanceof Error ? cause.message : String(cause);
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The most credits one input item can cost in this job (enrich: 2 per signal up to `limit`; verify: 1). */
+export function worstCaseCreditsPerItem(job: JobStart): number {
+  if (job.workflow === 'bulkEnrich') {
+    return (job.input.options?.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+  }
+  return CREDITS.perVerifiedEmail;
+}
+
+/**
+ * What a job stopped by its credit budget tells the user: what was spent, what is left, and what to run next. Work
+ * already paid for is kept, so running the same command with a higher `--max-credits` continues the same job.
+ */
+export function budgetMessage(job: JobStart, result: JobResult): string {
+  const budget = job.workflow === 'intentExport' ? undefined : job.input.maxCredits;
+  const perItem = worstCaseCreditsPerItem(job);
+  const c = result.counts;
+  const left = Math.max(0, c.distinct - (c.ok + c.not_found + c.error));
+  const noun = job.workflow === 'bulkEnrich' ? 'domains' : 'addresses';
+  const unlimited = job.workflow === 'bulkEnrich' && job.input.options?.limit === undefined;
+  const worst = unlimited
+    ? `each domain can cost up to ${perItem} credits (${MAX_SIGNALS_PER_CALL} signals × ${CREDITS.perEnrichedSignal}) without --limit`
+    : `each of them can cost up to ${perItem} credits`;
+  const fix = `run the same command with a higher --max-credits to continue (what is done is kept and not paid again)`;
+  const limitHint = unlimited ? '; --limit N caps each domain at 2×N credits' : '';
+  return (
+    `credit budget reached: ${result.credits} of ${budget ?? '?'} credits charged, ${left} of ${c.distinct} ` +
+    `distinct ${noun} not yet done and ${worst}. To go on, ${fix}${limitHint}.`
+  );
 }
 
 export function exitCodeOf(result: JobResult): number {

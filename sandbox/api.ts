@@ -5,6 +5,7 @@ import type { ExportService } from './exports.ts';
 import type { Faults } from './faults.ts';
 import type { Ledger } from './ledger.ts';
 import type { DataStore } from './store.ts';
+import type { CallFault, CallLog } from './truth.ts';
 import type { WebhookService } from './webhooks.ts';
 
 export interface ApiContext {
@@ -14,6 +15,7 @@ export interface ApiContext {
   faults: Faults;
   exports: ExportService;
   webhooks: WebhookService;
+  calls: CallLog;
   clock: () => number;
   /** The sandbox's base URL (known once it listens). */
   baseUrl(): string;
@@ -35,6 +37,8 @@ export interface ApiRequest {
   now: number;
   /** Charges the account; throws 402 (nothing charged) when the balance cannot cover it. */
   charge(credits: number): void;
+  /** Records, for the call record (README "The oracle"), what the call asked for and returned, in summary. */
+  note(asked: Record<string, unknown>, returned: Record<string, unknown>): void;
 }
 
 export interface ApiResponse {
@@ -45,13 +49,20 @@ export interface ApiResponse {
 
 export type Handler = (req: ApiRequest, ctx: ApiContext) => ApiResponse | Promise<ApiResponse>;
 
+/** What a raw handler tells the call record (its status is read from the response). */
+export interface RawOutcome {
+  fault?: CallFault;
+  asked?: Record<string, unknown>;
+  returned?: Record<string, unknown>;
+}
+
 /** A handler that writes the response itself and needs no API key (export downloads). */
 export type RawHandler = (
   req: IncomingMessage,
   res: ServerResponse,
   ctx: ApiContext,
   info: { requestId: string; params: Record<string, string>; query: URLSearchParams },
-) => Promise<void>;
+) => Promise<RawOutcome | undefined>;
 
 export interface Route {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';

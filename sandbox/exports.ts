@@ -6,6 +6,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RawOutcome } from './api.ts';
 import type { Catalog } from './data/catalog.ts';
 import {
   EXPORT_LINE_WIDTH,
@@ -60,6 +61,9 @@ export interface ExportView {
   expires_at?: string;
   error?: { code: string; message: string };
 }
+
+/** What an export will hold, decided at submit. */
+export type ExportPlan = Omit<ExportJob, 'id' | 'account' | 'createdAt' | 'topicIds' | 'willFail'>;
 
 export const EXPORT_JOB_CAPACITY = 1_000;
 /** Bytes generated per write while streaming (about 96 KiB). */
@@ -136,12 +140,8 @@ export class ExportService {
     this.secret = createHash('sha256').update(`signal-kit-sandbox-exports:${opts.seed}`).digest();
   }
 
-  /** Matching pairs for a request (at most `limit`), computed once at submit. */
-  private plan(
-    topics: number[],
-    filter: IntentFilter,
-    limit: number | undefined,
-  ): Omit<ExportJob, 'id' | 'account' | 'createdAt' | 'topicIds' | 'willFail'> {
+  /** Matching pairs for a request (at most `limit`), computed once at submit (and by the oracle's quote). */
+  plan(topics: number[], filter: IntentFilter, limit: number | undefined): ExportPlan {
     const { seed } = this.opts;
     const catalog = this.opts.catalog();
     const sizes = new Map<number, number>();
@@ -166,7 +166,7 @@ export class ExportService {
     return { pairs, sizes, rowCount };
   }
 
-  submit(account: string, topics: number[], filter: IntentFilter, limit: number | undefined, now: number): ExportJob {
+  submit(account: string, topics: number[], planned: ExportPlan, now: number): ExportJob {
     const n = ++this.counter;
     const id = `exp_${hex8(hash2(hashString('export', this.opts.seed), n))}${hex8(hash2(n, now >>> 0))}`;
     const job: ExportJob = {
@@ -175,7 +175,7 @@ export class ExportService {
       createdAt: now,
       topicIds: topics.map((t) => `b2b_${t}`),
       willFail: this.opts.faults.exportFailure,
-      ...this.plan(topics, filter, limit),
+      ...planned,
     };
     if (this.jobs.size >= EXPORT_JOB_CAPACITY) {
       const oldest = this.jobs.keys().next();
@@ -240,8 +240,8 @@ export class ExportService {
     requestId: string,
     file: string,
     query: URLSearchParams,
-  ): Promise<void> {
-    const fail = (err: ApiError): void => {
+  ): Promise<RawOutcome | undefined> {
+    const fail = (err: ApiError): undefined => {
       const body = JSON.stringify(errorBody(err, requestId));
       res.writeHead(err.status, {
         'content-type': 'application/json',
@@ -251,6 +251,7 @@ export class ExportService {
         ...err.headers,
       });
       res.end(body);
+      return undefined;
     };
     const m = /^(exp_[0-9a-f]+)\.jsonl$/.exec(file);
     const expires = query.get('expires') ?? '';
@@ -300,13 +301,16 @@ export class ExportService {
     };
     if (partial) headers['content-range'] = `bytes ${start}-${end - 1}/${total}`;
     res.writeHead(partial ? 206 : 200, headers);
+    const asked = { export_id: id, range: req.headers.range ?? null };
     if (req.method === 'HEAD') {
       res.end();
-      return;
+      return { asked, returned: { bytes: 0 } };
     }
     const { cutAt, bytesPerSec } = this.opts.faults.decideDownload();
     const cutBytes = cutAt === undefined ? undefined : start + Math.floor((end - start) * cutAt);
     await this.stream(job, res, start, end, cutBytes, bytesPerSec);
+    const returned = { bytes: (cutBytes ?? end) - start };
+    return cutBytes === undefined ? { asked, returned } : { asked, returned, fault: 'truncated' };
   }
 
   private async stream(

@@ -1,7 +1,7 @@
 /**
  * Fault injection (README "Faults"). Each decision is drawn from (seed, a per-sandbox counter), so a run with
  * the same seed and the same request order sees the same faults. API faults are decided before any work, so a
- * faulted request is never charged.
+ * faulted request is never charged, except the lost answer, which is decided after the work and its charge.
  */
 import { hash2, hashString, unit } from './random.ts';
 
@@ -24,7 +24,21 @@ export interface FaultOptions {
   exportFailure?: boolean;
   /** Share of addresses in a verify call whose upstream check fails (free, reported as errors). */
   verifyUpstreamFailureRate?: number;
+  /**
+   * Share of successful API calls whose answer is lost AFTER the work is done and charged: the client gets a 5xx
+   * (which still carries `x-credits-charged`) or a reset connection instead of the answer.
+   */
+  lostAnswerRate?: number;
+  /** How a lost answer is lost: `5xx`, `reset`, or `mixed` (default: half each, drawn from the seed). */
+  lostAnswerAs?: '5xx' | 'reset' | 'mixed';
+  /** Only calls to these paths lose answers (exact paths, e.g. `/v1/buyer-intent/contacts/export`; default all). */
+  lostAnswerPaths?: string[];
+  /** At most this many answers are lost from the time these options are set (default no limit). */
+  lostAnswerMax?: number;
 }
+
+/** How the answer of a call that did its work and was charged is lost. */
+export type LostAnswer = { kind: 'kept' } | { kind: '5xx'; status: 500 | 502 | 503 } | { kind: 'reset' };
 
 export type FaultDecision =
   | { kind: 'none' }
@@ -40,6 +54,8 @@ export class Faults {
   private readonly salt: number;
   private requests = 0;
   private downloads = 0;
+  private answers = 0;
+  private lostSinceSet = 0;
 
   constructor(seed: number, options: FaultOptions = {}) {
     this.salt = hashString('faults', seed);
@@ -49,6 +65,7 @@ export class Faults {
   /** Replaces every fault option (`set({})` switches all faults off). */
   set(options: FaultOptions): void {
     this.options = { ...options };
+    this.lostSinceSet = 0;
   }
 
   get current(): Readonly<FaultOptions> {
@@ -76,6 +93,22 @@ export class Faults {
     }
     if (o.malformedJsonRate && unit(hash2(h, 4)) < o.malformedJsonRate) return { kind: 'malformed' };
     return NONE;
+  }
+
+  /** For a call to `path` that succeeded (work done, credits charged): whether its answer is lost, and how. */
+  decideLostAnswer(path: string): LostAnswer {
+    const o = this.options;
+    const n = this.answers++;
+    if (!o.lostAnswerRate) return { kind: 'kept' };
+    if (o.lostAnswerPaths && !o.lostAnswerPaths.includes(path)) return { kind: 'kept' };
+    if (o.lostAnswerMax !== undefined && this.lostSinceSet >= o.lostAnswerMax) return { kind: 'kept' };
+    const h = hash2(this.salt ^ 0x10575, n);
+    if (unit(h) >= o.lostAnswerRate) return { kind: 'kept' };
+    this.lostSinceSet++;
+    const as = o.lostAnswerAs ?? 'mixed';
+    const pick = hash2(h, 11);
+    if (as === 'reset' || (as === 'mixed' && pick % 2 === 0)) return { kind: 'reset' };
+    return { kind: '5xx', status: ([500, 502, 503] as const)[(pick >>> 4) % 3]! };
   }
 
   /** Whether the upstream check of `email` fails in request number `requestSeq`. */

@@ -25,6 +25,18 @@ import { signalRoutes } from './routes/signals.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { createSandboxServer } from './server.ts';
 import { DataStore } from './store.ts';
+import {
+  CallLog,
+  type CallRecord,
+  companySignals,
+  type DomainTruth,
+  type EmailTruth,
+  type ExportRequest,
+  type ExportTruth,
+  emailVerifications,
+  intentExport,
+  type SignalWindow,
+} from './truth.ts';
 import { DEFAULT_RETRY_DELAYS_MS, type DeliveryAttempt, WebhookService } from './webhooks.ts';
 
 export type { AccountInfo, AccountSpec } from './auth.ts';
@@ -35,6 +47,17 @@ export { DEFAULT_EXPORT_TIMING } from './exports.ts';
 export type { FaultOptions } from './faults.ts';
 export type { Ledger, LedgerEntry } from './ledger.ts';
 export { SANDBOX_EPOCH_MS } from './time.ts';
+export type {
+  CallFault,
+  CallRecord,
+  CallSummary,
+  DomainTruth,
+  EmailTruth,
+  ExportRequest,
+  ExportTruth,
+  SignalWindow,
+  TruthSignal,
+} from './truth.ts';
 export type { DeliveryAttempt, WebhookPayload } from './webhooks.ts';
 export { DEFAULT_RETRY_DELAYS_MS, signWebhook } from './webhooks.ts';
 
@@ -80,6 +103,21 @@ export interface SandboxAccounts {
   addKey(id: string, key: string): void;
 }
 
+/** The sandbox as an oracle for tests (README "The oracle"). In-process only. */
+export interface SandboxTruth {
+  /** Signals that exist for each domain in a window at the clock (or `window.at`), filters applied as enrich does. */
+  companySignals(domains: string[], window?: SignalWindow): DomainTruth[];
+  /** Each address's verification result and price when its upstream check succeeds. */
+  emailVerifications(emails: string[]): EmailTruth[];
+  /** Rows and price of an export submitted now with this request. */
+  intentExport(request: ExportRequest): ExportTruth;
+  /** Every call answered (or dropped), oldest first, optionally those after `after` (a `seq`) and to `path`. */
+  calls(filter?: { after?: number; path?: string; method?: string }): CallRecord[];
+  /** The `seq` of the latest call (0 before any): a mark to pass as `after` later. */
+  lastCall(): number;
+  ledger: Ledger;
+}
+
 export interface Sandbox {
   url: string;
   port: number;
@@ -96,6 +134,7 @@ export interface Sandbox {
   webhooksSettled(): Promise<void>;
   clock: () => number;
   seed: number;
+  truth: SandboxTruth;
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -125,6 +164,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
     timeoutMs: options.webhookTimeoutMs ?? 10_000,
   });
+  const calls = new CallLog();
   const limiter = new RateLimiter(options.rateLimitPerMinute ?? 300, options.rateLimitWindowMs ?? 60_000);
   let baseUrl = '';
   const ctx: ApiContext = {
@@ -134,6 +174,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     faults,
     exports,
     webhooks,
+    calls,
     clock,
     baseUrl: () => baseUrl,
   };
@@ -180,6 +221,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return records.map(toLookupSignal);
     },
     setFaults: (f) => faults.set(f),
+    truth: {
+      companySignals: (domains, window) => companySignals({ store, exports, clock }, domains, window),
+      emailVerifications: (emails) => emailVerifications({ store, exports, clock }, emails),
+      intentExport: (request) => intentExport({ store, exports, clock }, request),
+      calls: (filter) => calls.list(filter),
+      lastCall: () => calls.last,
+      ledger,
+    },
     webhooksSettled: () => webhooks.settled(),
     stop(): Promise<void> {
       stopping ??= new Promise<void>((resolve) => {

@@ -11,6 +11,7 @@ import { ApiError, errorBody, insufficientCredits, invalidJson, notFound, unauth
 import { hash2, hashString, hex8 } from './random.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { iso } from './time.ts';
+import type { CallRecord } from './truth.ts';
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -131,17 +132,35 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
     return { params: {}, allowed };
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Handles one request and fills in `rec`, its entry in the call record (left undefined for /healthz). */
+  async function handle(req: IncomingMessage, res: ServerResponse, rec: { call?: CallRecord }): Promise<void> {
     const requestId = `req_${hex8(hash2(requestSalt, ++requestCounter))}${hex8(requestCounter)}`;
     const base: Record<string, string | number> = { 'x-request-id': requestId, 'x-credits-charged': '0' };
-    const fail = (err: ApiError, extra: Record<string, string | number> = {}): void =>
-      send(res, err.status, JSON.stringify(errorBody(err, requestId)), { ...base, ...extra, ...err.headers });
-
     const url = new URL(req.url ?? '/', 'http://sandbox.local');
     const method = req.method ?? 'GET';
     if (url.pathname === '/healthz' && method === 'GET') {
       return send(res, 200, JSON.stringify({ ok: true }), base);
     }
+    const call: CallRecord = {
+      seq: ctx.calls.next(),
+      realMs: performance.now(),
+      at: iso(ctx.clock()),
+      method,
+      path: url.pathname,
+      account: undefined,
+      requestId,
+      status: null,
+      rateCounted: false,
+      credits: 0,
+      fault: null,
+      asked: undefined,
+      returned: undefined,
+    };
+    rec.call = call;
+    const fail = (err: ApiError, extra: Record<string, string | number> = {}): void => {
+      call.status = err.status;
+      send(res, err.status, JSON.stringify(errorBody(err, requestId)), { ...base, ...extra, ...err.headers });
+    };
     let params: Record<string, string>;
     let hit: CompiledRoute | undefined;
     try {
@@ -160,11 +179,21 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
       return fail(notFound(`no endpoint ${method} ${url.pathname}`));
     }
     const route = hit.route;
-    if (route.raw) return route.raw(req, res, ctx, { requestId, params, query: url.searchParams });
+    if (route.raw) {
+      const outcome = await route.raw(req, res, ctx, { requestId, params, query: url.searchParams });
+      call.status = res.statusCode;
+      if (outcome) {
+        call.fault = outcome.fault ?? null;
+        call.asked = outcome.asked;
+        call.returned = outcome.returned;
+      }
+      return;
+    }
 
     // Authentication
     const key = extractApiKey(req.headers);
     const account = ctx.accounts.accountFor(key);
+    call.account = account;
     if (!key || !account) {
       await sleep(ctx.faults.latencyMs);
       return fail(unauthorized(key ? 'unknown API key' : 'missing API key (X-API-KEY or Authorization: Bearer)'), {
@@ -179,12 +208,14 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
     // Faults are drawn before the rate limit so a burst 429 does not use a slot; both before any work.
     const fault = ctx.faults.decide();
     if (fault.kind === 'rate_limited') {
+      call.fault = 'rate_limited_burst';
       await sleep(ctx.faults.latencyMs);
       return fail(new ApiError(429, 'rate_limited', 'rate limit burst (sandbox fault)'), {
         ...authed(),
         'retry-after': String(fault.retryAfterS),
       });
     }
+    call.realMs = performance.now();
     const rate = limiter.take(account);
     if (!rate.ok) {
       await sleep(ctx.faults.latencyMs);
@@ -198,15 +229,19 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
         { ...authed(), 'retry-after': String(seconds), 'x-ratelimit-limit': limiter.limit, 'x-ratelimit-remaining': 0 },
       );
     }
+    call.rateCounted = limiter.enabled;
     const rateHeaders: Record<string, string | number> = limiter.enabled
       ? { 'x-ratelimit-limit': limiter.limit, 'x-ratelimit-remaining': rate.remaining }
       : {};
     if (fault.kind === 'reset') {
+      call.fault = 'reset';
       req.socket.destroy();
       return;
     }
     await sleep(ctx.faults.latencyMs);
     if (fault.kind === 'error') {
+      call.fault = 'error';
+      call.status = fault.status;
       const headers = { ...authed(), ...rateHeaders, ...(fault.status === 503 ? { 'retry-after': '1' } : {}) };
       if (fault.html) return send(res, fault.status, HTML_PAGES[fault.status]!, headers, 'text/html');
       return fail(
@@ -215,6 +250,8 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
       );
     }
     if (fault.kind === 'malformed') {
+      call.fault = 'malformed';
+      call.status = 200;
       return send(res, 200, MALFORMED_BODY, { ...authed(), ...rateHeaders });
     }
 
@@ -260,6 +297,11 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
         });
         if (!ok) throw insufficientCredits(credits, ctx.ledger.balance(account));
         charged += credits;
+        call.credits = charged;
+      },
+      note(asked, returned): void {
+        call.asked = asked;
+        call.returned = returned;
       },
     };
     let out: ApiResponse;
@@ -273,6 +315,29 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
       if (!(e instanceof ApiError)) console.error('[sandbox] handler failed', e);
       return fail(err, { ...authed(), ...rateHeaders, 'x-credits-charged': String(charged) });
     }
+    // The lost answer: the work is done and charged, then the client never sees the result.
+    const lost = ctx.faults.decideLostAnswer(url.pathname);
+    if (lost.kind === 'reset') {
+      call.fault = 'lost_answer_reset';
+      req.socket.destroy();
+      return;
+    }
+    if (lost.kind === '5xx') {
+      call.fault = 'lost_answer_5xx';
+      return fail(
+        new ApiError(
+          lost.status,
+          FAULT_CODES[lost.status],
+          'injected server error after the work was charged (sandbox fault)',
+        ),
+        {
+          ...authed(),
+          ...rateHeaders,
+          'x-credits-charged': String(charged),
+        },
+      );
+    }
+    call.status = out.status ?? 200;
     send(res, out.status ?? 200, JSON.stringify(out.body), {
       ...authed(),
       ...rateHeaders,
@@ -282,15 +347,21 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
   }
 
   const server = createServer({ keepAlive: true, keepAliveTimeout: 5_000 }, (req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      console.error('[sandbox] request failed', e);
-      if (!res.headersSent && !res.destroyed) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end('{"error":{"code":"internal_error","message":"sandbox bug"}}');
-      } else {
-        res.destroy();
-      }
-    });
+    const rec: { call?: CallRecord } = {};
+    handle(req, res, rec)
+      .finally(() => {
+        if (rec.call) ctx.calls.push(rec.call);
+      })
+      .catch((e: unknown) => {
+        console.error('[sandbox] request failed', e);
+        if (rec.call) rec.call.status = 500;
+        if (!res.headersSent && !res.destroyed) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end('{"error":{"code":"internal_error","message":"sandbox bug"}}');
+        } else {
+          res.destroy();
+        }
+      });
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

@@ -1,10 +1,9 @@
 import { z } from 'zod';
+import { ConfigError } from '../config/errors.ts';
+import { loadTemporalConnection } from '../config/temporal.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
 
-/** A configuration problem, named by its setting, found before anything starts. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -30,11 +29,8 @@ const payloadKeys = z
   })
   .optional();
 
+/** The kit's own Temporal settings; the connection itself comes from config/temporal.ts (envconfig). */
 const temporalSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  /** Temporal Cloud API key; enables TLS. */
-  TEMPORAL_API_KEY: z.string().min(1).optional(),
   SIGNAL_KIT_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   SIGNAL_KIT_API_TASK_QUEUE: z.string().min(1).default(DEFAULT_API_TASK_QUEUE),
   /** Encrypts everything Temporal stores (see workers/payload-codec.ts); workers and clients need the same keys. */
@@ -66,9 +62,7 @@ function parse<T extends z.ZodType>(schema: T, env: Env): z.output<T> {
 export function parseTemporalConfig(env: Env = process.env) {
   const c = parse(temporalSchema, env);
   return {
-    address: c.TEMPORAL_ADDRESS,
-    namespace: c.TEMPORAL_NAMESPACE,
-    temporalApiKey: c.TEMPORAL_API_KEY,
+    ...loadTemporalConnection(env),
     taskQueue: c.SIGNAL_KIT_TASK_QUEUE,
     apiTaskQueue: c.SIGNAL_KIT_API_TASK_QUEUE,
     ...(c.SIGNAL_KIT_PAYLOAD_KEYS ? { payloadKeys: c.SIGNAL_KIT_PAYLOAD_KEYS } : {}),

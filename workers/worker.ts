@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
+import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
@@ -57,10 +58,7 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
-  const connection = await NativeConnection.connect({
-    address: config.address,
-    ...(config.temporalApiKey ? { tls: true, apiKey: config.temporalApiKey } : {}),
-  });
+  const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : { workflowsPath: workflowsPath() };

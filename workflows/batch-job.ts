@@ -39,6 +39,8 @@ export interface BatchJobSpec {
   maxCredits?: number;
   prepare: (job: JobRef) => Promise<PreparedInput>;
   runBatch: (job: JobRef, index: number) => Promise<BatchResult>;
+  /** Runs a batch sending only the items that fit `creditCap` at their worst (see WindowOptions.capped). */
+  runCappedBatch?: (job: JobRef, index: number, creditCap: number) => Promise<BatchResult>;
   /** The most credits a batch of `size` items could cost. */
   worstCaseCredits: (size: number) => number;
   details: Record<string, unknown>;
@@ -91,16 +93,29 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
     totals,
-    run: async (index) => {
-      try {
-        return await spec.runBatch(job, index);
-      } catch (error) {
-        if (isFatal(error)) throw error;
-        // Retries are spent: the batch's rows become error records and a re-run of the job retries it.
-        return jobs.recordFailedBatch({ job, index, message: failureMessage(error) });
-      }
-    },
+    run: (index) => guarded(index, () => spec.runBatch(job, index)),
+    ...(spec.runCappedBatch ? { capped: { run: runCapped, worstCaseItem: spec.worstCaseCredits(1) } } : {}),
   });
+
+  async function guarded(index: number, attempt: () => Promise<BatchResult>): Promise<BatchResult> {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (isFatal(error)) throw error;
+      // Retries are spent: the batch's rows become error records and a re-run of the job retries it.
+      return jobs.recordFailedBatch({ job, index, message: failureMessage(error) });
+    }
+  }
+
+  /** One capped call after another (each on the rate-limited queue) until the batch is done or nothing fits. */
+  function runCapped(index: number, creditCap: number): Promise<BatchResult> {
+    return guarded(index, async () => {
+      for (;;) {
+        const result = await spec.runCappedBatch!(job, index, creditCap);
+        if (!result.partial || result.reused) return result;
+      }
+    });
+  }
 
   if (outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < plan.batches) {
     return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });

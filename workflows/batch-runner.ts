@@ -22,7 +22,7 @@ export const emptyTotals = (): BatchTotals => ({
 
 export function addCounts(totals: BatchTotals, result: BatchResult): void {
   const c: PartCounts = result.counts;
-  totals.batchesDone += 1;
+  if (!result.partial) totals.batchesDone += 1;
   if (result.failed) totals.batchesFailed += 1;
   totals.ok += c.ok;
   totals.not_found += c.not_found;
@@ -44,6 +44,12 @@ export interface WindowOptions {
   /** The most credits one batch could cost. */
   worstCaseCredits: (index: number) => number;
   run: (index: number) => Promise<BatchResult>;
+  /**
+   * For a batch whose worst case no longer fits the budget: runs it with a cap on its credits, sending only the
+   * items that fit at their worst. A `partial` result means the budget is spent. Without it, such a batch waits
+   * for a higher budget.
+   */
+  capped?: { run: (index: number, creditCap: number) => Promise<BatchResult>; worstCaseItem: number };
   totals: BatchTotals;
 }
 
@@ -74,30 +80,45 @@ export async function runWindow(options: WindowOptions): Promise<WindowOutcome> 
     return sum;
   };
 
+  const track = (index: number, reservation: number, result: Promise<BatchResult>) => {
+    scheduled += 1;
+    reserved.set(index, reservation);
+    result.then(
+      (outcome) => {
+        reserved.delete(index);
+        addCounts(totals, outcome);
+        if (outcome.partial) budgetSpent = true;
+        settled += 1;
+      },
+      (error: unknown) => {
+        reserved.delete(index);
+        fatal ??= error;
+        settled += 1;
+      },
+    );
+  };
+  let budgetSpent = false;
+
   for (;;) {
-    while (fatal === undefined && next < total && scheduled < limit && reserved.size < concurrency) {
+    while (!budgetSpent && fatal === undefined && next < total && scheduled < limit && reserved.size < concurrency) {
       const cost = options.worstCaseCredits(next);
       if (maxCredits !== undefined && totals.credits + reservedTotal() + cost > maxCredits) {
-        budgetExhausted = reserved.size === 0;
+        // A budget that cannot pay for a whole batch at its worst can still pay for part of one: once nothing
+        // else is in flight, the batch runs capped at what is left and sends only the items that fit.
+        const left = maxCredits - totals.credits;
+        if (reserved.size === 0 && options.capped && left >= options.capped.worstCaseItem) {
+          const index = next++;
+          track(index, left, options.capped.run(index, left));
+        } else {
+          budgetExhausted = reserved.size === 0;
+        }
         break;
       }
       const index = next++;
-      scheduled += 1;
-      reserved.set(index, cost);
-      options.run(index).then(
-        (result) => {
-          reserved.delete(index);
-          addCounts(totals, result);
-          settled += 1;
-        },
-        (error: unknown) => {
-          reserved.delete(index);
-          fatal ??= error;
-          settled += 1;
-        },
-      );
+      track(index, cost, options.run(index));
     }
     if (reserved.size === 0) {
+      if (budgetSpent) budgetExhausted = true;
       if (budgetExhausted || fatal !== undefined || next >= total || scheduled >= limit) break;
       continue;
     }

@@ -29,6 +29,7 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
     prepare: (job) =>
       jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: ENRICH_BATCH_SIZE }),
     runBatch: (job, index) => api.enrichBatch({ job, index, options }),
+    runCappedBatch: (job, index, creditCap) => api.enrichBatch({ job, index, options, creditCap }),
     worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
     details: { options },
     continueAsNew: (carried) => continueAsNew<typeof bulkEnrich>({ ...input, carried }),

@@ -1,4 +1,4 @@
-import { ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { ApiActivities, ExportActivities, JobActivities } from '../activities/index.ts';
 import type { IntentExportRequest } from '../activities/jobs/intent-export.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
@@ -6,6 +6,15 @@ import { apiActivityOptions, storageActivityOptions } from './activity-options.t
 import { failureMessage } from './batch-job.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+
+/** Fresh download links fetched for one export before the job gives up. */
+const MAX_LINK_REFRESHES = 3;
+
+function isLinkExpired(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  // DOWNLOAD_LINK_EXPIRED of activities/jobs/intent-export.ts (workflows import types only from activities).
+  return cause instanceof ApplicationFailure && cause.type === 'DownloadLinkExpired';
+}
 
 export interface IntentExportInput {
   jobId: string;
@@ -65,7 +74,7 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
   let delay = initialMs;
   let waited = 0;
   for (;;) {
-    const state = await api.getIntentExportStatus({ exportId: submitted.exportId });
+    const state = await api.getIntentExportStatus({ job, exportId: submitted.exportId });
     if (state.status === 'ready') break;
     if (state.status === 'failed' || state.status === 'expired') {
       return fail(`export ${submitted.exportId} ended ${state.status}: ${state.reason ?? 'no reason given'}`);
@@ -78,10 +87,18 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
 
   phase = 'downloading';
   let stored: { lines: number };
-  try {
-    stored = await download.downloadIntentExport({ job, exportId: submitted.exportId });
-  } catch (error) {
-    return fail(failureMessage(error));
+  for (let refreshes = 0; ; refreshes++) {
+    try {
+      stored = await download.downloadIntentExport({ job, exportId: submitted.exportId });
+      break;
+    } catch (error) {
+      if (!isLinkExpired(error) || refreshes >= MAX_LINK_REFRESHES) return fail(failureMessage(error));
+    }
+    // The signed link expired (or was never recorded): a fresh one comes from a status call on the API queue.
+    const state = await api.getIntentExportStatus({ job, exportId: submitted.exportId });
+    if (state.status !== 'ready') {
+      return fail(`export ${submitted.exportId} is ${state.status}, not ready for download: ${state.reason ?? ''}`);
+    }
   }
   lines = stored.lines;
   const result = await jobs.finalizeJob({

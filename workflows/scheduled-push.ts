@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { ApiActivities, JobActivities } from '../activities/index.ts';
 import type { JobStatus } from '../activities/jobs/types.ts';
-import type { PushFilters, PushPlan, PushResult, PushRunRef } from '../activities/push/types.ts';
+import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import { apiActivityOptions, FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
@@ -21,6 +21,7 @@ import {
   DEFAULT_TASK_QUEUE,
   MAX_SIGNALS_PER_DOMAIN,
 } from './constants.ts';
+import { backfillRunId, runIdOf } from './push-ids.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
 export interface ScheduledPushInput {
@@ -34,7 +35,10 @@ export interface ScheduledPushInput {
   column?: string;
   signalTypes?: string[];
   signalSubtypes?: string[];
-  /** New signals per domain and run, at most 500 (the default). */
+  /**
+   * Signals per domain in a run's first call, at most 500 (the default). A domain that has more new ones is asked
+   * again with 500 in a catch-up call (the signals already received are paid again and reported as overlap).
+   */
   limit?: number;
   /** ISO 8601: where a domain seen for the first time starts (default: its whole visible history). */
   since?: string;
@@ -47,6 +51,12 @@ export interface ScheduledPushInput {
   batchesPerRun?: number;
   /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
   runAt?: string;
+  /** Ask this many milliseconds before each watermark again, for signals the service shows late. */
+  lookbackMs?: number;
+  /** Ignore the watermarks (start every domain from `since`) and replace them with this run's. */
+  fullRefresh?: boolean;
+  /** Backfill: the signals detected in `[from, to)`, written as their own run; the watermarks are not touched. */
+  window?: PushWindow;
   /** Carried across continue-as-new; not for callers. */
   carried?: PushCarried;
 }
@@ -55,6 +65,8 @@ export interface PushCarried {
   scheduledAt: string;
   startedAt: string;
   plan: PushPlan;
+  /** The catch-up round, once planned. */
+  catchUp?: PushRound;
   next: number;
   totals: BatchTotals;
   signals: number;
@@ -96,8 +108,8 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   const run: PushRunRef = {
     name: input.name,
     output: input.output,
-    runId: runIdOf(scheduledAt),
-    date: scheduledAt.slice(0, 10),
+    runId: input.window ? backfillRunId(input.window) : runIdOf(scheduledAt),
+    date: (input.window?.from ? new Date(input.window.from).toISOString() : scheduledAt).slice(0, 10),
   };
   const startedAt = input.carried?.startedAt ?? new Date().toISOString();
   const totals = input.carried?.totals ?? emptyTotals();
@@ -122,42 +134,75 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     credits: totals.credits,
   }));
 
+  const mode = {
+    ...(input.window ? { window: input.window } : {}),
+    ...(input.fullRefresh ? { fullRefresh: true } : {}),
+    ...(input.lookbackMs ? { lookbackMs: input.lookbackMs } : {}),
+  };
   plan ??= await jobs.preparePushRun({
     run,
     watchlist: input.watchlist,
+    limit: filters.limit,
+    ...mode,
     ...(input.column ? { column: input.column } : {}),
     ...(input.since ? { since: input.since } : {}),
   });
   phase = 'running';
   const planned = plan;
-  const perBatch = Math.min(100, planned.distinct) * filters.limit * CREDITS_PER_SIGNAL;
+  let catchUp = input.carried?.catchUp;
+  let next = input.carried?.next ?? 0;
+  const worstCase = (limit: number) => Math.min(100, planned.distinct) * limit * CREDITS_PER_SIGNAL;
 
-  const outcome = await runWindow({
-    from: input.carried?.next ?? 0,
-    total: planned.batches,
-    concurrency: Math.max(1, input.concurrency ?? 4),
-    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
-    maxCredits: input.maxCredits,
-    worstCaseCredits: () => perBatch,
-    totals,
-    run: async (index) => {
-      try {
-        const result = await api.fetchPushBatch({ run, index, filters });
-        signals += result.counts.lines;
-        return result;
-      } catch (error) {
-        if (isFatal(error)) throw error;
-        // Retries are spent: the batch's domains keep their watermarks, and the next run asks for them again.
-        return jobs.recordFailedPushBatch({ run, index, message: failureMessage(error) });
-      }
-    },
-  });
-
-  if (outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < planned.batches) {
-    return continueAsNew<typeof scheduledPush>({
-      ...input,
-      carried: { scheduledAt, startedAt, plan: planned, next: outcome.next, totals, signals },
+  let outcome: Awaited<ReturnType<typeof runWindow>>;
+  for (;;) {
+    const total = catchUp ? catchUp.first + catchUp.count : planned.batches;
+    const limit = catchUp ? MAX_SIGNALS_PER_DOMAIN : filters.limit;
+    outcome = await runWindow({
+      from: next,
+      total,
+      concurrency: Math.max(1, input.concurrency ?? 4),
+      limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+      maxCredits: input.maxCredits,
+      worstCaseCredits: () => worstCase(limit),
+      totals,
+      run: async (index) => {
+        try {
+          const result = await api.fetchPushBatch({ run, index, filters });
+          signals += result.counts.lines;
+          return result;
+        } catch (error) {
+          if (isFatal(error)) throw error;
+          // Retries are spent: the batch's domains keep their watermarks, and the next run asks for them again.
+          return jobs.recordFailedPushBatch({ run, index, message: failureMessage(error) });
+        }
+      },
     });
+    const stopped = outcome.fatal !== undefined || outcome.budgetExhausted;
+    if (!stopped && outcome.next < total) {
+      return continueAsNew<typeof scheduledPush>({
+        ...input,
+        carried: {
+          scheduledAt,
+          startedAt,
+          plan: planned,
+          ...(catchUp ? { catchUp } : {}),
+          next: outcome.next,
+          totals,
+          signals,
+        },
+      });
+    }
+    if (stopped || catchUp || filters.limit >= MAX_SIGNALS_PER_DOMAIN) break;
+    // Domains that filled the first call's limit are asked again, in full bulk calls, with the spec's maximum.
+    catchUp = await jobs.preparePushCatchUp({
+      run,
+      round: 1,
+      from: 0,
+      to: planned.batches,
+      limit: MAX_SIGNALS_PER_DOMAIN,
+    });
+    next = catchUp.first;
+    if (catchUp.count === 0) break;
   }
 
   const status: JobStatus = finalStatus(outcome, totals);
@@ -169,10 +214,13 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     status,
     startedAt,
     scheduledAt,
+    rounds: catchUp && catchUp.count > 0 ? [catchUp] : [],
+    ...mode,
     ...(error ? { error } : {}),
     details: {
       filters,
       since: input.since ?? null,
+      lookback_ms: input.lookbackMs ?? 0,
       max_credits: input.maxCredits ?? null,
       workflow_id: workflowInfo().workflowId,
     },
@@ -198,11 +246,7 @@ function scheduledTime(input: ScheduledPushInput): string {
   return info.startTime.toISOString();
 }
 
-/** `2026-03-01T12:00:00.000Z` → `20260301T120000Z` (milliseconds kept only when not zero: `20260301T120000.250Z`). */
-export function runIdOf(iso: string): string {
-  const compact = new Date(iso).toISOString().replace(/[-:]/g, '');
-  return compact.endsWith('.000Z') ? `${compact.slice(0, -5)}Z` : compact;
-}
+export { backfillRunId, runIdOf };
 
 function isFatal(error: unknown): boolean {
   const cause = error instanceof ActivityFailure ? error.cause : error;

@@ -1,9 +1,11 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readBatch } from './batch-file.ts';
 import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
+import { readPaidLines } from './paid-lines.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef } from './types.ts';
 
@@ -21,14 +23,25 @@ export interface EnrichBatchRequest {
   job: JobRef;
   index: number;
   options: EnrichOptions;
+  /**
+   * When set, the part's credits may not go over this: only as many domains as fit at their worst (`limit` × 2
+   * credits each) are sent, and the part is published `partial` if some are left for a later call.
+   */
+  creditCap?: number;
 }
 
 /** Errors that concern the request itself: its domains become error records instead of failing the job. */
 const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
 
+/** The most credits one domain can cost under these options (spec section 8: 2 per signal, `limit` per domain). */
+export function worstCaseCreditsPerDomain(options: EnrichOptions): number {
+  return (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+}
+
 /**
  * Enriches batch `index` with one bulk call and publishes `parts/part-<index>`: one line per distinct domain.
- * A part that already exists is returned from its recorded counts without calling the API.
+ * A part that already exists is returned from its recorded counts without calling the API; a failed or partial
+ * one keeps its paid-for lines and sends only the other domains.
  */
 export async function enrichBatch(
   client: SignalClient,
@@ -38,35 +51,59 @@ export async function enrichBatch(
   const { job, index, options } = request;
   const key = partKey(job, index);
   const existing = await readPart(store, key);
-  if (existing && !existing.failed) return { index, reused: true, failed: false, counts: existing.counts };
+  if (existing && !existing.failed && !existing.partial) {
+    return { index, reused: true, failed: false, counts: existing.counts };
+  }
 
   const items = await readBatch(store, job, index);
-  let results: BulkEnrichItem[];
+  const paid = await readPaidLines(store, key, existing, 'domain');
+  const pending = items.filter((item) => !paid.values.has(item.v));
+  const fit =
+    request.creditCap === undefined
+      ? pending.length
+      : Math.floor((request.creditCap - paid.credits) / worstCaseCreditsPerDomain(options));
+  const send = pending.slice(0, Math.max(0, fit));
+  if (send.length === 0 && pending.length > 0) {
+    // Not even one domain fits what is left of the budget: nothing is sent.
+    return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? zeroCounts() };
+  }
+
+  let results: BulkEnrichItem[] = [];
   let credits = 0;
-  try {
-    const response = await client.enrichCompanies(
-      { domains: items.map((item) => item.v), ...options },
-      { retry: false },
-    );
-    results = response.results;
-    credits = response.credits;
-  } catch (error) {
-    if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
-    const code = (error as { code?: string }).code ?? 'request_rejected';
-    results = items.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
+  if (send.length > 0) {
+    try {
+      const response = await client.enrichCompanies(
+        { domains: send.map((item) => item.v), ...options },
+        { retry: false },
+      );
+      results = response.results;
+      credits = response.credits;
+    } catch (error) {
+      if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
+      const code = (error as { code?: string }).code ?? 'request_rejected';
+      results = send.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
+    }
   }
 
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
-  const counts = { ...zeroCounts(), credits };
-  const lines = items.map((item) => {
-    const result = byDomain.get(item.v) ?? missing(item.v);
+  const sent = new Set(send.map((item) => item.v));
+  const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
+  const counts = { ...zeroCounts(), credits: paid.credits + credits };
+  const lines: Record<string, unknown>[] = [];
+  for (const item of items) {
+    let line = earlier.get(item.v);
+    if (!line && sent.has(item.v)) {
+      const { domain: _domain, status, ...rest } = byDomain.get(item.v) ?? missing(item.v);
+      line = { domain: item.v, status, row: item.row, input: item.raw, ...rest };
+    }
+    if (!line) continue; // left for a later call: the budget did not reach it
     counts.lines += 1;
-    counts[result.status] += 1;
-    const { domain: _domain, status, ...rest } = result;
-    return { domain: item.v, status, row: item.row, input: item.raw, ...rest };
-  });
-  const part = await writePart(store, job, key, lines, counts);
-  return { index, reused: false, failed: false, counts: part.counts };
+    counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    lines.push(line);
+  }
+  const partial = send.length < pending.length;
+  const part = await writePart(store, job, key, lines, counts, partial ? 'partial' : 'done');
+  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts };
 }
 
 function missing(domain: string): BulkEnrichItem {

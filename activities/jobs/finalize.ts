@@ -1,6 +1,7 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readBatch } from './batch-file.ts';
 import { exportStateKey, manifestKey, partKey, partsPrefix } from './layout.ts';
+import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
 import type {
   BatchResult,
@@ -58,7 +59,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       counts.invalid += c.invalid;
       counts.lines += c.lines;
       credits += c.credits;
-      if (c.invalid === 0) {
+      if (c.invalid === 0 && !part.partial) {
         done += 1;
         if (part.failed) failed += 1;
       }
@@ -96,23 +97,34 @@ export async function findFinishedJob(store: Store, request: { job: JobRef }): P
   return manifest.status === 'completed' ? toResult(store, request.job, manifest) : null;
 }
 
-/** Publishes a batch whose retries are spent as error records, marked failed so that a re-run retries it. */
+/**
+ * Publishes a batch whose retries are spent, marked failed so that a re-run retries it: the lines an earlier call
+ * paid for are kept (with their credits), every other item becomes a `batch_failed` error line.
+ */
 export async function recordFailedBatch(
   store: Store,
   request: { job: JobRef; index: number; message: string },
 ): Promise<BatchResult> {
   const { job, index, message } = request;
+  const key = partKey(job, index);
   const items = await readBatch(store, job, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const lines = items.map((item) => ({
-    [field]: item.v,
-    status: 'error',
-    row: item.row,
-    input: item.raw,
-    error: { code: 'batch_failed', message },
-  }));
-  const counts = { ...zeroCounts(), lines: lines.length, error: lines.length };
-  await writePart(store, job, partKey(job, index), lines, counts, true);
+  const paid = await readPaidLines(store, key, await readPart(store, key), field);
+  const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
+  const counts = { ...zeroCounts(), credits: paid.credits };
+  const lines = items.map((item) => {
+    const line = earlier.get(item.v) ?? {
+      [field]: item.v,
+      status: 'error',
+      row: item.row,
+      input: item.raw,
+      error: { code: BATCH_FAILED, message },
+    };
+    counts.lines += 1;
+    counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    return line;
+  });
+  await writePart(store, job, key, lines, counts, 'failed');
   return { index, reused: false, failed: true, counts };
 }
 

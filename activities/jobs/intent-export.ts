@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { toActivityFailure } from './failures.ts';
-import { exportStateKey, partKey } from './layout.ts';
+import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 
@@ -60,17 +60,48 @@ export async function submitIntentExport(
   }
 }
 
-export async function getIntentExportStatus(client: SignalClient, request: { exportId: string }): Promise<ExportState> {
+/**
+ * The export's state (an API call, so it runs on the rate-limited queue). When the export is ready and `job` is
+ * given, its signed download link is kept under `work/export-link.json` for the download activity, which then makes
+ * no API call of its own; the link stays out of workflow history.
+ */
+export async function getIntentExportStatus(
+  client: SignalClient,
+  store: Store | undefined,
+  request: { exportId: string; job?: JobRef },
+): Promise<ExportState> {
   try {
     const state = await client.getIntentExport(request.exportId, { retry: false });
+    if (store && request.job && state.status === 'ready' && state.download_url) {
+      const link: ExportLink = { download_url: state.download_url, expires_at: state.expires_at ?? null };
+      await store.writeText(exportLinkKey(request.job), JSON.stringify(link));
+    }
     return { status: state.status, reason: state.error?.message, rowCount: state.row_count };
   } catch (error) {
     throw toActivityFailure(error);
   }
 }
 
+interface ExportLink {
+  download_url: string;
+  expires_at: string | null;
+}
+
+/** The failure type that asks the workflow for a fresh link (one more status call) before downloading again. */
+export const DOWNLOAD_LINK_EXPIRED = 'DownloadLinkExpired';
+
+async function readExportLink(store: Store, job: JobRef): Promise<ExportLink> {
+  const key = exportLinkKey(job);
+  if (!(await store.exists(key))) throw linkExpired('no download link recorded yet');
+  return JSON.parse(await store.readText(key)) as ExportLink;
+}
+
+function linkExpired(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: DOWNLOAD_LINK_EXPIRED, nonRetryable: true });
+}
+
 /**
- * Streams the export's signed download into `parts/part-00000`, checking every line as it passes and never holding
+ * Streams the export's signed download (the link the last status call recorded) into `parts/part-00000`, checking every line as it passes and never holding
  * the file in memory. A cut-off or corrupt download aborts the upload (nothing is published) and fails the attempt,
  * so Temporal retries it from the start with a fresh link.
  */
@@ -86,10 +117,12 @@ export async function downloadIntentExport(
   if (record.part && (await store.exists(record.part.key))) return record.part;
 
   let download: Awaited<ReturnType<SignalClient['downloadIntentExport']>>;
+  const link = await readExportLink(store, job);
   try {
-    const state = await client.getIntentExport(request.exportId, { retry: false });
-    download = await client.downloadIntentExport(state, { retry: false });
+    download = await client.downloadIntentExport(link.download_url, { retry: false });
   } catch (error) {
+    if ((error as { code?: unknown }).code === 'gone')
+      throw linkExpired(`the download link expired: ${(error as Error).message}`);
     throw toActivityFailure(error);
   }
   const checker = new JsonlLineChecker();

@@ -12,4 +12,5 @@ export const partsPrefix = (job: JobRef) => `${job.jobId}/parts/`;
 export const batchKey = (job: JobRef, index: number) => `${job.jobId}/work/batch-${pad(index)}.jsonl`;
 export const preparedKey = (job: JobRef) => `${job.jobId}/work/_prepared.json`;
 export const exportStateKey = (job: JobRef) => `${job.jobId}/work/export.json`;
+export const exportLinkKey = (job: JobRef) => `${job.jobId}/work/export-link.json`;
 export const manifestKey = (job: JobRef) => `${job.jobId}/_manifest.json`;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { BucketNotFoundError, StorageError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { JobRef, PartCounts } from './types.ts';
@@ -10,9 +10,17 @@ const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
 
+/**
+ * `done`: every item of the batch has its line. `failed`: retries were spent; the items not yet answered are
+ * `batch_failed` error lines. `partial`: the credit budget ran out inside the batch; only the items paid for have
+ * lines. A re-run keeps the paid-for lines of a failed or partial part and sends only the other items.
+ */
+export type PartStatus = 'done' | 'failed' | 'partial';
+
 export interface StoredPart {
   counts: PartCounts;
   failed: boolean;
+  partial: boolean;
   bytes: number;
   sha256: string;
 }
@@ -42,11 +50,12 @@ export async function writePart(
   key: string,
   records: readonly unknown[],
   counts: PartCounts,
-  failed = false,
+  status: PartStatus | boolean = 'done',
 ): Promise<StoredPart> {
+  const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writePartOnce(store, job, key, records, counts, failed);
+      return await writePartOnce(store, job, key, records, counts, resolved);
     } catch (error) {
       const delay = WRITE_RETRY_DELAYS_MS[attempt];
       if (delay === undefined || !isTransient(error)) throw error;
@@ -61,17 +70,17 @@ async function writePartOnce(
   key: string,
   records: readonly unknown[],
   counts: PartCounts,
-  failed: boolean,
+  status: PartStatus,
 ): Promise<StoredPart> {
   const body = encodePart(job, records);
   const sha256 = createHash('sha256').update(body).digest('hex');
   const writer = store.openWrite(key, {
     contentType: job.compression === 'none' ? 'application/x-ndjson' : 'application/gzip',
-    metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: failed ? 'failed' : 'done' },
+    metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: status },
   });
   writer.stream.end(body);
   await writer.done();
-  return { counts, failed, bytes: body.length, sha256 };
+  return { counts, failed: status === 'failed', partial: status === 'partial', bytes: body.length, sha256 };
 }
 
 /** The counts a published part recorded, or undefined when the part is absent (or unreadable, so redo it). */
@@ -83,12 +92,25 @@ export async function readPart(store: Store, key: string): Promise<StoredPart | 
     return {
       counts: JSON.parse(raw) as PartCounts,
       failed: info.metadata[STATUS_META] === 'failed',
+      partial: info.metadata[STATUS_META] === 'partial',
       bytes: info.size,
       sha256: info.metadata[SHA_META] ?? '',
     };
   } catch {
     return undefined;
   }
+}
+
+/** The records of a published part (parts are one batch, so this is in memory). */
+export async function readPartLines<T = Record<string, unknown>>(store: Store, key: string): Promise<T[]> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.openRead(key)) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  const text = (key.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as T);
 }
 
 export const zeroCounts = (): PartCounts => ({ lines: 0, ok: 0, not_found: 0, error: 0, invalid: 0, credits: 0 });

@@ -51,6 +51,8 @@ export interface BatchResult {
   reused: boolean;
   /** True when the batch could not be processed and its lines are error records (a re-run retries it). */
   failed: boolean;
+  /** True when the credit budget ran out inside the batch: some items were not sent (a re-run sends them). */
+  partial?: boolean;
   counts: PartCounts;
 }
 

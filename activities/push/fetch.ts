@@ -1,26 +1,38 @@
-import { gunzipSync } from 'node:zlib';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { toActivityFailure } from '../jobs/failures.ts';
 import { readPart, writePart, zeroCounts } from '../jobs/parts.ts';
 import type { BatchResult } from '../jobs/types.ts';
-import { batchDoneKey, partJob, pushBatchKey, pushPartKey } from './layout.ts';
-import type { PushBatch, PushBatchRecord, PushBatchRequest, PushRunRef } from './types.ts';
-import { isLater } from './watermarks.ts';
+import { answerKey, batchDoneKey, partJob, pushBatchKey, pushPartKey } from './layout.ts';
+import type {
+  DomainOutcome,
+  PushBatch,
+  PushBatchDomain,
+  PushBatchRecord,
+  PushBatchRequest,
+  PushRunRef,
+} from './types.ts';
 
 /** Errors that concern the request itself: its domains become error records, the run goes on. */
 const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
+
+/** Spec section 8: 2 credits per signal returned by enrich (how the overlap is priced). */
+const CREDITS_PER_SIGNAL = 2;
+
+/** The spec's largest `limit`: a domain still cut short at it cannot be reached further by `detected_after`. */
+export const MAX_LIMIT = 500;
 
 /** One output line: a new signal, with the watchlist domain it was found for. */
 export type PushLine = { domain: string } & Signal;
 
 /**
- * Fetches batch `index` of a run with one bulk call (`detected_after` = the batch's shared watermark), writes its
- * new signals as `part-<index>.jsonl.gz` and then records the batch (`done-<index>.json`).
+ * Fetches batch `index` of a run with one bulk call, writes the signals its domains need as
+ * `part-<index>.jsonl.gz` and records the batch (`done-<index>.json`).
  *
- * Never pays twice: a recorded batch returns its counts; a batch whose part was written but not yet recorded
- * (a crash in between) is recorded from the part's own lines, without calling the API.
+ * Never pays twice for a saved answer: the batch's record is saved (`answer-<index>.json`) before its part, and a
+ * retry that finds both (a crash before `done`) records them without calling the API. Only an answer lost between
+ * the call and that save is paid again: the in-flight bound.
  */
 export async function fetchPushBatch(
   client: SignalClient,
@@ -31,26 +43,28 @@ export async function fetchPushBatch(
   const recorded = await readBatchRecord(store, run, index);
   if (recorded && !recorded.failed) return { index, reused: true, failed: false, counts: recorded.counts };
 
-  const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
   const key = pushPartKey(run, index);
-  const written = await readPart(store, key);
-  if (written && !written.failed) {
-    const record = recordFromPart(batch, await readLines(store, key), written.counts, filters.limit);
-    record.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
-    await writeBatchRecord(store, run, record);
-    return { index, reused: true, failed: false, counts: record.counts };
+  const saved = await readAnswer(store, run, index);
+  if (saved) {
+    const written = saved.counts.lines === 0 ? undefined : await readPart(store, key);
+    if (saved.counts.lines === 0 || (written && !written.failed)) {
+      if (written) saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
+      await writeBatchRecord(store, run, saved);
+      return { index, reused: true, failed: false, counts: saved.counts };
+    }
   }
 
+  const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
   let results: BulkEnrichItem[];
   let credits = 0;
   try {
     const response = await client.enrichCompanies(
       {
-        domains: batch.domains,
+        domains: batch.domains.map((entry) => entry.domain),
         ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
         ...(filters.signal_types ? { signal_types: filters.signal_types } : {}),
         ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
-        limit: filters.limit,
+        limit: batch.limit,
       },
       { retry: false },
     );
@@ -59,11 +73,13 @@ export async function fetchPushBatch(
   } catch (error) {
     if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
     const code = (error as { code?: string }).code ?? 'request_rejected';
-    results = batch.domains.map((domain) => ({ domain, status: 'error', error: { code, message: error.message } }));
+    results = batch.domains.map(({ domain }) => ({ domain, status: 'error', error: { code, message: error.message } }));
   }
 
-  const { lines, record } = collect(batch, results, filters.limit);
+  const { lines, record } = collect(batch, results);
   record.counts.credits = credits;
+  record.calls = 1;
+  await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
     const part = await writePart(store, partJob(run), key, lines, record.counts);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
@@ -73,28 +89,39 @@ export async function fetchPushBatch(
 }
 
 /**
- * Turns one bulk response into output lines (newest first, as the service returns them) and the batch record.
- * A signal at or before the batch's watermark is not written again (in case a service treats `detected_after` as
- * inclusive).
+ * Turns one bulk answer into output lines (newest first, as the service returns them) and the batch record.
+ *
+ * Each domain keeps the signals after its own start that it has not pushed (and, in a backfill, before the window's
+ * end); the rest were paid for and are counted as overlap. The call's newest signal, of any domain, is a time the
+ * service had reached when it answered, so every domain answered in full is complete through it: that is its new
+ * watermark. A domain that got `limit` signals (or fewer than the coverage counts) and whose oldest one is still
+ * after its start may have more: it is `behind` (asked again with the spec's maximum), or, already at that
+ * maximum, what is left is unreachable and counted as `missing`.
  */
 export function collect(
   batch: PushBatch,
   results: readonly BulkEnrichItem[],
-  limit: number,
 ): { lines: PushLine[]; record: PushBatchRecord } {
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const record = emptyRecord(batch);
   const lines: PushLine[] = [];
-  const after = batch.detected_after === null ? undefined : Date.parse(batch.detected_after);
-  for (const domain of batch.domains) {
+  const before = batch.before === undefined ? undefined : Date.parse(batch.before);
+  let newest: number | undefined;
+  for (const result of results) {
+    if (result.status !== 'ok') continue;
+    for (const signal of result.signals) {
+      const at = Date.parse(signal.detected_at);
+      if (newest === undefined || at > newest) newest = at;
+    }
+  }
+  const answeredAt = newest === undefined ? null : new Date(newest).toISOString();
+
+  for (const entry of batch.domains) {
+    const { domain } = entry;
     const result = byDomain.get(domain);
     if (!result) {
       record.counts.error += 1;
       record.errors.push({ domain, code: 'missing_result', message: 'the service returned no result for this domain' });
-      continue;
-    }
-    if (result.status === 'not_found') {
-      record.counts.not_found += 1;
       continue;
     }
     if (result.status === 'error') {
@@ -102,34 +129,59 @@ export function collect(
       record.errors.push({ domain, code: result.error.code, message: result.error.message });
       continue;
     }
-    record.counts.ok += 1;
-    if (result.signals.length >= limit) record.truncated.push(domain);
-    for (const signal of result.signals) {
-      if (after !== undefined && Date.parse(signal.detected_at) <= after) continue;
-      lines.push({ domain, ...signal });
-      if (isLater(signal.detected_at, record.marks[domain])) record.marks[domain] = signal.detected_at;
+    if (result.status === 'not_found') {
+      record.counts.not_found += 1;
+      record.domains[domain] = outcomeOf(batch, entry, answeredAt, [], false);
+      continue;
     }
+    record.counts.ok += 1;
+    const start = entry.start === null ? undefined : Date.parse(entry.start);
+    const already = new Set((entry.pushed ?? []).map(([id]) => id));
+    const kept: Signal[] = [];
+    let oldest: number | undefined;
+    for (const signal of result.signals) {
+      const at = Date.parse(signal.detected_at);
+      if (oldest === undefined || at < oldest) oldest = at;
+      const wanted =
+        (start === undefined || at > start) && !already.has(signal.signal_id) && (before === undefined || at < before);
+      if (!wanted) {
+        record.overlap.signals += 1;
+        continue;
+      }
+      kept.push(signal);
+      lines.push({ domain, ...signal });
+    }
+    const returned = result.signals.length;
+    const total = result.coverage?.total_after_filters;
+    const more = typeof total === 'number' ? total > returned : returned >= batch.limit;
+    const cut = more && oldest !== undefined && (start === undefined || oldest > start);
+    const behind = cut && batch.limit < MAX_LIMIT;
+    const outcome = outcomeOf(batch, entry, behind ? null : answeredAt, kept, behind);
+    if (cut && !behind && typeof total === 'number') outcome.missing = total - returned;
+    else if (cut && !behind) outcome.missing = 0;
+    record.domains[domain] = outcome;
   }
   record.counts.lines = lines.length;
+  record.overlap.credits = record.overlap.signals * CREDITS_PER_SIGNAL;
   return { lines, record };
 }
 
-/** Rebuilds a batch record from a part already written (its lines carry every domain's signals). */
-function recordFromPart(
+/**
+ * A domain's new state: its watermark (null: unchanged) and the pushed signals to remember, those above the
+ * watermark it will have (all of them while it is behind) or inside the lookback window under it.
+ */
+function outcomeOf(
   batch: PushBatch,
-  lines: PushLine[],
-  counts: PushBatchRecord['counts'],
-  limit: number,
-): PushBatchRecord {
-  const record = emptyRecord(batch);
-  record.counts = counts;
-  const perDomain = new Map<string, number>();
-  for (const line of lines) {
-    perDomain.set(line.domain, (perDomain.get(line.domain) ?? 0) + 1);
-    if (isLater(line.detected_at, record.marks[line.domain])) record.marks[line.domain] = line.detected_at;
-  }
-  for (const [domain, count] of perDomain) if (count >= limit) record.truncated.push(domain);
-  return record;
+  entry: PushBatchDomain,
+  through: string | null,
+  kept: readonly Signal[],
+  behind: boolean,
+): DomainOutcome {
+  const mark = through !== null && (entry.through === null || through > entry.through) ? through : entry.through;
+  const floor = mark === null ? undefined : Date.parse(mark) - (batch.lookback_ms ?? 0);
+  const remembered = [...(entry.pushed ?? []), ...kept.map((s): [string, string] => [s.signal_id, s.detected_at])];
+  const pushed = floor === undefined ? remembered : remembered.filter(([, at]) => Date.parse(at) > floor);
+  return { through: behind ? null : through, pushed, ...(behind ? { behind: true } : {}) };
 }
 
 /** Records a batch whose retries are spent: its domains keep their watermarks, so the next run asks again. */
@@ -142,7 +194,7 @@ export async function recordFailedPushBatch(
   const record = emptyRecord(batch);
   record.failed = true;
   record.counts.error = batch.domains.length;
-  record.errors = batch.domains.map((domain) => ({ domain, code: 'batch_failed', message }));
+  record.errors = batch.domains.map(({ domain }) => ({ domain, code: 'batch_failed', message }));
   await writeBatchRecord(store, run, record);
   return { index, reused: false, failed: true, counts: record.counts };
 }
@@ -157,27 +209,25 @@ export async function readBatchRecord(
   return JSON.parse(await store.readText(key)) as PushBatchRecord;
 }
 
-async function writeBatchRecord(store: Store, run: PushRunRef, record: PushBatchRecord): Promise<void> {
-  await store.writeText(batchDoneKey(run, record.index), JSON.stringify(record), { contentType: 'application/json' });
+async function readAnswer(store: Store, run: PushRunRef, index: number): Promise<PushBatchRecord | undefined> {
+  const key = answerKey(run, index);
+  if (!(await store.exists(key))) return undefined;
+  return JSON.parse(await store.readText(key)) as PushBatchRecord;
 }
 
-async function readLines(store: Store, key: string): Promise<PushLine[]> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await store.openRead(key)) chunks.push(chunk as Buffer);
-  const text = gunzipSync(Buffer.concat(chunks)).toString('utf8');
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as PushLine);
+async function writeBatchRecord(store: Store, run: PushRunRef, record: PushBatchRecord): Promise<void> {
+  await store.writeText(batchDoneKey(run, record.index), JSON.stringify(record), { contentType: 'application/json' });
 }
 
 function emptyRecord(batch: PushBatch): PushBatchRecord {
   return {
     index: batch.index,
+    round: batch.round,
     detected_after: batch.detected_after,
     counts: zeroCounts(),
-    marks: {},
-    truncated: [],
+    calls: 0,
+    overlap: { signals: 0, credits: 0 },
+    domains: {},
     errors: [],
     failed: false,
   };

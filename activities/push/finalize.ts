@@ -3,26 +3,35 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushManifestKey, watermarksKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
-import type { FinalizePushRequest, PushBatchRecord, PushManifest, PushResult } from './types.ts';
-import { commitWatermarks, isLater } from './watermarks.ts';
+import type {
+  DomainOutcome,
+  FinalizePushRequest,
+  IncompleteDomain,
+  PushBatchRecord,
+  PushManifest,
+  PushResult,
+} from './types.ts';
+import { commitPushState } from './watermarks.ts';
 
 const READ_CONCURRENCY = 16;
-const ERROR_SAMPLES = 100;
+const SAMPLES = 100;
+const NAMED_IN_RESULT = 20;
 
 /**
  * Ends a run in two steps, in this order:
- * 1. writes the run's `_manifest.json` from what its batches recorded (parts, counts, credits, errors);
- * 2. merges the newest `detected_at` of every domain written into the watermarks and replaces `_watermarks.json`.
+ * 1. writes the run's `_manifest.json` from what its batches recorded (parts, counts, credits, overlap, calls,
+ *    incomplete domains, errors);
+ * 2. commits each answered domain's new watermark and remembered signals to `_watermarks.json` (not for a
+ *    backfill, which leaves the incremental state alone).
  * A crash between the two is repaired by running it again (both steps are idempotent; watermarks only move
- * forward). A failed batch leaves its domains' watermarks where they were.
+ * forward). A failed batch or an error leaves its domains where they were, so the next run asks again.
  */
 export async function finalizePushRun(store: Store, request: FinalizePushRequest): Promise<PushResult> {
   const { run } = request;
   const plan = JSON.parse(await store.readText(planKey(run))) as StoredPlan;
+  const total = plan.batches + request.rounds.reduce((sum, round) => sum + round.count, 0);
   const records: PushBatchRecord[] = [];
-  for await (const record of mapOrdered(indexes(plan.batches), READ_CONCURRENCY, (i) =>
-    readBatchRecord(store, run, i),
-  )) {
+  for await (const record of mapOrdered(indexes(total), READ_CONCURRENCY, (i) => readBatchRecord(store, run, i))) {
     if (record) records.push(record);
   }
 
@@ -36,32 +45,54 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     not_found: 0,
     error: 0,
     signals: 0,
-    truncated: 0,
+    incomplete: 0,
   };
-  const marks = new Map<string, string>();
+  // A later round answers again for a domain a first-round call left behind: its outcome replaces the earlier one.
+  const outcomes = new Map<string, DomainOutcome>();
   const errors: PushManifest['errors'] = [];
-  const truncated: string[] = [];
   const parts: PushManifest['parts'] = [];
+  const overlap = { signals: 0, credits: 0 };
+  const calls = { total: 0, first_round: 0, catch_up: 0 };
   let credits = 0;
   let failed = 0;
   for (const record of records) {
     const c = record.counts;
-    counts.ok += c.ok;
-    counts.not_found += c.not_found;
-    counts.error += c.error;
+    if (record.round === 0) {
+      counts.ok += c.ok;
+      counts.not_found += c.not_found;
+      counts.error += c.error;
+    }
     counts.signals += c.lines;
-    counts.truncated += record.truncated.length;
     credits += c.credits;
+    overlap.signals += record.overlap?.signals ?? 0;
+    overlap.credits += record.overlap?.credits ?? 0;
+    calls.total += record.calls ?? 0;
+    if (record.round === 0) calls.first_round += record.calls ?? 0;
+    else calls.catch_up += record.calls ?? 0;
     if (record.failed) failed += 1;
     if (record.part) parts.push(record.part);
-    for (const error of record.errors) if (errors.length < ERROR_SAMPLES) errors.push(error);
-    for (const domain of record.truncated) if (truncated.length < ERROR_SAMPLES) truncated.push(domain);
-    for (const [domain, at] of Object.entries(record.marks)) if (isLater(at, marks.get(domain))) marks.set(domain, at);
+    for (const error of record.errors) if (errors.length < SAMPLES) errors.push(error);
+    for (const [domain, outcome] of Object.entries(record.domains ?? {})) outcomes.set(domain, outcome);
   }
   counts.domains = counts.ok + counts.not_found + counts.error;
   parts.sort((a, b) => (a.key < b.key ? -1 : 1));
 
-  const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
+  const incomplete: IncompleteDomain[] = [];
+  for (const [domain, outcome] of outcomes) {
+    if (!outcome.behind && outcome.missing === undefined) continue;
+    counts.incomplete += 1;
+    if (incomplete.length >= SAMPLES) continue;
+    incomplete.push(
+      outcome.behind
+        ? { domain, reason: 'behind' }
+        : { domain, reason: 'unreachable', ...(outcome.missing ? { missing: outcome.missing } : {}) },
+    );
+  }
+
+  let status = request.status;
+  if (status === 'completed' && (failed > 0 || counts.incomplete > 0)) status = 'completed_with_errors';
+  const mode: PushManifest['mode'] = request.window ? 'backfill' : request.fullRefresh ? 'full_refresh' : 'incremental';
+  const commits = mode !== 'backfill';
   const manifest: PushManifest = {
     name: run.name,
     run_id: run.runId,
@@ -71,25 +102,50 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     finished_at: new Date().toISOString(),
     status,
     watchlist: request.watchlist,
+    mode,
+    ...(request.window ? { window: request.window } : {}),
+    ...(request.lookbackMs ? { lookback_ms: request.lookbackMs } : {}),
     counts,
     credits_charged: credits,
-    batches: { total: plan.batches, done: records.length, failed },
+    overlap,
+    calls,
+    batches: { total, done: records.length, failed },
     parts,
-    truncated_domains: truncated,
+    incomplete_domains: incomplete,
     errors,
     invalid_rows: plan.invalid_rows,
-    watermarks: { key: watermarksKey(run.name), from_run: plan.watermarksFrom, domains_advanced: 0 },
+    watermarks: {
+      key: watermarksKey(run.name),
+      from_run: plan.watermarksFrom,
+      domains_advanced: [...outcomes.values()].filter((o) => o.through !== null).length,
+      committed: commits,
+    },
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  // How many domains this run moves forward, against the watermarks it planned from (known before the commit).
-  manifest.watermarks.domains_advanced = marks.size;
   await store.writeText(pushManifestKey(run), `${JSON.stringify(manifest, null, 2)}\n`, {
     contentType: 'application/json',
   });
 
   // Only now, with the manifest published, may the watermarks move past what this run wrote.
-  const committed = await commitWatermarks(store, run.name, run.runId, marks);
+  const committed = commits
+    ? await commitPushState(store, run.name, run.runId, outcomes, {
+        replace: mode === 'full_refresh',
+        lastRun: {
+          run_id: run.runId,
+          status,
+          mode,
+          manifest: pushManifestKey(run),
+          finished_at: manifest.finished_at,
+          signals: counts.signals,
+          credits,
+          overlap_credits: overlap.credits,
+          calls: calls.total,
+          incomplete: counts.incomplete,
+          incomplete_domains: incomplete.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain),
+        },
+      })
+    : { advanced: 0 };
   return {
     name: run.name,
     runId: run.runId,
@@ -98,9 +154,13 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     manifestUrl: store.urlOf(pushManifestKey(run)),
     signals: counts.signals,
     credits,
+    overlapCredits: overlap.credits,
+    calls: calls.total,
     parts: parts.length,
     domains: counts.domains,
     errors: counts.error,
+    incomplete: counts.incomplete,
+    incompleteDomains: incomplete.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain),
     watermarksAdvanced: committed.advanced,
   };
 }

@@ -40,3 +40,8 @@ export const partJob = (run: PushRunRef): JobRef => ({
   output: run.output,
   compression: 'gzip',
 });
+
+/** A batch's answer, saved before its part: a retry after a crash finds what it paid for. */
+export const answerKey = (run: PushRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
+/** The batches of catch-up round `round` (written once, like the plan). */
+export const roundKey = (run: PushRunRef, round: number) => `${workPrefix(run)}_round-${round}.json`;

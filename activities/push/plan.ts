@@ -1,11 +1,13 @@
 import { Context } from '@temporalio/activity';
-import { normalizeDomain } from '../../connectors/normalize/domain.ts';
+import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { inputFailure } from '../jobs/failures.ts';
 import { openInput, readInputRecords } from '../jobs/input.ts';
-import { PUSH_NAME, planKey, pushBatchKey } from './layout.ts';
-import type { PreparePushRequest, PushBatch, PushPlan } from './types.ts';
-import { canonicalTime, readWatermarks } from './watermarks.ts';
+import { readBatchRecord } from './fetch.ts';
+import { PUSH_NAME, planKey, pushBatchKey, roundKey } from './layout.ts';
+import { type PackedCall, packCalls } from './pack.ts';
+import type { PreparePushRequest, PushBatch, PushBatchDomain, PushPlan, PushRound, PushRunRef } from './types.ts';
+import { canonicalTime, readPushState } from './watermarks.ts';
 
 /** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
 export const PUSH_BATCH_SIZE = 100;
@@ -23,10 +25,11 @@ export interface StoredPlan extends PushPlan {
 }
 
 /**
- * Plans one run: reads the watchlist (normalized, deduped) and the push's watermarks, groups the domains by
- * watermark (domains that share one share a bulk call, up to 100) and writes one batch file per call. Written
- * once per run: `_plan.json` comes last and a retried run gets it back as is, so its batches and their
- * `detected_after` never change, whatever later runs commit.
+ * Plans one run's first round: reads the watchlist (normalized, deduped) and the push's state, gives each domain the
+ * time it needs signals after (its watermark less the lookback; `since` or its whole history when it has none; a
+ * backfill's `from`), packs the domains into full bulk calls (packCalls) and writes one batch file per call.
+ * Written once per run: `_plan.json` comes last and a retried run gets it back as is, so its batches never change,
+ * whatever later runs commit.
  */
 export async function preparePushRun(
   openStore: (url: string) => Store,
@@ -40,12 +43,14 @@ export async function preparePushRun(
   const out = openStore(run.output);
   if (await out.exists(planKey(run))) return toPlan(JSON.parse(await out.readText(planKey(run))) as StoredPlan);
 
-  if (request.since !== undefined && Number.isNaN(Date.parse(request.since))) {
-    throw inputFailure(`since "${request.since}" is not an ISO 8601 date`);
-  }
-  const since = request.since === undefined ? null : canonicalTime(request.since);
-  const watermarks = await readWatermarks(out, run.name);
-  const groups = new Map<string, string[]>();
+  const since = optionalTime('since', request.since);
+  const window = request.window
+    ? { from: optionalTime('window.from', request.window.from)!, to: optionalTime('window.to', request.window.to)! }
+    : undefined;
+  const lookback = Math.max(0, request.lookbackMs ?? 0);
+  const useState = !window && !request.fullRefresh;
+  const state = useState ? await readPushState(out, run.name) : undefined;
+  const entries: PushBatchDomain[] = [];
   const seen = new Set<string>();
   const stats = { rows: 0, duplicates: 0, invalid: 0 };
   const invalidRows: StoredPlan['invalid_rows'] = [];
@@ -56,7 +61,7 @@ export async function preparePushRun(
   for await (const record of readInputRecords(source, columns)) {
     stats.rows += 1;
     heartbeat(stats.rows);
-    const normalized = record.error ? { ok: false as const, reason: record.error } : normalizeDomain(record.raw);
+    const normalized = record.error ? { ok: false as const, reason: record.error } : domainFromWebsite(record.raw);
     if (!normalized.ok) {
       stats.invalid += 1;
       if (invalidRows.length < INVALID_SAMPLES) {
@@ -70,37 +75,33 @@ export async function preparePushRun(
       continue;
     }
     seen.add(domain);
-    const after = watermarks.marks.get(domain) ?? since ?? '';
-    let group = groups.get(after);
-    if (!group) {
-      group = [];
-      groups.set(after, group);
+    if (window) {
+      entries.push({ domain, start: window.from, through: null });
+      continue;
     }
-    group.push(domain);
+    const through = state?.marks.get(domain) ?? null;
+    const start = through === null ? since : new Date(Date.parse(through) - lookback).toISOString();
+    const pushed = state?.pushed.get(domain);
+    entries.push({ domain, start, through, ...(pushed?.length ? { pushed } : {}) });
   }
   if (stats.rows === 0) throw inputFailure(`watchlist ${request.watchlist} has no data rows`);
 
-  const batches = planBatches(groups, batchSize);
-  const pending = new Set<Promise<void>>();
-  for (const batch of batches) {
-    const write = out.writeText(pushBatchKey(run, batch.index), JSON.stringify(batch), {
-      contentType: 'application/json',
-    });
-    const tracked = write.finally(() => pending.delete(tracked));
-    pending.add(tracked);
-    if (pending.size >= PENDING_WRITES) await Promise.race(pending);
-    heartbeat(stats.rows);
-  }
-  await Promise.all(pending);
+  const { calls, mixed } = packCalls(entries, batchSize);
+  const extra = {
+    ...(window ? { before: window.to } : {}),
+    ...(lookback > 0 ? { lookback_ms: lookback } : {}),
+  };
+  await writeBatches(out, run, toBatches(calls, 0, 0, request.limit, extra), heartbeat);
 
   const plan: StoredPlan = {
     rows: stats.rows,
     distinct: seen.size,
     duplicates: stats.duplicates,
     invalid: stats.invalid,
-    batches: batches.length,
-    groups: groups.size,
-    watermarksFrom: watermarks.runId,
+    batches: calls.length,
+    groups: new Set(entries.map((entry) => entry.start)).size,
+    mixed,
+    watermarksFrom: state?.runId ?? null,
     watchlist: request.watchlist,
     since,
     planned_at: new Date().toISOString(),
@@ -110,29 +111,100 @@ export async function preparePushRun(
   return toPlan(plan);
 }
 
+export interface PrepareCatchUpRequest {
+  run: PushRunRef;
+  round: number;
+  /** The batches of the round before: `[from, to)`. */
+  from: number;
+  to: number;
+  /** Signals per domain in the catch-up calls (the spec's maximum). */
+  limit: number;
+  batchSize?: number;
+}
+
 /**
- * Splits watermark groups into bulk calls: groups in watermark order (none first), domains in watchlist order,
- * at most `batchSize` per call. A call never mixes watermarks, so `detected_after` is exact for every domain.
+ * Plans a catch-up round: the domains that returned as many signals as the previous round's limit allowed, with
+ * more after their start, are asked again with the larger limit, from the same start, and with the signals they
+ * already pushed listed so they are dropped (and counted as overlap). Numbered after the previous round; written
+ * once (`_round-N.json` last).
  */
-export function planBatches(groups: ReadonlyMap<string, string[]>, batchSize: number): PushBatch[] {
-  const keys = [...groups.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : Date.parse(a) - Date.parse(b)));
-  const batches: PushBatch[] = [];
-  for (const key of keys) {
-    const domains = groups.get(key) ?? [];
-    for (let start = 0; start < domains.length; start += batchSize) {
-      batches.push({
-        index: batches.length,
-        detected_after: key === '' ? null : key,
-        domains: domains.slice(start, start + batchSize),
-      });
+export async function preparePushCatchUp(store: Store, request: PrepareCatchUpRequest): Promise<PushRound> {
+  const { run, round } = request;
+  const key = roundKey(run, round);
+  if (await store.exists(key)) return JSON.parse(await store.readText(key)) as PushRound;
+  const batchSize = Math.min(PUSH_BATCH_SIZE, Math.max(1, request.batchSize ?? PUSH_BATCH_SIZE));
+  const behind: PushBatchDomain[] = [];
+  let template: PushBatch | undefined;
+  for (let index = request.from; index < request.to; index++) {
+    const record = await readBatchRecord(store, run, index);
+    if (!record || record.failed) continue;
+    const late = Object.entries(record.domains).filter(([, outcome]) => outcome.behind);
+    if (late.length === 0) continue;
+    const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
+    template ??= batch;
+    const byDomain = new Map(batch.domains.map((entry) => [entry.domain, entry]));
+    for (const [domain, outcome] of late) {
+      const entry = byDomain.get(domain);
+      if (!entry) continue;
+      behind.push({ domain, start: entry.start, through: entry.through, pushed: outcome.pushed });
     }
   }
-  return batches;
+  const { calls } = packCalls(behind, batchSize);
+  const extra = {
+    ...(template?.before ? { before: template.before } : {}),
+    ...(template?.lookback_ms ? { lookback_ms: template.lookback_ms } : {}),
+  };
+  await writeBatches(store, run, toBatches(calls, request.to, round, request.limit, extra), throttledHeartbeat());
+  const planned: PushRound = { round, first: request.to, count: calls.length, domains: behind.length };
+  await store.writeText(key, JSON.stringify(planned), { contentType: 'application/json' });
+  return planned;
+}
+
+function toBatches(
+  calls: PackedCall[],
+  first: number,
+  round: number,
+  limit: number,
+  extra: Pick<PushBatch, 'before' | 'lookback_ms'>,
+): PushBatch[] {
+  return calls.map((call, i) => ({
+    index: first + i,
+    round,
+    detected_after: call.detected_after,
+    ...extra,
+    limit,
+    domains: call.domains,
+  }));
+}
+
+async function writeBatches(
+  out: Store,
+  run: PushRunRef,
+  batches: PushBatch[],
+  heartbeat: (details: unknown) => void,
+): Promise<void> {
+  const pending = new Set<Promise<void>>();
+  for (const batch of batches) {
+    const write = out.writeText(pushBatchKey(run, batch.index), JSON.stringify(batch), {
+      contentType: 'application/json',
+    });
+    const tracked = write.finally(() => pending.delete(tracked));
+    pending.add(tracked);
+    if (pending.size >= PENDING_WRITES) await Promise.race(pending);
+    heartbeat(batch.index);
+  }
+  await Promise.all(pending);
+}
+
+function optionalTime(field: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (Number.isNaN(Date.parse(value))) throw inputFailure(`${field} "${value}" is not an ISO 8601 date`);
+  return canonicalTime(value);
 }
 
 function toPlan(stored: StoredPlan): PushPlan {
   const { rows, distinct, duplicates, invalid, batches, groups, watermarksFrom } = stored;
-  return { rows, distinct, duplicates, invalid, batches, groups, watermarksFrom };
+  return { rows, distinct, duplicates, invalid, batches, groups, mixed: stored.mixed ?? 0, watermarksFrom };
 }
 
 function throttledHeartbeat(): (details: unknown) => void {

@@ -20,20 +20,41 @@ export interface PushRunRef {
 export interface PushFilters {
   signal_types?: string[];
   signal_subtypes?: string[];
-  /** Signals per domain and call, at most 500. A domain that returns this many may have more (counted `truncated`). */
+  /**
+   * Signals per domain in a run's first call, at most 500. A domain that returns this many is asked again in a
+   * catch-up call with the spec's maximum, so a small limit never loses signals (it costs a reported overlap).
+   */
   limit: number;
 }
 
-export interface PreparePushRequest {
+/** A past window `[from, to)` fetched by a backfill run (ISO 8601 UTC). */
+export interface PushWindow {
+  from: string;
+  to: string;
+}
+
+/** How a run decides where each domain starts. */
+export interface PushMode {
+  /** Backfill: every domain asks from `window.from` and keeps what is before `window.to`; state is not touched. */
+  window?: PushWindow;
+  /** Ignore the stored watermarks (each domain starts from `since`), then replace them. */
+  fullRefresh?: boolean;
+  /** Ask this far before each watermark again, for signals the service shows late; re-pushes none (ids kept). */
+  lookbackMs?: number;
+}
+
+export interface PreparePushRequest extends PushMode {
   run: PushRunRef;
   /** Watchlist URL: CSV with a header row or JSONL (optionally .gz). */
   watchlist: string;
   /** CSV column or JSONL field of the domain; `domain`, `website`, `url`, `company_domain` are tried otherwise. */
   column?: string;
-  /** ISO 8601: the watermark of a domain seen for the first time (default: none, its whole visible history). */
+  /** ISO 8601: where a domain seen for the first time starts (default: none, its whole visible history). */
   since?: string;
   /** Domains per bulk call (default and at most 100). */
   batchSize?: number;
+  /** Signals per domain in this round's calls. */
+  limit: number;
 }
 
 /** What planning a run produced: counts only; the batches themselves are files under `work/`. */
@@ -42,20 +63,51 @@ export interface PushPlan {
   distinct: number;
   duplicates: number;
   invalid: number;
-  /** Bulk calls of this run. */
+  /** Bulk calls of the run's first round. */
   batches: number;
-  /** Distinct `detected_after` values among the batches. */
+  /** Distinct watermarks among the domains (before packing). */
   groups: number;
+  /** Domains asked from below their own watermark (they share a call with an older one): the overlap's source. */
+  mixed: number;
   /** The run whose commit wrote the watermarks this plan started from (null: none yet). */
   watermarksFrom: string | null;
 }
 
-/** One batch file: domains that share a watermark, hence one `detected_after`. */
+/** Batches of a catch-up round: indexes `[first, first + count)`. */
+export interface PushRound {
+  round: number;
+  first: number;
+  count: number;
+  /** Domains asked again. */
+  domains: number;
+}
+
+/** `[signal_id, detected_at]` of a signal already pushed, kept to drop it when a later call returns it again. */
+export type PushedId = [string, string];
+
+/** One domain of a batch: from where it needs signals, and signals it must not push again. */
+export interface PushBatchDomain {
+  domain: string;
+  /** It needs the signals after this time (null: its whole visible history). */
+  start: string | null;
+  /** Its watermark before this run (null: none). */
+  through: string | null;
+  /** Pushed signals this call may return again (above `through`, or inside the lookback window). */
+  pushed?: PushedId[];
+}
+
+/** One batch file: one bulk call. `detected_after` is the lowest start of its domains. */
 export interface PushBatch {
   index: number;
-  /** ISO 8601 UTC; null for domains without a watermark (their whole visible history). */
+  round: number;
+  /** ISO 8601 UTC; null when a domain in it has never been fetched (its whole visible history). */
   detected_after: string | null;
-  domains: string[];
+  /** Backfill: signals at or after this time are not kept. */
+  before?: string;
+  limit: number;
+  /** Pushed signals this far below a new watermark are remembered (the lookback window). */
+  lookback_ms?: number;
+  domains: PushBatchDomain[];
 }
 
 export interface PushBatchRequest {
@@ -64,34 +116,62 @@ export interface PushBatchRequest {
   filters: PushFilters;
 }
 
+/** What one call established for one domain (only domains the service answered `ok` or `not_found`). */
+export interface DomainOutcome {
+  /** The new complete-through time (never earlier than the domain's previous one). */
+  through: string | null;
+  /** Pushed signals to remember (above `through` or inside the lookback window). */
+  pushed: PushedId[];
+  /** More signals exist after `through` than this call returned: a catch-up round asks again. */
+  behind?: boolean;
+  /** Signals that no call the spec allows can reach (more than 500 newer ones): counted, not fetched. */
+  missing?: number;
+}
+
 /**
- * What a finished batch recorded (`work/run-<id>/done-NNNNN.json`), written after its part: counts, the newest
- * `detected_at` per domain (the watermark candidates), the domains that hit the limit, and per-domain errors.
+ * What a finished batch recorded (`work/run-<id>/done-NNNNN.json`): counts, what each domain is now complete
+ * through, the overlap paid for, and per-domain errors.
  */
 export interface PushBatchRecord {
   index: number;
+  round: number;
   detected_after: string | null;
   counts: PartCounts;
+  /** Bulk calls this batch made (0 when its answer was found saved). */
+  calls: number;
+  /** Signals returned and paid for but not written (already pushed, or outside a backfill's window). */
+  overlap: { signals: number; credits: number };
   /** The part holding the batch's signals; absent when it found none. */
   part?: ManifestPart;
-  /** domain → newest `detected_at` among the signals written. */
-  marks: Record<string, string>;
-  /** Domains that returned `limit` signals: older new signals may exist that this run did not fetch. */
-  truncated: string[];
+  /** domain → what this call established. Domains with an error keep their previous state. */
+  domains: Record<string, DomainOutcome>;
   errors: { domain: string; code: string; message: string }[];
   /** True when the batch could not be fetched: its domains keep their watermarks and a later run retries them. */
   failed: boolean;
 }
 
-export interface FinalizePushRequest {
+export interface FinalizePushRequest extends PushMode {
   run: PushRunRef;
   watchlist: string;
   status: JobStatus;
   startedAt: string;
   /** The scheduled time the run id and date come from. */
   scheduledAt: string;
+  /** Catch-up rounds that ran after the first. */
+  rounds: PushRound[];
   error?: string;
   details?: Record<string, unknown>;
+}
+
+export interface IncompleteDomain {
+  domain: string;
+  /**
+   * `behind`: its catch-up call did not run (budget, failure); the next run continues from where it stood.
+   * `unreachable`: over 500 newer signals after its watermark; the spec's filters cannot reach the older ones.
+   */
+  reason: 'behind' | 'unreachable';
+  /** Signals known to be left out, when the service said how many. */
+  missing?: number;
 }
 
 export interface PushManifest {
@@ -103,31 +183,39 @@ export interface PushManifest {
   finished_at: string;
   status: JobStatus;
   watchlist: string;
+  /** `incremental`, `full_refresh` or `backfill` (with its window). */
+  mode: 'incremental' | 'full_refresh' | 'backfill';
+  window?: PushWindow;
+  lookback_ms?: number;
   counts: {
     input_rows: number;
     distinct: number;
     duplicates: number;
     invalid: number;
-    /** Domains whose batch ran: ok + not_found + error. */
+    /** Domains answered in this run: ok + not_found + error. */
     domains: number;
     ok: number;
     not_found: number;
     error: number;
     /** Lines written: one per new signal. */
     signals: number;
-    /** Domains with possibly more new signals than `limit` (see PushBatchRecord.truncated). */
-    truncated: number;
+    /** Domains not complete after this run (see `incomplete_domains`). */
+    incomplete: number;
   };
   credits_charged: number;
+  /** Of `credits_charged`: signals paid for and not written again (already pushed or outside the window). */
+  overlap: { signals: number; credits: number };
+  /** Bulk calls made by this run (catch-up rounds included); a retried batch that found its answer makes none. */
+  calls: { total: number; first_round: number; catch_up: number };
   batches: { total: number; done: number; failed: number };
   parts: ManifestPart[];
-  /** Up to 100 of the domains counted in `counts.truncated`. */
-  truncated_domains: string[];
+  /** Up to 100 of the domains counted in `counts.incomplete`. */
+  incomplete_domains: IncompleteDomain[];
   /** Up to 100 per-domain errors (their count is `counts.error`). */
   errors: PushBatchRecord['errors'];
   /** Up to 100 watchlist rows that hold no usable domain (their count is `counts.invalid`). */
   invalid_rows: { row: number; raw: unknown; error: string }[];
-  watermarks: { key: string; from_run: string | null; domains_advanced: number };
+  watermarks: { key: string; from_run: string | null; domains_advanced: number; committed: boolean };
   error?: string;
   details?: Record<string, unknown>;
 }
@@ -141,8 +229,13 @@ export interface PushResult {
   manifestUrl: string;
   signals: number;
   credits: number;
+  overlapCredits: number;
+  calls: number;
   parts: number;
   domains: number;
   errors: number;
+  incomplete: number;
+  /** Up to 20 incomplete domains, named. */
+  incompleteDomains: string[];
   watermarksAdvanced: number;
 }

@@ -1,46 +1,73 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from './layout.ts';
+import type { DomainOutcome, PushedId } from './types.ts';
 
 /**
- * Per-domain watermarks of a push: the latest `detected_at` seen for each domain, so that the next run asks only
- * for signals after it.
+ * The incremental state of a push (`<name>/_watermarks.json`): for each domain the time it is complete through (its
+ * watermark: every signal detected at or before it that the service showed has been pushed), the pushed signals a
+ * later call may return again (above the watermark, or inside the lookback window), and the last run.
  *
- * Small sets live in `<name>/_watermarks.json` itself. Larger ones are written as shards under
- * `<name>/_watermarks/run-<id>/` and `_watermarks.json` points at them. Either way the commit is one atomic
- * replacement of `_watermarks.json` (the shards of a commit are written first, under a key no reader uses yet).
+ * A watermark is not the newest signal of its domain but the newest signal of the whole bulk call that answered it:
+ * the service answered every domain of that call at one instant that was at least that late. So the domains of one
+ * call share one watermark, and the next run asks them in one call again.
  *
- * Watermarks only move forward: a commit merges the run's marks into what is stored *now* with `max`, so a late
- * retry of an older run can never move a domain back.
+ * Large sets of watermarks live in shards under `<name>/_watermarks/run-<id>/`; `_watermarks.json` points at them.
+ * Either way a commit is one atomic replacement of `_watermarks.json`. Watermarks only move forward, except by an
+ * explicit reset or a full refresh.
  */
 
 /** Domains per watermark object before the set is sharded. */
 export const WATERMARK_SHARD_SIZE = 50_000;
 
-interface WatermarkFile {
-  version: 1;
+/** What `schedule state` and `describe` show of a push's last committed run. */
+export interface LastRun {
+  run_id: string;
+  status: string;
+  mode: string;
+  manifest: string;
+  finished_at: string;
+  signals: number;
+  credits: number;
+  overlap_credits: number;
+  calls: number;
+  incomplete: number;
+  incomplete_domains: string[];
+}
+
+interface StateFile {
+  version: 1 | 2;
   name: string;
-  /** The run whose commit wrote this file. */
+  /** The run whose commit wrote this file (or `reset-…`). */
   run_id: string;
   updated_at: string;
   count: number;
-  /** Inline marks (small sets). */
+  /** Inline watermarks (small sets). */
   domains?: Record<string, string>;
-  /** Keys of the shard objects holding the marks (large sets). */
+  /** Keys of the shard objects holding the watermarks (large sets). */
   shards?: string[];
+  /** domain → pushed signals a later call may return again. */
+  pushed?: Record<string, PushedId[]>;
+  last_run?: LastRun;
 }
 
-export interface Watermarks {
+export interface PushState {
   marks: Map<string, string>;
+  pushed: Map<string, PushedId[]>;
   /** The run that committed them; null when the push has none yet. */
   runId: string | null;
+  lastRun?: LastRun;
 }
+
+/** Kept for callers that only need the watermarks. */
+export type Watermarks = PushState;
 
 const JSON_TYPE = { contentType: 'application/json' };
 
-export async function readWatermarks(store: Store, name: string): Promise<Watermarks> {
+export async function readPushState(store: Store, name: string): Promise<PushState> {
   const pointer = await readPointer(store, name);
   const marks = new Map<string, string>();
-  if (!pointer) return { marks, runId: null };
+  const pushed = new Map<string, PushedId[]>();
+  if (!pointer) return { marks, pushed, runId: null };
   const add = (domains: Record<string, string> | undefined) => {
     for (const [domain, at] of Object.entries(domains ?? {})) marks.set(domain, at);
   };
@@ -49,8 +76,11 @@ export async function readWatermarks(store: Store, name: string): Promise<Waterm
     const shard = JSON.parse(await store.readText(key)) as { domains: Record<string, string> };
     add(shard.domains);
   }
-  return { marks, runId: pointer.run_id };
+  for (const [domain, ids] of Object.entries(pointer.pushed ?? {})) pushed.set(domain, ids);
+  return { marks, pushed, runId: pointer.run_id, ...(pointer.last_run ? { lastRun: pointer.last_run } : {}) };
 }
+
+export const readWatermarks = readPushState;
 
 /** Normalizes a timestamp to the one form watermarks are stored in (`2026-03-01T12:00:00.000Z`). */
 export function canonicalTime(value: string): string {
@@ -58,35 +88,74 @@ export function canonicalTime(value: string): string {
 }
 
 /** True when `candidate` is later than `current` (or there is no current). */
-export function isLater(candidate: string, current: string | undefined): boolean {
-  return current === undefined || Date.parse(candidate) > Date.parse(current);
+export function isLater(candidate: string, current: string | null | undefined): boolean {
+  return current == null || Date.parse(candidate) > Date.parse(current);
 }
 
 /**
- * Merges a run's marks into the stored watermarks (each domain keeps the later of the two) and replaces
- * `_watermarks.json` when anything moved. Returns how many domains advanced.
+ * Merges a run's outcomes into the stored state: each domain keeps the later of its two watermarks and the run's
+ * list of pushed signals. `replace` (a full refresh) drops every domain the run did not answer. Returns how many
+ * watermarks moved.
  */
-export async function commitWatermarks(
+export async function commitPushState(
   store: Store,
   name: string,
   runId: string,
-  runMarks: ReadonlyMap<string, string>,
-  shardSize = WATERMARK_SHARD_SIZE,
+  outcomes: ReadonlyMap<string, DomainOutcome>,
+  options: { replace?: boolean; lastRun?: LastRun; shardSize?: number } = {},
 ): Promise<{ advanced: number; count: number }> {
-  const previous = await readPointer(store, name);
-  const { marks } = await readWatermarks(store, name);
+  const current = options.replace
+    ? { marks: new Map<string, string>(), pushed: new Map<string, PushedId[]>() }
+    : await readPushState(store, name);
+  const { marks, pushed } = current;
   let advanced = 0;
-  for (const [domain, at] of runMarks) {
-    if (isLater(at, marks.get(domain))) {
-      marks.set(domain, canonicalTime(at));
+  for (const [domain, outcome] of outcomes) {
+    if (outcome.through !== null && isLater(outcome.through, marks.get(domain))) {
+      marks.set(domain, canonicalTime(outcome.through));
       advanced += 1;
     }
+    if (outcome.pushed.length > 0) pushed.set(domain, outcome.pushed);
+    else pushed.delete(domain);
   }
-  if (advanced === 0) return { advanced, count: marks.size };
+  await writeState(store, name, runId, marks, pushed, options.lastRun, options.shardSize);
+  return { advanced, count: marks.size };
+}
 
+/** Forgets the watermarks of `domains` (all when absent): their next run asks from `since` again. */
+export async function resetPushState(
+  store: Store,
+  name: string,
+  domains?: readonly string[],
+): Promise<{ removed: number; remaining: number }> {
+  const state = await readPushState(store, name);
+  const before = state.marks.size;
+  if (domains === undefined) {
+    state.marks.clear();
+    state.pushed.clear();
+  } else {
+    for (const domain of domains) {
+      state.marks.delete(domain);
+      state.pushed.delete(domain);
+    }
+  }
+  const stamp = new Date().toISOString().replace(/[-:.]/g, '');
+  await writeState(store, name, `reset-${stamp}`, state.marks, state.pushed, state.lastRun);
+  return { removed: before - state.marks.size, remaining: state.marks.size };
+}
+
+async function writeState(
+  store: Store,
+  name: string,
+  runId: string,
+  marks: Map<string, string>,
+  pushed: Map<string, PushedId[]>,
+  lastRun: LastRun | undefined,
+  shardSize = WATERMARK_SHARD_SIZE,
+): Promise<void> {
+  const previous = await readPointer(store, name);
   const sorted = [...marks.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const pointer: WatermarkFile = {
-    version: 1,
+  const pointer: StateFile = {
+    version: 2,
     name,
     run_id: runId,
     updated_at: new Date().toISOString(),
@@ -103,15 +172,16 @@ export async function commitWatermarks(
       pointer.shards.push(key);
     }
   }
+  if (pushed.size > 0) pointer.pushed = Object.fromEntries(pushed);
+  if (lastRun) pointer.last_run = lastRun;
   await store.writeText(watermarksKey(name), `${JSON.stringify(pointer, null, 1)}\n`, JSON_TYPE);
   await removeStaleShards(store, name, new Set([...(pointer.shards ?? []), ...(previous?.shards ?? [])]));
-  return { advanced, count: sorted.length };
 }
 
-async function readPointer(store: Store, name: string): Promise<WatermarkFile | undefined> {
+async function readPointer(store: Store, name: string): Promise<StateFile | undefined> {
   const key = watermarksKey(name);
   if (!(await store.exists(key))) return undefined;
-  return JSON.parse(await store.readText(key)) as WatermarkFile;
+  return JSON.parse(await store.readText(key)) as StateFile;
 }
 
 /** Deletes shards that neither the new nor the previous commit uses (a reader of the previous one may be mid-read). */

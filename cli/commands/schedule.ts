@@ -6,11 +6,17 @@ import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   type ScheduleSummary,
+  WorkflowFailedError,
 } from '@temporalio/client';
-import { PUSH_NAME } from '../../activities/push/layout.ts';
+import { PUSH_NAME, watermarksKey } from '../../activities/push/layout.ts';
+import type { PushResult, PushWindow } from '../../activities/push/types.ts';
+import { readPushState, resetPushState } from '../../activities/push/watermarks.ts';
+import { openStore } from '../../connectors/storage/index.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
+import { backfillRunId } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
+import { EXIT } from '../jobs.ts';
 import { connectClient } from '../temporal.ts';
 
 /**
@@ -20,14 +26,18 @@ import { connectClient } from '../temporal.ts';
 export const SCHEDULE_USAGE = `usage:
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b]
                              [--signal-subtypes a,b] [--column NAME] [--limit N] [--since ISO] [--max-credits N]
-                             [--concurrency N] [--overlap skip|buffer-one|buffer-all|cancel-other|terminate-other|allow-all]
+                             [--concurrency N] [--lookback 6h]
+                             [--overlap skip|buffer-one|buffer-all|cancel-other|terminate-other|allow-all]
                              [--paused] [--note TEXT]
   signal-kit schedule list
   signal-kit schedule describe NAME
   signal-kit schedule pause NAME [--note TEXT]
   signal-kit schedule unpause NAME [--note TEXT]
   signal-kit schedule trigger NAME [--overlap POLICY]        (default: the schedule's own policy)
-  signal-kit schedule backfill NAME --from ISO --to ISO [--overlap POLICY]   (default: buffer-all, one run after another)
+  signal-kit schedule run NAME [--full-refresh] [--wait]      (one run now; --wait exits like a job: 0, 1, 3, 4)
+  signal-kit schedule backfill NAME --from ISO --to ISO [--wait]   (the signals detected in [from, to), own partition)
+  signal-kit schedule state NAME [--domain D]... [--domains] [--output URL]
+  signal-kit schedule reset NAME [--domain D]... [--output URL]    (forget watermarks: the next run starts over)
   signal-kit schedule delete NAME`;
 
 export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
@@ -46,6 +56,7 @@ export interface PushScheduleDefinition {
   since?: string;
   maxCredits?: number;
   concurrency?: number;
+  lookbackMs?: number;
   overlap?: ScheduleOverlapPolicy;
   paused?: boolean;
   note?: string;
@@ -69,7 +80,11 @@ export interface PushScheduleDetails extends PushScheduleInfo {
   skippedOverlap: number;
   running: string[];
   createdAt: string;
+  /** The last run that committed the push's state (from `_watermarks.json`), or null before the first. */
+  lastRun: LastRunView | null;
 }
+
+export type LastRunView = NonNullable<Awaited<ReturnType<typeof readPushState>>['lastRun']>;
 
 // ─── flag parsing ─────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -148,6 +163,7 @@ export function parseCreate(argv: string[]): PushScheduleDefinition {
       since: { type: 'string' },
       'max-credits': { type: 'string' },
       concurrency: { type: 'string' },
+      lookback: { type: 'string' },
       overlap: { type: 'string' },
       paused: { type: 'boolean', default: false },
       note: { type: 'string' },
@@ -176,6 +192,7 @@ export function parseCreate(argv: string[]): PushScheduleDefinition {
   if (maxCredits !== undefined) definition.maxCredits = maxCredits;
   const concurrency = positiveInt('concurrency', values.concurrency);
   if (concurrency !== undefined) definition.concurrency = concurrency;
+  if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
   if (values.note) definition.note = values.note;
   return definition;
 }
@@ -241,7 +258,108 @@ export async function describePushSchedule(client: Client, name: string): Promis
     skippedOverlap: description.info.numActionsSkippedOverlap,
     running: description.info.runningActions.map((action) => action.workflow.workflowId),
     createdAt: description.info.createdAt.toISOString(),
+    lastRun: push ? ((await readPushState(openStore(push.output), name)).lastRun ?? null) : null,
   };
+}
+
+/** The schedule's push definition (what every run of it is started with). */
+async function pushOf(client: Client, name: string): Promise<ScheduledPushInput> {
+  const description = await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+  const push = (description.action.args as [ScheduledPushInput] | undefined)?.[0];
+  if (!push) throw new UsageError(`schedule "${name}" carries no push definition`);
+  return push;
+}
+
+/** Starts one run of the schedule's push outside its timing: now, as a full refresh, or for a past window. */
+export async function startPushRun(
+  client: Client,
+  name: string,
+  options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
+): Promise<{ workflowId: string; result: () => Promise<PushResult> }> {
+  const push = await pushOf(client, name);
+  const at = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000).toISOString();
+  const workflowId = options.window
+    ? `${scheduleIdOf(name)}-${backfillRunId(options.window)}`
+    : `${scheduleIdOf(name)}-run-${at.replace('.000Z', 'Z')}`;
+  const input: ScheduledPushInput = {
+    ...push,
+    runAt: at,
+    ...(options.fullRefresh ? { fullRefresh: true } : {}),
+    ...(options.window ? { window: options.window } : {}),
+  };
+  const handle = await client.workflow.start('scheduledPush', {
+    workflowId,
+    taskQueue: push.taskQueue ?? 'signal-kit',
+    args: [input],
+  });
+  return { workflowId, result: () => handle.result() as Promise<PushResult> };
+}
+
+/** A run's result as the command prints it, with the exit code of its status (a failed run's partial result too). */
+async function waitForRun(result: () => Promise<PushResult>): Promise<WithExit> {
+  try {
+    const value = await result();
+    return new WithExit(value, EXIT[value.status === 'running' ? 'failed' : value.status]);
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    const details = (error.cause as { details?: unknown[] } | undefined)?.details?.[0];
+    return new WithExit(details ?? { error: error.cause?.message ?? error.message }, EXIT.failed);
+  }
+}
+
+/** What `schedule state` shows: the watermarks in summary (or per domain), the remembered signals, the last run. */
+export async function pushState(
+  client: Client,
+  name: string,
+  options: { output?: string; domains?: string[]; all?: boolean },
+): Promise<Record<string, unknown>> {
+  const output = options.output ?? (await pushOf(client, name)).output;
+  const state = await readPushState(openStore(output), name);
+  const times = [...state.marks.values()].sort();
+  const view: Record<string, unknown> = {
+    name,
+    state: openStore(output).urlOf(watermarksKey(name)),
+    committedBy: state.runId,
+    domains: state.marks.size,
+    watermarks: new Set(times).size,
+    oldest: times[0] ?? null,
+    newest: times.at(-1) ?? null,
+    remembering: state.pushed.size,
+    lastRun: state.lastRun ?? null,
+  };
+  const wanted = options.all ? [...state.marks.keys(), ...state.pushed.keys()] : (options.domains ?? []);
+  if (wanted.length > 0) {
+    view['perDomain'] = Object.fromEntries(
+      [...new Set(wanted)]
+        .sort()
+        .map((domain) => [
+          domain,
+          { watermark: state.marks.get(domain) ?? null, pushedAboveWatermark: state.pushed.get(domain)?.length ?? 0 },
+        ]),
+    );
+  }
+  return view;
+}
+
+/** Forgets watermarks (all, or of `domains`); refused while a run of the schedule is in progress. */
+export async function resetPush(
+  client: Client,
+  name: string,
+  options: { output?: string; domains?: string[] },
+): Promise<Record<string, unknown>> {
+  let output = options.output;
+  try {
+    const details = await describePushSchedule(client, name);
+    if (details.running.length > 0) {
+      throw new UsageError(`schedule "${name}" has a run in progress (${details.running.join(', ')}); wait or pause`);
+    }
+    output ??= details.push?.output;
+  } catch (error) {
+    if (!(error instanceof UsageError) || output === undefined || /in progress/.test(error.message)) throw error;
+  }
+  if (output === undefined) throw new UsageError(`--output is required: schedule "${name}" has no output`);
+  const reset = await resetPushState(openStore(output), name, options.domains);
+  return { name, reset: options.domains ?? 'all', ...reset };
 }
 
 export async function pausePushSchedule(client: Client, name: string, note?: string): Promise<void> {
@@ -261,17 +379,6 @@ export async function triggerPushSchedule(
   const handle = client.schedule.getHandle(scheduleIdOf(name));
   const policy = overlap ?? (await known(name, () => handle.describe())).policies.overlap;
   await known(name, () => handle.trigger(policy));
-}
-
-/** Takes the runs the schedule would have taken between `from` and `to`, one after another by default. */
-export async function backfillPushSchedule(
-  client: Client,
-  name: string,
-  from: Date,
-  to: Date,
-  overlap: ScheduleOverlapPolicy = ScheduleOverlapPolicy.BUFFER_ALL,
-): Promise<void> {
-  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).backfill({ start: from, end: to, overlap }));
 }
 
 export async function deletePushSchedule(client: Client, name: string): Promise<void> {
@@ -328,6 +435,10 @@ export async function runScheduleCommand(argv: string[], deps: ScheduleCommandDe
   const client = deps.client ?? (await connectClient(temporal));
   try {
     const result = await action(client, temporal);
+    if (result instanceof WithExit) {
+      print(JSON.stringify(result.value, null, 2));
+      return result.code;
+    }
     print(JSON.stringify(result, null, 2));
     return 0;
   } finally {
@@ -336,6 +447,16 @@ export async function runScheduleCommand(argv: string[], deps: ScheduleCommandDe
 }
 
 type Action = (client: Client, temporal: TemporalConfig) => Promise<unknown>;
+
+/** What a subcommand printed and the exit code it chose (a run waited for exits like a job). */
+class WithExit {
+  readonly value: unknown;
+  readonly code: number;
+  constructor(value: unknown, code: number) {
+    this.value = value;
+    this.code = code;
+  }
+}
 
 /** Parses a subcommand completely (every flag checked) before anything is sent to the server. */
 export function parseSubcommand(sub: string, argv: string[]): Action {
@@ -359,6 +480,11 @@ export function parseSubcommand(sub: string, argv: string[]): Action {
       overlap: { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
+      wait: { type: 'boolean' },
+      'full-refresh': { type: 'boolean' },
+      domain: { type: 'string', multiple: true },
+      domains: { type: 'boolean' },
+      output: { type: 'string' },
     },
   });
   const name = pushName(undefined, positionals[0], sub);
@@ -391,16 +517,43 @@ export function parseSubcommand(sub: string, argv: string[]): Action {
         return { name, triggered: true };
       };
     }
-    case 'backfill': {
-      allow(['overlap', 'from', 'to']);
-      const from = new Date(isoDate('from', required('from', values.from))!);
-      const to = new Date(isoDate('to', required('to', values.to))!);
-      if (to.getTime() <= from.getTime()) throw new UsageError('--to must be later than --from');
-      const overlap = parseOverlap('overlap', values.overlap);
+    case 'run': {
+      allow(['wait', 'full-refresh']);
       return async (client) => {
-        await backfillPushSchedule(client, name, from, to, overlap);
-        return { name, backfill: { from: from.toISOString(), to: to.toISOString() } };
+        const started = await startPushRun(client, name, { fullRefresh: values['full-refresh'] === true });
+        if (values.wait) return waitForRun(started.result);
+        return { name, workflowId: started.workflowId, fullRefresh: values['full-refresh'] === true };
       };
+    }
+    case 'backfill': {
+      allow(['from', 'to', 'wait']);
+      const from = isoDate('from', required('from', values.from))!;
+      const to = isoDate('to', required('to', values.to))!;
+      if (Date.parse(to) <= Date.parse(from)) throw new UsageError('--to must be later than --from');
+      return async (client) => {
+        const started = await startPushRun(client, name, { window: { from, to } });
+        if (values.wait) return waitForRun(started.result);
+        return { name, backfill: { from, to }, workflowId: started.workflowId };
+      };
+    }
+    case 'state': {
+      allow(['domain', 'domains', 'output']);
+      const output = values.output === undefined ? undefined : locationUrl('output', values.output);
+      return (client) =>
+        pushState(client, name, {
+          ...(output ? { output } : {}),
+          ...(values.domain ? { domains: values.domain.map((d) => d.trim().toLowerCase()) } : {}),
+          ...(values.domains ? { all: true } : {}),
+        });
+    }
+    case 'reset': {
+      allow(['domain', 'output']);
+      const output = values.output === undefined ? undefined : locationUrl('output', values.output);
+      return (client) =>
+        resetPush(client, name, {
+          ...(output ? { output } : {}),
+          ...(values.domain ? { domains: values.domain.map((d) => d.trim().toLowerCase()) } : {}),
+        });
     }
     case 'delete':
       allow([]);

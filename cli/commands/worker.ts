@@ -3,7 +3,7 @@ import { startWorker } from '../../workers/worker.ts';
 import { installWorkerLogging } from '../logging.ts';
 
 /** `worker`: hosts the workflows and activities until SIGINT or SIGTERM, then drains and exits 0. */
-export async function runWorkerCommand(): Promise<number> {
+export async function runWorkerCommand(_argv: string[] = []): Promise<number> {
   installWorkerLogging();
   const config = parseWorkerConfig();
   const bundlePath = process.env['SIGNAL_KIT_WORKFLOW_BUNDLE'];

@@ -9,7 +9,7 @@ const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
  * Turns what a CRM holds in a "website" field into the bare host the API joins on: lower case, no scheme,
  * credentials, `www.`, port, path, query or trailing dot; internationalized names in punycode.
  */
-export function normalizeDomain(raw: unknown): Normalized {
+export function domainFromWebsite(raw: unknown): Normalized {
   if (typeof raw !== 'string') return { ok: false, reason: raw == null ? 'empty' : `not a string (${typeof raw})` };
   let host = raw.trim().toLowerCase();
   if (host === '') return { ok: false, reason: 'empty' };

@@ -11,6 +11,7 @@
  * ```
  */
 import type { z } from 'zod';
+import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../webhooks/events.ts';
 import { SignalApiError, UnexpectedResponseError, ValidationError } from './errors.ts';
 import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
@@ -24,7 +25,6 @@ import {
   normalizeIntentExport,
   normalizeLegacyEnrich,
   normalizeSignal,
-  normalizeSignalEvent,
   normalizeSignalTypes,
   normalizeStats,
   normalizeTopicsPage,
@@ -40,7 +40,6 @@ import {
   ContactSearchSchema,
   IntentExportSchema,
   LegacyEnrichSchema,
-  SignalEventSchema,
   SignalSchema,
   SignalTypesSchema,
   StatsSchema,
@@ -78,7 +77,6 @@ import type {
   SearchContactsParams,
   SearchTopicsParams,
   SignalClientOptions,
-  SignalEvent,
   SignalResult,
   SignalTypesResult,
   StatsResult,
@@ -143,9 +141,9 @@ function pathId(id: unknown, field: string): string {
 }
 
 /** Parses and normalizes a delivered webhook body (spec 6), e.g. in a receiver after verifying its signature. */
-export function parseSignalEvent(payload: unknown): SignalEvent {
+export function parseSignalEvent(payload: unknown): SignalCreatedEvent {
   const json = typeof payload === 'string' ? safeJson(payload) : payload;
-  const parsed = SignalEventSchema.safeParse(json);
+  const parsed = SignalCreatedEventSchema.safeParse(json);
   if (!parsed.success) {
     throw new ValidationError({
       status: 0,
@@ -153,7 +151,7 @@ export function parseSignalEvent(payload: unknown): SignalEvent {
       message: `webhook event does not have the signal.created shape: ${describeIssues(parsed.error)}`,
     });
   }
-  return normalizeSignalEvent(parsed.data);
+  return parsed.data;
 }
 
 function safeJson(text: string): unknown {

@@ -1,3 +1,4 @@
+export type { SignalCreatedEvent } from '../webhooks/events.ts';
 export { parseSignalEvent, SignalClient } from './client.ts';
 export type { SignalApiErrorInit } from './errors.ts';
 export {
@@ -15,5 +16,5 @@ export {
 } from './errors.ts';
 export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, parseRetryAfter, type RequestPacing } from './http.ts';
 export * from './limits.ts';
-export { absoluteLinkedinUrl, normalizeDomain, toIsoUtc } from './normalize.ts';
+export { absoluteLinkedinUrl, normalizeDomain, parseDateTime, toIsoUtc } from './scalars.ts';
 export type * from './types.ts';

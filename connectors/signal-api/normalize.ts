@@ -9,6 +9,7 @@
  * - optional company fields: absent when unknown (null is dropped), except `description`, which may be null;
  * - unknown fields: kept as sent. Type-specific `data` is kept as sent.
  */
+import { absoluteLinkedinUrl, normalizeDomain, toIsoUtc } from './scalars.ts';
 import type {
   BulkEnrichIn,
   BuyerIntentContactIn,
@@ -23,7 +24,6 @@ import type {
   EmailVerificationIn,
   IntentExportIn,
   LegacyEnrichIn,
-  SignalEventIn,
   SignalIn,
   SignalTypesIn,
   StatsIn,
@@ -51,7 +51,6 @@ import type {
   IntentExport,
   LegacyCompanyEnrichBody,
   Signal,
-  SignalEvent,
   SignalTypeInfo,
   SignalTypesBody,
   StatsBody,
@@ -61,57 +60,10 @@ import type {
   Webhook,
 } from './types.ts';
 
-// ─── scalars ─────────────────────────────────────────────────────────────────────────────────────────────────
-
-const NO_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
-
-/** Epoch milliseconds of an ISO 8601 string (any offset; none means UTC) or of epoch ms/s; undefined if invalid. */
-export function parseDateTime(value: unknown): number | undefined {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.getTime();
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return undefined;
-    return value < 1e11 ? value * 1000 : value; // epoch seconds (before 5138) or epoch ms
-  }
-  if (typeof value !== 'string') return undefined;
-  const s = value.trim();
-  if (s === '') return undefined;
-  const ms = Date.parse(NO_OFFSET.test(s) ? `${s.replace(' ', 'T')}Z` : s);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
-/**
- * `YYYY-MM-DDTHH:MM:SS[.mmm]Z` whose day exists in every month and whose hour is below 24: already the canonical
- * form (but for `.000`), so no Date is needed. Every signal's `detected_at` takes this path in bulk answers.
- */
-const CANONICAL_UTC = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{3})?Z$/;
-
-/** ISO 8601 UTC with `Z`. Throws on a value that is not a date-time. */
-export function toIsoUtc(value: unknown): string {
-  if (typeof value === 'string') {
-    const canonical = CANONICAL_UTC.exec(value);
-    if (canonical) return canonical[4] ? value : `${value.slice(0, -1)}.000Z`;
-  }
-  const ms = parseDateTime(value);
-  if (ms === undefined) throw new TypeError(`not a date-time: ${String(value)}`);
-  return new Date(ms).toISOString();
-}
+// ─── helpers ─────────────────────────────────────────────────────────────────────────────────────────────────
 
 function isoOrNull(value: string | number | null | undefined): string | null {
   return value === null || value === undefined ? null : toIsoUtc(value);
-}
-
-/** Trimmed, lower case. */
-export function normalizeDomain(domain: string): string {
-  return domain.trim().toLowerCase();
-}
-
-/** `https://www.linkedin.com` + a relative path; absolute URLs unchanged; a missing scheme gets `https://`. */
-export function absoluteLinkedinUrl(url: string): string {
-  const u = url.trim();
-  if (/^https?:\/\//i.test(u)) return u;
-  if (/^(www\.)?linkedin\.com(\/|$)/i.test(u)) return `https://${u.startsWith('www.') ? u : `www.${u}`}`;
-  if (u.startsWith('//')) return `https:${u}`;
-  return `https://www.linkedin.com${u.startsWith('/') ? '' : '/'}${u}`;
 }
 
 function setIfPresent<T extends object, K extends string>(target: T, key: K, value: unknown): void {
@@ -497,21 +449,4 @@ export function normalizeWebhook(x: WebhookIn): Webhook {
   if (created_at !== null && created_at !== undefined) out.created_at = toIsoUtc(created_at);
   if (id !== undefined && webhook_id !== undefined) out['id'] = id;
   return Object.assign(out, rest);
-}
-
-export function normalizeSignalEvent(x: SignalEventIn): SignalEvent {
-  const { event, signal, webhook_id, delivered_at, ...rest } = x;
-  const { id, type, company, title, detected_at, source, data, ...s } = signal;
-  const summary = typeof data?.['summary'] === 'string' ? (data['summary'] as string) : '';
-  const outSignal: SignalEvent['signal'] = {
-    id,
-    type,
-    company: { ...company, name: company.name ?? '', domain: normalizeDomain(company.domain) },
-    title: title && title.trim() !== '' ? title : summary,
-    detected_at: toIsoUtc(detected_at),
-    data: { ...(data ?? {}) },
-    ...s,
-  };
-  if (source !== null && source !== undefined) outSignal.source = source;
-  return { event, signal: outSignal, webhook_id, delivered_at: toIsoUtc(delivered_at), ...rest };
 }

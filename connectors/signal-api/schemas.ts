@@ -7,21 +7,7 @@
  * made from these parses in `normalize.ts`.
  */
 import { z } from 'zod';
-import { parseDateTime } from './normalize.ts';
-
-/** A number, also when sent as a numeric string. */
-export const num = z.preprocess(
-  (v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v),
-  z.number(),
-);
-
-/** A date-time as an ISO 8601 string (any offset, with or without milliseconds) or epoch milliseconds. */
-export const dateTime = z
-  .union([z.string(), z.number()])
-  .refine((v) => parseDateTime(v) !== undefined, { message: 'not a date-time' });
-
-/** An id sent as a string or a number. */
-const id = z.union([z.string().min(1), z.number()]).transform((v) => String(v));
+import { dateTime, id, num } from './scalars.ts';
 
 const strings = z.array(z.string());
 const optString = z.string().nullish();
@@ -302,21 +288,6 @@ export const WebhookTestSchema = z.looseObject({
   attempts: optNum,
 });
 
-export const SignalEventSchema = z.looseObject({
-  event: z.string(),
-  signal: z.looseObject({
-    id: id,
-    type: z.string(),
-    company: z.looseObject({ name: optString, domain: z.string() }),
-    title: optString,
-    detected_at: dateTime,
-    source: optString,
-    data: z.looseObject({}).nullish(),
-  }),
-  webhook_id: z.string(),
-  delivered_at: dateTime,
-});
-
 // ─── errors ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -367,5 +338,4 @@ export type WebhookIn = z.output<typeof WebhookSchema>;
 export type WebhookListIn = z.output<typeof WebhookListSchema>;
 export type WebhookDeleteIn = z.output<typeof WebhookDeleteSchema>;
 export type WebhookTestIn = z.output<typeof WebhookTestSchema>;
-export type SignalEventIn = z.output<typeof SignalEventSchema>;
 export type ErrorBodyIn = z.output<typeof ErrorBodySchema>;

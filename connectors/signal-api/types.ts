@@ -477,24 +477,6 @@ export type WebhookListResult = WithMeta<WebhookListBody>;
 export type WebhookDeleteResult = WithMeta<WebhookDeleteBody>;
 export type WebhookTestResult = WithMeta<WebhookTestBody>;
 
-/** A delivered `signal.created` event (spec 6), normalized. */
-export interface SignalEvent {
-  event: string;
-  signal: {
-    id: string;
-    type: string;
-    company: { name: string; domain: string; [key: string]: unknown };
-    title: string;
-    detected_at: string;
-    source?: string;
-    data: Record<string, unknown>;
-    [key: string]: unknown;
-  };
-  webhook_id: string;
-  delivered_at: string;
-  [key: string]: unknown;
-}
-
 // ─── request arguments ──────────────────────────────────────────────────────────────────────────────────────────
 
 export interface EnrichCompanyParams {

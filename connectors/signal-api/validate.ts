@@ -10,7 +10,7 @@ import {
   MAX_SIGNALS_PER_CALL,
   TOPIC_ID_PATTERN,
 } from './limits.ts';
-import { parseDateTime } from './normalize.ts';
+import { parseDateTime } from './scalars.ts';
 import type { DateInput } from './types.ts';
 
 function isInteger(v: unknown): v is number {

@@ -1,65 +1,71 @@
 /**
- * The `signal.created` webhook event (spec section 6), parsed tolerantly: unknown fields are kept at every level,
- * optional fields may be absent, `detected_at` may use `Z` or an offset with or without milliseconds, the signal id
- * may be `sig_<hex>` or a UUID. `normalizeSignalEvent` writes the one form the kit emits (UTC `Z` timestamps,
- * lower-case domains).
+ * The `signal.created` webhook event (spec section 6): the one model of it, used by the client's `parseSignalEvent`
+ * and by the webhook receiver, so both give the same event for the same body.
+ *
+ * Tolerant in: unknown fields kept at every level, optional fields absent or null, `detected_at` and
+ * `delivered_at` with `Z` or an offset, with or without milliseconds, the signal id `sig_<hex>` or a UUID (a
+ * number is read as its string). Strict out (the schema's output): timestamps ISO 8601 UTC
+ * (`2026-03-01T12:00:00.000Z`), the company's domain lower case and its name '' when absent, `title` falling back
+ * to `data.summary` when empty, `data` always an object, `source`, `webhook_id` and `delivered_at` absent when
+ * unknown.
  */
 import { z } from 'zod';
+import { isoDateTime, normalizeDomain, signalId, withUnknownFields } from '../signal-api/scalars.ts';
 
 export const SIGNAL_CREATED = 'signal.created';
 
-/** Characters a signal id may hold: it becomes part of a workflow id (`signal-<id>`) and of object keys. */
-export const SIGNAL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
+const EventCompanySchema = z
+  .looseObject({ name: z.string().nullish(), domain: z.string().min(1) })
+  .transform(({ name, domain, ...rest }) =>
+    withUnknownFields({ name: name ?? '', domain: normalizeDomain(domain) }, rest),
+  );
 
-const datetime = z.iso.datetime({ offset: true, local: false });
+const EventSignalSchema = z
+  .looseObject({
+    id: signalId,
+    type: z.string().min(1),
+    company: EventCompanySchema,
+    title: z.string().nullish(),
+    detected_at: isoDateTime,
+    source: z.string().nullish(),
+    data: z.looseObject({}).nullish(),
+  })
+  .transform(({ id, type, company, title, detected_at, source, data, ...rest }) => {
+    const summary = typeof data?.['summary'] === 'string' ? data['summary'] : '';
+    const known = {
+      id,
+      type,
+      company,
+      title: title && title.trim() !== '' ? title : summary,
+      detected_at,
+      ...(source === null || source === undefined ? {} : { source }),
+      data: { ...data } as Record<string, unknown>,
+    };
+    return withUnknownFields(known, rest);
+  });
 
-export const SignalCompanySchema = z.looseObject({
-  name: z.string().nullish(),
-  domain: z.string().min(1),
-});
+/** A delivered `signal.created` event; its output is the normalized event the kit hands on. */
+export const SignalCreatedEventSchema = z
+  .looseObject({
+    event: z.literal(SIGNAL_CREATED),
+    signal: EventSignalSchema,
+    webhook_id: z.string().nullish(),
+    delivered_at: isoDateTime.nullish(),
+  })
+  .transform(({ event, signal, webhook_id, delivered_at, ...rest }) => {
+    const known = {
+      event,
+      signal,
+      ...(webhook_id === null || webhook_id === undefined ? {} : { webhook_id }),
+      ...(delivered_at === null || delivered_at === undefined ? {} : { delivered_at }),
+    };
+    return withUnknownFields(known, rest);
+  });
 
-export const EventSignalSchema = z.looseObject({
-  id: z.string().regex(SIGNAL_ID_PATTERN, 'must be 1..200 characters of letters, digits, _ . : -'),
-  type: z.string().min(1),
-  company: SignalCompanySchema,
-  title: z.string().nullish(),
-  detected_at: datetime,
-  source: z.string().nullish(),
-  data: z.looseObject({}).nullish(),
-});
-
-export const SignalCreatedEventSchema = z.looseObject({
-  event: z.literal(SIGNAL_CREATED),
-  signal: EventSignalSchema,
-  webhook_id: z.string().nullish(),
-  delivered_at: datetime.nullish(),
-});
+export type SignalCreatedEvent = z.output<typeof SignalCreatedEventSchema>;
 
 /** Any event: only `event` is required, so kinds other than `signal.created` can be recognised and skipped. */
 export const AnyEventSchema = z.looseObject({ event: z.string().min(1) });
-
-export type SignalCreatedEvent = z.infer<typeof SignalCreatedEventSchema>;
-
-/** `2026-03-01T12:00:00.000+00:00` → `2026-03-01T12:00:00Z` (milliseconds kept only when not zero). */
-export function toUtcZ(value: string): string {
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) return value;
-  const iso = new Date(ms).toISOString();
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
-}
-
-/** The normalized form the kit writes: timestamps in UTC `Z`, lower-case domain; every other field unchanged. */
-export function normalizeSignalEvent(event: SignalCreatedEvent): SignalCreatedEvent {
-  return {
-    ...event,
-    signal: {
-      ...event.signal,
-      company: { ...event.signal.company, domain: event.signal.company.domain.trim().toLowerCase() },
-      detected_at: toUtcZ(event.signal.detected_at),
-    },
-    ...(event.delivered_at ? { delivered_at: toUtcZ(event.delivered_at) } : {}),
-  };
-}
 
 /** The workflow id of the durable workflow that handles one signal. */
 export function signalWorkflowId(signalId: string): string {

@@ -81,6 +81,16 @@ function enrichOne(store: DataStore, domain: string, body: z.infer<typeof enrich
   };
 }
 
+/** The filters of an enrich request, for the call record. */
+function filterSummary(body: z.infer<typeof enrichSchema>): Record<string, unknown> {
+  return {
+    limit: body.limit ?? DEFAULT_ENRICH_LIMIT,
+    detected_after: body.detected_after === undefined ? null : isoZ(body.detected_after),
+    signal_types: body.signal_types ?? null,
+    signal_subtypes: body.signal_subtypes ?? null,
+  };
+}
+
 function enrich(req: ApiRequest, store: DataStore) {
   const body = parse(enrichSchema, req.body);
   let domain: string;
@@ -103,6 +113,7 @@ function enrich(req: ApiRequest, store: DataStore) {
   const out = enrichOne(store, domain, body, req.now);
   if (!out) throw notFound(`no company found for ${domain}`);
   req.charge(out.credits);
+  req.note({ domain, ...filterSummary(body) }, { signals: out.body.signals.length });
   return { body: out.body };
 }
 
@@ -146,6 +157,7 @@ function enrichBulk(req: ApiRequest, store: DataStore) {
   const seen = new Set<string>();
   const results: unknown[] = [];
   const summary = { requested: 0, ok: 0, not_found: 0, error: 0, signals: 0 };
+  const signalsPerDomain: Record<string, number> = {};
   let credits = 0;
   for (const raw of body.domains) {
     const key = raw.trim().toLowerCase();
@@ -170,10 +182,12 @@ function enrichBulk(req: ApiRequest, store: DataStore) {
     }
     summary.ok++;
     summary.signals += out.body.signals.length;
+    signalsPerDomain[domain] = out.body.signals.length;
     credits += out.credits;
     results.push({ domain: raw, status: 'ok', ...out.body });
   }
   req.charge(credits);
+  req.note({ domains: [...seen], ...filterSummary(body) }, { ...summary, signalsPerDomain });
   return { body: { results, summary } };
 }
 

@@ -20,10 +20,12 @@ function single(req: ApiRequest, seed: number, faults: Faults) {
   const email = normalizeEmail(raw);
   if (!isValidEmail(email)) throw validationError('email', 'not a valid email address');
   if (faults.verifyUpstreamFails(req.seq, email)) {
+    req.note({ emails: [email] }, { verified: 0, upstream_failures: [email] });
     throw new ApiError(502, 'upstream_failure', `the verification upstream failed for ${email}; not charged`);
   }
   const result = verifyEmail(seed, email, req.now);
   req.charge(result.result === 'unknown' ? 0 : 1);
+  req.note({ emails: [email] }, { verified: 1, [result.result]: 1, upstream_failures: [] });
   return { body: { result } };
 }
 
@@ -59,6 +61,11 @@ function bulk(req: ApiRequest, seed: number, faults: Faults) {
     if (v.result !== 'unknown') credits++;
   }
   req.charge(credits);
+  const upstream_failures = errors.filter((e) => e.code === 'upstream_failure').map((e) => e.email);
+  req.note(
+    { emails: [...seen] },
+    { verified: summary.total, ...summary, invalid: errors.length - upstream_failures.length, upstream_failures },
+  );
   return { body: { verifications, summary, errors, validated_at: iso(req.now) } };
 }
 

@@ -13,6 +13,7 @@ import {
 } from '../data/intent.ts';
 import { TOPIC_COUNT, TOPIC_ID_FORMAT, type Topic, topic, topicNumber } from '../data/topics.ts';
 import { notFound, validationError } from '../errors.ts';
+import type { ExportPlan, ExportService } from '../exports.ts';
 import { hashString, hex8 } from '../random.ts';
 import type { DataStore } from '../store.ts';
 import { boundedInt, lowerSet, parse, queryInt, queryObject } from '../validation.ts';
@@ -158,6 +159,24 @@ function topics(req: ApiRequest, store: DataStore) {
   return { body: { topics: out, next_cursor: next } };
 }
 
+export interface ExportQuote {
+  topics: number[];
+  limit: number | undefined;
+  plan: ExportPlan;
+  rowCount: number;
+  /** The flat rate per distinct topic, or 0 when the export has no rows. */
+  credits: number;
+}
+
+/** What an export request will hold and cost (422 for a bad request), before anything is charged. */
+export function quoteExport(exports: ExportService, rawBody: unknown): ExportQuote {
+  const body = parse(exportSchema, objectBody(rawBody));
+  const topics = topicNumbers(body.topic_ids);
+  const plan = exports.plan(topics, intentFilter(body), body.limit);
+  const credits = plan.rowCount > 0 ? EXPORT_CREDITS_PER_TOPIC * topics.length : 0;
+  return { topics, limit: body.limit, plan, rowCount: plan.rowCount, credits };
+}
+
 export const intentRoutes: Route[] = [
   { method: 'POST', path: '/v1/buyer-intent/contacts', handler: (req, ctx) => contacts(req, ctx.store) },
   { method: 'GET', path: '/v1/buyer-intent/topics', handler: (req, ctx) => topics(req, ctx.store) },
@@ -165,10 +184,11 @@ export const intentRoutes: Route[] = [
     method: 'POST',
     path: '/v1/buyer-intent/contacts/export',
     handler: (req, ctx) => {
-      const body = parse(exportSchema, objectBody(req.body));
-      const numbers = topicNumbers(body.topic_ids);
-      req.charge(EXPORT_CREDITS_PER_TOPIC * numbers.length);
-      const job = ctx.exports.submit(req.account, numbers, intentFilter(body), body.limit, req.now);
+      const quote = quoteExport(ctx.exports, req.body);
+      // Spec 7: a call that returns no results is never charged, so an export with no rows is free.
+      req.charge(quote.credits);
+      const job = ctx.exports.submit(req.account, quote.topics, quote.plan, req.now);
+      req.note({ topic_ids: job.topicIds, limit: quote.limit ?? null }, { export_id: job.id, row_count: job.rowCount });
       return { status: 202, body: ctx.exports.view(job, req.now, ctx.baseUrl()) };
     },
   },
@@ -178,7 +198,9 @@ export const intentRoutes: Route[] = [
     handler: (req, ctx) => {
       const job = ctx.exports.get(req.params['id']!, req.account);
       if (!job) throw notFound(`no export ${req.params['id']}`);
-      return { body: ctx.exports.view(job, req.now, ctx.baseUrl()) };
+      const view = ctx.exports.view(job, req.now, ctx.baseUrl());
+      req.note({ export_id: job.id }, { status: view.status, row_count: view.row_count ?? null });
+      return { body: view };
     },
   },
   {

@@ -141,7 +141,20 @@ describe('signal-kit job commands', () => {
       '--wait',
     ]);
     expect(result.code, result.stderr).toBe(3);
-    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'budget_exhausted' });
+    const job = JSON.parse(result.stdout) as JobResult;
+    expect(job).toMatchObject({ status: 'budget_exhausted' });
+    // The budget bought work, and the message says what was spent and what to run next.
+    expect(job.counts.ok + job.counts.not_found).toBeGreaterThan(0);
+    expect(result.stderr).toContain(`credit budget reached: ${job.credits} of 450 credits charged`);
+    expect(result.stderr).toMatch(/run the same command with a higher --max-credits to continue/);
+  });
+
+  it('a budget that cannot pay for one domain at its worst is refused before anything runs, naming --limit', async () => {
+    const marks = env.sandbox.ledger.entries.length;
+    const result = await cli(['enrich', '--input', 'crm.csv', '--output', 'out', '--max-credits', '600', '--wait']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--max-credits 600 cannot pay for one domain at its worst.*Add --limit 300 or lower/);
+    expect(env.sandbox.ledger.entries.length).toBe(marks);
   });
 
   it('bad flags and settings are refused with exit 2 and a message naming them', async () => {

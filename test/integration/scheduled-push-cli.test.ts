@@ -58,7 +58,7 @@ describe('signal-kit schedule against a real Temporal server', () => {
     }
   };
 
-  it('creates, lists, describes, pauses, unpauses, triggers, backfills and deletes a push schedule', async () => {
+  it('creates, lists, describes, pauses, unpauses, triggers, runs, shows and resets state, backfills and deletes a push schedule', async () => {
     const output = pathToFileURL(join(dir, 'out')).href;
     const watchlist = pathToFileURL(join(dir, 'watchlist.csv')).href;
     const created = await cli(
@@ -139,31 +139,62 @@ describe('signal-kit schedule against a real Temporal server', () => {
     expect(manifest.counts.signals).toBe(triggered.signals);
     expect(manifest.details).toMatchObject({ filters: { signal_types: ['news', 'hiring-trends'] } });
 
-    // Backfill: the run the schedule would have taken at 2026-01-10T00:00Z, keyed by that time. The service shows
-    // nothing newer than the watermarks, so it writes no signal and is charged nothing.
-    const backfilled = await cli(
-      'backfill',
-      'nightly',
-      '--from',
-      '2026-01-09T12:00:00Z',
-      '--to',
-      '2026-01-10T12:00:00Z',
-    );
-    expect(backfilled.out).toEqual({
+    // State: every domain's watermark and the last run, as committed by the triggered run.
+    const state = await cli<Record<string, unknown>>('state', 'nightly', '--domain', 'sched-co1.com');
+    expect(state.out).toMatchObject({
       name: 'nightly',
-      backfill: { from: '2026-01-09T12:00:00.000Z', to: '2026-01-10T12:00:00.000Z' },
+      committedBy: triggered.runId,
+      lastRun: { run_id: triggered.runId, status: 'completed', signals: triggered.signals },
+      perDomain: { 'sched-co1.com': { pushedAboveWatermark: 0 } },
     });
-    const ledgerBeforeBackfill = env.sandbox.ledger.total();
-    const past = await resultOf(`${scheduleIdOf('nightly')}-2026-01-10T00:00:00Z`);
-    expect(past).toMatchObject({
+    expect((await cli<PushScheduleDetails>('describe', 'nightly')).out.lastRun).toMatchObject({
+      run_id: triggered.runId,
+    });
+
+    // A run now, waited for: nothing is new at the same clock, so it pays nothing and exits 0.
+    const mark = env.sandbox.truth.lastCall();
+    const again = await cli<PushResult>('run', 'nightly', '--wait');
+    expect(again.code).toBe(0);
+    expect(again.out).toMatchObject({ status: 'completed', signals: 0, credits: 0 });
+    expect(env.sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich/bulk' })).toHaveLength(1);
+
+    // Reset one domain: the next full run pushes exactly that domain's signals again.
+    expect((await cli('reset', 'nightly', '--domain', 'sched-co1.com')).out).toMatchObject({ removed: 1 });
+    const refetched = await cli<PushResult>('run', 'nightly', '--wait');
+    const co1 = env.sandbox.truth.companySignals(['sched-co1.com'], { signal_types: ['news', 'hiring-trends'] })[0]!;
+    expect(refetched.out.signals).toBe(co1.signals.length);
+
+    // Backfill a past window: the signals detected in [from, to) for the watchlist, in their own partition, with
+    // what the calls returned after `to` paid for and reported as overlap; the watermarks are not touched.
+    const marksBefore = await store.readText('nightly/_watermarks.json');
+    const from = '2026-01-09T12:00:00.000Z';
+    const to = '2026-01-10T12:00:00.000Z';
+    const before = env.sandbox.ledger.total();
+    const backfilled = await cli<PushResult>('backfill', 'nightly', '--from', from, '--to', to, '--wait');
+    expect(backfilled.code).toBe(0);
+    const domains = Array.from({ length: 12 }, (_, i) => `sched-co${i}.com`);
+    const filters = { signal_types: ['news', 'hiring-trends'] };
+    const inWindow = env.sandbox.truth
+      .companySignals(domains, { ...filters, detected_after: from, detected_before: to })
+      .flatMap((t) => t.signals.map((s) => s.signal_id));
+    const afterFrom = env.sandbox.truth
+      .companySignals(domains, { ...filters, detected_after: from })
+      .reduce((n, t) => n + t.signals.length, 0);
+    expect(inWindow.length).toBeGreaterThan(0);
+    expect(backfilled.out).toMatchObject({
       status: 'completed',
-      runId: '20260110T000000Z',
-      dt: '2026-01-10',
-      signals: 0,
-      credits: 0,
+      runId: 'backfill-20260109T120000Z-20260110T120000Z',
+      dt: '2026-01-09',
+      signals: inWindow.length,
+      credits: 2 * afterFrom,
+      overlapCredits: 2 * (afterFrom - inWindow.length),
     });
-    expect(env.sandbox.ledger.total()).toBe(ledgerBeforeBackfill);
-    expect(await store.exists('nightly/signals/dt=2026-01-10/run-20260110T000000Z/_manifest.json')).toBe(true);
+    expect(env.sandbox.ledger.total() - before).toBe(2 * afterFrom);
+    const windowManifest = JSON.parse(
+      await store.readText(`nightly/signals/dt=2026-01-09/run-${backfilled.out.runId}/_manifest.json`),
+    ) as PushManifest;
+    expect(windowManifest).toMatchObject({ mode: 'backfill', window: { from, to }, watermarks: { committed: false } });
+    expect(await store.readText('nightly/_watermarks.json')).toBe(marksBefore);
 
     expect((await cli('delete', 'nightly')).out).toEqual({ name: 'nightly', deleted: true });
     expect((await cli<PushScheduleInfo[]>('list')).out.map((s) => s.name)).not.toContain('nightly');

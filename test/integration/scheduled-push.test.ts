@@ -6,7 +6,6 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planKey, pushBatchKey, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushBatch, PushManifest, PushResult } from '../../activities/push/types.ts';
-import { SignalClient } from '../../connectors/signal-api/client.ts';
 import { openStore, type Store } from '../../connectors/storage/index.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
@@ -99,19 +98,19 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
     expect(run1.lines.every((l) => domains.includes(l.domain))).toBe(true);
     expect(run1.lines.every((l) => Date.parse(l.detected_at) <= now)).toBe(true);
 
-    // The watermark of each domain is the newest detected_at this run wrote for it, committed after the manifest.
+    // Every domain's watermark is the newest signal of the bulk call that answered it (one call: one watermark),
+    // committed after the manifest.
     const marks1 = await readMarks(store, 'crm');
     expect(marks1.run_id).toBe(first.runId);
-    const newest = new Map<string, number>();
-    for (const l of run1.lines) newest.set(l.domain, Math.max(newest.get(l.domain) ?? 0, Date.parse(l.detected_at)));
-    expect(Object.keys(marks1.domains).sort()).toEqual([...newest.keys()].sort());
-    for (const [domain, at] of newest) expect(Date.parse(marks1.domains[domain]!)).toBe(at);
+    const newest = Math.max(...run1.lines.map((l) => Date.parse(l.detected_at)));
+    const found = env.sandbox.truth.companySignals(domains).filter((t) => t.status !== 'invalid');
+    expect(Object.keys(marks1.domains).sort()).toEqual(found.map((t) => t.domain).sort());
+    for (const at of Object.values(marks1.domains)) expect(Date.parse(at)).toBe(newest);
 
     // The service's clock moves on: new signals appear.
     now += 45 * DAY;
     const before2 = env.sandbox.ledger.total();
-    const entries2 = env.sandbox.ledger.entries.length;
-    // Small windows per workflow run: the run continues as new several times and keeps its run id.
+    const mark2 = env.sandbox.truth.lastCall();
     const second = await run('push-crm-2', {
       ...push,
       runAt: '2026-04-15T06:00:00Z',
@@ -121,48 +120,33 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
     const charged2 = env.sandbox.ledger.total() - before2;
     expect(second).toMatchObject({ status: 'completed', runId: '20260415T060000Z', dt: '2026-04-15' });
     const run2 = await readRun(store, second);
-    const executions: string[] = [];
-    for await (const execution of env.client.workflow.list({ query: `WorkflowId = 'push-crm-2'` })) {
-      executions.push(execution.runId);
-    }
-    expect(executions.length).toBeGreaterThanOrEqual(4); // 33 or so bulk calls, 10 per workflow run
 
-    // Requested only after the watermarks: every bulk call of run 2 carried its domains' exact watermark.
+    // One bulk call for the 40 domains (ceil(40 / 100)), asking from their shared watermark.
+    const calls2 = env.sandbox.truth.calls({ after: mark2, path: '/v1/companies/enrich/bulk' });
+    expect(calls2).toHaveLength(1);
+    expect(Date.parse(String(calls2[0]?.asked?.['detected_after']))).toBe(newest);
     const run2Ref = { name: 'crm', output, runId: second.runId, date: second.dt };
     const plan = JSON.parse(await store.readText(planKey(run2Ref))) as { batches: number; watermarksFrom: string };
-    expect(plan.watermarksFrom).toBe(first.runId);
-    for (let i = 0; i < plan.batches; i++) {
-      const batch = JSON.parse(await store.readText(pushBatchKey(run2Ref, i))) as PushBatch;
-      for (const domain of batch.domains) expect(batch.detected_after).toBe(marks1.domains[domain] ?? null);
-    }
-    // Wrote only new signals: after the domain's watermark, none of them already pushed.
-    expect(run2.lines.length).toBeGreaterThan(0);
-    const pushed1 = new Set(run1.lines.map((l) => l.signal_id));
-    for (const l of run2.lines) {
-      expect(pushed1.has(l.signal_id)).toBe(false);
-      const mark = marks1.domains[l.domain];
-      if (mark) expect(Date.parse(l.detected_at)).toBeGreaterThan(Date.parse(mark));
-    }
-    // Paid only for them.
-    expect(charged2).toBe(2 * run2.lines.length);
+    expect(plan).toMatchObject({ batches: 1, watermarksFrom: first.runId });
+    const batch = JSON.parse(await store.readText(pushBatchKey(run2Ref, 0))) as PushBatch;
+    expect(Date.parse(batch.detected_after ?? '')).toBe(newest);
+
+    // Wrote exactly the signals detected since run 1's clock, none of them already pushed, and paid only for them.
+    const window = { detected_after: Date.UTC(2026, 2, 1, 6) };
+    const expected2 = env.sandbox.truth
+      .companySignals(domains, window)
+      .flatMap((t) => t.signals.map((s) => s.signal_id));
+    expect(run2.lines.map((l) => l.signal_id).sort()).toEqual(expected2.sort());
+    expect(charged2).toBe(2 * expected2.length);
     expect(second.credits).toBe(charged2);
     expect(run2.manifest.credits_charged).toBe(charged2);
-    expect(env.sandbox.ledger.entries.length - entries2).toBeLessThanOrEqual(plan.batches);
+    expect(run2.manifest.overlap).toEqual({ signals: 0, credits: 0 });
 
-    // Nothing was missed: the two runs together are exactly what the service shows now.
-    const client = new SignalClient({ baseUrl: env.sandbox.url, apiKey: 'sk_test_1', retry: false });
-    try {
-      const all = new Set<string>();
-      for (let i = 0; i < domains.length; i += 100) {
-        const response = await client.enrichCompanies({ domains: domains.slice(i, i + 100), limit: 500 });
-        for (const r of response.results) if (r.status === 'ok') for (const s of r.signals) all.add(s.signal_id);
-      }
-      const pushed = [...run1.lines, ...run2.lines].map((l) => l.signal_id);
-      expect(new Set(pushed).size).toBe(pushed.length);
-      expect(new Set(pushed)).toEqual(all);
-    } finally {
-      await client.close();
-    }
+    // Nothing was missed: the two runs together are every signal the service shows now, each once.
+    const all = env.sandbox.truth.companySignals(domains).flatMap((t) => t.signals.map((s) => s.signal_id));
+    const pushed = [...run1.lines, ...run2.lines].map((l) => l.signal_id);
+    expect(new Set(pushed).size).toBe(pushed.length);
+    expect(pushed.sort()).toEqual(all.sort());
 
     const marks2 = await readMarks(store, 'crm');
     expect(marks2.run_id).toBe(second.runId);

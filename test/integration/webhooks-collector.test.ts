@@ -29,11 +29,7 @@ import {
   type WebhookDeliveryConfig,
   webhookDeliveryConfig,
 } from '../../connectors/webhooks/destinations.ts';
-import {
-  normalizeSignalEvent,
-  type SignalCreatedEvent,
-  SignalCreatedEventSchema,
-} from '../../connectors/webhooks/events.ts';
+import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-collector.ts';
 import type { deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
 import { type DevStackWith, s3ClientFor, startDevStack } from '../stack/index.ts';
@@ -41,22 +37,20 @@ import { type DevStackWith, s3ClientFor, startDevStack } from '../stack/index.ts
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
 
 function makeEvent(): SignalCreatedEvent {
-  return normalizeSignalEvent(
-    SignalCreatedEventSchema.parse({
-      event: 'signal.created',
-      signal: {
-        id: randomUUID(),
-        type: 'hiring-trends',
-        company: { name: 'Acme', domain: 'acme.com' },
-        title: 'Acme is hiring',
-        detected_at: '2026-03-01T12:00:00Z',
-        source: 'jobs',
-        data: { summary: 'hiring', trending_titles: ['SRE'] },
-      },
-      webhook_id: 'wh_test',
-      delivered_at: '2026-03-01T12:00:01Z',
-    }),
-  );
+  return SignalCreatedEventSchema.parse({
+    event: 'signal.created',
+    signal: {
+      id: randomUUID(),
+      type: 'hiring-trends',
+      company: { name: 'Acme', domain: 'acme.com' },
+      title: 'Acme is hiring',
+      detected_at: '2026-03-01T12:00:00Z',
+      source: 'jobs',
+      data: { summary: 'hiring', trending_titles: ['SRE'] },
+    },
+    webhook_id: 'wh_test',
+    delivered_at: '2026-03-01T12:00:01Z',
+  });
 }
 
 describe('bucket collector (Temporal)', () => {

@@ -31,11 +31,7 @@ import {
   type DestinationRef,
   webhookDeliveryConfig,
 } from '../../connectors/webhooks/destinations.ts';
-import {
-  normalizeSignalEvent,
-  type SignalCreatedEvent,
-  SignalCreatedEventSchema,
-} from '../../connectors/webhooks/events.ts';
+import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import type { Resolver } from '../../connectors/webhooks/safe-dispatcher.ts';
 import { generateWebhookSecret, signWebhook } from '../../connectors/webhooks/signature.ts';
 import { startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../../workers/webhook-receiver/index.ts';
@@ -146,22 +142,20 @@ class Endpoint {
 const FAST = { delaysMs: [0, 200, 200, 200], jitterRatio: 0 };
 
 function makeEvent(type = 'news'): SignalCreatedEvent {
-  return normalizeSignalEvent(
-    SignalCreatedEventSchema.parse({
-      event: 'signal.created',
-      signal: {
-        id: randomUUID(),
-        type,
-        company: { name: 'Acme', domain: 'acme.com' },
-        title: 'Acme does something',
-        detected_at: '2026-03-01T12:00:00.000+00:00',
-        source: 'news',
-        data: { summary: 'something happened' },
-      },
-      webhook_id: 'wh_test',
-      delivered_at: new Date().toISOString(),
-    }),
-  );
+  return SignalCreatedEventSchema.parse({
+    event: 'signal.created',
+    signal: {
+      id: randomUUID(),
+      type,
+      company: { name: 'Acme', domain: 'acme.com' },
+      title: 'Acme does something',
+      detected_at: '2026-03-01T12:00:00.000+00:00',
+      source: 'news',
+      data: { summary: 'something happened' },
+    },
+    webhook_id: 'wh_test',
+    delivered_at: new Date().toISOString(),
+  });
 }
 
 describe('webhook delivery (Temporal)', () => {

@@ -24,7 +24,6 @@ import type { AddressInfo } from 'node:net';
 import {
   AnyEventSchema,
   firstProblem,
-  normalizeSignalEvent,
   SIGNAL_CREATED,
   type SignalCreatedEvent,
   SignalCreatedEventSchema,
@@ -339,7 +338,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
         const p = firstProblem(parsed.error);
         throw new Rejection(422, 'validation_error', `${p.field}: ${p.message}`, p.field);
       }
-      const event = normalizeSignalEvent(parsed.data);
+      const event = parsed.data;
       const signalId = event.signal.id;
       const webhookId = req.headers['webhook-id'];
       const ctx: EnqueueContext = { receivedAt: now(), ...(typeof webhookId === 'string' ? { webhookId } : {}) };

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalClient, UnexpectedResponseError } from '../../../connectors/signal-api/index.ts';
-import { absoluteLinkedinUrl, parseDateTime, toIsoUtc } from '../../../connectors/signal-api/normalize.ts';
 import { enrichBody, sendJson, startTestServer, type TestServer } from './server.ts';
 
 let server: TestServer;
@@ -365,24 +364,5 @@ describe('other results', () => {
     bodies.set('/v1/signals/types', [{ signal_type: 'news', subtypes: ['companyNews', { name: 'acquires' }] }]);
     const r = await client.listSignalTypes();
     expect(r.types).toEqual([{ signal_type: 'news', subtypes: ['companyNews', 'acquires'] }]);
-  });
-});
-
-describe('scalars', () => {
-  it('reads date-times in every admitted form', () => {
-    expect(toIsoUtc('2026-03-01T12:00:00Z')).toBe('2026-03-01T12:00:00.000Z');
-    expect(toIsoUtc('2026-03-01T12:00:00.000+00:00')).toBe('2026-03-01T12:00:00.000Z');
-    expect(toIsoUtc('2026-03-01T12:00:00.123456+00:00')).toBe('2026-03-01T12:00:00.123Z');
-    expect(toIsoUtc('2026-03-01T12:00:00')).toBe('2026-03-01T12:00:00.000Z'); // no offset: UTC, not local
-    expect(toIsoUtc('2026-03-01 12:00:00')).toBe('2026-03-01T12:00:00.000Z');
-    expect(toIsoUtc(1772366400000)).toBe('2026-03-01T12:00:00.000Z');
-    expect(parseDateTime('yesterday')).toBeUndefined();
-  });
-
-  it('makes LinkedIn URLs absolute', () => {
-    expect(absoluteLinkedinUrl('/company/acme')).toBe('https://www.linkedin.com/company/acme');
-    expect(absoluteLinkedinUrl('company/acme')).toBe('https://www.linkedin.com/company/acme');
-    expect(absoluteLinkedinUrl('linkedin.com/company/acme')).toBe('https://www.linkedin.com/company/acme');
-    expect(absoluteLinkedinUrl('https://www.linkedin.com/in/ada')).toBe('https://www.linkedin.com/in/ada');
   });
 });

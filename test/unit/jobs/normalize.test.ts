@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeDomain } from '../../../connectors/normalize/domain.ts';
+import { domainFromWebsite } from '../../../connectors/normalize/domain.ts';
 import { normalizeEmail } from '../../../connectors/normalize/email.ts';
 
-describe('normalizeDomain', () => {
+describe('domainFromWebsite', () => {
   it.each([
     ['acme.com', 'acme.com'],
     ['  ACME.com ', 'acme.com'],
@@ -14,7 +14,7 @@ describe('normalizeDomain', () => {
     ['Bücher.de', 'xn--bcher-kva.de'],
     ['https://münchen.de/', 'xn--mnchen-3ya.de'],
   ])('%j becomes %j', (raw, expected) => {
-    expect(normalizeDomain(raw)).toEqual({ ok: true, value: expected });
+    expect(domainFromWebsite(raw)).toEqual({ ok: true, value: expected });
   });
 
   it.each([
@@ -29,7 +29,7 @@ describe('normalizeDomain', () => {
     ['-acme.com', 'not a valid host name'],
     ['acme.c0m', 'not a valid top-level domain'],
   ])('%j is invalid (%s)', (raw, reason) => {
-    const result = normalizeDomain(raw);
+    const result = domainFromWebsite(raw);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).toBe(reason);
   });

@@ -52,7 +52,18 @@ function fakeClient(answer: (params: EnrichCompaniesParams) => BulkEnrichItem[] 
   return { client: client as unknown as SignalClient, calls };
 }
 
-async function setup(batch: Omit<PushBatch, 'index'>): Promise<{ store: Store; run: PushRunRef }> {
+const at = (domains: string[], start: string | null) => domains.map((domain) => ({ domain, start, through: start }));
+
+async function setup(
+  shape: { detected_after: string | null; domains: string[] },
+  limit = 50,
+): Promise<{ store: Store; run: PushRunRef }> {
+  const batch: Omit<PushBatch, 'index'> = {
+    round: 0,
+    detected_after: shape.detected_after,
+    limit,
+    domains: at(shape.domains, shape.detected_after),
+  };
   const dir = join(root, `out-${count++}`);
   const store = openStore(dir);
   const run: PushRunRef = { name: 'p', output: store.url, runId: '20260301T120000Z', date: '2026-03-01' };
@@ -73,44 +84,92 @@ async function partLines(store: Store, key: string): Promise<Record<string, unkn
 describe('collect', () => {
   const batch: PushBatch = {
     index: 3,
+    round: 0,
     detected_after: '2026-03-01T00:00:00.000Z',
-    domains: ['a.com', 'b.com', 'c.com', 'd.com', 'e.com'],
+    limit: 3,
+    domains: [
+      ...at(['a.com', 'b.com', 'c.com', 'd.com', 'e.com'], '2026-03-01T00:00:00.000Z'),
+      { domain: 'f.com', start: '2026-03-04T00:00:00.000Z', through: '2026-03-04T00:00:00.000Z' },
+      {
+        domain: 'g.com',
+        start: '2026-03-01T00:00:00.000Z',
+        through: '2026-03-01T00:00:00.000Z',
+        pushed: [['sig_g1', '2026-03-02T00:00:00Z']],
+      },
+    ],
   };
 
-  it('writes one line per signal after the watermark, with its domain, and marks each domain with its newest', () => {
-    const { lines, record } = collect(
-      batch,
-      [
-        ok('a.com', [
-          signal('a2', '2026-03-05T00:00:00Z'),
-          signal('a1', '2026-03-02T00:00:00Z'),
-          signal('a0', '2026-03-01T00:00:00Z'),
-        ]),
-        ok('B.com', []),
-        { domain: 'c.com', status: 'not_found' },
-        { domain: 'd.com', status: 'error', error: { code: 'invalid_domain', message: 'no' } },
-      ],
-      2,
-    );
-    // a0 is at the watermark (an inclusive `detected_after` would return it): not written again.
-    expect(lines.map((line) => [line.domain, line.signal_id])).toEqual([
-      ['a.com', 'sig_a2'],
-      ['a.com', 'sig_a1'],
+  it('writes each signal a domain needs once, counts the rest as overlap, and gives the call newest time to all', () => {
+    const { lines, record } = collect(batch, [
+      ok('a.com', [signal('a1', '2026-03-02T00:00:00Z'), signal('a0', '2026-03-01T00:00:00Z')]),
+      ok('B.com', []),
+      { domain: 'c.com', status: 'not_found' },
+      { domain: 'd.com', status: 'error', error: { code: 'invalid_domain', message: 'no' } },
+      // f.com shares the call from an older start: what it pushed before its own start is paid again and dropped.
+      ok('f.com', [signal('f2', '2026-03-05T00:00:00Z'), signal('f1', '2026-03-03T00:00:00Z')]),
+      // g.com pushed g1 in a call that left it behind: it comes back, is dropped, and g2 is new.
+      ok('g.com', [signal('g2', '2026-03-06T00:00:00Z'), signal('g1', '2026-03-02T00:00:00Z')]),
     ]);
-    expect(record.marks).toEqual({ 'a.com': '2026-03-05T00:00:00Z' });
-    expect(record.truncated).toEqual(['a.com']);
-    expect(record.counts).toMatchObject({ lines: 2, ok: 2, not_found: 1, error: 2 });
+    // a0 is at the start (an inclusive `detected_after` would return it): not written again.
+    expect(lines.map((line) => [line.domain, line.signal_id])).toEqual([
+      ['a.com', 'sig_a1'],
+      ['f.com', 'sig_f2'],
+      ['g.com', 'sig_g2'],
+    ]);
+    expect(record.overlap).toEqual({ signals: 3, credits: 6 });
+    const newest = '2026-03-06T00:00:00.000Z';
+    expect(record.domains).toEqual({
+      'a.com': { through: newest, pushed: [] },
+      'b.com': { through: newest, pushed: [] },
+      'c.com': { through: newest, pushed: [] },
+      'f.com': { through: newest, pushed: [] },
+      'g.com': { through: newest, pushed: [] },
+    });
+    expect(record.counts).toMatchObject({ lines: 3, ok: 4, not_found: 1, error: 2 });
     expect(record.errors.map((e) => [e.domain, e.code])).toEqual([
       ['d.com', 'invalid_domain'],
       ['e.com', 'missing_result'],
     ]);
+  });
+
+  it('leaves a domain that filled the limit behind, remembering what it pushed; at 500 the rest is unreachable', () => {
+    const three = [
+      signal('a3', '2026-03-05T00:00:00Z'),
+      signal('a2', '2026-03-04T00:00:00Z'),
+      signal('a1', '2026-03-03T00:00:00Z'),
+    ];
+    const small = collect(batch, [ok('a.com', three)]);
+    expect(small.record.domains['a.com']).toEqual({
+      through: null,
+      behind: true,
+      pushed: three.map((s) => [s.signal_id, s.detected_at]),
+    });
+    // The coverage says exactly how many exist: all three were returned, so nothing is behind.
+    const counted = collect(batch, [{ ...ok('a.com', three), coverage: { total_after_filters: 3 } }]);
+    expect(counted.record.domains['a.com']).toEqual({ through: '2026-03-05T00:00:00.000Z', pushed: [] });
+
+    const max = collect({ ...batch, limit: 500 }, [{ ...ok('a.com', three), coverage: { total_after_filters: 710 } }]);
+    expect(max.record.domains['a.com']).toEqual({ through: '2026-03-05T00:00:00.000Z', pushed: [], missing: 707 });
+  });
+
+  it('keeps a backfill to its window and remembers signals inside the lookback window', () => {
+    const window = collect({ ...batch, before: '2026-03-04T00:00:00.000Z' }, [
+      ok('a.com', [signal('a2', '2026-03-04T00:00:00Z'), signal('a1', '2026-03-03T00:00:00Z')]),
+    ]);
+    expect(window.lines.map((line) => line.signal_id)).toEqual(['sig_a1']);
+    expect(window.record.overlap.signals).toBe(1);
+
+    const lookback = collect({ ...batch, lookback_ms: 36 * 3_600_000 }, [
+      ok('a.com', [signal('a2', '2026-03-04T00:00:00Z'), signal('a1', '2026-03-02T00:00:00Z')]),
+    ]);
+    expect(lookback.record.domains['a.com']?.pushed).toEqual([['sig_a2', '2026-03-04T00:00:00Z']]);
   });
 });
 
 describe('fetchPushBatch', () => {
   const filters = { limit: 50, signal_types: ['news'] };
 
-  it('asks once with the batch watermark and no client retries, then answers from its record', async () => {
+  it('asks once with the batch start and limit and no client retries, then answers from its record', async () => {
     const { store, run } = await setup({ detected_after: '2026-03-01T00:00:00.000Z', domains: ['a.com', 'b.com'] });
     const { client, calls } = fakeClient(() => [ok('a.com', [signal('1', '2026-03-02T00:00:00Z')]), ok('b.com', [])]);
     const first = await fetchPushBatch(client, store, { run, index: 0, filters });
@@ -141,11 +200,11 @@ describe('fetchPushBatch', () => {
     await fetchPushBatch(client, store, { run, index: 0, filters });
     expect(await store.exists(pushPartKey(run, 0))).toBe(false);
     const record = await readBatchRecord(store, run, 0);
-    expect(record).toMatchObject({ index: 0, detected_after: null, marks: {}, failed: false });
+    expect(record).toMatchObject({ index: 0, detected_after: null, domains: { 'a.com': { through: null } } });
     expect(record?.part).toBeUndefined();
   });
 
-  it('rebuilds the record of a part written before a crash without calling the API again', async () => {
+  it('records a batch whose answer and part were saved before a crash without calling the API again', async () => {
     const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
     const { client, calls } = fakeClient(() => [
       ok('a.com', [signal('2', '2026-03-03T00:00:00Z'), signal('1', '2026-03-02T00:00:00Z')]),
@@ -158,7 +217,7 @@ describe('fetchPushBatch', () => {
     expect(calls).toHaveLength(1);
     expect(retried).toMatchObject({ reused: true, counts: { lines: 3, credits: 6 } });
     const rebuilt = await readBatchRecord(store, run, 0);
-    expect(rebuilt?.marks).toEqual(original?.marks);
+    expect(rebuilt?.domains).toEqual(original?.domains);
     expect(rebuilt?.part).toEqual(original?.part);
   });
 

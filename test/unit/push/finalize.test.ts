@@ -7,7 +7,7 @@ import { finalizePushRun } from '../../../activities/push/finalize.ts';
 import { planKey, pushBatchKey, pushManifestKey, watermarksKey } from '../../../activities/push/layout.ts';
 import type { StoredPlan } from '../../../activities/push/plan.ts';
 import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
-import { commitWatermarks, readWatermarks } from '../../../activities/push/watermarks.ts';
+import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
 import { openStore, type Store } from '../../../connectors/storage/index.ts';
@@ -56,7 +56,7 @@ const client = {
 describe('finalizePushRun', () => {
   it('publishes the manifest before the watermarks, and a failed batch leaves its domains where they were', async () => {
     const { store, writes } = recording(openStore(join(root, 'one')));
-    await commitWatermarks(store, 'p', 'r0', new Map([['c.com', '2026-03-01T00:00:00.000Z']]));
+    await commitPushState(store, 'p', 'r0', new Map([['c.com', { through: '2026-03-01T00:00:00.000Z', pushed: [] }]]));
     const run: PushRunRef = { name: 'p', output: store.url, runId: '20260306T000000Z', date: '2026-03-06' };
     const plan: StoredPlan = {
       rows: 3,
@@ -65,6 +65,7 @@ describe('finalizePushRun', () => {
       invalid: 0,
       batches: 2,
       groups: 2,
+      mixed: 0,
       watermarksFrom: 'r0',
       watchlist: 'file:///w.csv',
       since: null,
@@ -74,11 +75,23 @@ describe('finalizePushRun', () => {
     await store.writeText(planKey(run), JSON.stringify(plan));
     await store.writeText(
       pushBatchKey(run, 0),
-      JSON.stringify({ index: 0, detected_after: null, domains: ['a.com', 'b.com'] }),
+      JSON.stringify({
+        index: 0,
+        round: 0,
+        detected_after: null,
+        limit: 500,
+        domains: ['a.com', 'b.com'].map((domain) => ({ domain, start: null, through: null })),
+      }),
     );
     await store.writeText(
       pushBatchKey(run, 1),
-      JSON.stringify({ index: 1, detected_after: '2026-03-01T00:00:00.000Z', domains: ['c.com'] }),
+      JSON.stringify({
+        index: 1,
+        round: 0,
+        detected_after: '2026-03-01T00:00:00.000Z',
+        limit: 500,
+        domains: [{ domain: 'c.com', start: '2026-03-01T00:00:00.000Z', through: '2026-03-01T00:00:00.000Z' }],
+      }),
     );
     await fetchPushBatch(client, store, { run, index: 0, filters: { limit: 500 } });
     await recordFailedPushBatch(store, { run, index: 1, message: 'service unavailable' });
@@ -90,6 +103,7 @@ describe('finalizePushRun', () => {
       status: 'completed',
       startedAt: '2026-03-06T00:00:00.000Z',
       scheduledAt: '2026-03-06T00:00:00.000Z',
+      rounds: [],
     });
     expect(writes).toEqual([pushManifestKey(run), watermarksKey('p')]);
     expect(result).toMatchObject({
@@ -110,7 +124,7 @@ describe('finalizePushRun', () => {
       watermarks: { from_run: 'r0', domains_advanced: 2 },
     });
     expect(manifest.errors).toEqual([{ domain: 'c.com', code: 'batch_failed', message: 'service unavailable' }]);
-    const marks = await readWatermarks(store, 'p');
+    const marks = await readPushState(store, 'p');
     expect(Object.fromEntries(marks.marks)).toEqual({
       'a.com': '2026-03-05T00:00:00.000Z',
       'b.com': '2026-03-05T00:00:00.000Z',

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../../activities/push/layout.ts';
-import { commitWatermarks, readWatermarks } from '../../../activities/push/watermarks.ts';
+import type { DomainOutcome } from '../../../activities/push/types.ts';
+import { commitPushState, readPushState, resetPushState } from '../../../activities/push/watermarks.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-watermarks-'));
@@ -11,12 +12,23 @@ let count = 0;
 const freshStore = () => openStore(join(root, `store-${count++}`));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const marks = (entries: Record<string, string>) => new Map(Object.entries(entries));
+const marks = (entries: Record<string, string>) =>
+  new Map(
+    Object.entries(entries).map(([domain, through]): [string, DomainOutcome] => [domain, { through, pushed: [] }]),
+  );
+const commitWatermarks = (
+  store: ReturnType<typeof freshStore>,
+  name: string,
+  runId: string,
+  outcomes: Map<string, DomainOutcome>,
+  shardSize?: number,
+) => commitPushState(store, name, runId, outcomes, shardSize ? { shardSize } : {});
+const readWatermarks = readPushState;
 
 describe('watermarks', () => {
   it('start empty and keep, per domain, the later of the stored and the committed time', async () => {
     const store = freshStore();
-    expect(await readWatermarks(store, 'p')).toEqual({ marks: new Map(), runId: null });
+    expect(await readWatermarks(store, 'p')).toEqual({ marks: new Map(), pushed: new Map(), runId: null });
 
     const first = await commitWatermarks(
       store,
@@ -42,18 +54,42 @@ describe('watermarks', () => {
     });
   });
 
-  it('does not rewrite the file when nothing advances', async () => {
+  it('keeps pushed signals per domain, and a reset forgets one domain or all of them', async () => {
     const store = freshStore();
-    await commitWatermarks(store, 'p', 'r1', marks({ 'a.com': '2026-03-01T10:00:00Z' }));
-    const before = await store.readText(watermarksKey('p'));
-    const again = await commitWatermarks(store, 'p', 'r2', marks({ 'a.com': '2026-03-01T10:00:00.000Z' }));
-    expect(again.advanced).toBe(0);
-    expect(await store.readText(watermarksKey('p'))).toBe(before);
+    const outcomes = marks({ 'a.com': '2026-03-01T10:00:00Z', 'b.com': '2026-03-01T10:00:00Z' });
+    outcomes.set('c.com', { through: null, behind: true, pushed: [['sig_1', '2026-03-02T00:00:00Z']] });
+    const lastRun = {
+      run_id: 'r1',
+      status: 'completed_with_errors',
+      mode: 'incremental',
+      manifest: 'm',
+      finished_at: 'f',
+      signals: 1,
+      credits: 2,
+      overlap_credits: 0,
+      calls: 1,
+      incomplete: 1,
+      incomplete_domains: ['c.com'],
+    };
+    await commitPushState(store, 'p', 'r1', outcomes, { lastRun });
+    const read = await readPushState(store, 'p');
+    expect(read.pushed.get('c.com')).toEqual([['sig_1', '2026-03-02T00:00:00Z']]);
+    expect(read.marks.has('c.com')).toBe(false);
+    expect(read.lastRun).toEqual(lastRun);
+
+    expect(await resetPushState(store, 'p', ['a.com', 'c.com', 'x.com'])).toEqual({ removed: 1, remaining: 1 });
+    const after = await readPushState(store, 'p');
+    expect([...after.marks.keys()]).toEqual(['b.com']);
+    expect(after.pushed.size).toBe(0);
+    expect(after.lastRun).toEqual(lastRun);
+    expect(await resetPushState(store, 'p')).toEqual({ removed: 1, remaining: 0 });
+    expect((await readPushState(store, 'p')).marks.size).toBe(0);
   });
 
   it('shards a large set behind one pointer and removes shards no commit uses any more', async () => {
     const store = freshStore();
-    const many = (n: number, at: string) => new Map(Array.from({ length: n }, (_, i) => [`d${i}.com`, at]));
+    const many = (n: number, at: string) =>
+      marks(Object.fromEntries(Array.from({ length: n }, (_, i) => [`d${i}.com`, at])));
     await commitWatermarks(store, 'big', 'r1', many(25, '2026-03-01T00:00:00Z'), 10);
     const pointer = JSON.parse(await store.readText(watermarksKey('big'))) as { shards: string[]; domains?: unknown };
     expect(pointer.shards).toHaveLength(3);

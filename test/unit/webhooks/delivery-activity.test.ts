@@ -17,7 +17,7 @@ import {
   webhookDeliveryConfig,
   webhookDeliveryConfigFromEnv,
 } from '../../../connectors/webhooks/destinations.ts';
-import { normalizeSignalEvent, SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
+import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
 
 const secret = generateWebhookSecret();
@@ -69,17 +69,15 @@ function activities(extra: { timeout_ms?: number } = {}) {
   return createWebhookDeliveryActivities({ config, openStore });
 }
 
-const event = normalizeSignalEvent(
-  SignalCreatedEventSchema.parse({
-    event: 'signal.created',
-    signal: {
-      id: 'sig_abc',
-      type: 'news',
-      company: { domain: 'acme.com' },
-      detected_at: '2026-03-01T12:00:00Z',
-    },
-  }),
-);
+const event = SignalCreatedEventSchema.parse({
+  event: 'signal.created',
+  signal: {
+    id: 'sig_abc',
+    type: 'news',
+    company: { domain: 'acme.com' },
+    detected_at: '2026-03-01T12:00:00Z',
+  },
+});
 
 async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
   try {

@@ -117,7 +117,7 @@ describe('webhook receiver: accepted events', () => {
     expect(got.ctx.webhookId).toBe('msg_test');
     expect(got.ctx.receivedAt).toBeInstanceOf(Date);
     expect(got.event.signal.company.domain).toBe('acme.com');
-    expect(got.event.signal.detected_at).toBe('2026-03-01T12:00:00Z');
+    expect(got.event.signal.detected_at).toBe('2026-03-01T12:00:00.000Z');
     expect(got.event['extra_top_field']).toEqual({ nested: true });
     expect(got.event.signal['extra_signal_field']).toBe('kept');
     expect(got.event.signal.company['linkedin_url']).toBe('/company/acme');

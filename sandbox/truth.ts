@@ -1,0 +1,194 @@
+/**
+ * The sandbox as an oracle (README "The oracle"): what exists (signals in a window, each address's verification,
+ * an export's rows and price) computed from the same data and rules the endpoints use, and a record of every call
+ * it answered. Tests compare a job's output and cost with these, never with the kit's own reports.
+ */
+import { isValidDomain, normalizeDomain, resolveCompany } from './data/companies.ts';
+import { isValidEmail, normalizeEmail, type VerificationResult, verifyEmail } from './data/emails.ts';
+import type { ExportService } from './exports.ts';
+import { quoteExport } from './routes/intent.ts';
+import type { DataStore, SignalFilter } from './store.ts';
+import { isoZ, parseIsoDateTime } from './time.ts';
+
+/** What a call asked for and what it gave back, in summary (route-specific fields). */
+export type CallSummary = Record<string, unknown>;
+
+export type CallFault =
+  | 'rate_limited_burst'
+  | 'reset'
+  | 'error'
+  | 'malformed'
+  /** The work was done and charged, then the answer was replaced by a 5xx. */
+  | 'lost_answer_5xx'
+  /** The work was done and charged, then the connection was reset without an answer. */
+  | 'lost_answer_reset'
+  /** An export download cut off part-way. */
+  | 'truncated';
+
+export interface CallRecord {
+  /** Arrival order, from 1; never reused (the record keeps the last CALL_RECORD_CAPACITY calls). */
+  seq: number;
+  /** Monotonic real time (performance.now) at arrival: the time the rate limiter counts with. */
+  realMs: number;
+  /** The sandbox clock at arrival, ISO. */
+  at: string;
+  method: string;
+  path: string;
+  /** Account of the key; undefined for unauthenticated calls and downloads. */
+  account: string | undefined;
+  requestId: string;
+  /** HTTP status sent; null when the socket was destroyed without an answer. */
+  status: number | null;
+  /** Whether the call used a slot of the account rate limit. */
+  rateCounted: boolean;
+  credits: number;
+  fault: CallFault | null;
+  asked: CallSummary | undefined;
+  returned: CallSummary | undefined;
+}
+
+export const CALL_RECORD_CAPACITY = 100_000;
+
+/** The record of calls; the server appends, tests read. */
+export class CallLog {
+  private readonly items: CallRecord[] = [];
+  private seq = 0;
+
+  next(): number {
+    return ++this.seq;
+  }
+
+  push(record: CallRecord): void {
+    this.items.push(record);
+    if (this.items.length > CALL_RECORD_CAPACITY) this.items.splice(0, this.items.length >> 1);
+  }
+
+  /** The sequence number of the last call so far (0 before any); pass it to `since` to see later calls. */
+  get last(): number {
+    return this.seq;
+  }
+
+  /** Calls recorded so far (a copy), optionally only those with `seq > after` and to `path`. */
+  list(filter: { after?: number; path?: string; method?: string } = {}): CallRecord[] {
+    return this.items.filter(
+      (c) =>
+        (filter.after === undefined || c.seq > filter.after) &&
+        (filter.path === undefined || c.path === filter.path) &&
+        (filter.method === undefined || c.method === filter.method),
+    );
+  }
+}
+
+export interface SignalWindow {
+  signal_types?: string[];
+  signal_subtypes?: string[];
+  /** Only signals detected strictly after this time (ISO or epoch ms), as the API's `detected_after`. */
+  detected_after?: string | number;
+  /** Only signals detected strictly before this time (ISO or epoch ms). */
+  detected_before?: string | number;
+  /** Visibility horizon (epoch ms); default the sandbox clock now. */
+  at?: number;
+}
+
+export interface TruthSignal {
+  /** `sig_<hex>`, the enrich form. */
+  signal_id: string;
+  /** UTC, `Z` form. */
+  detected_at: string;
+  signal_type: string;
+  signal_subtype: string;
+}
+
+export interface DomainTruth {
+  /** The input as given. */
+  input: string;
+  /** Trimmed, lower-cased, `www.` and a trailing dot dropped: the form the sandbox compares. */
+  domain: string;
+  status: 'ok' | 'not_found' | 'invalid';
+  /** Visible signals matching the window and filters, newest first (empty unless `ok`). */
+  signals: TruthSignal[];
+}
+
+export interface EmailTruth {
+  input: string;
+  /** Trimmed, lower-cased: the form duplicates are collapsed on. */
+  email: string;
+  valid: boolean;
+  /** The result a successful upstream check gives (undefined when not valid). */
+  result: VerificationResult | undefined;
+  /** What verifying it costs: 1, or 0 for `unknown` and invalid addresses. */
+  credits: number;
+}
+
+export interface ExportTruth {
+  rowCount: number;
+  /** What the submit costs: the flat rate per distinct topic, 0 when the export has no rows. */
+  credits: number;
+}
+
+export interface ExportRequest {
+  topic_ids: string[];
+  email_validated?: boolean;
+  seniority?: string[];
+  department?: string[];
+  has_email?: boolean;
+  has_mobile?: boolean;
+  limit?: number;
+}
+
+function ms(value: string | number | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return value;
+  const parsed = parseIsoDateTime(value);
+  if (parsed === undefined) throw new Error(`truth: ${field} is not an ISO 8601 datetime: ${value}`);
+  return parsed;
+}
+
+export interface TruthDeps {
+  store: DataStore;
+  exports: ExportService;
+  clock: () => number;
+}
+
+/** Signals that exist for `domains` in a window, as enrich would show them with no `limit`. */
+export function companySignals(deps: TruthDeps, domains: string[], window: SignalWindow = {}): DomainTruth[] {
+  const at = window.at ?? deps.clock();
+  const filter: SignalFilter = {};
+  if (window.signal_types?.length) filter.types = new Set(window.signal_types);
+  if (window.signal_subtypes?.length) filter.subtypes = new Set(window.signal_subtypes);
+  const after = ms(window.detected_after, 'detected_after');
+  if (after !== undefined) filter.after = after;
+  const before = ms(window.detected_before, 'detected_before');
+  return domains.map((input) => {
+    const domain = normalizeDomain(input);
+    if (!isValidDomain(domain)) return { input, domain, status: 'invalid', signals: [] };
+    const profile = resolveCompany(deps.store.seed, domain);
+    if (!profile) return { input, domain, status: 'not_found', signals: [] };
+    const { records } = deps.store.signalsOf(profile, filter, Number.POSITIVE_INFINITY, at);
+    const signals = records
+      .filter((r) => before === undefined || r.t < before)
+      .map((r) => ({
+        signal_id: `sig_${r.hex}`,
+        detected_at: isoZ(r.t),
+        signal_type: r.info.type,
+        signal_subtype: r.subtype,
+      }));
+    return { input, domain, status: 'ok', signals };
+  });
+}
+
+/** Each address's verification when the upstream check succeeds (upstream failures are per call, not truth). */
+export function emailVerifications(deps: TruthDeps, emails: string[], at = deps.clock()): EmailTruth[] {
+  return emails.map((input) => {
+    const email = normalizeEmail(input);
+    if (!isValidEmail(email)) return { input, email, valid: false, result: undefined, credits: 0 };
+    const { result } = verifyEmail(deps.store.seed, email, at);
+    return { input, email, valid: true, result, credits: result === 'unknown' ? 0 : 1 };
+  });
+}
+
+/** The rows and price of an export submitted with `request` (topic ids must be in the catalog). */
+export function intentExport(deps: TruthDeps, request: ExportRequest): ExportTruth {
+  const { rowCount, credits } = quoteExport(deps.exports, request);
+  return { rowCount, credits };
+}

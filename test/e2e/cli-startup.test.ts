@@ -1,0 +1,86 @@
+/**
+ * First contact with the command: on a Node older than 22.12 every command prints one line saying so (no stack
+ * trace from a dependency that cannot load there), and `--help` loads no dependency at all (not the Temporal client,
+ * not undici). Both run the compiled entry, as `npx signal-kit` would: built into a directory outside the repo, where
+ * no `node_modules` can be found, so any eager import of a package fails the command.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MINIMUM_NODE, nodeTooOld } from '../../cli/node-version.ts';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+let outDir: string;
+
+async function runEntry(node: string, args: string[]) {
+  try {
+    const { stdout, stderr } = await run(node, [join(outDir, 'cli/main.js'), ...args], { cwd: outDir });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** A Node on this machine older than the minimum: the system's (Debian's) Node, found on PATH or in /usr/bin. */
+function oldNode(): string {
+  const candidates = new Set(['/usr/bin/node', '/bin/node']);
+  try {
+    for (const path of execFileSync('which', ['-a', 'node'], { encoding: 'utf8' }).split('\n')) {
+      if (path.trim()) candidates.add(path.trim());
+    }
+  } catch {}
+  for (const path of candidates) {
+    if (!existsSync(path)) continue;
+    const version = execFileSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+    if (nodeTooOld(version)) return path;
+  }
+  throw new Error(
+    `no Node older than ${MINIMUM_NODE} on this machine to run the check with (looked at ${[...candidates].join(', ')})`,
+  );
+}
+
+describe('signal-kit on first contact', () => {
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'signal-kit-entry-'));
+    await run(
+      process.execPath,
+      [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json'), '--outDir', outDir],
+      {
+        cwd: repo,
+      },
+    );
+  }, 180_000);
+  afterAll(async () => {
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('on an old Node, --help and a job command print one line naming the minimum, exit 2', async () => {
+    const node = oldNode();
+    for (const args of [['--help'], ['enrich', '--input', 'x.csv', '--output', 'out']]) {
+      const result = await runEntry(node, args);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`needs Node ${MINIMUM_NODE} or newer`);
+    }
+  });
+
+  it('--help on a current Node loads no package: it works where node_modules cannot be found', async () => {
+    const result = await runEntry(process.execPath, ['--help']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('signal-kit worker');
+    expect(result.stderr).toBe('');
+    // The same directory fails as soon as a command needs the Temporal client: the check above is not vacuous.
+    const job = await runEntry(process.execPath, ['status', 'some-job']);
+    expect(job.code).toBe(1);
+    expect(job.stderr).toMatch(/Cannot find package '(@temporalio\/[a-z]+|zod|undici)'/);
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * `--max-credits` is a ceiling that still buys work: a budget below one batch's worst case (100 domains × 500
+ * signals × 2 credits) enriches as many domains as it can pay for at their worst, never charges past the budget,
+ * and the same job with a higher budget finishes the rest without paying for anything twice. Compared with the
+ * sandbox's truth (test/promises/oracle.ts), not with what the kit reports.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { readJobOutput } from '../helpers/output.ts';
+import { BULK_DOMAINS, callsTo, chargedSince, enrichIdeal, PATHS } from './oracle.ts';
+
+/** What one domain can cost at its worst without `limit`: 500 signals × 2 credits. */
+const WORST_PER_DOMAIN = 1000;
+
+describe('a credit budget below one batch at its worst', () => {
+  let env: JobEnv;
+  let dir: string;
+  const inputs = Array.from({ length: 300 }, (_, i) => `budget-co${i}.com`);
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 31 } });
+    await env.startWorker();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-budget-'));
+    await writeFile(join(dir, 'crm.csv'), `domain\n${inputs.join('\n')}\n`);
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  const run = (input: BulkEnrichInput): Promise<JobResult> => {
+    const c = env.config();
+    return env.client.workflow.execute('bulkEnrich', {
+      workflowId: `${input.jobId}-${Math.random().toString(36).slice(2, 8)}`,
+      taskQueue: c.taskQueue,
+      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+    });
+  };
+
+  it('does the work it can pay for, stays within the budget, and a higher budget finishes without paying twice', async () => {
+    const ideal = enrichIdeal(env.sandbox, inputs);
+    // The case of the issue: the budget cannot pay for one whole batch at its worst, nor for the whole job, but
+    // for several domains at their worst.
+    const budget = 8_000;
+    expect(budget).toBeLessThan(BULK_DOMAINS * WORST_PER_DOMAIN);
+    expect(ideal.credits).toBeGreaterThan(budget + WORST_PER_DOMAIN);
+
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const job = { jobId: 'small-budget', input: pathToFileURL(join(dir, 'crm.csv')).href, output };
+    const mark = env.sandbox.truth.lastCall();
+    const stopped = await run({ ...job, maxCredits: budget });
+    const spent = chargedSince(env.sandbox, mark);
+
+    expect(stopped.status).toBe('budget_exhausted');
+    expect(spent).toBeLessThanOrEqual(budget);
+    // It went as far as the budget allows: what is left cannot pay for one more domain at its worst.
+    expect(budget - spent).toBeLessThan(WORST_PER_DOMAIN);
+    const first = await readJobOutput(output, job.jobId);
+    expect(first.manifest.credits_charged).toBe(spent);
+    // Every answer paid for is in the output, once, and is the truth.
+    const paidFor = first.lines.filter((line) => line['status'] !== 'invalid');
+    expect(new Set(paidFor.map((line) => line['domain'])).size).toBe(paidFor.length);
+    expect(paidFor.length).toBeGreaterThan(0);
+    let linesCredits = 0;
+    for (const line of paidFor) {
+      const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
+      expect(ids).toEqual(ideal.signalIds.get(String(line['domain'])) ?? []);
+      linesCredits += 2 * ids.length;
+    }
+    expect(linesCredits).toBe(spent);
+
+    const markAgain = env.sandbox.truth.lastCall();
+    const finished = await run({ ...job, maxCredits: 10_000_000 });
+    expect(finished.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(output, job.jobId);
+    const domains = lines.map((line) => String(line['domain']));
+    expect(new Set(domains).size).toBe(domains.length);
+    expect(new Set(domains)).toEqual(new Set(ideal.domains.map((d) => d.domain)));
+    for (const line of lines) {
+      const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
+      expect(ids).toEqual(ideal.signalIds.get(String(line['domain'])) ?? []);
+    }
+    // Paid once in all: the two runs together cost exactly what the spec charges for the distinct domains.
+    expect(spent + chargedSince(env.sandbox, markAgain)).toBe(ideal.credits);
+    expect(manifest.credits_charged).toBe(ideal.credits);
+    // The second run sends only what is left: full batches plus the one the budget stopped inside.
+    const left = inputs.length - paidFor.length;
+    expect(callsTo(env.sandbox, PATHS.enrichBulk, markAgain).length).toBeLessThanOrEqual(
+      Math.ceil(left / BULK_DOMAINS) + 1,
+    );
+  });
+});
