@@ -264,7 +264,9 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
           'median per call: queued in Temporal / running (incl. waiting for its slot)',
           (o) => `${num(o.queuedMs, 0)} ms / ${num(o.runningMs, 0)} ms`,
         ),
-        row('peak RSS of the workers (since their stack started)', (o) => o.workerPeakKb.map((kb) => mib(kb)).join(', ')),
+        row('peak RSS of the workers (since their stack started)', (o) =>
+          o.workerPeakKb.map((kb) => mib(kb)).join(', '),
+        ),
       ],
     },
     metrics: { machine: machine(), domains, batches, rateLimit, windowMs, perMinute, idealMs, concurrency, outcomes },
