@@ -12,6 +12,8 @@ import {
   parseTemporalConfig,
   type TemporalConfig,
 } from '../../workers/config.ts';
+import { runChecks } from '../../workers/health.ts';
+import { temporalAnswers } from '../../workers/temporal-health.ts';
 import {
   type ReceiverAuth,
   type ReceiverLogEntry,
@@ -198,6 +200,7 @@ export async function startWebhookIntake(options: {
       auth,
       allowUnauthenticated: serve.allowUnauthenticated,
       enqueue: temporalEnqueue({ client, taskQueue: temporal.taskQueue }),
+      readiness: () => runChecks({ temporal: () => temporalAnswers(client.connection, temporal.address) }),
       ...(options.log ? { log: options.log } : {}),
     });
     return {

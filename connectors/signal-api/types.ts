@@ -47,8 +47,33 @@ export interface SignalClientOptions {
   dispatcher?: Dispatcher;
   /** Called before each retry wait (for logging and tests). Never given the API key. */
   onRetry?: (event: RetryEvent) => void;
-  /** `User-Agent` header (default `signal-kit`). */
+  /** Called as each attempt is sent (retries included), for metrics and tracing. Never given the API key. */
+  onRequest?: (event: RequestEvent) => void;
+  /** Called when each attempt ends: answered (any status) or failed without an answer (`status` 0, `error`). */
+  onResponse?: (event: ResponseEvent) => void;
+  /** `User-Agent` header (default `signal-kit/<version>`). */
   userAgent?: string;
+}
+
+export interface RequestEvent {
+  method: string;
+  /** The endpoint's path, e.g. `/v1/companies/enrich/bulk`; a download's path without its signed query. */
+  path: string;
+  /** 1 for the first attempt of a call. */
+  attempt: number;
+}
+
+export interface ResponseEvent extends RequestEvent {
+  /** The HTTP status; 0 when no answer came (timeout, reset, refused). */
+  status: number;
+  /** From sending the request to reading the whole answer (for a download: to its headers). */
+  durationMs: number;
+  /** `x-request-id`, when the service sent one. */
+  requestId?: string;
+  /** `x-credits-charged` of a 2xx answer; 0 otherwise. */
+  credits: number;
+  /** The typed error of a failed attempt. */
+  error?: Error;
 }
 
 /** Per-call options, the last argument of every method. */
