@@ -21,8 +21,19 @@ export type JobStart =
   | { workflow: 'verifyEmails'; input: VerifyEmailsInput }
   | { workflow: 'intentExport'; input: IntentExportInput };
 
-/** Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. */
-export const EXIT = { completed: 0, failed: 1, usage: 2, budget_exhausted: 3, completed_with_errors: 4 } as const;
+/**
+ * Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. `running` is the status of
+ * a job not finished yet; `no_worker` says that no worker polls the job's task queues, so it cannot progress.
+ */
+export const EXIT = {
+  completed: 0,
+  failed: 1,
+  usage: 2,
+  budget_exhausted: 3,
+  completed_with_errors: 4,
+  running: 5,
+  no_worker: 6,
+} as const;
 
 /** A stable job id from what the job does, so that the same command run twice is the same job. */
 export function defaultJobId(kind: string, parts: unknown): string {

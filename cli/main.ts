@@ -11,10 +11,12 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
   signal-kit dev                       start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings
   signal-kit worker                    run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...)
   signal-kit enrich --input URL --output URL [--column NAME] [--signal-types a,b] [--signal-subtypes a,b]
-                    [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID] [--wait]
-  signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID] [--wait]
+                    [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID]
+                    [--wait | --dry-run]
+  signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID]
+                    [--wait | --dry-run]
   signal-kit intent-export --topics b2b_1,b2b_2 --output URL [--email-validated] [--seniority Vp,Cxo]
-                    [--department a,b] [--limit N] [--job-id ID] [--wait]
+                    [--department a,b] [--limit N] [--job-id ID] [--wait | --dry-run]
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
   signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
   signal-kit schedule run NAME [--full-refresh] [--wait] | state NAME [--domain D] | reset NAME [--domain D]
@@ -25,7 +27,10 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
   signal-kit status JOB_ID
   signal-kit sandbox [--port N] [--seed N] [--rate-limit N] [--credits N]
 
-Exit codes: 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhausted, 4 completed with failed batches.`;
+--dry-run reads the input and prints rows, distinct, invalid, batches and credits; it starts nothing and calls no API.
+
+Exit codes (--wait and status): 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhausted,
+4 completed with failed batches, 5 still running (status), 6 no worker polls the job's task queues.`;
 
 type Command = (argv: string[]) => Promise<number>;
 

@@ -6,7 +6,7 @@ import { inputFailure } from './failures.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
 import { writePart, zeroCounts } from './parts.ts';
-import type { JobRef, PreparedInput } from './types.ts';
+import type { JobKind, JobRef, PreparedInput } from './types.ts';
 
 export interface PrepareRequest {
   job: JobRef;
@@ -16,7 +16,7 @@ export interface PrepareRequest {
 }
 
 /** Columns (CSV) or fields (JSONL) tried in order when the job names none. */
-const DEFAULT_COLUMNS: Record<string, string[]> = {
+export const DEFAULT_COLUMNS: Record<string, string[]> = {
   enrich: ['domain', 'website', 'url', 'company_domain'],
   'verify-emails': ['email', 'email_address', 'address'],
 };
@@ -35,7 +35,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   const done = await out.stat(preparedKey(job));
   if (done) return JSON.parse(await out.readText(preparedKey(job))) as PreparedInput;
 
-  const normalize = job.kind === 'verify-emails' ? normalizeEmail : domainFromWebsite;
+  const normalize = normalizerFor(job.kind);
   const candidates = request.column ? [request.column] : (DEFAULT_COLUMNS[job.kind] ?? []);
   const seen = new Set<string>();
   let batch: { v: string; row: number; raw: string }[] = [];
@@ -98,7 +98,10 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   return prepared;
 }
 
-function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof domainFromWebsite>) {
+/** How a job's input values are normalized (shared with the dry run's scan). */
+export const normalizerFor = (kind: JobKind) => (kind === 'verify-emails' ? normalizeEmail : domainFromWebsite);
+
+export function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof domainFromWebsite>) {
   if (record.error) return { ok: false as const, reason: record.error };
   const outcome = normalize(record.raw);
   // Bytes that are not UTF-8 were decoded as U+FFFD: say so, rather than "not a valid host name".

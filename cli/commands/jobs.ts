@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { JobResult } from '../../activities/jobs/types.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import { parseTemporalConfig } from '../../workers/config.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
@@ -12,6 +13,7 @@ import {
   jobFailureMessage,
   startJob,
 } from '../jobs.ts';
+import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
 
@@ -19,6 +21,7 @@ const common = {
   output: { type: 'string' },
   'job-id': { type: 'string' },
   wait: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
   compression: { type: 'string' },
   concurrency: { type: 'string' },
 } as const;
@@ -139,13 +142,34 @@ export function parseIntentExport(argv: string[]): JobStart {
   };
 }
 
-/** `enrich`, `verify-emails`, `intent-export`: start the job, and with --wait follow it to its end. */
+/**
+ * `enrich`, `verify-emails`, `intent-export`: start the job, and with --wait follow it to its end (once a worker
+ * polls its queues). With --dry-run: print what it would read and could cost, and start nothing.
+ */
 export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: string[]): Promise<number> {
   const job = parse(argv);
+  if (argv.includes('--dry-run')) {
+    // Loaded only here: the storage SDKs are not needed to start or follow a job.
+    const [{ dryRun }, { openStore }] = await Promise.all([
+      import('../dry-run.ts'),
+      import('../../connectors/storage/index.ts'),
+    ]);
+    console.log(JSON.stringify(await dryRun(job, (url) => openStore(url)), null, 2));
+    return EXIT.completed;
+  }
   const wait = argv.includes('--wait');
   const temporal = parseTemporalConfig();
   const client = await connectClient(temporal);
   try {
+    if (wait) {
+      const missing = await awaitWorkers(client, temporal.namespace, temporal);
+      if (missing.length > 0) {
+        console.error(
+          `signal-kit: ${noWorkerMessage(missing, temporal.namespace, temporal.address)}; nothing was started`,
+        );
+        return EXIT.no_worker;
+      }
+    }
     const handle = await startJob(client, temporal, job);
     if (!wait) {
       console.log(JSON.stringify({ jobId: job.input.jobId, workflowId: handle.workflowId, started: true }));
@@ -165,19 +189,31 @@ export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: s
   }
 }
 
-/** `status JOB_ID`: the job's state and, while it runs, its progress. */
+/**
+ * `status JOB_ID`: the job's state and, while it runs, its progress. A finished job exits with the code `--wait`
+ * gives it; a running one with `running`, or `no_worker` when no worker polls its queues.
+ */
 export async function runStatusCommand(argv: string[]): Promise<number> {
   const jobId = argv[0];
   if (!jobId || jobId.startsWith('-')) throw new UsageError('usage: signal-kit status JOB_ID');
-  const client = await connectClient(parseTemporalConfig());
+  const temporal = parseTemporalConfig();
+  const client = await connectClient(temporal);
   try {
     const handle = client.workflow.getHandle(jobId);
     const description = await handle.describe();
     const status = description.status.name;
-    const progress = status === 'RUNNING' ? await handle.query('progress').catch(() => undefined) : undefined;
-    const result = status === 'COMPLETED' ? await handle.result() : undefined;
-    console.log(JSON.stringify({ jobId, workflow: description.type, status, progress, result }, null, 2));
-    return status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT' ? EXIT.failed : EXIT.completed;
+    if (status === 'RUNNING') {
+      const progress = await handle.query('progress').catch(() => undefined);
+      const queues = { taskQueue: description.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
+      const missing = await queuesWithoutWorker(client, temporal.namespace, queues);
+      console.log(JSON.stringify({ jobId, workflow: description.type, status, progress }, null, 2));
+      if (missing.length === 0) return EXIT.running;
+      console.error(`signal-kit: ${noWorkerMessage(missing, temporal.namespace, temporal.address)}`);
+      return EXIT.no_worker;
+    }
+    const result = status === 'COMPLETED' ? ((await handle.result()) as JobResult) : undefined;
+    console.log(JSON.stringify({ jobId, workflow: description.type, status, result }, null, 2));
+    return result ? exitCodeOf(result) : EXIT.failed;
   } finally {
     await client.connection.close();
   }

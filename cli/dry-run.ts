@@ -1,0 +1,189 @@
+/**
+ * `--dry-run`: what a job would read and could cost, from the input and the output location alone. Nothing is
+ * started and the Signal Data Service is never called (not even its free endpoints).
+ */
+import { manifestKey } from '../activities/jobs/layout.ts';
+import { scanInput } from '../activities/jobs/scan.ts';
+import type { JobKind, Manifest } from '../activities/jobs/types.ts';
+import { MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
+import type { Store } from '../connectors/storage/store.ts';
+import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
+import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
+import { VERIFY_CHUNK_SIZE } from '../workflows/verify-emails.ts';
+import type { JobStart } from './jobs.ts';
+
+export interface CreditEstimate {
+  /** The most the job can be charged, from the spec's prices and limits (and --max-credits); null when unknown. */
+  worstCase: number | null;
+  worstCaseBasis: string;
+  /** What the job should cost, learned from earlier jobs under the same output; see `expectedBasis`. */
+  expected: number | null;
+  expectedBasis: string;
+}
+
+export interface DryRunReport {
+  dryRun: true;
+  jobId: string;
+  kind: JobKind;
+  input: string | null;
+  output: string;
+  rows: number;
+  distinct: number;
+  duplicates: number;
+  invalid: number;
+  batches: number;
+  batchSize: number;
+  /** Paid API calls the job would make (one per batch; one submit for an export). */
+  calls: number;
+  credits: CreditEstimate;
+}
+
+/** Earlier manifests read to learn a rate, and keys listed to find them: a dry run stays quick on big buckets. */
+const HISTORY_MANIFESTS = 50;
+const HISTORY_KEYS = 100_000;
+
+export async function dryRun(job: JobStart, openStore: (url: string) => Store): Promise<DryRunReport> {
+  const out = openStore(job.input.output);
+  if (job.workflow === 'intentExport') return dryRunExport(job, out);
+  const kind = job.workflow === 'bulkEnrich' ? 'enrich' : 'verify-emails';
+  const batchSize = kind === 'enrich' ? ENRICH_BATCH_SIZE : VERIFY_CHUNK_SIZE;
+  const scan = await scanInput(openStore, { kind, input: job.input.input, column: job.input.column, batchSize });
+  const { maxCredits } = job.input;
+  const options = job.workflow === 'bulkEnrich' ? (job.input.options ?? {}) : {};
+  const perDomain = job.workflow === 'bulkEnrich' ? (options.limit ?? MAX_SIGNALS_PER_CALL) : 1;
+  const perValue = kind === 'enrich' ? perDomain * CREDITS_PER_SIGNAL : 1;
+  const uncapped = scan.distinct * perValue;
+  const worstCase = maxCredits === undefined ? uncapped : Math.min(uncapped, maxCredits);
+  const what = kind === 'enrich' ? 'domains' : 'addresses';
+  const worstCaseBasis =
+    kind === 'enrich'
+      ? `${scan.distinct} distinct domains × ${perDomain} signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal`
+      : `${scan.distinct} distinct addresses × 1 credit (duplicates are charged once)`;
+  const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
+
+  const own = await readManifest(out, manifestKey({ jobId: job.input.jobId, kind, output: job.input.output }));
+  let expected: number;
+  let expectedBasis: string;
+  if (own?.status === 'completed') {
+    expected = 0;
+    expectedBasis = `job ${job.input.jobId} already completed under this output: running it again returns its manifest and pays nothing`;
+  } else {
+    // A job resumed after a budget stop or a failure pays only for the values it has not answered yet.
+    const answered = own ? own.counts.ok + own.counts.not_found : 0;
+    const remaining = Math.max(0, scan.distinct - answered);
+    const history = await learnRate(out, kind, (m) => sameOptions(m, options));
+    const resumed = own ? ` (${answered} already answered by this job's earlier run)` : '';
+    if (history) {
+      expected = Math.min(worstCase, Math.round(remaining * history.rate));
+      expectedBasis = `${remaining} ${what} to answer${resumed} × ${round(history.rate)} credits per ${kind === 'enrich' ? 'domain' : 'address'}, the rate of ${history.jobs} earlier completed ${kind} job(s) under this output${kind === 'enrich' ? ' with the same filters' : ''}`;
+    } else {
+      expected = Math.min(worstCase, remaining * perValue);
+      expectedBasis = `no earlier completed ${kind} job${kind === 'enrich' ? ' with the same filters' : ''} under this output to learn a rate from: the worst case for the ${remaining} ${what} left to answer${resumed}`;
+    }
+  }
+  return {
+    dryRun: true,
+    jobId: job.input.jobId,
+    kind,
+    input: job.input.input,
+    output: job.input.output,
+    ...counts(scan),
+    calls: scan.batches,
+    credits: { worstCase, worstCaseBasis: worstCaseBasis + capped, expected, expectedBasis },
+  };
+}
+
+async function dryRunExport(job: Extract<JobStart, { workflow: 'intentExport' }>, out: Store): Promise<DryRunReport> {
+  const topics = job.input.request.topic_ids;
+  const distinct = new Set(topics).size;
+  const own = await readManifest(out, manifestKey({ jobId: job.input.jobId, kind: 'intent-export', output: '' }));
+  const history = own?.status === 'completed' ? undefined : await learnRate(out, 'intent-export', () => true);
+  const expected = own?.status === 'completed' ? 0 : history ? Math.round(distinct * history.rate) : null;
+  const expectedBasis =
+    own?.status === 'completed'
+      ? `job ${job.input.jobId} already completed under this output: running it again returns its manifest and pays nothing`
+      : history
+        ? `${distinct} topics × ${round(history.rate)} credits per topic, the flat rate paid by ${history.jobs} earlier export(s) under this output`
+        : 'no earlier export under this output to learn the flat rate per topic from';
+  return {
+    dryRun: true,
+    jobId: job.input.jobId,
+    kind: 'intent-export',
+    input: null,
+    output: job.input.output,
+    rows: topics.length,
+    distinct,
+    duplicates: topics.length - distinct,
+    invalid: 0,
+    batches: 1,
+    batchSize: distinct,
+    calls: 1,
+    credits: {
+      worstCase: null,
+      worstCaseBasis:
+        'the spec charges an export a flat rate per topic without stating it; the contacts in the file cost nothing more',
+      expected,
+      expectedBasis,
+    },
+  };
+}
+
+function counts(scan: Awaited<ReturnType<typeof scanInput>>) {
+  const { rows, distinct, duplicates, invalid, batches, batchSize } = scan;
+  return { rows, distinct, duplicates, invalid, batches, batchSize };
+}
+
+async function readManifest(store: Store, key: string): Promise<Manifest | undefined> {
+  if (!(await store.exists(key))) return undefined;
+  return JSON.parse(await store.readText(key)) as Manifest;
+}
+
+/**
+ * Credits per distinct value (per topic for exports) over the completed jobs of a kind found under the output:
+ * the account's real rate for this kind of input, including free `not_found` and `unknown` answers.
+ */
+async function learnRate(
+  store: Store,
+  kind: JobKind,
+  matches: (manifest: Manifest) => boolean,
+): Promise<{ rate: number; jobs: number } | undefined> {
+  let credits = 0;
+  let units = 0;
+  let jobs = 0;
+  let listed = 0;
+  let read = 0;
+  for await (const info of store.list('')) {
+    if (++listed > HISTORY_KEYS || read >= HISTORY_MANIFESTS) break;
+    if (!/^[^/]+\/_manifest\.json$/.test(info.key)) continue;
+    read += 1;
+    const manifest = await readManifest(store, info.key).catch(() => undefined);
+    if (!manifest || manifest.kind !== kind || manifest.status !== 'completed' || !matches(manifest)) continue;
+    const perUnit =
+      kind === 'intent-export'
+        ? ((manifest.details?.['request'] as { topic_ids?: unknown[] } | undefined)?.topic_ids?.length ?? 0)
+        : manifest.counts.distinct;
+    if (perUnit === 0) continue;
+    credits += kind === 'intent-export' ? Number(manifest.details?.['submit_credits'] ?? 0) : manifest.credits_charged;
+    units += perUnit;
+    jobs += 1;
+  }
+  return units > 0 ? { rate: credits / units, jobs } : undefined;
+}
+
+function sameOptions(manifest: Manifest, options: object): boolean {
+  return canonical(manifest.details?.['options'] ?? {}) === canonical(options);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
