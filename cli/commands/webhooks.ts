@@ -15,6 +15,7 @@ import {
   type WebhookReceiver,
 } from '../../workers/webhook-receiver/index.ts';
 import { list, UsageError } from '../args.ts';
+import { noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { connectClient } from '../temporal.ts';
 
 /**
@@ -407,12 +408,8 @@ export async function callThroughWorker(
       : request;
   const client = await connectClient(temporal);
   try {
-    const queue = await client.workflowService.describeTaskQueue({
-      namespace: temporal.namespace,
-      taskQueue: { name: temporal.apiTaskQueue },
-      taskQueueType: ACTIVITY_QUEUE,
-    });
-    if (!queue.pollers?.length) throw noWorker(temporal);
+    const missing = await queuesWithoutWorker(client, temporal.namespace, temporal);
+    if (missing.length > 0) throw new NoWorkerError(noWorkerMessage(missing, temporal.namespace, temporal.address));
     const handle = await client.workflow.start('manageWebhooks', {
       workflowId: `webhooks-${request.action}-${randomUUID()}`,
       taskQueue: temporal.taskQueue,
@@ -425,7 +422,7 @@ export async function callThroughWorker(
     const result = await Promise.race([handle.result() as Promise<Record<string, unknown>>, waited]);
     if (result === 'none') {
       await handle.terminate('no worker took the call').catch(() => undefined);
-      throw noWorker(temporal);
+      throw new NoWorkerError(noWorkerMessage([temporal.apiTaskQueue], temporal.namespace, temporal.address));
     }
     if (keys && typeof result.sealed_secret === 'string') {
       const { sealed_secret: box, ...rest } = result;
@@ -445,16 +442,6 @@ export async function callThroughWorker(
 
 class NoWorkerError extends Error {
   override readonly name = 'NoWorkerError';
-}
-
-/** `TASK_QUEUE_TYPE_ACTIVITY` of Temporal's API. */
-const ACTIVITY_QUEUE = 2;
-
-function noWorker(temporal: TemporalConfig): NoWorkerError {
-  return new NoWorkerError(
-    `no worker serves the API task queue ${temporal.apiTaskQueue} at ${temporal.address}: start \`signal-kit worker\`` +
-      ` (it makes the call with its SIGNAL_API_KEY, within the account's rate limit)`,
-  );
 }
 
 /** The service's refusal carried in a workflow failure, rebuilt as the client's typed error. */

@@ -253,7 +253,7 @@ describe('signal-kit webhooks', () => {
     const before = env.sandbox.truth.lastCall();
     const none = await cli(['webhooks', 'list'], { SIGNAL_KIT_API_TASK_QUEUE: 'nobody-polls-this' });
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/no worker serves the API task queue nobody-polls-this.*signal-kit worker/);
+    expect(none.stderr).toMatch(/no worker polls task queue "nobody-polls-this".*signal-kit worker/);
     expect(env.sandbox.truth.lastCall()).toBe(before);
   });
 
