@@ -115,6 +115,7 @@ export function collect(
     }
   }
   const answeredAt = newest === undefined ? null : new Date(newest).toISOString();
+  record.answered_at = answeredAt;
 
   for (const entry of batch.domains) {
     const { domain } = entry;
@@ -129,9 +130,10 @@ export function collect(
       record.errors.push({ domain, code: result.error.code, message: result.error.message });
       continue;
     }
+    const mark = entry.rejoin ?? answeredAt;
     if (result.status === 'not_found') {
       record.counts.not_found += 1;
-      record.domains[domain] = outcomeOf(batch, entry, answeredAt, [], false);
+      record.domains[domain] = outcomeOf(batch, entry, mark, [], false);
       continue;
     }
     record.counts.ok += 1;
@@ -156,7 +158,7 @@ export function collect(
     const more = typeof total === 'number' ? total > returned : returned >= batch.limit;
     const cut = more && oldest !== undefined && (start === undefined || oldest > start);
     const behind = cut && batch.limit < MAX_LIMIT;
-    const outcome = outcomeOf(batch, entry, behind ? null : answeredAt, kept, behind);
+    const outcome = outcomeOf(batch, entry, behind ? null : mark, kept, behind);
     if (cut && !behind && typeof total === 'number') outcome.missing = total - returned;
     else if (cut && !behind) outcome.missing = 0;
     record.domains[domain] = outcome;
@@ -224,6 +226,7 @@ function emptyRecord(batch: PushBatch): PushBatchRecord {
     index: batch.index,
     round: batch.round,
     detected_after: batch.detected_after,
+    answered_at: null,
     counts: zeroCounts(),
     calls: 0,
     overlap: { signals: 0, credits: 0 },

@@ -131,6 +131,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
   const committed = commits
     ? await commitPushState(store, run.name, run.runId, outcomes, {
         replace: mode === 'full_refresh',
+        lookbackMs: request.lookbackMs ?? 0,
         lastRun: {
           run_id: run.runId,
           status,

@@ -50,6 +50,8 @@ export async function preparePushRun(
   const lookback = Math.max(0, request.lookbackMs ?? 0);
   const useState = !window && !request.fullRefresh;
   const state = useState ? await readPushState(out, run.name) : undefined;
+  // Look back only as far as the remembered signals reach; a longer lookback takes effect from the next run.
+  const shift = Math.min(lookback, state?.lookbackMs ?? 0);
   const entries: PushBatchDomain[] = [];
   const seen = new Set<string>();
   const stats = { rows: 0, duplicates: 0, invalid: 0 };
@@ -80,7 +82,7 @@ export async function preparePushRun(
       continue;
     }
     const through = state?.marks.get(domain) ?? null;
-    const start = through === null ? since : new Date(Date.parse(through) - lookback).toISOString();
+    const start = through === null ? since : new Date(Date.parse(through) - shift).toISOString();
     const pushed = state?.pushed.get(domain);
     entries.push({ domain, start, through, ...(pushed?.length ? { pushed } : {}) });
   }
@@ -146,7 +148,13 @@ export async function preparePushCatchUp(store: Store, request: PrepareCatchUpRe
     for (const [domain, outcome] of late) {
       const entry = byDomain.get(domain);
       if (!entry) continue;
-      behind.push({ domain, start: entry.start, through: entry.through, pushed: outcome.pushed });
+      behind.push({
+        domain,
+        start: entry.start,
+        through: entry.through,
+        pushed: outcome.pushed,
+        rejoin: record.answered_at ?? null,
+      });
     }
   }
   const { calls } = packCalls(behind, batchSize);

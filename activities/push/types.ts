@@ -94,6 +94,11 @@ export interface PushBatchDomain {
   through: string | null;
   /** Pushed signals this call may return again (above `through`, or inside the lookback window). */
   pushed?: PushedId[];
+  /**
+   * Catch-up only: the watermark of the first-round call that left it behind. Answered in full, it takes that one
+   * (it is complete through a later instant, so also through this), and the next run finds it in its group again.
+   */
+  rejoin?: string | null;
 }
 
 /** One batch file: one bulk call. `detected_after` is the lowest start of its domains. */
@@ -124,7 +129,10 @@ export interface DomainOutcome {
   pushed: PushedId[];
   /** More signals exist after `through` than this call returned: a catch-up round asks again. */
   behind?: boolean;
-  /** Signals that no call the spec allows can reach (more than 500 newer ones): counted, not fetched. */
+  /**
+   * Signals that no call the spec allows can reach (more than 500 newer ones): counted, not fetched (0 when the
+   * service did not say how many).
+   */
   missing?: number;
 }
 
@@ -136,6 +144,8 @@ export interface PushBatchRecord {
   index: number;
   round: number;
   detected_after: string | null;
+  /** The newest signal of the answer (any domain): a time the service had reached when it answered. */
+  answered_at: string | null;
   counts: PartCounts;
   /** Bulk calls this batch made (0 when its answer was found saved). */
   calls: number;

@@ -47,6 +47,8 @@ interface StateFile {
   shards?: string[];
   /** domain → pushed signals a later call may return again. */
   pushed?: Record<string, PushedId[]>;
+  /** The lookback the remembered signals cover: a run may look back this far without pushing anything twice. */
+  lookback_ms?: number;
   last_run?: LastRun;
 }
 
@@ -55,6 +57,8 @@ export interface PushState {
   pushed: Map<string, PushedId[]>;
   /** The run that committed them; null when the push has none yet. */
   runId: string | null;
+  /** How far below each watermark the remembered signals reach (0: only above it). */
+  lookbackMs: number;
   lastRun?: LastRun;
 }
 
@@ -67,7 +71,7 @@ export async function readPushState(store: Store, name: string): Promise<PushSta
   const pointer = await readPointer(store, name);
   const marks = new Map<string, string>();
   const pushed = new Map<string, PushedId[]>();
-  if (!pointer) return { marks, pushed, runId: null };
+  if (!pointer) return { marks, pushed, runId: null, lookbackMs: 0 };
   const add = (domains: Record<string, string> | undefined) => {
     for (const [domain, at] of Object.entries(domains ?? {})) marks.set(domain, at);
   };
@@ -77,7 +81,13 @@ export async function readPushState(store: Store, name: string): Promise<PushSta
     add(shard.domains);
   }
   for (const [domain, ids] of Object.entries(pointer.pushed ?? {})) pushed.set(domain, ids);
-  return { marks, pushed, runId: pointer.run_id, ...(pointer.last_run ? { lastRun: pointer.last_run } : {}) };
+  return {
+    marks,
+    pushed,
+    runId: pointer.run_id,
+    lookbackMs: pointer.lookback_ms ?? 0,
+    ...(pointer.last_run ? { lastRun: pointer.last_run } : {}),
+  };
 }
 
 export const readWatermarks = readPushState;
@@ -102,7 +112,7 @@ export async function commitPushState(
   name: string,
   runId: string,
   outcomes: ReadonlyMap<string, DomainOutcome>,
-  options: { replace?: boolean; lastRun?: LastRun; shardSize?: number } = {},
+  options: { replace?: boolean; lastRun?: LastRun; shardSize?: number; lookbackMs?: number } = {},
 ): Promise<{ advanced: number; count: number }> {
   const current = options.replace
     ? { marks: new Map<string, string>(), pushed: new Map<string, PushedId[]>() }
@@ -117,7 +127,7 @@ export async function commitPushState(
     if (outcome.pushed.length > 0) pushed.set(domain, outcome.pushed);
     else pushed.delete(domain);
   }
-  await writeState(store, name, runId, marks, pushed, options.lastRun, options.shardSize);
+  await writeState(store, name, runId, { marks, pushed, lookbackMs: options.lookbackMs ?? 0 }, options);
   return { advanced, count: marks.size };
 }
 
@@ -139,7 +149,7 @@ export async function resetPushState(
     }
   }
   const stamp = new Date().toISOString().replace(/[-:.]/g, '');
-  await writeState(store, name, `reset-${stamp}`, state.marks, state.pushed, state.lastRun);
+  await writeState(store, name, `reset-${stamp}`, state, state.lastRun ? { lastRun: state.lastRun } : {});
   return { removed: before - state.marks.size, remaining: state.marks.size };
 }
 
@@ -147,11 +157,11 @@ async function writeState(
   store: Store,
   name: string,
   runId: string,
-  marks: Map<string, string>,
-  pushed: Map<string, PushedId[]>,
-  lastRun: LastRun | undefined,
-  shardSize = WATERMARK_SHARD_SIZE,
+  state: Pick<PushState, 'marks' | 'pushed' | 'lookbackMs'>,
+  options: { lastRun?: LastRun; shardSize?: number },
 ): Promise<void> {
+  const { marks, pushed } = state;
+  const { lastRun, shardSize = WATERMARK_SHARD_SIZE } = options;
   const previous = await readPointer(store, name);
   const sorted = [...marks.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const pointer: StateFile = {
@@ -173,6 +183,7 @@ async function writeState(
     }
   }
   if (pushed.size > 0) pointer.pushed = Object.fromEntries(pushed);
+  if (state.lookbackMs > 0) pointer.lookback_ms = state.lookbackMs;
   if (lastRun) pointer.last_run = lastRun;
   await store.writeText(watermarksKey(name), `${JSON.stringify(pointer, null, 1)}\n`, JSON_TYPE);
   await removeStaleShards(store, name, new Set([...(pointer.shards ?? []), ...(previous?.shards ?? [])]));

@@ -196,6 +196,8 @@ export class SignalClient {
         requestId: res.meta.requestId,
         method: req.method,
         path: req.path,
+        creditsCharged: res.meta.credits,
+        body: res.body,
         cause,
       });
     const parsed = schema.safeParse(res.body);

@@ -95,6 +95,13 @@ export function parseRetryAfter(value: string | undefined | null, now: number = 
   return Math.max(0, at - now);
 }
 
+/** `x-credits-charged` when the answer carried it (undefined otherwise). */
+function chargedOf(headers: Headers): number | undefined {
+  const raw = header(headers, 'x-credits-charged');
+  const n = raw === undefined || raw.trim() === '' ? Number.NaN : Number(raw);
+  return Number.isFinite(n) ? n : undefined;
+}
+
 /** The response headers that every result carries. */
 export function metaOf(headers: Headers): ResponseMeta {
   const charged = Number(header(headers, 'x-credits-charged'));
@@ -192,6 +199,7 @@ export function errorFromResponse(status: number, headers: Headers, text: string
     method: ctx.method,
     path: ctx.path,
     retryAfterMs,
+    creditsCharged: chargedOf(headers),
   });
 }
 
@@ -440,6 +448,7 @@ export class Transport {
           code: 'malformed_body',
           message: `${req.method} ${req.path}: ${status} answer with an empty body`,
           requestId: meta.requestId,
+          creditsCharged: chargedOf(res.headers),
           method: req.method,
           path: req.path,
         });
@@ -453,6 +462,7 @@ export class Transport {
           code: 'malformed_body',
           message: `${req.method} ${req.path}: ${status} answer whose body is not complete JSON (${text.length} bytes)`,
           requestId: meta.requestId,
+          creditsCharged: chargedOf(res.headers),
           method: req.method,
           path: req.path,
           cause: err,

@@ -379,7 +379,8 @@ export function normalizeIntentExport(x: IntentExportIn): IntentExport {
   const { export_id, id, status, created_at, updated_at, row_count, download_url, expires_at, error, ...rest } = x;
   const exportId = export_id ?? id;
   if (exportId === undefined) throw new TypeError('export_id: missing');
-  const out: IntentExport = { export_id: exportId, status };
+  const out: IntentExport = { export_id: exportId };
+  if (status !== null && status !== undefined) out.status = status;
   if (created_at !== null && created_at !== undefined) out.created_at = toIsoUtc(created_at);
   if (updated_at !== null && updated_at !== undefined) out.updated_at = toIsoUtc(updated_at);
   setIfPresent(out, 'row_count', row_count);

@@ -203,7 +203,8 @@ export const TopicsPageSchema = z.looseObject({
 export const IntentExportSchema = z.looseObject({
   export_id: id.optional(),
   id: id.optional(),
-  status: z.string(),
+  // The spec shows no submit or poll body: only the id is required, so a paid export is never lost to its shape.
+  status: optString,
   created_at: optDate,
   updated_at: optDate,
   row_count: optNum,

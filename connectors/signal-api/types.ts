@@ -344,7 +344,8 @@ export type IntentExportStatus = 'queued' | 'running' | 'ready' | 'failed' | 'ex
 
 export interface IntentExport {
   export_id: string;
-  status: IntentExportStatus;
+  /** Absent when the service's answer had none (the spec shows neither the submit's nor the poll's body). */
+  status?: IntentExportStatus;
   created_at?: string;
   updated_at?: string;
   row_count?: number;

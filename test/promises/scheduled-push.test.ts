@@ -1,0 +1,140 @@
+/**
+ * Promise: a scheduled push writes every signal the service shows for its watchlist exactly once across runs, pays
+ * 2 credits per new signal plus only the overlap it reports, and makes about one bulk call per 100 domains on every
+ * run, also when domains have more new signals than `limit`. Checked against the sandbox's truth over three runs
+ * with the clock moving, on real workers (Temporal, S3 output).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPushState } from '../../activities/push/watermarks.ts';
+import { openStore } from '../../connectors/storage/index.ts';
+import { removeTempDirs, tempDir } from '../helpers/drills.ts';
+import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import {
+  allowedCalls,
+  bulkCallsSince,
+  chargedSince,
+  newSignals,
+  readPushRun,
+  runPush,
+  sorted,
+} from './push-helpers.ts';
+
+const DAY = 86_400_000;
+const LIMIT = 6;
+
+describe('scheduled push keeps its promises over three runs with the clock moving (S3 output)', () => {
+  let env: JobEnv;
+  let now = Date.UTC(2026, 2, 1, 6);
+  const domains = Array.from({ length: 250 }, (_, i) => `promise-co${i}.com`);
+  let watchlist: string;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ s3: true, sandbox: { seed: 23, clock: () => now } });
+    await env.startWorker();
+    await env.createBuckets('push-promise');
+    const dir = await tempDir('push-promise');
+    const rows = ['domain', ...domains, 'PROMISE-CO7.COM', 'https://www.promise-co8.com/about', 'not a domain'];
+    watchlist = pathToFileURL(join(dir, 'watchlist.csv')).href;
+    await writeFile(join(dir, 'watchlist.csv'), `${rows.join('\n')}\n`);
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await removeTempDirs();
+  });
+
+  it('writes each new signal once, pays 2 per new signal plus the reported overlap, in ceil(domains / 100) calls', async () => {
+    const output = 's3://push-promise/out';
+    const store = openStore(output);
+    const since = new Date(now - 45 * DAY).toISOString();
+    const push = { name: 'nightly', watchlist, output, since, limit: LIMIT };
+    const pushed = new Set<string>();
+    const overLimitSeen: number[] = [];
+    let unreachableTotal = 0;
+
+    // Run 3's clock also brings 600 signals at one instant to one domain: more than the 500 one call can return.
+    const flooded = 'promise-co3.com';
+    const runs = [
+      { at: now, after: since as string | number },
+      { at: now + 30 * DAY, after: now },
+      { at: now + 37 * DAY, after: now + 30 * DAY, flood: 600 },
+    ];
+    for (const [i, step] of runs.entries()) {
+      now = step.at;
+      if (step.flood) env.sandbox.emitSignals({ count: step.flood, domain: flooded });
+      const truth = newSignals(env.sandbox, domains, { detected_after: step.after });
+      const overLimit = [...truth.perDomain.values()].filter((count) => count > LIMIT).length;
+      overLimitSeen.push(overLimit);
+      const mark = env.sandbox.truth.lastCall();
+      const marks = (await readPushState(store, 'nightly')).marks;
+      // Catch-up calls pack the domains over the limit into full calls from the oldest of their watermarks: each
+      // re-reads its signals between that and its own watermark (already pushed, dropped, reported).
+      const over = [...truth.perDomain].filter(([, count]) => count > LIMIT).map(([domain]) => domain);
+      const oldest = Math.min(...over.map((d) => Date.parse(marks.get(d) ?? String(step.after))));
+      const shared = over.reduce((sum, d) => {
+        const own = marks.get(d);
+        if (own === undefined || Date.parse(own) <= oldest) return sum;
+        return (
+          sum +
+          newSignals(env.sandbox, [d], { detected_after: oldest, detected_before: Date.parse(own) + 1 }).ids.length
+        );
+      }, 0);
+
+      const result = await runPush(env, `promise-push-${i}`, { ...push, runAt: new Date(now).toISOString() });
+      const { manifest, lines } = await readPushRun(store, result);
+      const calls = bulkCallsSince(env.sandbox, mark);
+      const charged = chargedSince(env.sandbox, mark);
+
+      // The flooded domain keeps the 500 newest; the rest cannot be reached by any filter the spec has, and the
+      // run says so: the domain is named in the manifest and the result, and the run ends completed_with_errors.
+      const unreachable = step.flood ? truth.perDomain.get(flooded)! - 500 : 0;
+      unreachableTotal += unreachable;
+      const expected = truth.ids.length - unreachable;
+      const written = lines.map((l) => l.signal_id);
+      expect(new Set(written).size).toBe(written.length);
+      for (const id of written) expect(pushed.has(id)).toBe(false);
+      for (const id of written) pushed.add(id);
+      expect(written.length).toBe(expected);
+      if (step.flood) {
+        const truthIds = new Set(truth.ids);
+        expect(written.every((id) => truthIds.has(id))).toBe(true);
+        expect(lines.filter((l) => l.domain === flooded)).toHaveLength(500);
+        expect(result).toMatchObject({ status: 'completed_with_errors', incomplete: 1, incompleteDomains: [flooded] });
+        expect(manifest.incomplete_domains).toEqual([{ domain: flooded, reason: 'unreachable', missing: unreachable }]);
+        const state = await readPushState(store, 'nightly');
+        expect(state.lastRun).toMatchObject({ status: 'completed_with_errors', incomplete_domains: [flooded] });
+      } else {
+        expect(sorted(written)).toEqual(sorted(truth.ids));
+        expect(result.status).toBe('completed');
+        expect(manifest.incomplete_domains).toEqual([]);
+      }
+
+      // Credits: 2 per signal written, plus the overlap the run reports: a domain over the limit is asked again
+      // with 500 and pays again for the `limit` signals its first call returned, plus what its catch-up call
+      // re-reads below its own watermark. The first-round calls re-read nothing (one watermark per call).
+      expect(manifest.overlap.signals).toBeGreaterThanOrEqual(LIMIT * overLimit);
+      expect(manifest.overlap.signals).toBeLessThanOrEqual(LIMIT * overLimit + shared);
+      expect(manifest.overlap.credits).toBe(2 * manifest.overlap.signals);
+      expect(charged).toBe(2 * expected + manifest.overlap.credits);
+      expect(manifest.credits_charged).toBe(charged);
+      expect(result).toMatchObject({ credits: charged, overlapCredits: manifest.overlap.credits, calls });
+
+      // Calls: ceil(250 / 100) = 3 on every run, plus the catch-up calls for the domains over the limit.
+      expect(calls).toBeLessThanOrEqual(allowedCalls(truth.valid, overLimit));
+      expect(manifest.calls).toEqual({
+        total: calls,
+        first_round: Math.ceil(truth.valid / 100),
+        catch_up: Math.ceil(overLimit / 100),
+      });
+    }
+    // The scenario covered what it claims: domains over the limit on every run.
+    expect(overLimitSeen, `domains over the limit per run: ${overLimitSeen}`).not.toContain(0);
+
+    // Across the three runs: every signal the service shows for the watchlist in (since, clock], once, except the
+    // flooded domain's unreachable ones, which run 3 counted.
+    const all = newSignals(env.sandbox, domains, { detected_after: since });
+    expect(all.ids.filter((id) => !pushed.has(id))).toHaveLength(unreachableTotal);
+  });
+});
