@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Agent } from 'undici';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
@@ -8,11 +9,19 @@ import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
 import type { WorkerConfig } from './config.ts';
+import type { HealthCheck } from './health.ts';
+import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
 import { dataConverterFor } from './payload-codec.ts';
+import { temporalAnswers } from './temporal-health.ts';
+
+/** The API client's own pool settings (connectors/signal-api/http.ts), for the metered pool the worker builds. */
+const API_POOL = { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: 32 };
 
 export interface WorkerHandle {
   /** Resolves when both workers have stopped. */
   readonly done: Promise<void>;
+  /** Both workers poll, and Temporal answers a health check now: what `/readyz` reports. */
+  readonly checks: Record<string, HealthCheck>;
   /** Stops polling, lets running activities finish, closes connections. */
   shutdown(): Promise<void>;
 }
@@ -27,12 +36,24 @@ export interface StartWorkerOptions {
   maxConcurrentApiActivities?: number;
   /** Webhook destinations with their secrets; default: the `SIGNAL_KIT_WEBHOOK_*` variables. */
   webhooks?: WebhookDeliveryConfig;
+  /** The kit's counters (from `installRuntime`); API answers and published batches are recorded in them. */
+  metrics?: KitMetrics;
 }
 
 /** The worker's workflows entry, next to this file's compiled or source form. */
 export function workflowsPath(): string {
   const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   return fileURLToPath(new URL(`../workflows/index.${extension}`, import.meta.url));
+}
+
+/**
+ * After SIGTERM, how long running activities may finish before they are cancelled and retried elsewhere
+ * (`SIGNAL_KIT_SHUTDOWN_GRACE_MS`). Default: the API timeout plus 15 s, the longest an API batch runs (one bulk call,
+ * then writing its part), so that a deploy never throws away an answer already paid for. Longer storage activities
+ * (a large export download) are cancelled and resumed by another worker, which costs time, not credits.
+ */
+export function shutdownGraceMs(config: WorkerConfig): number {
+  return config.shutdownGraceMs ?? config.timeoutMs + 15_000;
 }
 
 /** Opens each base URL once and reuses it (S3 and GCS clients hold connection pools). */
@@ -56,6 +77,8 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
+  // With metrics, the client's connection pool records every answer; the worker then closes that pool itself.
+  const dispatcher = options.metrics && !options.deps?.client ? new Agent(API_POOL) : undefined;
   const client =
     options.deps?.client ??
     new SignalClient({
@@ -64,6 +87,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       auth: config.auth,
       timeoutMs: config.timeoutMs,
       retry: false,
+      ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
   const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
@@ -72,10 +96,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     : { workflowsPath: workflowsPath() };
   const dataConverter = dataConverterFor(config.payloadKeys);
   const encryption = dataConverter ? { dataConverter } : {};
+  const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
+  const graceMs = shutdownGraceMs(config);
+  const shutdown = { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 15_000 };
   const main = await Worker.create({
     connection,
     namespace: config.namespace,
     ...encryption,
+    ...interceptors,
+    ...shutdown,
     taskQueue: config.taskQueue,
     ...workflows,
     activities: mergeActivities(
@@ -87,6 +116,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     connection,
     namespace: config.namespace,
     ...encryption,
+    ...interceptors,
+    ...shutdown,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
     maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
@@ -95,9 +126,22 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const done = Promise.all([main.run(), api.run()]).then(async () => {
     await connection.close();
     if (!options.deps?.client) await client.close();
+    await dispatcher?.close();
   });
+  const checks: Record<string, HealthCheck> = {
+    workers: async () => {
+      const states = { [config.taskQueue]: main.getState(), [config.apiTaskQueue]: api.getState() };
+      const summary = Object.entries(states)
+        .map(([queue, state]) => `${queue} ${state}`)
+        .join(', ');
+      if (Object.values(states).some((state) => state !== 'RUNNING')) throw new Error(summary);
+      return summary;
+    },
+    temporal: () => temporalAnswers(connection, config.address),
+  };
   return {
     done,
+    checks,
     async shutdown() {
       for (const worker of [main, api]) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;

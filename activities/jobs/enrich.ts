@@ -95,6 +95,7 @@ export async function enrichBatch(
   const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
   const counts = { ...zeroCounts(), credits: paid.credits + credits };
   const lines: Record<string, unknown>[] = [];
+  let signals = 0;
   for (const item of items) {
     let line = earlier.get(item.v);
     if (!line && sent.has(item.v)) {
@@ -104,12 +105,13 @@ export async function enrichBatch(
     if (!line) continue; // left for a later call: the budget did not reach it
     counts.lines += 1;
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
   const partial = send.length < pending.length;
   const part = await writePart(store, job, key, lines, counts, partial ? 'partial' : 'done');
   for (const marker of markers) await marker.saved();
-  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts };
+  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

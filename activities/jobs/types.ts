@@ -56,6 +56,8 @@ export interface BatchResult {
   /** True when the credit budget ran out inside the batch: some items were not sent (a re-run sends them). */
   partial?: boolean;
   counts: PartCounts;
+  /** enrich: signals in the lines just written (absent when reused); the worker's metrics count them. */
+  signals?: number;
 }
 
 export interface ManifestPart {

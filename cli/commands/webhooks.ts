@@ -7,6 +7,8 @@ import { SignalApiError, ValidationError } from '../../connectors/signal-api/err
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
 import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from '../../connectors/webhooks/signature.ts';
 import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
+import { runChecks } from '../../workers/health.ts';
+import { temporalAnswers } from '../../workers/temporal-health.ts';
 import {
   type ReceiverAuth,
   type ReceiverLogEntry,
@@ -195,6 +197,7 @@ export async function startWebhookIntake(options: {
       auth,
       allowUnauthenticated: serve.allowUnauthenticated,
       enqueue: temporalEnqueue({ client, taskQueue: temporal.taskQueue }),
+      readiness: () => runChecks({ temporal: () => temporalAnswers(client.connection, temporal.address) }),
       ...(options.log ? { log: options.log } : {}),
     });
     return {

@@ -122,6 +122,8 @@ export interface WebhookReceiverOptions {
   /** The clock for timestamp tolerance checks. */
   now?: () => Date;
   log?: (entry: ReceiverLogEntry) => void;
+  /** `GET /readyz`: 200 when it resolves `ready: true` (e.g. Temporal answers), else 503 with its body. */
+  readiness?: () => Promise<{ ready: boolean }>;
 }
 
 export interface WebhookReceiver {
@@ -533,6 +535,19 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     if (pathname === undefined) {
       answerRejection(req, res, new Rejection(400, 'bad_request', 'the request target is not a path'), true);
       return finish(400, 'bad_request');
+    }
+    if (pathname === '/readyz' && options.readiness && (method === 'GET' || method === 'HEAD')) {
+      void options.readiness().then(
+        (result) => {
+          send(req, res, result.ready ? 200 : 503, result);
+          finish(result.ready ? 200 : 503);
+        },
+        (error: unknown) => {
+          send(req, res, 503, { ready: false, error: String(error) });
+          finish(503);
+        },
+      );
+      return;
     }
     if (pathname === '/healthz') {
       if (method !== 'GET' && method !== 'HEAD') {
