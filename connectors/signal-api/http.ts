@@ -23,6 +23,7 @@ import {
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
 } from './errors.ts';
+import { capRetryAfter, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
@@ -41,7 +42,7 @@ export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 8_000,
-  maxRetryAfterMs: 120_000,
+  maxRetryAfterMs: MAX_RETRY_AFTER_MS,
 };
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -87,15 +88,18 @@ function header(headers: Headers, name: string): string | undefined {
   return v ?? undefined;
 }
 
-/** `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date. Undefined when absent/invalid. */
+/**
+ * `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date, capped at MAX_RETRY_AFTER_MS.
+ * Undefined when absent/invalid.
+ */
 export function parseRetryAfter(value: string | undefined | null, now: number = Date.now()): number | undefined {
   if (value === undefined || value === null) return undefined;
   const v = value.trim();
   if (v === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
+  if (/^\d+(\.\d+)?$/.test(v)) return capRetryAfter(Math.ceil(Number(v) * 1000));
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+  return capRetryAfter(at - now);
 }
 
 /** `x-credits-charged` when the answer carried it (undefined otherwise). */

@@ -36,7 +36,7 @@ export interface RetryOptions {
   baseDelayMs: number;
   /** Backoff cap (default 8000). A server's `Retry-After` is honoured even when longer. */
   maxDelayMs: number;
-  /** A `Retry-After` longer than this is not waited for: the error is thrown at once (default 120000). */
+  /** A `Retry-After` longer than this is not waited for: the error is thrown at once (default MAX_RETRY_AFTER_MS). */
   maxRetryAfterMs?: number;
 }
 
