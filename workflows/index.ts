@@ -7,3 +7,4 @@ export { scheduledPush } from './scheduled-push.ts';
 export { smokeWorkflow } from './smoke.ts';
 export { verifyEmails } from './verify-emails.ts';
 export { deliverSignalEvent } from './webhook-delivery.ts';
+export { manageWebhooks } from './webhook-subscriptions.ts';
