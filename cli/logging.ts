@@ -1,7 +1,7 @@
-import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
+import { parseObservabilityConfig } from '../config/observability.ts';
+import { installRuntime, type Telemetry } from '../workers/runtime.ts';
 
-/** Temporal's own logging for processes that host a worker: warnings and errors only unless asked for more. */
-export function installWorkerLogging(): void {
-  const level = (process.env['SIGNAL_KIT_LOG_LEVEL']?.toUpperCase() ?? 'WARN') as LogLevel;
-  Runtime.install({ logger: new DefaultLogger(level) });
+/** Logging for commands that host a worker next to something else (`dev`, `demo`): warnings and errors only unless asked for more. */
+export function installWorkerLogging(secrets: readonly string[] = []): Telemetry {
+  return installRuntime(parseObservabilityConfig(process.env, { logLevel: 'warn' }), secrets);
 }

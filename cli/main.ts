@@ -16,7 +16,7 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
   signal-kit verify-emails --input URL --output URL [--column NAME] [--max-credits N] [--job-id ID]
                     [--wait | --dry-run]
   signal-kit intent-export --topics b2b_1,b2b_2 --output URL [--email-validated] [--seniority Vp,Cxo]
-                    [--department a,b] [--limit N] [--job-id ID] [--wait | --dry-run]
+                    [--department a,b] [--limit N] [--job-id ID] [--resubmit] [--wait | --dry-run]
   signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b] [--overlap P]
   signal-kit schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
   signal-kit schedule run NAME [--full-refresh] [--wait] | state NAME [--domain D] | reset NAME [--domain D]

@@ -44,6 +44,11 @@ const apiSchema = z.object({
   /** The account's budget in requests per minute, shared by every worker (spec: 300). */
   SIGNAL_API_RATE_LIMIT: positiveInt.default(300),
   SIGNAL_API_TIMEOUT_MS: positiveInt.default(60_000),
+  /**
+   * After SIGTERM, how long running activities may finish before they are cancelled (and retried elsewhere);
+   * default: the API timeout plus 15 s, so that a bulk call in flight gets its paid answer saved.
+   */
+  SIGNAL_KIT_SHUTDOWN_GRACE_MS: positiveInt.optional(),
 });
 
 export type TemporalConfig = ReturnType<typeof parseTemporalConfig>;
@@ -77,6 +82,7 @@ export function parseApiConfig(env: Env = process.env) {
     auth: c.SIGNAL_API_AUTH,
     ratePerMinute: c.SIGNAL_API_RATE_LIMIT,
     timeoutMs: c.SIGNAL_API_TIMEOUT_MS,
+    ...(c.SIGNAL_KIT_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: c.SIGNAL_KIT_SHUTDOWN_GRACE_MS } : {}),
   };
 }
 

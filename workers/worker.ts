@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Agent } from 'undici';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
@@ -7,12 +9,21 @@ import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
+import { ApiPermits } from './api-permits.ts';
 import type { WorkerConfig } from './config.ts';
+import type { HealthCheck } from './health.ts';
+import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
 import { dataConverterFor } from './payload-codec.ts';
+import { temporalAnswers } from './temporal-health.ts';
+
+/** The API client's own pool settings (connectors/signal-api/http.ts), for the metered pool the worker builds. */
+const API_POOL = { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: 32 };
 
 export interface WorkerHandle {
   /** Resolves when both workers have stopped. */
   readonly done: Promise<void>;
+  /** Both workers poll, and Temporal answers a health check now: what `/readyz` reports. */
+  readonly checks: Record<string, HealthCheck>;
   /** Stops polling, lets running activities finish, closes connections. */
   shutdown(): Promise<void>;
 }
@@ -23,16 +34,28 @@ export interface StartWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Override activity dependencies (tests). */
   deps?: Partial<ActivityDeps>;
-  /** Concurrent API activities on this worker (the queue's rate limit still caps the account). */
+  /** Concurrent API activities on this worker (the rate limiter still caps the account). */
   maxConcurrentApiActivities?: number;
   /** Webhook destinations with their secrets; default: the `SIGNAL_KIT_WEBHOOK_*` variables. */
   webhooks?: WebhookDeliveryConfig;
+  /** The kit's counters (from `installRuntime`); API answers and published batches are recorded in them. */
+  metrics?: KitMetrics;
 }
 
 /** The worker's workflows entry, next to this file's compiled or source form. */
 export function workflowsPath(): string {
   const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   return fileURLToPath(new URL(`../workflows/index.${extension}`, import.meta.url));
+}
+
+/**
+ * After SIGTERM, how long running activities may finish before they are cancelled and retried elsewhere
+ * (`SIGNAL_KIT_SHUTDOWN_GRACE_MS`). Default: the API timeout plus 15 s, the longest an API batch runs (one bulk call,
+ * then writing its part), so that a deploy never throws away an answer already paid for. Longer storage activities
+ * (a large export download) are cancelled and resumed by another worker, which costs time, not credits.
+ */
+export function shutdownGraceMs(config: WorkerConfig): number {
+  return config.shutdownGraceMs ?? config.timeoutMs + 15_000;
 }
 
 /** Opens each base URL once and reuses it (S3 and GCS clients hold connection pools). */
@@ -50,12 +73,27 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 
 /**
  * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads, webhook
- * delivery and bucket collectors) and one on the API queue, whose server-side rate limit is the account's budget so
- * that any number of processes together stay under it.
+ * delivery and bucket collectors) and one on the API queue, whose calls wait for a slot from the account's rate
+ * limiter (workflows/api-rate-limiter.ts) so that any number of processes and jobs together stay under the budget.
  */
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
+  const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
+  const workflows = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : { workflowsPath: workflowsPath() };
+  const dataConverter = dataConverterFor(config.payloadKeys);
+  const encryption = dataConverter ? { dataConverter } : {};
+  // Every process paces its API calls through one limiter workflow per API queue: the account's budget is shared.
+  const permits = new ApiPermits({
+    client: new Client({ connection, namespace: config.namespace, ...encryption }),
+    taskQueue: config.taskQueue,
+    apiTaskQueue: config.apiTaskQueue,
+    perMinute: config.ratePerMinute,
+  });
+  // With metrics, the client's connection pool records every answer; the worker then closes that pool itself.
+  const dispatcher = options.metrics && !options.deps?.client ? new Agent(API_POOL) : undefined;
   const client =
     options.deps?.client ??
     new SignalClient({
@@ -64,18 +102,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       auth: config.auth,
       timeoutMs: config.timeoutMs,
       retry: false,
+      beforeRequest: permits.acquire,
+      ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
-  const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
-  const workflows = options.workflowBundle
-    ? { workflowBundle: options.workflowBundle }
-    : { workflowsPath: workflowsPath() };
-  const dataConverter = dataConverterFor(config.payloadKeys);
-  const encryption = dataConverter ? { dataConverter } : {};
+  const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
+  const graceMs = shutdownGraceMs(config);
+  const shutdown = { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 15_000 };
   const main = await Worker.create({
     connection,
     namespace: config.namespace,
     ...encryption,
+    ...interceptors,
+    ...shutdown,
     taskQueue: config.taskQueue,
     ...workflows,
     activities: mergeActivities(
@@ -87,17 +126,31 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     connection,
     namespace: config.namespace,
     ...encryption,
+    ...interceptors,
+    ...shutdown,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
-    maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,
   });
   const done = Promise.all([main.run(), api.run()]).then(async () => {
     await connection.close();
     if (!options.deps?.client) await client.close();
+    await dispatcher?.close();
   });
+  const checks: Record<string, HealthCheck> = {
+    workers: async () => {
+      const states = { [config.taskQueue]: main.getState(), [config.apiTaskQueue]: api.getState() };
+      const summary = Object.entries(states)
+        .map(([queue, state]) => `${queue} ${state}`)
+        .join(', ');
+      if (Object.values(states).some((state) => state !== 'RUNNING')) throw new Error(summary);
+      return summary;
+    },
+    temporal: () => temporalAnswers(connection, config.address),
+  };
   return {
     done,
+    checks,
     async shutdown() {
       for (const worker of [main, api]) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;

@@ -23,9 +23,20 @@ export interface IntentExportInput {
   compression?: 'gzip' | 'none';
   taskQueue?: string;
   apiTaskQueue?: string;
-  /** Polling backoff: first delay, growth factor and ceiling (ms). */
-  poll?: { initialMs?: number; factor?: number; maxMs?: number; timeoutMs?: number };
+  /**
+   * Polling backoff: first delay, growth factor and ceiling (ms); `timeoutMs` bounds the wait while the export is
+   * `queued`/`running`, `unknownStatusTimeoutMs` the wait on a status the kit does not know (or none).
+   */
+  poll?: { initialMs?: number; factor?: number; maxMs?: number; timeoutMs?: number; unknownStatusTimeoutMs?: number };
+  /**
+   * Submit again although an earlier submit of this job has an unknown outcome (it may have been charged): the
+   * user's explicit word, never the kit's default.
+   */
+  resubmit?: boolean;
 }
+
+/** Statuses that mean "not ready yet, keep waiting" (the spec shows none; the sandbox uses the first two). */
+const WAITING_STATUSES = new Set(['queued', 'running', 'pending', 'processing', 'in_progress', 'submitted']);
 
 /** Submits a buyer-intent export, polls it until ready, and streams its JSONL download into the bucket. */
 export async function intentExport(input: IntentExportInput): Promise<JobResult> {
@@ -66,22 +77,54 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
   const finished = await jobs.findFinishedJob({ job });
   if (finished) return finished;
 
-  const submitted = await api.submitIntentExport({ job, request: input.request });
+  let submitted: Awaited<ReturnType<ApiActivities['submitIntentExport']>>;
+  try {
+    submitted = await api.submitIntentExport({
+      job,
+      request: input.request,
+      ...(input.resubmit ? { resubmit: true } : {}),
+    });
+  } catch (error) {
+    return fail(failureMessage(error));
+  }
   credits = submitted.credits;
   phase = 'waiting';
 
-  const { initialMs = 1000, factor = 1.5, maxMs = 30_000, timeoutMs = 6 * 3600_000 } = input.poll ?? {};
+  const {
+    initialMs = 1000,
+    factor = 1.5,
+    maxMs = 30_000,
+    timeoutMs = 6 * 3600_000,
+    unknownStatusTimeoutMs = 10 * 60_000,
+  } = input.poll ?? {};
   let delay = initialMs;
   let waited = 0;
+  let waitedOnUnknown = 0;
   for (;;) {
     const state = await api.getIntentExportStatus({ job, exportId: submitted.exportId });
+    const id = submitted.exportId;
     if (state.status === 'ready') break;
     if (state.status === 'failed' || state.status === 'expired') {
-      return fail(`export ${submitted.exportId} ended ${state.status}: ${state.reason ?? 'no reason given'}`);
+      return fail(
+        `export ${id} ended ${state.status}: ${state.reason ?? 'no reason given'}; the service said ${state.said}`,
+      );
     }
-    if (waited >= timeoutMs) return fail(`export ${submitted.exportId} was not ready after ${timeoutMs} ms`);
+    const known = state.status !== undefined && WAITING_STATUSES.has(state.status);
+    // Tolerant in: a status of another name with a download link is taken as ready.
+    if (!known && state.downloadable) break;
+    if (waited >= timeoutMs) {
+      return fail(`export ${id} was not ready after ${timeoutMs} ms; the service said ${state.said}`);
+    }
+    if (!known && waitedOnUnknown >= unknownStatusTimeoutMs) {
+      const status = state.status === undefined ? 'no status' : `status "${state.status}"`;
+      return fail(
+        `export ${id} reported ${status}, which the kit does not know, for ${unknownStatusTimeoutMs} ms; ` +
+          `the service said ${state.said}`,
+      );
+    }
     await sleep(delay);
     waited += delay;
+    waitedOnUnknown = known ? 0 : waitedOnUnknown + delay;
     delay = Math.min(maxMs, Math.ceil(delay * factor));
   }
 
@@ -96,8 +139,8 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
     }
     // The signed link expired (or was never recorded): a fresh one comes from a status call on the API queue.
     const state = await api.getIntentExportStatus({ job, exportId: submitted.exportId });
-    if (state.status !== 'ready') {
-      return fail(`export ${submitted.exportId} is ${state.status}, not ready for download: ${state.reason ?? ''}`);
+    if (state.status !== 'ready' && !state.downloadable) {
+      return fail(`export ${submitted.exportId} is not ready for download; the service said ${state.said}`);
     }
   }
   lines = stored.lines;

@@ -1,4 +1,4 @@
-import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ApiActivities, JobActivities } from '../activities/index.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
 import { type BatchJobInput, runBatchJob } from './batch-job.ts';
@@ -8,7 +8,15 @@ import type { JobResult } from './job-progress.ts';
 export interface VerifyEmailsInput extends BatchJobInput {
   /** No chunk is started that could take the job's credits over this (1 credit per address at most). */
   maxCredits?: number;
+  /**
+   * Waits before each new try of the addresses whose upstream check failed (free, spec 8); addresses still failing
+   * after the last one make the job `completed_with_errors`, and a re-run tries exactly them.
+   */
+  upstreamRetryDelaysMs?: number[];
 }
+
+/** About two and a half minutes of backoff for upstream failures, within the job. */
+export const DEFAULT_UPSTREAM_RETRY_DELAYS_MS = [2_000, 10_000, 30_000, 90_000];
 
 /** Addresses per `POST /v1/emails/verify/bulk` call (spec 4.13). */
 export const VERIFY_CHUNK_SIZE = 1000;
@@ -23,7 +31,15 @@ export async function verifyEmails(input: VerifyEmailsInput): Promise<JobResult>
     maxCredits: input.maxCredits,
     prepare: (job) =>
       jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: VERIFY_CHUNK_SIZE }),
-    runBatch: (job, index) => api.verifyBatch({ job, index }),
+    runBatch: async (job, index) => {
+      let result = await api.verifyBatch({ job, index });
+      for (const delay of input.upstreamRetryDelaysMs ?? DEFAULT_UPSTREAM_RETRY_DELAYS_MS) {
+        if (!result.failed || (result.counts.retryable ?? 0) === 0) break;
+        await sleep(delay);
+        result = await api.verifyBatch({ job, index });
+      }
+      return result;
+    },
     worstCaseCredits: (size) => size,
     details: {},
     continueAsNew: (carried) => continueAsNew<typeof verifyEmails>({ ...input, carried }),

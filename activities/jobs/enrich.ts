@@ -8,6 +8,7 @@ import { partKey } from './layout.ts';
 import { readPaidLines } from './paid-lines.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef } from './types.ts';
+import { CallMarker } from './unsaved.ts';
 
 /** Filters applied to every domain of a job (spec 4.1 field names). */
 export interface EnrichOptions {
@@ -70,7 +71,9 @@ export async function enrichBatch(
 
   let results: BulkEnrichItem[] = [];
   let credits = 0;
+  const markers: CallMarker[] = [];
   if (send.length > 0) {
+    const marker = await CallMarker.begin(store, job, index);
     try {
       const response = await client.enrichCompanies(
         { domains: send.map((item) => item.v), ...options },
@@ -78,7 +81,9 @@ export async function enrichBatch(
       );
       results = response.results;
       credits = response.credits;
+      markers.push(marker);
     } catch (error) {
+      await marker.failed(error);
       if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
       const code = (error as { code?: string }).code ?? 'request_rejected';
       results = send.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
@@ -90,6 +95,7 @@ export async function enrichBatch(
   const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
   const counts = { ...zeroCounts(), credits: paid.credits + credits };
   const lines: Record<string, unknown>[] = [];
+  let signals = 0;
   for (const item of items) {
     let line = earlier.get(item.v);
     if (!line && sent.has(item.v)) {
@@ -99,11 +105,13 @@ export async function enrichBatch(
     if (!line) continue; // left for a later call: the budget did not reach it
     counts.lines += 1;
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
   const partial = send.length < pending.length;
   const part = await writePart(store, job, key, lines, counts, partial ? 'partial' : 'done');
-  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts };
+  for (const marker of markers) await marker.saved();
+  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

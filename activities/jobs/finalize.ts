@@ -1,6 +1,7 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readBatch } from './batch-file.ts';
-import { exportStateKey, manifestKey, partKey, partsPrefix } from './layout.ts';
+import { exportUnsaved, readExportRecord } from './intent-export.ts';
+import { manifestKey, partKey, partsPrefix } from './layout.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
 import type {
@@ -12,6 +13,7 @@ import type {
   ManifestPart,
   VerificationSummary,
 } from './types.ts';
+import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
 
 const STAT_CONCURRENCY = 16;
 
@@ -34,13 +36,15 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   };
   let summary: VerificationSummary | undefined;
   let credits = 0;
+  let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
   let failed = 0;
 
   if (job.kind === 'intent-export') {
-    const record = JSON.parse(await store.readText(exportStateKey(job))) as { credits: number; part?: ManifestPart };
-    credits += record.credits;
-    if (record.part && request.status !== 'failed') {
+    const record = await readExportRecord(store, job);
+    credits += record?.credits ?? 0;
+    unsaved = exportUnsaved(record);
+    if (record?.part && request.status !== 'failed') {
       parts.push(record.part);
       counts.lines = counts.ok = counts.input_rows = counts.distinct = record.part.lines;
       done = 1;
@@ -65,6 +69,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
+    unsaved = await unsavedTotals(store, job);
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -77,7 +82,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     finished_at: new Date().toISOString(),
     counts,
     ...(job.kind === 'verify-emails' ? { summary: summary ?? emptySummary() } : {}),
-    credits_charged: credits,
+    // What the service charged as far as any answer said: saved answers plus answers paid for and then lost.
+    credits_charged: credits + unsaved.credits,
+    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
     batches: { total: prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0), done, failed },
     parts,
     ...(request.error ? { error: request.error } : {}),
@@ -138,6 +145,7 @@ function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
     credits: manifest.credits_charged,
     parts: manifest.parts.length,
     ...(manifest.summary ? { summary: manifest.summary } : {}),
+    ...(manifest.unsaved_answers ? { unsavedAnswers: manifest.unsaved_answers } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
+import { SignalApiError } from '../../connectors/signal-api/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { toActivityFailure } from './failures.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
@@ -25,39 +26,160 @@ export interface SubmittedExport {
 }
 
 export interface ExportState {
-  status: string;
+  /** The status the service reported; undefined when its answer had none. */
+  status: string | undefined;
   reason?: string;
   rowCount?: number;
+  /** Whether the answer carried a download link. */
+  downloadable: boolean;
+  /** The answer, compact and without the signed link, to quote in a failure message. */
+  said: string;
 }
 
-interface ExportRecord {
-  export_id: string;
+/** A submit whose outcome stayed unknown and was then submitted again on the user's word (`--resubmit`). */
+interface AbandonedSubmit {
+  started_at: string;
+  reason: string;
+  /** What the failed answer said it charged; null when nothing said. */
+  credits: number | null;
+}
+
+/** `work/export.json`: the export of this job, written before the submit is sent and as soon as its id is known. */
+export interface ExportRecord {
+  /** `submitting` while a submit's outcome is not known; `submitted` once the id is saved. */
+  state?: 'submitting' | 'submitted' | 'not_submitted';
+  export_id?: string;
+  /** Credits the submit's answer reported. */
   credits: number;
+  started_at?: string;
+  /** Why the pending submit's outcome is unknown, and what its answer said it charged (null: nothing said). */
+  outcome?: string;
+  outcome_credits?: number | null;
+  abandoned?: AbandonedSubmit[];
   part?: ManifestPart;
 }
 
+/** Types of failure for which the service provably did nothing (so a new submit cannot pay twice). */
+const NOTHING_DONE = new Set([
+  'ValidationError',
+  'AuthenticationError',
+  'InsufficientCreditsError',
+  'NotFoundError',
+  'RateLimitedError',
+]);
+
+export async function readExportRecord(store: Store, job: JobRef): Promise<ExportRecord | undefined> {
+  const key = exportStateKey(job);
+  if (!(await store.exists(key))) return undefined;
+  return JSON.parse(await store.readText(key)) as ExportRecord;
+}
+
+/** Submits that may have been paid for without their export being used (reported in the manifest). */
+export function exportUnsaved(record: ExportRecord | undefined): { credits: number; unknownCalls: number } {
+  const out = { credits: 0, unknownCalls: 0 };
+  const lost: (number | null | undefined)[] = (record?.abandoned ?? []).map((a) => a.credits);
+  if (record?.state === 'submitting') lost.push(record.outcome_credits ?? null);
+  for (const credits of lost) {
+    if (typeof credits === 'number') out.credits += credits;
+    else out.unknownCalls += 1;
+  }
+  return out;
+}
+
 /**
- * Submits the export once per job: the export id is recorded under `work/export.json`, so a retried or re-run
- * submit reuses it instead of paying the per-topic fee again.
+ * Submits the export once per job. The record under `work/export.json` is written before the request is sent
+ * (`submitting`) and replaced by the export id as soon as the answer holds one, even an answer of another shape
+ * than expected. A submit that ends without a known outcome (a reset, a timeout, a 5xx that does not say it charged
+ * nothing, a worker that died before saving the id) is never sent again on its own: the job stops with a message
+ * naming the possible charge, and `resubmit` (the CLI's `--resubmit`) is the user's word to submit again.
  */
 export async function submitIntentExport(
   client: SignalClient,
   store: Store,
-  request: { job: JobRef; request: IntentExportRequest },
+  request: { job: JobRef; request: IntentExportRequest; resubmit?: boolean },
 ): Promise<SubmittedExport> {
-  const key = exportStateKey(request.job);
-  if (await store.exists(key)) {
-    const record = JSON.parse(await store.readText(key)) as ExportRecord;
-    return { exportId: record.export_id, credits: record.credits };
+  const { job } = request;
+  const key = exportStateKey(job);
+  const save = (record: ExportRecord) =>
+    store.writeText(key, JSON.stringify(record), { contentType: 'application/json' });
+  const existing = await readExportRecord(store, job);
+  if (existing?.export_id) return { exportId: existing.export_id, credits: existing.credits };
+  let abandoned = existing?.abandoned ?? [];
+  if (existing?.state === 'submitting') {
+    if (!request.resubmit) throw outcomeUnknown(job, request.request, existing);
+    abandoned = [
+      ...abandoned,
+      {
+        started_at: existing.started_at ?? '',
+        reason: existing.outcome ?? 'the worker stopped before the answer was saved',
+        credits: existing.outcome_credits ?? null,
+      },
+    ];
   }
+  const pending: ExportRecord = { state: 'submitting', credits: 0, started_at: new Date().toISOString(), abandoned };
+  await save(pending);
+  let created: { export_id: string; credits: number };
   try {
-    const created = await client.createIntentExport(request.request, { retry: false });
-    const record: ExportRecord = { export_id: created.export_id, credits: created.credits };
-    await store.writeText(key, JSON.stringify(record));
-    return { exportId: created.export_id, credits: created.credits };
+    created = await client.createIntentExport(request.request, { retry: false });
   } catch (error) {
-    throw toActivityFailure(error);
+    const id = idInUnexpectedAnswer(error);
+    if (id !== undefined) {
+      const credits = (error as SignalApiError).creditsCharged ?? 0;
+      await save({ state: 'submitted', export_id: id, credits, abandoned });
+      return { exportId: id, credits };
+    }
+    if (nothingDone(error)) {
+      await save({ state: 'not_submitted', credits: 0, abandoned });
+      throw toActivityFailure(error);
+    }
+    const failed: ExportRecord = {
+      ...pending,
+      outcome: error instanceof Error ? error.message : String(error),
+      outcome_credits: error instanceof SignalApiError ? (error.creditsCharged ?? null) : null,
+    };
+    await save(failed);
+    throw outcomeUnknown(job, request.request, failed);
   }
+  await save({ state: 'submitted', export_id: created.export_id, credits: created.credits, abandoned });
+  return { exportId: created.export_id, credits: created.credits };
+}
+
+function nothingDone(error: unknown): boolean {
+  if (!(error instanceof SignalApiError)) return false;
+  if (NOTHING_DONE.has(error.name)) return true;
+  // The service's own answer saying it charged nothing: its work did not happen (or cost nothing to redo).
+  if (error.name === 'ServerError' && error.creditsCharged === 0) return true;
+  return error.name === 'NetworkError' && (error as { notSent?: boolean }).notSent === true;
+}
+
+/** The export id of a 2xx answer the client could not parse whole (tolerant in: the id is all the kit needs). */
+function idInUnexpectedAnswer(error: unknown): string | undefined {
+  if (!(error instanceof SignalApiError) || error.name !== 'UnexpectedResponseError') return undefined;
+  const body = error.body as Record<string, unknown> | null | undefined;
+  if (!body || typeof body !== 'object') return undefined;
+  for (const field of ['export_id', 'id', 'exportId']) {
+    const value = body[field];
+    if ((typeof value === 'string' && value.trim() !== '') || typeof value === 'number') return String(value);
+  }
+  return undefined;
+}
+
+function outcomeUnknown(job: JobRef, request: IntentExportRequest, record: ExportRecord): ApplicationFailure {
+  const topics = new Set(request.topic_ids).size;
+  const said =
+    typeof record.outcome_credits === 'number'
+      ? `; the failed answer said ${record.outcome_credits} credits were charged`
+      : '';
+  const why = record.outcome ?? 'the worker stopped before the answer was saved';
+  return ApplicationFailure.create({
+    type: 'ExportOutcomeUnknown',
+    nonRetryable: true,
+    message:
+      `the export submit of job ${job.jobId} (sent ${record.started_at ?? 'earlier'}) has an unknown outcome: ${why}. ` +
+      `The service may have created the export and charged its flat fee for ${topics} topic(s)${said}. ` +
+      'The kit does not submit again on its own; to submit again (and pay again if the first submit was charged), ' +
+      'run the same command with --resubmit.',
+  });
 }
 
 /**
@@ -72,14 +194,37 @@ export async function getIntentExportStatus(
 ): Promise<ExportState> {
   try {
     const state = await client.getIntentExport(request.exportId, { retry: false });
-    if (store && request.job && state.status === 'ready' && state.download_url) {
-      const link: ExportLink = { download_url: state.download_url, expires_at: state.expires_at ?? null };
-      await store.writeText(exportLinkKey(request.job), JSON.stringify(link));
+    const {
+      download_url: link,
+      requestId: _r,
+      credits: _c,
+      creditsRemaining: _cr,
+      ...rest
+    } = state as typeof state & {
+      creditsRemaining?: number;
+    };
+    // Tolerant in: any answer with a link is kept (the workflow decides whether a status it does not know is ready).
+    if (store && request.job && typeof link === 'string' && link !== '') {
+      const saved: ExportLink = { download_url: link, expires_at: state.expires_at ?? null };
+      await store.writeText(exportLinkKey(request.job), JSON.stringify(saved));
     }
-    return { status: state.status, reason: state.error?.message, rowCount: state.row_count };
+    const out: ExportState = {
+      status: state.status,
+      downloadable: typeof link === 'string' && link !== '',
+      said: quote(rest),
+    };
+    if (state.error?.message) out.reason = state.error.message;
+    if (state.row_count !== undefined) out.rowCount = state.row_count;
+    return out;
   } catch (error) {
     throw toActivityFailure(error);
   }
+}
+
+/** A compact JSON rendering, cut to a few hundred characters. */
+function quote(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 400 ? `${text.slice(0, 400)}…` : text;
 }
 
 interface ExportLink {
@@ -113,7 +258,7 @@ export async function downloadIntentExport(
   const { job } = request;
   const key = partKey(job, 0);
   const stateKey = exportStateKey(job);
-  const record = JSON.parse(await store.readText(stateKey)) as ExportRecord;
+  const record = (await readExportRecord(store, job)) ?? { credits: 0 };
   if (record.part && (await store.exists(record.part.key))) return record.part;
 
   let download: Awaited<ReturnType<SignalClient['downloadIntentExport']>>;

@@ -33,6 +33,8 @@ export interface PartCounts {
   error: number;
   invalid: number;
   credits: number;
+  /** Lines whose failure a later call may fix (verify-emails: upstream failures); the part is then marked failed. */
+  retryable?: number;
   /** verify-emails only: result counts of the part. */
   summary?: VerificationSummary;
 }
@@ -54,6 +56,8 @@ export interface BatchResult {
   /** True when the credit budget ran out inside the batch: some items were not sent (a re-run sends them). */
   partial?: boolean;
   counts: PartCounts;
+  /** enrich: signals in the lines just written (absent when reused); the worker's metrics count them. */
+  signals?: number;
 }
 
 export interface ManifestPart {
@@ -81,7 +85,13 @@ export interface Manifest {
     lines: number;
   };
   summary?: VerificationSummary;
+  /** Credits the service charged as far as its answers said, including answers paid for and then lost. */
   credits_charged: number;
+  /**
+   * Answers paid for but not saved (README "What holds"): `credits` reported by the lost answers themselves, and
+   * `unknown_calls` whose cost no answer said (a reset, a timeout, a worker that died during the call).
+   */
+  unsaved_answers?: { credits: number; unknown_calls: number };
   batches: { total: number; done: number; failed: number };
   parts: ManifestPart[];
   error?: string;
@@ -108,4 +118,6 @@ export interface JobResult {
   credits: number;
   parts: number;
   summary?: VerificationSummary;
+  /** Answers paid for but not saved (see Manifest). */
+  unsavedAnswers?: { credits: number; unknown_calls: number };
 }

@@ -1,11 +1,13 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
-import type { BulkVerifyError } from '../../connectors/signal-api/types.ts';
+import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readBatch } from './batch-file.ts';
+import { type BatchItem, readBatch } from './batch-file.ts';
 import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
-import { readPart, writePart, zeroCounts } from './parts.ts';
-import type { BatchResult, JobRef, VerificationSummary } from './types.ts';
+import { BATCH_FAILED } from './paid-lines.ts';
+import { readPart, readPartLines, writePart, zeroCounts } from './parts.ts';
+import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
+import { CallMarker } from './unsaved.ts';
 
 export interface VerifyBatchRequest {
   job: JobRef;
@@ -13,8 +15,27 @@ export interface VerifyBatchRequest {
 }
 
 /**
+ * Error codes a later call may fix: the service's upstream check failed (free, spec 8), or the batch's retries were
+ * spent before the address was answered.
+ */
+const RETRYABLE_CODES = new Set(['upstream_failure', BATCH_FAILED]);
+
+/** One line of a verification part. */
+interface VerifyLine {
+  email: string;
+  status: 'ok' | 'error';
+  row: number;
+  input: string;
+  error?: { code: string; message: string };
+  [field: string]: unknown;
+}
+
+/**
  * Verifies chunk `index` (up to 1,000 distinct addresses) with one bulk call and publishes its part: one line per
- * address, verified or an error record. The service's own summary of the chunk is recorded with the part.
+ * address, verified or an error record. Addresses whose upstream check failed are counted as `retryable` and the
+ * part is marked failed; calling this again for the same chunk verifies exactly those addresses (they cost nothing
+ * when they fail and 1 credit when they pass) and republishes the part with them merged in. A part with nothing
+ * left to retry is returned from its recorded counts without calling the API.
  */
 export async function verifyBatch(
   client: SignalClient,
@@ -24,49 +45,98 @@ export async function verifyBatch(
   const { job, index } = request;
   const key = partKey(job, index);
   const existing = await readPart(store, key);
-  if (existing && !existing.failed) return { index, reused: true, failed: false, counts: existing.counts };
-
-  const items = await readBatch(store, job, index);
-  let response: Awaited<ReturnType<SignalClient['verifyEmails']>>;
-  try {
-    response = await client.verifyEmails({ emails: items.map((item) => item.v) }, { retry: false });
-  } catch (error) {
-    throw toActivityFailure(error);
+  if (existing && !existing.failed && !existing.partial) {
+    return { index, reused: true, failed: false, counts: existing.counts };
   }
+
+  // A failed part keeps every answer already paid for; only its upstream failures and unanswered lines are sent.
+  const items = await readBatch(store, job, index);
+  const earlier = new Map<string, VerifyLine>();
+  if (existing) for (const line of await readPartLines<VerifyLine>(store, key)) earlier.set(line.email, line);
+  const lines = items.map((item) => earlier.get(item.v) ?? pending(item));
+  const credits = existing?.counts.credits ?? 0;
+
+  const todo = lines.filter(isRetryable);
+  const response = await verifyOnce(client, store, job, index, todo);
   const verified = indexByEmail(response.verifications);
   const failed = indexByEmail(
     response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email),
   );
-  const summary: VerificationSummary = {
-    total: response.summary.total,
-    deliverable: response.summary.deliverable,
-    undeliverable: response.summary.undeliverable,
-    risky: response.summary.risky,
-    unknown: response.summary.unknown,
-  };
-  const counts = { ...zeroCounts(), credits: response.credits, summary };
-  const lines = items.map((item) => {
-    counts.lines += 1;
-    const verification = lookup(verified, item.v);
+  const merged = lines.map((line) => {
+    if (!isRetryable(line)) return line;
+    const verification = lookup(verified, line.email);
     if (verification) {
-      counts.ok += 1;
       const { email: _email, ...rest } = verification;
-      return { email: item.v, status: 'ok', row: item.row, input: item.raw, ...rest };
+      return { email: line.email, status: 'ok', row: line.row, input: line.input, ...rest } satisfies VerifyLine;
     }
-    counts.error += 1;
-    const error = lookup(failed, item.v);
+    const error = lookup(failed, line.email);
     return {
-      email: item.v,
+      email: line.email,
       status: 'error',
-      row: item.row,
-      input: item.raw,
+      row: line.row,
+      input: line.input,
       error: error
         ? { code: error.code, message: error.message ?? error.code }
         : { code: 'missing_result', message: 'the service returned no result for this address' },
-    };
+    } satisfies VerifyLine;
   });
-  await writePart(store, job, key, lines, counts);
-  return { index, reused: false, failed: false, counts };
+  const next = recount(merged, credits + response.credits);
+  const stillFailing = (next.retryable ?? 0) > 0;
+  await writePart(store, job, key, merged, next, stillFailing);
+  await response.marker.saved();
+  return { index, reused: false, failed: stillFailing, counts: next };
+}
+
+async function verifyOnce(
+  client: SignalClient,
+  store: Store,
+  job: JobRef,
+  index: number,
+  todo: VerifyLine[],
+): Promise<VerifyEmailsResult & { marker: CallMarker }> {
+  const marker = await CallMarker.begin(store, job, index);
+  try {
+    const response = await client.verifyEmails({ emails: todo.map((line) => line.email) }, { retry: false });
+    return Object.assign(response, { marker });
+  } catch (error) {
+    await marker.failed(error);
+    throw toActivityFailure(error);
+  }
+}
+
+/** A line not verified yet: an upstream failure to be tried (the first call treats every line so). */
+function pending(item: BatchItem): VerifyLine {
+  return {
+    email: item.v,
+    status: 'error',
+    row: item.row,
+    input: item.raw,
+    error: { code: 'upstream_failure', message: 'not verified yet' },
+  };
+}
+
+function isRetryable(line: VerifyLine): boolean {
+  return line.status === 'error' && RETRYABLE_CODES.has(line.error?.code ?? '');
+}
+
+const RESULTS = new Set(['deliverable', 'undeliverable', 'risky', 'unknown']);
+
+/** Counts and the verification summary of a part, from its lines (so they hold across retries and re-runs). */
+function recount(lines: VerifyLine[], credits: number): PartCounts {
+  const counts: PartCounts = { ...zeroCounts(), lines: lines.length, credits, retryable: 0 };
+  const summary: VerificationSummary = { total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 };
+  for (const line of lines) {
+    if (line.status === 'ok') counts.ok += 1;
+    else counts.error += 1;
+    if (isRetryable(line)) counts.retryable = (counts.retryable ?? 0) + 1;
+    const result = String(line['result']);
+    if (line.status === 'ok' && RESULTS.has(result)) {
+      summary.total += 1;
+      summary[result as keyof Omit<VerificationSummary, 'total'>] += 1;
+    }
+  }
+  counts.summary = summary;
+  return counts;
 }
 
 function indexByEmail<T extends { email: string }>(entries: T[]): Map<string, T> {

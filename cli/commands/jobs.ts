@@ -118,6 +118,7 @@ export function parseIntentExport(argv: string[]): JobStart {
       seniority: { type: 'string' },
       department: { type: 'string' },
       limit: { type: 'string' },
+      resubmit: { type: 'boolean', default: false },
     },
   });
   const topics = list(required('topics', values.topics)) ?? [];
@@ -138,6 +139,8 @@ export function parseIntentExport(argv: string[]): JobStart {
       output,
       request,
       compression: compression(values.compression),
+      // Not part of the job id: it continues the same job, whose earlier submit has an unknown outcome.
+      ...(values.resubmit ? { resubmit: true } : {}),
     },
   };
 }

@@ -1,19 +1,75 @@
-import { parseWorkerConfig } from '../../workers/config.ts';
-import { startWorker } from '../../workers/worker.ts';
-import { installWorkerLogging } from '../logging.ts';
+import { parseArgs } from 'node:util';
+import { parseObservabilityConfig } from '../../config/observability.ts';
+import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
+import { parseWebhookDeliveryConfig } from '../../workers/activities.ts';
+import { parseWorkerConfig, type WorkerConfig } from '../../workers/config.ts';
+import { startHealthServer } from '../../workers/health.ts';
+import { installRuntime } from '../../workers/runtime.ts';
+import { shutdownGraceMs, startWorker } from '../../workers/worker.ts';
+import { positiveInt } from '../args.ts';
 
-/** `worker`: hosts the workflows and activities until SIGINT or SIGTERM, then drains and exits 0. */
-export async function runWorkerCommand(_argv: string[] = []): Promise<number> {
-  installWorkerLogging();
-  const config = parseWorkerConfig();
+/** Every value the logger must cut out of its lines. */
+function secretsOf(config: WorkerConfig, webhooks: WebhookDeliveryConfig): string[] {
+  const secrets = [config.apiKey, config.temporalApiKey ?? ''];
+  for (const destination of webhooks.destinations) {
+    if (!('secret' in destination)) continue;
+    for (const secret of [destination.secret].flat()) secrets.push(secret, secret.replace(/^whsec_/, ''));
+  }
+  for (const key of config.payloadKeys ?? []) secrets.push(key.key.toString('base64'));
+  return secrets;
+}
+
+/**
+ * `worker [--health-port N] [--metrics-port N]`: hosts the workflows and activities until SIGINT or SIGTERM, then
+ * drains (see `shutdownGraceMs`) and exits 0. Logs are JSON lines on stderr (readable lines on a terminal).
+ */
+export async function runWorkerCommand(argv: string[] = []): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { 'health-port': { type: 'string' }, 'metrics-port': { type: 'string' } },
+  });
+  const env = {
+    ...process.env,
+    ...(values['health-port'] !== undefined ? { SIGNAL_KIT_HEALTH_PORT: values['health-port'] } : {}),
+    ...(values['metrics-port'] !== undefined ? { SIGNAL_KIT_METRICS_PORT: values['metrics-port'] } : {}),
+  };
+  if (values['health-port'] !== undefined) positiveInt('--health-port', values['health-port']);
+  if (values['metrics-port'] !== undefined) positiveInt('--metrics-port', values['metrics-port']);
+  const observability = parseObservabilityConfig(env);
+  const config = parseWorkerConfig(env);
+  const webhooks = parseWebhookDeliveryConfig(env);
+  const { logger, metrics, metricsUrl } = installRuntime(observability, secretsOf(config, webhooks));
+  // Start and stop lines are written at any level: scripts and operators wait for them.
+  const lifecycle = logger.child({}, { level: 'info' });
   const bundlePath = process.env['SIGNAL_KIT_WORKFLOW_BUNDLE'];
-  const worker = await startWorker({ config, ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}) });
-  const stop = () => void worker.shutdown();
+  const worker = await startWorker({
+    config,
+    webhooks,
+    metrics,
+    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}),
+  });
+  const health =
+    observability.healthPort !== undefined
+      ? await startHealthServer({ host: observability.host, port: observability.healthPort, checks: worker.checks })
+      : undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    lifecycle.info({ signal, graceMs: shutdownGraceMs(config) }, 'signal-kit worker: draining');
+    void worker.shutdown();
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  console.error(
+  lifecycle.info(
+    {
+      temporal: `${config.address}/${config.namespace}`,
+      queues: [config.taskQueue, config.apiTaskQueue],
+      apiRatePerMinute: config.ratePerMinute,
+      ...(health ? { health: health.url } : {}),
+      ...(metricsUrl ? { metrics: metricsUrl } : {}),
+    },
     `signal-kit worker: pid ${process.pid}, Temporal ${config.address}/${config.namespace}, queues ${config.taskQueue} + ${config.apiTaskQueue} (${config.ratePerMinute} API requests/min)`,
   );
   await worker.done;
+  await health?.close();
+  lifecycle.info('signal-kit worker: stopped');
   return 0;
 }

@@ -34,6 +34,10 @@ export interface SignalApiErrorInit {
   path?: string | undefined;
   /** `Retry-After` in milliseconds, when the server sent one. */
   retryAfterMs?: number | undefined;
+  /** `x-credits-charged` of the failed answer, when it carried one (a 5xx after the work says what it cost). */
+  creditsCharged?: number | undefined;
+  /** The parsed JSON body of an answer whose shape was not the documented one, so a caller can still use it. */
+  body?: unknown;
   cause?: unknown;
 }
 
@@ -48,6 +52,13 @@ export class SignalApiError extends Error {
   readonly field: string | undefined;
   readonly method: string | undefined;
   readonly path: string | undefined;
+  /**
+   * Credits the service says this failed call charged (`x-credits-charged` on the failed answer); undefined when
+   * no answer said (a reset, a timeout, a gateway's page without the header): then the cost is unknown.
+   */
+  readonly creditsCharged: number | undefined;
+  /** The JSON body of an answer that did not have the documented shape (`UnexpectedResponseError`). */
+  readonly body: unknown;
 
   constructor(init: SignalApiErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -58,6 +69,8 @@ export class SignalApiError extends Error {
     this.field = init.field;
     this.method = init.method;
     this.path = init.path;
+    this.creditsCharged = init.creditsCharged;
+    this.body = init.body;
   }
 
   /** Whether repeating the same call can succeed (429, 5xx, network failures). */
@@ -75,6 +88,7 @@ export class SignalApiError extends Error {
       field: this.field,
       method: this.method,
       path: this.path,
+      creditsCharged: this.creditsCharged,
       retryable: this.retryable,
     };
   }

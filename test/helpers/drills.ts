@@ -58,14 +58,18 @@ export interface ChildWorker {
  * Starts `node cli/main.ts worker` in its own process group (registered, so a test that dies leaves no worker
  * behind) and resolves once it polls: the worker prints its banner after both Temporal workers are created.
  */
-export async function startChildWorker(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildWorker> {
+export async function startChildWorker(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  options: { args?: string[]; tailLines?: number } = {},
+): Promise<ChildWorker> {
   const proc = startProcess({
     name: 'signal-kit-worker',
     command: process.execPath,
-    args: [cliMain, 'worker'],
+    args: [cliMain, 'worker', ...(options.args ?? [])],
     cwd: repo,
     env,
-    tailLines: 200,
+    tailLines: options.tailLines ?? 200,
   });
   const deadline = Date.now() + timeoutMs;
   while (!proc.outputTail().includes('signal-kit worker: pid')) {

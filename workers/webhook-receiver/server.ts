@@ -6,12 +6,19 @@
  *
  * Rejections (nothing is enqueued), each a JSON body `{ "error": { "code", "message", "field"? } }`:
  *   401 missing/invalid signature or token, timestamp outside the tolerance
+ *   400 a request line, target or header Node's parser or URL parsing cannot take (answered, the process stays up);
+ *       408 headers or body not complete within the timeouts; 431 headers too large
  *   413 body over `maxBodyBytes` (checked on Content-Length before reading, and counted while streaming; the body
  *       is read no further and the connection is closed after the answer)
  *   415 not JSON (Content-Type other than application/json or application/*+json, or a Content-Encoding)
  *   400 malformed JSON or not UTF-8
- *   422 schema mismatch, `field` naming the first offending field
+ *   422 schema mismatch, `field` naming the first offending field; JSON nested deeper than `maxJsonDepth`
  *   404/405 unknown path or method; 503 enqueue failed or timed out
+ *
+ * Slow or idle clients: headers must arrive within `headersTimeoutMs` and the whole request within `requestTimeoutMs`,
+ * checked every `connectionsCheckingIntervalMs`; an idle keep-alive connection is closed after `keepAliveTimeoutMs`;
+ * past `maxConnections` open sockets, new ones are closed at once. A client that goes away mid-body is logged (499)
+ * without a stack trace.
  *
  * Replays: there is no replay cache. A signed delivery replayed inside the tolerance window reaches `enqueue`
  * again, and the workflow id (derived from the signal id) makes that a no-op answered `200 {duplicate: true}`.
@@ -20,7 +27,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { exceedsJsonDepth } from '../../connectors/json-depth.ts';
 import {
   AnyEventSchema,
   firstProblem,
@@ -35,7 +43,27 @@ import {
   WebhookVerificationError,
 } from '../../connectors/webhooks/signature.ts';
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * The largest event accepted. Real `signal.created` events are a few KB; each delivery attempt carries the event in
+ * the workflow's history, so a bound here bounds that history (8 attempts per HTTP destination).
+ */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+/** Deeper JSON is refused (422) before anything is queued: nothing downstream has to walk it. */
+export const DEFAULT_MAX_JSON_DEPTH = 32;
+/** Slow-client limits (see the module comment); short because a signed event is small and sent at once. */
+export interface ReceiverTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  connectionsCheckingIntervalMs: number;
+}
+export const RECEIVER_TIMEOUTS: Readonly<ReceiverTimeouts> = {
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 15_000,
+  keepAliveTimeoutMs: 5_000,
+  connectionsCheckingIntervalMs: 1_000,
+};
+export const DEFAULT_MAX_CONNECTIONS = 1_000;
 
 export type ReceiverAuth =
   /** Standard Webhooks signatures; several secrets during a rotation. */
@@ -81,6 +109,12 @@ export interface WebhookReceiverOptions {
   allowUnauthenticated?: boolean;
   enqueue: Enqueue;
   maxBodyBytes?: number;
+  /** Deepest nesting of arrays/objects accepted in an event (default DEFAULT_MAX_JSON_DEPTH). */
+  maxJsonDepth?: number;
+  /** Open sockets at most; more are closed at once (default DEFAULT_MAX_CONNECTIONS). */
+  maxConnections?: number;
+  /** Overrides of RECEIVER_TIMEOUTS. */
+  timeouts?: Partial<ReceiverTimeouts>;
   /** An enqueue slower than this is answered 503 (default 10 000 ms). */
   enqueueTimeoutMs?: number;
   /** `Retry-After` of a 503 (default 5 s). */
@@ -88,6 +122,8 @@ export interface WebhookReceiverOptions {
   /** The clock for timestamp tolerance checks. */
   now?: () => Date;
   log?: (entry: ReceiverLogEntry) => void;
+  /** `GET /readyz`: 200 when it resolves `ready: true` (e.g. Temporal answers), else 503 with its body. */
+  readiness?: () => Promise<{ ready: boolean }>;
 }
 
 export interface WebhookReceiver {
@@ -112,6 +148,31 @@ class Rejection extends Error {
     this.field = field;
     this.headers = headers;
   }
+}
+
+/** The client went away before its request was complete: nothing to answer, nothing worth a stack trace. */
+class ClientGone extends Error {
+  constructor() {
+    super('client closed the connection before the body was complete');
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+/** The path of a request target (origin form, or absolute form); undefined when it is neither. */
+function pathOf(target: string | undefined): string | undefined {
+  if (!target) return undefined;
+  if (target.startsWith('/') && !target.startsWith('//')) {
+    const end = target.search(/[?#]/);
+    return end === -1 ? target : target.slice(0, end);
+  }
+  if (!URL.canParse(target)) return undefined;
+  const url = new URL(target);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.pathname : undefined;
 }
 
 function safeEqual(a: string, b: string): boolean {
@@ -168,6 +229,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     auth,
     enqueue,
     maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+    maxJsonDepth = DEFAULT_MAX_JSON_DEPTH,
+    maxConnections = DEFAULT_MAX_CONNECTIONS,
     enqueueTimeoutMs = 10_000,
     retryAfterSeconds = 5,
     now = () => new Date(),
@@ -175,6 +238,9 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
   } = options;
   validateAuth(auth, options.allowUnauthenticated);
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new RangeError('maxBodyBytes must be positive');
+  if (!Number.isInteger(maxJsonDepth) || maxJsonDepth <= 0) throw new RangeError('maxJsonDepth must be positive');
+  if (!Number.isInteger(maxConnections) || maxConnections <= 0) throw new RangeError('maxConnections must be positive');
+  const timeouts = { ...RECEIVER_TIMEOUTS, ...options.timeouts };
   const tokenValues = auth.kind === 'token' ? (typeof auth.value === 'string' ? [auth.value] : [...auth.value]) : [];
 
   function send(
@@ -270,7 +336,12 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       req.once('error', (err) => {
         if (done) return;
         done = true;
-        reject(err);
+        reject(req.destroyed && !req.complete ? new ClientGone() : err);
+      });
+      req.once('close', () => {
+        if (done) return;
+        done = true;
+        reject(new ClientGone());
       });
     });
   }
@@ -323,6 +394,13 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       } catch (err) {
         throw new Rejection(400, 'invalid_json', `body is not valid JSON: ${(err as Error).message}`);
       }
+      if (exceedsJsonDepth(json, maxJsonDepth)) {
+        throw new Rejection(
+          422,
+          'nesting_too_deep',
+          `the event nests objects or arrays deeper than ${maxJsonDepth} levels; real events are shallow`,
+        );
+      }
 
       const kind = AnyEventSchema.safeParse(json);
       if (!kind.success) {
@@ -367,6 +445,11 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       });
       return { status, signalId, ...(duplicate ? { code: 'duplicate' } : {}) };
     } catch (err) {
+      if (err instanceof ClientGone) {
+        return answeredByParserError.has(req.socket)
+          ? { status: 400, code: 'bad_request' }
+          : { status: 499, code: 'client_closed' };
+      }
       const r =
         err instanceof Rejection
           ? err
@@ -377,21 +460,96 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     }
   }
 
-  const server = createServer((req, res) => {
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+      connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
+    },
+    (req, res) => {
+      clearTimeout(awaitingFirstRequest.get(req.socket));
+      try {
+        route(req, res);
+      } catch (err) {
+        // Nothing in routing should throw; if something does, this one request fails, not the process.
+        console.error('webhook receiver: unexpected failure routing a request:', (err as Error).message);
+        if (!res.headersSent) {
+          answerRejection(req, res, new Rejection(400, 'bad_request', 'the request could not be routed'), true);
+        } else res.destroy();
+      }
+    },
+  );
+  server.maxConnections = maxConnections;
+  // Node's header timeout starts with the first byte: a socket that never sends one would stay open for good and
+  // count against the connection cap. Such a socket is closed when the header timeout passes.
+  const awaitingFirstRequest = new WeakMap<Socket, NodeJS.Timeout>();
+  server.on('connection', (socket: Socket) => {
+    const timer = setTimeout(() => socket.destroy(), timeouts.headersTimeoutMs);
+    awaitingFirstRequest.set(socket, timer);
+    socket.once('close', () => clearTimeout(timer));
+  });
+  // Sockets whose request Node's parser refused after it reached the handler, and that were answered here.
+  const answeredByParserError = new WeakSet<Socket>();
+  // Requests Node's parser refuses (bad request line, target, header, oversized headers, timeouts): a plain 4xx,
+  // then close. Logged without the parser's stack: anyone can send these.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') {
+      // The client went away: nobody to answer. A request in progress is logged (499) by its handler.
+      if (!pending) log?.({ method: '-', path: '-', status: 499, code: 'client_closed', durationMs: 0 });
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    if (pending) answeredByParserError.add(socket);
+    else log?.({ method: '-', path: '-', status, code: err.code ?? 'client_error', durationMs: 0 });
+    // A body that breaks framing (bad chunk sizes) fails after the request reached the handler, whose answer was
+    // not begun yet: the 400 goes out here all the same.
+    if (socket.writable && !pending?.headersSent) {
+      const body = JSON.stringify({
+        error: { code: status === 408 ? 'request_timeout' : 'bad_request', message: STATUS_TEXT[status] },
+      });
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+    socket.destroySoon();
+  });
+
+  function route(req: IncomingMessage, res: ServerResponse): undefined {
     const started = performance.now();
-    const url = new URL(req.url ?? '/', 'http://receiver');
     const method = req.method ?? 'GET';
-    const finish = (status: number, code?: string, signalId?: string) =>
+    const pathname = pathOf(req.url);
+    const finish = (status: number, code?: string, signalId?: string): undefined => {
       log?.({
         method,
-        path: url.pathname,
+        path: pathname ?? '-',
         status,
         durationMs: Math.round(performance.now() - started),
         ...(code ? { code } : {}),
         ...(signalId ? { signalId } : {}),
       });
+    };
 
-    if (url.pathname === '/healthz') {
+    if (pathname === undefined) {
+      answerRejection(req, res, new Rejection(400, 'bad_request', 'the request target is not a path'), true);
+      return finish(400, 'bad_request');
+    }
+    if (pathname === '/readyz' && options.readiness && (method === 'GET' || method === 'HEAD')) {
+      void options.readiness().then(
+        (result) => {
+          send(req, res, result.ready ? 200 : 503, result);
+          finish(result.ready ? 200 : 503);
+        },
+        (error: unknown) => {
+          send(req, res, 503, { ready: false, error: String(error) });
+          finish(503);
+        },
+      );
+      return;
+    }
+    if (pathname === '/healthz') {
       if (method !== 'GET' && method !== 'HEAD') {
         answerRejection(
           req,
@@ -404,7 +562,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       send(req, res, 200, { ok: true });
       return finish(200);
     }
-    if (url.pathname !== path) {
+    if (pathname !== path) {
       answerRejection(req, res, new Rejection(404, 'not_found', `no such path; events go to POST ${path}`), true);
       return finish(404, 'not_found');
     }
@@ -418,9 +576,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       return finish(405, 'method_not_allowed');
     }
     void handleEvent(req, res).then((r) => finish(r.status, r.code, r.signalId));
-  });
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
