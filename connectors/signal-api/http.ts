@@ -23,6 +23,7 @@ import {
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
 } from './errors.ts';
+import { capRetryAfter, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
@@ -37,11 +38,20 @@ import type {
 import { USER_AGENT } from './version.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Options of a client whose requests share a budget with other processes (see workers/api-permits.ts). */
+export interface RequestPacing {
+  /**
+   * Awaited before each attempt of an API call (downloads are not API calls); resolves when the call may be sent.
+   * The attempt's timeout starts after it.
+   */
+  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+}
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 8_000,
-  maxRetryAfterMs: 120_000,
+  maxRetryAfterMs: MAX_RETRY_AFTER_MS,
 };
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -87,15 +97,18 @@ function header(headers: Headers, name: string): string | undefined {
   return v ?? undefined;
 }
 
-/** `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date. Undefined when absent/invalid. */
+/**
+ * `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date, capped at MAX_RETRY_AFTER_MS.
+ * Undefined when absent/invalid.
+ */
 export function parseRetryAfter(value: string | undefined | null, now: number = Date.now()): number | undefined {
   if (value === undefined || value === null) return undefined;
   const v = value.trim();
   if (v === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
+  if (/^\d+(\.\d+)?$/.test(v)) return capRetryAfter(Math.ceil(Number(v) * 1000));
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+  return capRetryAfter(at - now);
 }
 
 /** `x-credits-charged` when the answer carried it (undefined otherwise). */
@@ -285,9 +298,10 @@ export class Transport {
   readonly #onRequest: ((event: RequestEvent) => void) | undefined;
   readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
+  readonly #beforeRequest: RequestPacing['beforeRequest'];
   #closed = false;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     let base: URL;
     try {
       base = new URL(options.baseUrl);
@@ -311,6 +325,7 @@ export class Transport {
     this.#onRequest = options.onRequest;
     this.#onResponse = options.onResponse;
     this.#userAgent = options.userAgent ?? USER_AGENT;
+    this.#beforeRequest = options.beforeRequest;
     if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
@@ -336,9 +351,11 @@ export class Transport {
   /** A JSON API call, retried per policy. */
   async json(req: ApiRequest): Promise<ApiResponse> {
     const path = this.#prefix + req.path + queryString(req.query);
-    return this.#withRetry(req.method, req.path, req.idempotent, req.call, (timeoutMs, attempt) =>
-      this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered),
-    );
+    const pace = this.#beforeRequest;
+    return this.#withRetry(req.method, req.path, req.idempotent, req.call, async (timeoutMs, attempt) => {
+      if (pace) await pace(req.call?.signal);
+      return this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered);
+    });
   }
 
   /** GET of a signed download URL, without the API key; the initial request is retried per policy. */
