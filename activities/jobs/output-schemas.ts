@@ -119,6 +119,10 @@ export const ManifestSchema = z
     }),
     summary: summary.optional().describe('verify-emails: results of the distinct addresses'),
     credits_charged: count,
+    unsaved_answers: z
+      .looseObject({ credits: count, unknown_calls: count })
+      .optional()
+      .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
     batches: z.looseObject({ total: count, done: count, failed: count }),
     parts: z.array(
       z.looseObject({
