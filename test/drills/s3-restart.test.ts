@@ -158,6 +158,7 @@ describe('drill: the S3 server restarted during part uploads', () => {
       expect((listed.Contents ?? []).map((o) => o.Key).sort()).toEqual([
         'exports/export-drill/_manifest.json',
         'exports/export-drill/parts/part-00000.jsonl',
+        'exports/export-drill/work/export-link.json',
         'exports/export-drill/work/export.json',
       ]);
       s3.destroy();

@@ -147,6 +147,11 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     expect(charged).toBe(baselineCost + extra);
     // The job's own count is what the parts record: each batch's last, saved, answer.
     expect(result.credits).toBe(baselineCost);
+    // What the kills cost is not hidden: every lost paid answer is a call of unknown outcome in the manifest, and
+    // the extra is at most that many calls' worst case (100 domains × limit 2 × 2 credits).
+    const unknown = result.unsavedAnswers?.unknown_calls ?? 0;
+    expect(unknown).toBeGreaterThanOrEqual(lost.filter((call) => call.credits > 0).length);
+    expect(extra).toBeLessThanOrEqual(unknown * 100 * 2 * 2);
     // Paid more than once: only batches whose answer was lost to a kill, and once more per loss.
     for (const [batch, times] of paidPerBatch) {
       const losses = lost.filter((call) => call.credits > 0 && batchOf(call) === batch).length;
