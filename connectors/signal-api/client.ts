@@ -13,7 +13,7 @@
 import type { z } from 'zod';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../webhooks/events.ts';
 import { SignalApiError, UnexpectedResponseError, ValidationError } from './errors.ts';
-import { type ApiRequest, Transport } from './http.ts';
+import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
   BuyerIntentPageSchema,
   CompanyEnrichSchema,
@@ -153,7 +153,7 @@ export class SignalClient {
   readonly #http: Transport;
   readonly #baseUrl: string;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     this.#http = new Transport(options);
     this.#baseUrl = options.baseUrl;
   }

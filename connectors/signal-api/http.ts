@@ -38,6 +38,15 @@ import type {
 import { USER_AGENT } from './version.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Options of a client whose requests share a budget with other processes (see workers/api-permits.ts). */
+export interface RequestPacing {
+  /**
+   * Awaited before each attempt of an API call (downloads are not API calls); resolves when the call may be sent.
+   * The attempt's timeout starts after it.
+   */
+  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+}
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 4,
   baseDelayMs: 250,
@@ -289,9 +298,10 @@ export class Transport {
   readonly #onRequest: ((event: RequestEvent) => void) | undefined;
   readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
+  readonly #beforeRequest: RequestPacing['beforeRequest'];
   #closed = false;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     let base: URL;
     try {
       base = new URL(options.baseUrl);
@@ -315,6 +325,7 @@ export class Transport {
     this.#onRequest = options.onRequest;
     this.#onResponse = options.onResponse;
     this.#userAgent = options.userAgent ?? USER_AGENT;
+    this.#beforeRequest = options.beforeRequest;
     if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
@@ -340,9 +351,11 @@ export class Transport {
   /** A JSON API call, retried per policy. */
   async json(req: ApiRequest): Promise<ApiResponse> {
     const path = this.#prefix + req.path + queryString(req.query);
-    return this.#withRetry(req.method, req.path, req.idempotent, req.call, (timeoutMs, attempt) =>
-      this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered),
-    );
+    const pace = this.#beforeRequest;
+    return this.#withRetry(req.method, req.path, req.idempotent, req.call, async (timeoutMs, attempt) => {
+      if (pace) await pace(req.call?.signal);
+      return this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered);
+    });
   }
 
   /** GET of a signed download URL, without the API key; the initial request is retried per policy. */
