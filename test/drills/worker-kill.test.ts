@@ -115,7 +115,7 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
       return outcome;
     });
 
-  it('five kills at random points where every answered call is saved: credits equal the spec's price of what exists', async () => {
+  it('five kills at random points where every answered call is saved: credits equal the spec price of what exists', async () => {
     const { kills, charged, result, paidPerBatch } = await drill('kill-drill', 'saved', 5, SEED);
     console.log(`worker-kill drill: kills ${JSON.stringify(kills)}; ${charged} credits, ideal ${ideal}`);
     expect(kills).toHaveLength(5);
@@ -126,7 +126,7 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     expect([...paidPerBatch].filter(([, n]) => n > 1)).toEqual([]);
   }, 240_000);
 
-  it('a deploy: SIGTERM at any instant, three times: the worker drains, credits equal the spec's price of what exists', async () => {
+  it('a deploy: SIGTERM at any instant, three times: the worker drains, credits equal the spec price of what exists', async () => {
     const { kills, lost, charged, result, paidPerBatch } = await drill('kill-sigterm', 'sigterm', 3, SEED + 2);
     console.log(`worker-kill sigterm: kills ${JSON.stringify(kills)}; ${charged} credits, ideal ${ideal}`);
     expect(lost).toEqual([]);
