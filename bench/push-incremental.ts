@@ -155,7 +155,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         'bulk calls within ideal + 1 on every run': figures.every((f) => f.calls <= f.ideal + 1),
       },
       notes: [
-        'The previous design grouped domains by their own newest signal, so a second run made about one call per domain; it is computed here from the truth of the same watchlist, not run.',
+        'The previous design grouped domains by their own newest signal, so from the second run on it made about one call per domain that had ever had a signal; it is computed here from the truth of the same watchlist, not run.',
         'Overlap is what a run pays for signals it does not write (already pushed, or re-asked after a small limit); with the default limit and one watermark per call it is 0.',
       ],
     };
