@@ -8,6 +8,6 @@ export async function connectClient(config: TemporalConfig): Promise<Client> {
   const connection = await reachTemporal(config, () =>
     Connection.connect({ ...connectionOptions(config), connectTimeout: '10s' }),
   );
-  const dataConverter = dataConverterFor(config.payloadKeys);
+  const dataConverter = dataConverterFor(config.payloadKeys, { allowPlaintext: config.allowPlaintextPayloads });
   return new Client({ connection, namespace: config.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }

@@ -83,7 +83,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : { workflowsPath: workflowsPath() };
-  const dataConverter = dataConverterFor(config.payloadKeys);
+  const dataConverter = dataConverterFor(config.payloadKeys, { allowPlaintext: config.allowPlaintextPayloads });
   const encryption = dataConverter ? { dataConverter } : {};
   // Every process paces its API calls through one limiter workflow per API queue: the account's budget is shared.
   const permits = new ApiPermits({

@@ -2,6 +2,7 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { readBatch } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { manifestKey, partKey, partsPrefix } from './layout.ts';
+import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
 import type {
@@ -74,6 +75,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
   const manifest: Manifest = {
+    schema_version: MANIFEST_SCHEMA_VERSION,
     job_id: job.jobId,
     kind: job.kind,
     input: request.input,
