@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { JobActivities } from '../activities/index.ts';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
+import type { JobActivities } from '../activities/registry.ts';
 import { FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
 import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { ApiActivities, ExportActivities, JobActivities } from '../activities/index.ts';
 import type { IntentExportRequest } from '../activities/jobs/intent-export.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
+import type { ApiActivities, ExportActivities, JobActivities } from '../activities/registry.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';

@@ -14,8 +14,8 @@ import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { type CountingProxy, startCountingProxy } from '../../bench/lib/counting-proxy.ts';
 import type { DryRunReport } from '../../cli/dry-run.ts';
 import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { runCli } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 let env: JobEnv;
 let proxy: CountingProxy;

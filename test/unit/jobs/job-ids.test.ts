@@ -14,7 +14,7 @@ import { partKey } from '../../../activities/jobs/layout.ts';
 import { writePart, zeroCounts } from '../../../activities/jobs/parts.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { UsageError } from '../../../cli/args.ts';
-import { parseEnrich, parseIntentExport, parseVerifyEmails } from '../../../cli/commands/jobs.ts';
+import { parseEnrich, parseIntentExport, parseVerifyEmails } from '../../../cli/commands/job-commands.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
 import { jobIdProblem } from '../../../workflows/job-id.ts';
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
-import { parseTemporalConfig } from '../../workers/config.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
 import {
@@ -13,7 +13,7 @@ import {
   type JobStart,
   jobFailureMessage,
   startJob,
-} from '../jobs.ts';
+} from '../job-service.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
