@@ -10,7 +10,7 @@ import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
 import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
 import { VERIFY_CHUNK_SIZE } from '../workflows/verify-emails.ts';
-import type { JobStart } from './jobs.ts';
+import type { JobStart } from './job-service.ts';
 
 export interface CreditEstimate {
   /** The most the job can be charged, from the spec's prices and limits (and --max-credits); null when unknown. */

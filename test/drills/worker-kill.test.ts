@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import {
@@ -35,7 +36,6 @@ import {
   tempDir,
   writeDomainsCsv,
 } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 const SEED = 20260501;
 /** A fixed service clock: every run sees the same signals. */
