@@ -1,7 +1,7 @@
 // The CLI's command list: every command, its flags and its help text, in this one file (commander generates the
 // help from these declarations, so it cannot drift from what is parsed). Each action imports its command's module
 // only when it runs: `--help` and `--version` load commander and nothing else.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Option, type OptionValues } from 'commander';
 import { ConfigError } from '../config/errors.ts';
 import { UsageError } from './args.ts';
 
@@ -69,7 +69,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       .option('--detected-after <iso>', 'only signals detected after this date')
       .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
       .option('--max-credits <n>', 'stop before spending more than this'),
-  ).action(action((command) => async () => jobCommand('parseEnrich', argvOf(command))));
+  ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
   jobFlags(
     program
@@ -79,7 +79,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
       .option('--column <name>', 'the column holding the address (default: detected)')
       .option('--max-credits <n>', 'stop before spending more than this'),
-  ).action(action((command) => async () => jobCommand('parseVerifyEmails', argvOf(command))));
+  ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
 
   jobFlags(
     program
@@ -92,14 +92,16 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       .option('--department <a,b>', 'only these departments')
       .option('--limit <n>', 'at most this many rows')
       .option('--resubmit', 'submit again when an earlier submit of this job has an unknown outcome'),
-  ).action(action((command) => async () => jobCommand('parseIntentExport', argvOf(command))));
+  ).action(action((command) => async () => jobCommand('intentExportJob', command.opts())));
 
   program
     .command('status')
     .description("a job's state, progress while it runs, and its result")
     .argument('<job-id>', 'the job id printed when it started')
     .action(
-      action((command) => async () => (await import('./commands/job-commands.ts')).runStatusCommand(argvOf(command))),
+      action(
+        (command) => async () => (await import('./commands/job-commands.ts')).runStatusCommand(command.args[0] ?? ''),
+      ),
     );
 
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -267,12 +269,13 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/** A job command: its flags become the job (every mistake named by its flag), then it starts, waits or dry-runs. */
 async function jobCommand(
-  parser: 'parseEnrich' | 'parseVerifyEmails' | 'parseIntentExport',
-  argv: string[],
+  build: 'enrichJob' | 'verifyEmailsJob' | 'intentExportJob',
+  flags: OptionValues,
 ): Promise<number> {
   const jobs = await import('./commands/job-commands.ts');
-  return jobs.runJobCommand(jobs[parser], argv);
+  return jobs.runJobCommand(jobs[build](flags), flags);
 }
 
 /** Runs the CLI on `argv` (without node and the script) and resolves to the exit code. */
