@@ -8,7 +8,7 @@ import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
-import type { WorkerConfig } from './config.ts';
+import { ConfigError, type WorkerConfig } from './config.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
 import { dataConverterFor } from './payload-codec.ts';
@@ -22,6 +22,11 @@ export interface WorkerHandle {
   readonly done: Promise<void>;
   /** Both workers poll, and Temporal answers a health check now: what `/readyz` reports. */
   readonly checks: Record<string, HealthCheck>;
+  /**
+   * Makes this worker's version the deployment's current one (new workflows start on it; pinned ones stay where
+   * they started). Retries while the server has not registered the version yet.
+   */
+  makeCurrentVersion(timeoutMs?: number): Promise<void>;
   /** Stops polling, lets running activities finish, closes connections. */
   shutdown(): Promise<void>;
 }
@@ -38,6 +43,14 @@ export interface StartWorkerOptions {
   webhooks?: WebhookDeliveryConfig;
   /** The kit's counters (from `installRuntime`); API answers and published batches are recorded in them. */
   metrics?: KitMetrics;
+  /** Worker Deployment versioning of both workers (config/deployment.ts); off when absent. */
+  versioning?: WorkerVersion;
+}
+
+export interface WorkerVersion {
+  deploymentName: string;
+  buildId: string;
+  behavior: 'PINNED' | 'AUTO_UPGRADE';
 }
 
 /** The worker's workflows entry, next to this file's compiled or source form. */
@@ -97,6 +110,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const dataConverter = dataConverterFor(config.payloadKeys);
   const encryption = dataConverter ? { dataConverter } : {};
   const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
+  const versioning = options.versioning
+    ? {
+        workerDeploymentOptions: {
+          useWorkerVersioning: true as const,
+          version: { deploymentName: options.versioning.deploymentName, buildId: options.versioning.buildId },
+          defaultVersioningBehavior: options.versioning.behavior,
+        },
+      }
+    : {};
   const graceMs = shutdownGraceMs(config);
   const shutdown = { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 15_000 };
   const main = await Worker.create({
@@ -105,6 +127,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...encryption,
     ...interceptors,
     ...shutdown,
+    ...versioning,
     taskQueue: config.taskQueue,
     ...workflows,
     activities: mergeActivities(
@@ -118,6 +141,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...encryption,
     ...interceptors,
     ...shutdown,
+    ...versioning,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
     maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
@@ -142,6 +166,26 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   return {
     done,
     checks,
+    async makeCurrentVersion(timeoutMs = 60_000) {
+      const version = options.versioning;
+      if (!version) throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          await connection.workflowService.setWorkerDeploymentCurrentVersion({
+            namespace: config.namespace,
+            deploymentName: version.deploymentName,
+            buildId: version.buildId,
+            identity: `signal-kit worker ${process.pid}`,
+          });
+          return;
+        } catch (error) {
+          // The version exists server-side only once its pollers were seen; until then the call is refused.
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
+    },
     async shutdown() {
       for (const worker of [main, api]) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;

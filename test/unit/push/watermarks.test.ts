@@ -28,7 +28,12 @@ const readWatermarks = readPushState;
 describe('watermarks', () => {
   it('start empty and keep, per domain, the later of the stored and the committed time', async () => {
     const store = freshStore();
-    expect(await readWatermarks(store, 'p')).toEqual({ marks: new Map(), pushed: new Map(), runId: null, lookbackMs: 0 });
+    expect(await readWatermarks(store, 'p')).toEqual({
+      marks: new Map(),
+      pushed: new Map(),
+      runId: null,
+      lookbackMs: 0,
+    });
 
     const first = await commitWatermarks(
       store,
