@@ -1,3 +1,19 @@
+export type {
+  JobKind,
+  JobResult,
+  JobStatus,
+  Manifest,
+  ManifestPart,
+  VerificationSummary,
+} from './activities/jobs/types.ts';
+export {
+  followJob,
+  type JobHandle,
+  type JobProgressListener,
+  type JobQueues,
+  type JobStart,
+  startJob,
+} from './cli/jobs.ts';
 export * from './connectors/signal-api/index.ts';
 export {
   type ObjectInfo,
@@ -21,3 +37,7 @@ export {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from './connectors/webhooks/signature.ts';
+export type { BulkEnrichInput } from './workflows/bulk-enrich.ts';
+export type { IntentExportInput } from './workflows/intent-export.ts';
+export type { JobProgress } from './workflows/job-progress.ts';
+export type { VerifyEmailsInput } from './workflows/verify-emails.ts';

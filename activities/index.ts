@@ -11,6 +11,7 @@ import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { createSmokeActivities } from './smoke.ts';
+import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 
 /** What activities need from the worker; injected so that tests can swap any of it. */
 export interface ActivityDeps {
@@ -84,6 +85,7 @@ export function createApiActivities(deps: ActivityDeps) {
       submitIntentExport(client, openStore(request.job.output), request),
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>
       getIntentExportStatus(client, request.job ? openStore(request.job.output) : undefined, request),
+    manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
   });

@@ -15,6 +15,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { capRetryAfter } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import {
   type Destination,
@@ -101,15 +102,18 @@ export interface WriteDeadLetterInput {
 
 const SNIPPET_BYTES = 512;
 
-/** `Retry-After` as seconds or an HTTP date, in milliseconds from now; undefined when absent or unreadable. */
+/**
+ * `Retry-After` as seconds or an HTTP date, in milliseconds from now, capped at MAX_RETRY_AFTER_MS; undefined when
+ * absent or unreadable.
+ */
 export function parseRetryAfter(value: string | string[] | undefined, now: Date = new Date()): number | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   if (!v) return undefined;
   const trimmed = v.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (/^\d+$/.test(trimmed)) return capRetryAfter(Number(trimmed) * 1000);
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now.getTime());
+  return capRetryAfter(at - now.getTime());
 }
 
 async function readSnippet(body: AsyncIterable<Buffer> & { destroy?: (err?: Error) => void }): Promise<string> {

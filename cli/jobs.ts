@@ -9,12 +9,11 @@ import {
 } from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
-import type { TemporalConfig } from '../workers/config.ts';
-import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
-import type { IntentExportInput } from '../workflows/intent-export.ts';
+import type { BulkEnrichInput, bulkEnrich } from '../workflows/bulk-enrich.ts';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+import type { IntentExportInput, intentExport } from '../workflows/intent-export.ts';
 import type { JobProgress } from '../workflows/job-progress.ts';
-import type { VerifyEmailsInput } from '../workflows/verify-emails.ts';
-import type { ProgressReporter } from './progress.ts';
+import type { VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
@@ -41,22 +40,48 @@ export function defaultJobId(kind: string, parts: unknown): string {
   return `${kind}-${digest}`;
 }
 
+interface JobWorkflows {
+  bulkEnrich: typeof bulkEnrich;
+  verifyEmails: typeof verifyEmails;
+  intentExport: typeof intentExport;
+}
+
+/** A started job: a Temporal workflow handle typed by the job's workflow (its `result()` is a `JobResult`). */
+export type JobHandle<W extends JobStart['workflow'] = JobStart['workflow']> = WorkflowHandle<JobWorkflows[W]>;
+
+/** The task queues a job runs on: the worker's main queue and its rate-limited API queue (the kit's defaults). */
+export interface JobQueues {
+  taskQueue?: string;
+  apiTaskQueue?: string;
+}
+
+/** Receives a running job's progress about once a second (`ProgressReporter` renders it for a terminal). */
+export interface JobProgressListener {
+  update(progress: JobProgress): void;
+  finish?(): void;
+}
+
 /**
  * Starts the job's workflow (the job id is the workflow id; a job already running is joined, not started twice)
  * and returns its handle.
  */
-export async function startJob(client: Client, temporal: TemporalConfig, job: JobStart): Promise<WorkflowHandle> {
-  const input = { ...job.input, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
-  return client.workflow.start(job.workflow, {
+export async function startJob<J extends JobStart>(
+  client: Client,
+  queues: JobQueues,
+  job: J,
+): Promise<JobHandle<J['workflow']>> {
+  const taskQueue = queues.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const input = { ...job.input, taskQueue, apiTaskQueue: queues.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE };
+  return client.workflow.start<JobWorkflows[J['workflow']]>(job.workflow, {
     workflowId: job.input.jobId,
-    taskQueue: temporal.taskQueue,
-    args: [input],
+    taskQueue,
+    args: [input] as Parameters<JobWorkflows[J['workflow']]>,
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }
 
 /** Follows a job to its end, reporting progress; returns its result or throws its failure. */
-export async function followJob(handle: WorkflowHandle, reporter?: ProgressReporter): Promise<JobResult> {
+export async function followJob(handle: WorkflowHandle, reporter?: JobProgressListener): Promise<JobResult> {
   let finished = false;
   const result = handle.result().finally(() => {
     finished = true;
@@ -67,7 +92,7 @@ export async function followJob(handle: WorkflowHandle, reporter?: ProgressRepor
       if (progress && !finished) reporter.update(progress);
       await Promise.race([delay(1000), result.catch(() => undefined)]);
     }
-    reporter.finish();
+    reporter.finish?.();
   }
   return result;
 }

@@ -35,6 +35,12 @@ export interface FaultOptions {
   lostAnswerPaths?: string[];
   /** At most this many answers are lost from the time these options are set (default no limit). */
   lostAnswerMax?: number;
+  /**
+   * Holds each answer this long AFTER the work is done and charged (to stage a client that dies while a paid answer
+   * is on its way); only for `answerDelayPaths` when given.
+   */
+  answerDelayMs?: number;
+  answerDelayPaths?: string[];
 }
 
 /** How the answer of a call that did its work and was charged is lost. */
@@ -93,6 +99,14 @@ export class Faults {
     }
     if (o.malformedJsonRate && unit(hash2(h, 4)) < o.malformedJsonRate) return { kind: 'malformed' };
     return NONE;
+  }
+
+  /** How long to hold the answer of a successful call to `path` after its work and charge. */
+  answerDelay(path: string): number {
+    const o = this.options;
+    if (!o.answerDelayMs || o.answerDelayMs <= 0) return 0;
+    if (o.answerDelayPaths && !o.answerDelayPaths.includes(path)) return 0;
+    return o.answerDelayMs;
   }
 
   /** For a call to `path` that succeeded (work done, credits charged): whether its answer is lost, and how. */

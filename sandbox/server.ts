@@ -315,6 +315,7 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
       if (!(e instanceof ApiError)) console.error('[sandbox] handler failed', e);
       return fail(err, { ...authed(), ...rateHeaders, 'x-credits-charged': String(charged) });
     }
+    await sleep(ctx.faults.answerDelay(url.pathname));
     // The lost answer: the work is done and charged, then the client never sees the result.
     const lost = ctx.faults.decideLostAnswer(url.pathname);
     if (lost.kind === 'reset') {
@@ -337,7 +338,8 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
         },
       );
     }
-    call.status = out.status ?? 200;
+    // A client gone before its answer could be sent (it died, or gave up) never got it.
+    call.status = res.destroyed || req.socket.destroyed ? null : (out.status ?? 200);
     send(res, out.status ?? 200, JSON.stringify(out.body), {
       ...authed(),
       ...rateHeaders,

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
@@ -8,6 +9,7 @@ import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
+import { ApiPermits } from './api-permits.ts';
 import { ConfigError, type WorkerConfig } from './config.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
@@ -37,7 +39,7 @@ export interface StartWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Override activity dependencies (tests). */
   deps?: Partial<ActivityDeps>;
-  /** Concurrent API activities on this worker (the queue's rate limit still caps the account). */
+  /** Concurrent API activities on this worker (the rate limiter still caps the account). */
   maxConcurrentApiActivities?: number;
   /** Webhook destinations with their secrets; default: the `SIGNAL_KIT_WEBHOOK_*` variables. */
   webhooks?: WebhookDeliveryConfig;
@@ -84,12 +86,25 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 
 /**
  * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads, webhook
- * delivery and bucket collectors) and one on the API queue, whose server-side rate limit is the account's budget so
- * that any number of processes together stay under it.
+ * delivery and bucket collectors) and one on the API queue, whose calls wait for a slot from the account's rate
+ * limiter (workflows/api-rate-limiter.ts) so that any number of processes and jobs together stay under the budget.
  */
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
+  const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
+  const workflows = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : { workflowsPath: workflowsPath() };
+  const dataConverter = dataConverterFor(config.payloadKeys);
+  const encryption = dataConverter ? { dataConverter } : {};
+  // Every process paces its API calls through one limiter workflow per API queue: the account's budget is shared.
+  const permits = new ApiPermits({
+    client: new Client({ connection, namespace: config.namespace, ...encryption }),
+    taskQueue: config.taskQueue,
+    apiTaskQueue: config.apiTaskQueue,
+    perMinute: config.ratePerMinute,
+  });
   // With metrics, the client's connection pool records every answer; the worker then closes that pool itself.
   const dispatcher = options.metrics && !options.deps?.client ? new Agent(API_POOL) : undefined;
   const client =
@@ -100,15 +115,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       auth: config.auth,
       timeoutMs: config.timeoutMs,
       retry: false,
+      beforeRequest: permits.acquire,
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
-  const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
-  const workflows = options.workflowBundle
-    ? { workflowBundle: options.workflowBundle }
-    : { workflowsPath: workflowsPath() };
-  const dataConverter = dataConverterFor(config.payloadKeys);
-  const encryption = dataConverter ? { dataConverter } : {};
   const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
   const versioning = options.versioning
     ? {
@@ -144,7 +154,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...versioning,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
-    maxTaskQueueActivitiesPerSecond: config.ratePerMinute / 60,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,
   });
   const done = Promise.all([main.run(), api.run()]).then(async () => {

@@ -1,4 +1,5 @@
 import type { ActivityOptions } from '@temporalio/workflow';
+import { MAX_RETRY_AFTER_MS } from '../connectors/signal-api/limits.ts';
 
 /** Errors that no retry can fix; everything else (429, 5xx, timeouts, resets) is retried by Temporal. */
 export const NON_RETRYABLE_API_ERRORS = [
@@ -26,7 +27,8 @@ export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): Acti
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
-      maximumInterval: '1 minute',
+      // The same ceiling as a server's Retry-After: neither Temporal's backoff nor the server parks a batch longer.
+      maximumInterval: MAX_RETRY_AFTER_MS,
       maximumAttempts,
       nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
     },

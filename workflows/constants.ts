@@ -1,13 +1,11 @@
-/** Task queues. API calls run on their own queue, whose server-side rate limit is the account's budget. */
+/** Task queues. API calls run on their own queue; its name also names the account's rate limiter. */
 export const DEFAULT_TASK_QUEUE = 'signal-kit';
 export const DEFAULT_API_TASK_QUEUE = 'signal-kit-api';
 
 /**
- * Batches in flight at once when a job does not say (its window). API batches wait in the rate-limited queue, where
- * waiting costs nothing; the window must keep that queue from running dry, because Temporal divides a task queue's
- * rate limit among its partitions and a partition with no task waiting loses its share. On a dev server's default
- * 4 partitions, two workers used 78% of a 300/min budget with a window of 4 and about 90% with 16
- * (bench/rate-limit-saturation.ts).
+ * Batches in flight at once when a job does not say (its window). API batches wait for a call slot from the
+ * account's rate limiter (workflows/api-rate-limiter.ts), where waiting costs nothing; the window keeps slots asked
+ * for while earlier answers are still being parsed and written, so that the budget is not left unused.
  */
 export const DEFAULT_BATCH_CONCURRENCY = 16;
 

@@ -1,4 +1,5 @@
 // Every workflow the worker registers. Workflow code is deterministic: no I/O, only @temporalio/workflow.
+export { apiRateLimiter } from './api-rate-limiter.ts';
 export { bucketCollector } from './bucket-collector.ts';
 export { bulkEnrich } from './bulk-enrich.ts';
 export { intentExport } from './intent-export.ts';
@@ -6,3 +7,4 @@ export { scheduledPush } from './scheduled-push.ts';
 export { smokeWorkflow } from './smoke.ts';
 export { verifyEmails } from './verify-emails.ts';
 export { deliverSignalEvent } from './webhook-delivery.ts';
+export { manageWebhooks } from './webhook-subscriptions.ts';

@@ -30,6 +30,7 @@ import type {
   SignalCreatedEvent,
   WebhookDeliveryActivities,
 } from '../activities/webhook-delivery.ts';
+import { MAX_RETRY_AFTER_MS } from '../connectors/signal-api/limits.ts';
 
 /** Svix's schedule: the delay before each attempt. 8 attempts over about 38 hours. */
 export const DEFAULT_DELIVERY_SCHEDULE_MS: readonly number[] = [
@@ -49,7 +50,7 @@ export interface DeliveryScheduleOptions {
   delaysMs?: number[];
   /** Each delay is spread by ±ratio (workflow-deterministic randomness). Default 0.1. */
   jitterRatio?: number;
-  /** A `Retry-After` longer than this is capped (default 24 h). */
+  /** A `Retry-After` longer than this is capped (default and upper bound MAX_RETRY_AFTER_MS, 1 minute). */
   maxRetryAfterMs?: number;
 }
 
@@ -100,6 +101,18 @@ export function matchesSignalType(dest: DestinationRef, signalType: string): boo
   return !dest.signalTypes || dest.signalTypes.length === 0 || dest.signalTypes.includes(signalType);
 }
 
+/**
+ * The wait before an attempt: the schedule's delay, or the destination's `Retry-After` when longer, but never more
+ * than MAX_RETRY_AFTER_MS (or a smaller `maxRetryAfterMs`) over the schedule: the documented schedule holds.
+ */
+export function nextAttemptDelay(
+  scheduledMs: number,
+  retryAfterMs: number,
+  maxRetryAfterMs = MAX_RETRY_AFTER_MS,
+): number {
+  return Math.max(scheduledMs, Math.min(retryAfterMs, maxRetryAfterMs, MAX_RETRY_AFTER_MS));
+}
+
 function jittered(delayMs: number, ratio: number): number {
   if (delayMs <= 0 || ratio <= 0) return Math.max(0, delayMs);
   // Math.random is seeded per workflow run by the SDK: deterministic on replay.
@@ -133,7 +146,7 @@ export async function deliverSignalEvent(input: DeliverSignalEventInput): Promis
   const delays = input.schedule?.delaysMs ?? [...DEFAULT_DELIVERY_SCHEDULE_MS];
   if (delays.length === 0) throw ApplicationFailure.nonRetryable('the delivery schedule has no attempts', 'InputError');
   const jitterRatio = input.schedule?.jitterRatio ?? DEFAULT_JITTER_RATIO;
-  const maxRetryAfterMs = input.schedule?.maxRetryAfterMs ?? 24 * 3_600_000;
+  const maxRetryAfterMs = input.schedule?.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS;
   const heartbeatTimeout = input.attemptHeartbeatTimeoutMs ?? 10_000;
   const taskQueue = input.taskQueue ? { taskQueue: input.taskQueue } : {};
 
@@ -179,7 +192,7 @@ export async function deliverSignalEvent(input: DeliverSignalEventInput): Promis
     let retryAfterMs = 0;
     let reason = 'every attempt of the schedule failed';
     for (let i = 0; i < delays.length; i++) {
-      const delay = Math.max(jittered(delays[i]!, jitterRatio), Math.min(retryAfterMs, maxRetryAfterMs));
+      const delay = nextAttemptDelay(jittered(delays[i]!, jitterRatio), retryAfterMs, maxRetryAfterMs);
       if (delay > 0) await sleep(delay);
       retryAfterMs = 0;
       const at = new Date().toISOString();

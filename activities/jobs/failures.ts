@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { capRetryAfter } from '../../connectors/signal-api/limits.ts';
 
 /** Maps an API client error onto the failure Temporal should act on. */
 const TYPE_BY_NAME: Record<string, { type: string; retryable: boolean }> = {
@@ -19,7 +20,7 @@ const TYPE_BY_NAME: Record<string, { type: string; retryable: boolean }> = {
 
 /**
  * Turns a thrown error into an ApplicationFailure: 429/5xx/network errors stay retryable (a 429 asks Temporal for
- * exactly the server's `Retry-After` as the next delay), 400/401/402/403/404/422 become non-retryable with the
+ * the server's `Retry-After`, capped at MAX_RETRY_AFTER_MS, as the next delay), 400/401/402/403/404/422 become non-retryable with the
  * server's message. Other errors pass through unchanged.
  */
 export function toActivityFailure(error: unknown): unknown {
@@ -32,7 +33,7 @@ export function toActivityFailure(error: unknown): unknown {
     type: mapping.type,
     nonRetryable: !mapping.retryable,
     cause: error,
-    nextRetryDelay: typeof retryAfterMs === 'number' && retryAfterMs > 0 ? retryAfterMs : undefined,
+    nextRetryDelay: typeof retryAfterMs === 'number' && retryAfterMs > 0 ? capRetryAfter(retryAfterMs) : undefined,
   });
 }
 

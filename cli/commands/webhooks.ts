@@ -1,17 +1,12 @@
+import { constants, generateKeyPairSync, privateDecrypt, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { Client } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { SignalClient } from '../../connectors/signal-api/client.ts';
+import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../../activities/webhook-subscriptions.ts';
 import { SignalApiError, ValidationError } from '../../connectors/signal-api/errors.ts';
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
 import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from '../../connectors/webhooks/signature.ts';
-import {
-  type ApiConfig,
-  ConfigError,
-  parseApiConfig,
-  parseTemporalConfig,
-  type TemporalConfig,
-} from '../../workers/config.ts';
+import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
 import { runChecks } from '../../workers/health.ts';
 import { temporalAnswers } from '../../workers/temporal-health.ts';
 import {
@@ -22,6 +17,7 @@ import {
   type WebhookReceiver,
 } from '../../workers/webhook-receiver/index.ts';
 import { list, UsageError } from '../args.ts';
+import { noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { connectClient } from '../temporal.ts';
 
 /**
@@ -43,7 +39,8 @@ export const WEBHOOKS_USAGE = `usage:
   signal-kit webhooks update ID [--url URL] [--types a,b] [--description TEXT] [--status active|paused]
   signal-kit webhooks delete ID
   signal-kit webhooks test ID                (exit 1 when the test event was not delivered)
-  Subscriptions are managed at SIGNAL_API_URL with SIGNAL_API_KEY; results are printed as JSON.`;
+  Subscriptions are managed by a running \`signal-kit worker\` (with its SIGNAL_API_KEY) on the rate-limited API
+  task queue, so these calls share the account's rate limit with running jobs; results are printed as JSON.`;
 
 type Env = Record<string, string | undefined>;
 
@@ -293,7 +290,11 @@ function webhookId(sub: string, positionals: string[]): string {
   return id;
 }
 
-type ManageAction = (client: SignalClient) => Promise<{ result: unknown; exitCode?: number; problem?: string }>;
+/** A parsed management subcommand: the call to make, and how to judge its answer. */
+export interface ManageAction {
+  request: WebhookSubscriptionRequest;
+  judge?: (result: Record<string, unknown>) => { exitCode: number; problem: string } | undefined;
+}
 
 /** Parses a management subcommand completely (every flag checked) before anything is sent. */
 export function parseManageSubcommand(sub: string, argv: string[]): ManageAction {
@@ -321,12 +322,12 @@ export function parseManageSubcommand(sub: string, argv: string[]): ManageAction
         signal_types: signalTypes(values.types, true)!,
         ...(values.description !== undefined ? { description: values.description } : {}),
       };
-      return async (client) => ({ result: await client.createWebhook(params) });
+      return { request: { action: 'subscribe', params } };
     }
     case 'list':
       allow([]);
       if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-      return async (client) => ({ result: await client.listWebhooks() });
+      return { request: { action: 'list' } };
     case 'update': {
       allow(['url', 'types', 'description', 'status']);
       const id = webhookId(sub, positionals);
@@ -345,23 +346,25 @@ export function parseManageSubcommand(sub: string, argv: string[]): ManageAction
       if (!Object.keys(params).length) {
         throw new UsageError('webhooks update needs at least one of --url, --types, --description, --status');
       }
-      return async (client) => ({ result: await client.updateWebhook(id, params) });
+      return { request: { action: 'update', id, params } };
     }
     case 'delete': {
       allow([]);
       const id = webhookId(sub, positionals);
-      return async (client) => ({ result: await client.deleteWebhook(id) });
+      return { request: { action: 'delete', id } };
     }
     case 'test': {
       allow([]);
       const id = webhookId(sub, positionals);
-      return async (client) => {
-        const result = await client.testWebhook(id);
-        if (result.delivered) return { result };
-        const why = [result.status_code ? `answered ${result.status_code}` : undefined, result['error']]
-          .filter(Boolean)
-          .join(', ');
-        return { result, exitCode: 1, problem: `the test event was not delivered${why ? ` (${why})` : ''}` };
+      return {
+        request: { action: 'test', id },
+        judge: (result) => {
+          if (result.delivered) return undefined;
+          const why = [result.status_code ? `answered ${result.status_code}` : undefined, result.error]
+            .filter(Boolean)
+            .join(', ');
+          return { exitCode: 1, problem: `the test event was not delivered${why ? ` (${why})` : ''}` };
+        },
       };
     }
     default:
@@ -383,11 +386,81 @@ export function describeApiError(error: SignalApiError): string {
 }
 
 export interface WebhooksCommandDeps {
-  /** A client (tests); otherwise one is built from SIGNAL_API_URL / SIGNAL_API_KEY and closed at the end. */
-  client?: SignalClient;
-  api?: ApiConfig;
+  /** Makes the call (tests); otherwise a worker makes it on the API queue (`callThroughWorker`). */
+  call?: (request: WebhookSubscriptionRequest) => Promise<Record<string, unknown>>;
   print?: (text: string) => void;
   printError?: (text: string) => void;
+}
+
+/** How long a management command waits for a worker to take its call before saying that none is running. */
+const WORKER_WAIT_MS = 30_000;
+
+/**
+ * Runs one management call through a worker: a `manageWebhooks` workflow whose activity runs on the rate-limited
+ * API queue with the worker's API key. A new subscription's secret travels sealed to a key pair made for this
+ * command only, and is opened here.
+ */
+export async function callThroughWorker(
+  request: WebhookSubscriptionRequest,
+  temporal: TemporalConfig = parseTemporalConfig(),
+): Promise<Record<string, unknown>> {
+  const keys = request.action === 'subscribe' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : undefined;
+  const sealed: WebhookSubscriptionRequest =
+    request.action === 'subscribe' && keys
+      ? { ...request, sealSecretFor: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+      : request;
+  const client = await connectClient(temporal);
+  try {
+    const missing = await queuesWithoutWorker(client, temporal.namespace, temporal);
+    if (missing.length > 0) throw new NoWorkerError(noWorkerMessage(missing, temporal.namespace, temporal.address));
+    const handle = await client.workflow.start('manageWebhooks', {
+      workflowId: `webhooks-${request.action}-${randomUUID()}`,
+      taskQueue: temporal.taskQueue,
+      args: [{ request: sealed, apiTaskQueue: temporal.apiTaskQueue }],
+    });
+    const waited = new Promise<'none'>((resolve) => {
+      const timer = setTimeout(() => resolve('none'), WORKER_WAIT_MS);
+      timer.unref();
+    });
+    const result = await Promise.race([handle.result() as Promise<Record<string, unknown>>, waited]);
+    if (result === 'none') {
+      await handle.terminate('no worker took the call').catch(() => undefined);
+      throw new NoWorkerError(noWorkerMessage([temporal.apiTaskQueue], temporal.namespace, temporal.address));
+    }
+    if (keys && typeof result.sealed_secret === 'string') {
+      const { sealed_secret: box, ...rest } = result;
+      const secret = privateDecrypt(
+        { key: keys.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+        Buffer.from(box as string, 'base64'),
+      ).toString();
+      return { ...rest, secret };
+    }
+    return result;
+  } catch (error) {
+    throw apiErrorOf(error) ?? error;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+class NoWorkerError extends Error {
+  override readonly name = 'NoWorkerError';
+}
+
+/** The service's refusal carried in a workflow failure, rebuilt as the client's typed error. */
+function apiErrorOf(error: unknown): SignalApiError | undefined {
+  let cause: unknown = error instanceof WorkflowFailedError ? error.cause : undefined;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== WEBHOOK_API_ERROR) return undefined;
+  const info = (cause.details?.[0] ?? {}) as Partial<Record<string, unknown>>;
+  const init = {
+    status: Number(info.status ?? 0),
+    code: String(info.code ?? 'error'),
+    message: String(info.message ?? cause.message),
+    requestId: typeof info.requestId === 'string' ? info.requestId : undefined,
+    field: typeof info.field === 'string' ? info.field : undefined,
+  };
+  return info.name === 'ValidationError' ? new ValidationError(init) : new SignalApiError(init);
 }
 
 /** `signal-kit webhooks SUBCOMMAND …`. */
@@ -401,20 +474,21 @@ export async function runWebhooksCommand(argv: string[], deps: WebhooksCommandDe
   }
   if (sub === 'serve') return runServe(rest, print);
   const action = parseManageSubcommand(sub, rest);
-  const api = deps.api ?? parseApiConfig();
-  const client =
-    deps.client ?? new SignalClient({ baseUrl: api.url, apiKey: api.apiKey, auth: api.auth, timeoutMs: api.timeoutMs });
+  const call = deps.call ?? ((request: WebhookSubscriptionRequest) => callThroughWorker(request));
   try {
-    const { result, exitCode = 0, problem } = await action(client);
+    const result = await call(action.request);
     print(JSON.stringify(result, null, 2));
-    if (problem) printError(`signal-kit webhooks ${sub}: ${problem}`);
-    return exitCode;
+    const verdict = action.judge?.(result);
+    if (verdict) printError(`signal-kit webhooks ${sub}: ${verdict.problem}`);
+    return verdict?.exitCode ?? 0;
   } catch (error) {
+    if (error instanceof NoWorkerError) {
+      printError(`signal-kit webhooks ${sub}: ${error.message}`);
+      return 1;
+    }
     if (!(error instanceof SignalApiError)) throw error;
     printError(`signal-kit webhooks ${sub}: ${describeApiError(error)}`);
     // A request the service (or the client's own checks) refused as invalid is a usage mistake.
     return error instanceof ValidationError ? 2 : 1;
-  } finally {
-    if (!deps.client) await client.close();
   }
 }

@@ -13,26 +13,8 @@
 import type { z } from 'zod';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../webhooks/events.ts';
 import { SignalApiError, UnexpectedResponseError, ValidationError } from './errors.ts';
-import { type ApiRequest, Transport } from './http.ts';
+import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
-  normalizeBulkEnrich,
-  normalizeBuyerIntentPage,
-  normalizeCompanyEnrich,
-  normalizeCompanySearch,
-  normalizeContactEnrich,
-  normalizeContactSearch,
-  normalizeEmailVerification,
-  normalizeIntentExport,
-  normalizeLegacyEnrich,
-  normalizeSignal,
-  normalizeSignalTypes,
-  normalizeStats,
-  normalizeTopicsPage,
-  normalizeVerifyEmails,
-  normalizeWebhook,
-} from './normalize.ts';
-import {
-  BulkEnrichSchema,
   BuyerIntentPageSchema,
   CompanyEnrichSchema,
   CompanySearchSchema,
@@ -40,6 +22,7 @@ import {
   ContactSearchSchema,
   IntentExportSchema,
   LegacyEnrichSchema,
+  parseBulkEnrichAnswer,
   SignalSchema,
   SignalTypesSchema,
   StatsSchema,
@@ -83,17 +66,14 @@ import type {
   Topic,
   TopicsPage,
   UpdateWebhookParams,
-  VerifyEmailBody,
   VerifyEmailParams,
   VerifyEmailResult,
   VerifyEmailsParams,
   VerifyEmailsResult,
   WebhookDeleteBody,
   WebhookDeleteResult,
-  WebhookListBody,
   WebhookListResult,
   WebhookResult,
-  WebhookTestBody,
   WebhookTestResult,
   WithMeta,
 } from './types.ts';
@@ -136,6 +116,13 @@ function body(params: object, dateFields: readonly string[] = ['detected_after']
   return out;
 }
 
+/** The answer with the `page_size` that was asked for when the service left it out. */
+function withPageSize(body: unknown, requested: number | undefined): unknown {
+  if (requested === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const page = body as Record<string, unknown>;
+  return page['page_size'] === undefined || page['page_size'] === null ? { ...page, page_size: requested } : body;
+}
+
 function pathId(id: unknown, field: string): string {
   return encodeURIComponent(requireString(id, field));
 }
@@ -166,7 +153,7 @@ export class SignalClient {
   readonly #http: Transport;
   readonly #baseUrl: string;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     this.#http = new Transport(options);
     this.#baseUrl = options.baseUrl;
   }
@@ -180,10 +167,10 @@ export class SignalClient {
     await this.close();
   }
 
-  async #call<S extends z.ZodType, R extends object>(
+  /** Sends `req` and parses its JSON answer with `parse` (a schema's `safeParse`: tolerant in, normalized out). */
+  async #call<R extends object>(
     req: ApiRequest,
-    schema: S,
-    normalize: (value: z.output<S>, raw: unknown) => R,
+    parse: (body: unknown) => z.ZodSafeParseResult<R>,
   ): Promise<WithMeta<R>> {
     const res = await this.#http.json(req);
     const fail = (detail: string, cause?: unknown) =>
@@ -200,15 +187,9 @@ export class SignalClient {
         body: res.body,
         cause,
       });
-    const parsed = schema.safeParse(res.body);
+    const parsed = parse(res.body);
     if (!parsed.success) throw fail(describeIssues(parsed.error), parsed.error);
-    let out: R;
-    try {
-      out = normalize(parsed.data, res.body);
-    } catch (err) {
-      throw fail(err instanceof Error ? err.message : String(err), err);
-    }
-    return withMeta(out, res.meta);
+    return withMeta(parsed.data, res.meta);
   }
 
   // ─── companies and contacts ──────────────────────────────────────────────────────────────────────────────
@@ -221,8 +202,7 @@ export class SignalClient {
     checkSignalLimit(params.limit);
     return this.#call(
       { method: 'POST', path: '/v1/companies/enrich', body: body(params), idempotent: true, call },
-      CompanyEnrichSchema,
-      normalizeCompanyEnrich,
+      (body) => CompanyEnrichSchema.safeParse(body),
     );
   }
 
@@ -234,8 +214,7 @@ export class SignalClient {
     requireOneOf(params, ['domain']);
     return this.#call(
       { method: 'GET', path: '/v1/companies/enrich', query: { domain: params.domain }, idempotent: true, call },
-      LegacyEnrichSchema,
-      normalizeLegacyEnrich,
+      (body) => LegacyEnrichSchema.safeParse(body),
     );
   }
 
@@ -247,8 +226,7 @@ export class SignalClient {
     checkSignalLimit(params.limit);
     return this.#call(
       { method: 'POST', path: '/v1/companies/enrich/bulk', body: body(params), idempotent: true, call },
-      BulkEnrichSchema,
-      normalizeBulkEnrich,
+      parseBulkEnrichAnswer,
     );
   }
 
@@ -259,8 +237,7 @@ export class SignalClient {
     checkSignalLimit(params.limit);
     return this.#call(
       { method: 'POST', path: '/v1/contacts/enrich', body: body(params), idempotent: true, call },
-      ContactEnrichSchema,
-      normalizeContactEnrich,
+      (body) => ContactEnrichSchema.safeParse(body),
     );
   }
 
@@ -270,8 +247,7 @@ export class SignalClient {
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
       { method: 'POST', path: '/v1/companies/search', body: body(params), idempotent: true, call },
-      CompanySearchSchema,
-      normalizeCompanySearch,
+      (body) => CompanySearchSchema.safeParse(body),
     );
   }
 
@@ -281,8 +257,7 @@ export class SignalClient {
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
       { method: 'POST', path: '/v1/contacts/search', body: body(params), idempotent: true, call },
-      ContactSearchSchema,
-      normalizeContactSearch,
+      (body) => ContactSearchSchema.safeParse(body),
     );
   }
 
@@ -292,23 +267,22 @@ export class SignalClient {
   async getSignal(id: string, call?: CallOptions): Promise<SignalResult> {
     return this.#call(
       { method: 'GET', path: `/v1/signals/${pathId(id, 'signal_id')}`, idempotent: true, call },
-      SignalSchema,
-      normalizeSignal,
+      (body) => SignalSchema.safeParse(body),
     );
   }
 
   /** `GET /v1/signals/types`: every signal type with its subtypes. */
   async listSignalTypes(call?: CallOptions): Promise<SignalTypesResult> {
-    return this.#call(
-      { method: 'GET', path: '/v1/signals/types', idempotent: true, call },
-      SignalTypesSchema,
-      normalizeSignalTypes,
+    return this.#call({ method: 'GET', path: '/v1/signals/types', idempotent: true, call }, (body) =>
+      SignalTypesSchema.safeParse(body),
     );
   }
 
   /** `GET /v1/stats`: database statistics. */
   async getStats(call?: CallOptions): Promise<StatsResult> {
-    return this.#call({ method: 'GET', path: '/v1/stats', idempotent: true, call }, StatsSchema, normalizeStats);
+    return this.#call({ method: 'GET', path: '/v1/stats', idempotent: true, call }, (body) =>
+      StatsSchema.safeParse(body),
+    );
   }
 
   // ─── buyer intent ────────────────────────────────────────────────────────────────────────────────────────
@@ -320,10 +294,8 @@ export class SignalClient {
     const { cursor, ...rest } = params;
     const b = body(rest);
     if (cursor !== undefined && cursor !== null && cursor !== '') b['cursor'] = cursor;
-    return this.#call(
-      { method: 'POST', path: '/v1/buyer-intent/contacts', body: b, idempotent: true, call },
-      BuyerIntentPageSchema,
-      (x) => normalizeBuyerIntentPage(x, params.page_size),
+    return this.#call({ method: 'POST', path: '/v1/buyer-intent/contacts', body: b, idempotent: true, call }, (body) =>
+      BuyerIntentPageSchema.safeParse(withPageSize(body, params.page_size)),
     );
   }
 
@@ -354,8 +326,7 @@ export class SignalClient {
         idempotent: true,
         call,
       },
-      TopicsPageSchema,
-      normalizeTopicsPage,
+      (body) => TopicsPageSchema.safeParse(body),
     );
   }
 
@@ -381,8 +352,7 @@ export class SignalClient {
     checkPositiveInteger(params.limit, 'limit');
     return this.#call(
       { method: 'POST', path: '/v1/buyer-intent/contacts/export', body: body(params), idempotent: false, call },
-      IntentExportSchema,
-      normalizeIntentExport,
+      (body) => IntentExportSchema.safeParse(body),
     );
   }
 
@@ -390,8 +360,7 @@ export class SignalClient {
   async getIntentExport(exportId: string, call?: CallOptions): Promise<IntentExportResult> {
     return this.#call(
       { method: 'GET', path: `/v1/buyer-intent/exports/${pathId(exportId, 'export_id')}`, idempotent: true, call },
-      IntentExportSchema,
-      normalizeIntentExport,
+      (body) => IntentExportSchema.safeParse(body),
     );
   }
 
@@ -443,11 +412,7 @@ export class SignalClient {
     requireString(params.email, 'email');
     return this.#call(
       { method: 'POST', path: '/v1/emails/verify', body: body(params), idempotent: true, call },
-      VerifyEmailSchema,
-      (x): VerifyEmailBody => {
-        const { result, ...rest } = x;
-        return { result: normalizeEmailVerification(result), ...rest };
-      },
+      (body) => VerifyEmailSchema.safeParse(body),
     );
   }
 
@@ -456,8 +421,7 @@ export class SignalClient {
     checkEmails(params.emails);
     return this.#call(
       { method: 'POST', path: '/v1/emails/verify/bulk', body: body(params), idempotent: true, call },
-      VerifyEmailsSchema,
-      normalizeVerifyEmails,
+      (body) => VerifyEmailsSchema.safeParse(body),
     );
   }
 
@@ -469,8 +433,7 @@ export class SignalClient {
     checkStringArray(params.signal_types, 'signal_types');
     return this.#call(
       { method: 'POST', path: '/v1/webhooks', body: body(params, []), idempotent: false, call },
-      WebhookSchema,
-      normalizeWebhook,
+      (body) => WebhookSchema.safeParse(body),
     );
   }
 
@@ -485,48 +448,32 @@ export class SignalClient {
         idempotent: true,
         call,
       },
-      WebhookSchema,
-      normalizeWebhook,
+      (body) => WebhookSchema.safeParse(body),
     );
   }
 
   /** `DELETE /v1/webhooks/{id}`. */
   async deleteWebhook(webhookId: string, call?: CallOptions): Promise<WebhookDeleteResult> {
     const id = pathId(webhookId, 'webhook_id');
-    return this.#call(
-      { method: 'DELETE', path: `/v1/webhooks/${id}`, idempotent: true, call },
-      WebhookDeleteSchema,
-      (x): WebhookDeleteBody => {
-        const { webhook_id, id: altId, deleted, ...rest } = x;
-        return { ...rest, webhook_id: webhook_id ?? altId ?? webhookId, deleted: deleted ?? true };
-      },
-    );
+    return this.#call({ method: 'DELETE', path: `/v1/webhooks/${id}`, idempotent: true, call }, (body) => {
+      const parsed = WebhookDeleteSchema.safeParse(body);
+      if (parsed.success) parsed.data.webhook_id ??= webhookId;
+      return parsed as z.ZodSafeParseResult<WebhookDeleteBody>;
+    });
   }
 
   /** `POST /v1/webhooks/{id}/test`: sends one test `signal.created` event now. */
   async testWebhook(webhookId: string, call?: CallOptions): Promise<WebhookTestResult> {
     return this.#call(
       { method: 'POST', path: `/v1/webhooks/${pathId(webhookId, 'webhook_id')}/test`, idempotent: true, call },
-      WebhookTestSchema,
-      (x): WebhookTestBody => {
-        const { delivered, status_code, attempts, ...rest } = x;
-        const out: WebhookTestBody = { delivered };
-        if (status_code !== undefined) out.status_code = status_code;
-        if (attempts !== null && attempts !== undefined) out.attempts = attempts;
-        return Object.assign(out, rest);
-      },
+      (body) => WebhookTestSchema.safeParse(body),
     );
   }
 
   /** `GET /v1/webhooks`: every subscription of the account (without secrets). */
   async listWebhooks(call?: CallOptions): Promise<WebhookListResult> {
-    return this.#call(
-      { method: 'GET', path: '/v1/webhooks', idempotent: true, call },
-      WebhookListSchema,
-      (x): WebhookListBody => {
-        const { webhooks, ...rest } = x;
-        return { webhooks: webhooks.map(normalizeWebhook), ...rest };
-      },
+    return this.#call({ method: 'GET', path: '/v1/webhooks', idempotent: true, call }, (body) =>
+      WebhookListSchema.safeParse(body),
     );
   }
 }

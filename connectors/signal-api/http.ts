@@ -23,22 +23,35 @@ import {
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
 } from './errors.ts';
+import { capRetryAfter, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
   IntentExportDownload,
+  RequestEvent,
+  ResponseEvent,
   ResponseMeta,
   RetryEvent,
   RetryOptions,
   SignalClientOptions,
 } from './types.ts';
+import { USER_AGENT } from './version.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Options of a client whose requests share a budget with other processes (see workers/api-permits.ts). */
+export interface RequestPacing {
+  /**
+   * Awaited before each attempt of an API call (downloads are not API calls); resolves when the call may be sent.
+   * The attempt's timeout starts after it.
+   */
+  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+}
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 8_000,
-  maxRetryAfterMs: 120_000,
+  maxRetryAfterMs: MAX_RETRY_AFTER_MS,
 };
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -84,15 +97,18 @@ function header(headers: Headers, name: string): string | undefined {
   return v ?? undefined;
 }
 
-/** `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date. Undefined when absent/invalid. */
+/**
+ * `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date, capped at MAX_RETRY_AFTER_MS.
+ * Undefined when absent/invalid.
+ */
 export function parseRetryAfter(value: string | undefined | null, now: number = Date.now()): number | undefined {
   if (value === undefined || value === null) return undefined;
   const v = value.trim();
   if (v === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
+  if (/^\d+(\.\d+)?$/.test(v)) return capRetryAfter(Math.ceil(Number(v) * 1000));
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+  return capRetryAfter(at - now);
 }
 
 /** `x-credits-charged` when the answer carried it (undefined otherwise). */
@@ -279,10 +295,13 @@ export class Transport {
   readonly #timeoutMs: number;
   readonly #retry: false | Required<RetryOptions>;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly #onRequest: ((event: RequestEvent) => void) | undefined;
+  readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
+  readonly #beforeRequest: RequestPacing['beforeRequest'];
   #closed = false;
 
-  constructor(options: SignalClientOptions) {
+  constructor(options: SignalClientOptions & RequestPacing) {
     let base: URL;
     try {
       base = new URL(options.baseUrl);
@@ -303,7 +322,10 @@ export class Transport {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#retry = fullRetry(options.retry, DEFAULT_RETRY);
     this.#onRetry = options.onRetry;
-    this.#userAgent = options.userAgent ?? 'signal-kit';
+    this.#onRequest = options.onRequest;
+    this.#onResponse = options.onResponse;
+    this.#userAgent = options.userAgent ?? USER_AGENT;
+    this.#beforeRequest = options.beforeRequest;
     if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
@@ -329,16 +351,18 @@ export class Transport {
   /** A JSON API call, retried per policy. */
   async json(req: ApiRequest): Promise<ApiResponse> {
     const path = this.#prefix + req.path + queryString(req.query);
-    return this.#withRetry(req.method, req.path, req.idempotent, req.call, (timeoutMs) =>
-      this.#jsonAttempt(req, path, timeoutMs),
-    );
+    const pace = this.#beforeRequest;
+    return this.#withRetry(req.method, req.path, req.idempotent, req.call, async (timeoutMs, attempt) => {
+      if (pace) await pace(req.call?.signal);
+      return this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered);
+    });
   }
 
   /** GET of a signed download URL, without the API key; the initial request is retried per policy. */
   async download(url: URL, call: DownloadCall): Promise<IntentExportDownload> {
     const timeoutMs = call.timeoutMs ?? this.#timeoutMs;
-    const first = await this.#withRetry('GET', url.pathname, true, call, (t) =>
-      this.#openDownload(url, call.offset ?? 0, call, t),
+    const first = await this.#withRetry('GET', url.pathname, true, call, (t, attempt) =>
+      this.#observe('GET', url.pathname, attempt, () => this.#openDownload(url, call.offset ?? 0, call, t), opened),
     );
     const live = { current: first };
     const body = Readable.from(this.#downloadChunks(url, live, call, timeoutMs), { objectMode: false });
@@ -365,7 +389,7 @@ export class Transport {
     path: string,
     idempotent: boolean,
     call: CallOptions | undefined,
-    attempt: (timeoutMs: number) => Promise<T>,
+    attempt: (timeoutMs: number, n: number) => Promise<T>,
   ): Promise<T> {
     if (this.#closed) throw new TypeError('SignalClient: closed');
     const policy = fullRetry(call?.retry, this.#retry);
@@ -373,7 +397,7 @@ export class Transport {
     const maxAttempts = policy ? Math.max(1, policy.maxAttempts) : 1;
     for (let n = 1; ; n++) {
       try {
-        return await attempt(timeoutMs);
+        return await attempt(timeoutMs, n);
       } catch (err) {
         if (!policy || n >= maxAttempts || !shouldRetry(err, idempotent)) throw err;
         const asked = retryAfterMsOf(err);
@@ -386,6 +410,36 @@ export class Transport {
           throw call?.signal?.aborted ? call.signal.reason : sleepErr;
         }
       }
+    }
+  }
+
+  /** Runs one attempt between the `onRequest` and `onResponse` hooks; a hook that throws is ignored. */
+  async #observe<T>(
+    method: string,
+    path: string,
+    attempt: number,
+    send: () => Promise<T>,
+    outcome: (value: T) => Pick<ResponseEvent, 'status' | 'requestId' | 'credits'>,
+  ): Promise<T> {
+    if (!this.#onRequest && !this.#onResponse) return send();
+    const request = { method, path, attempt };
+    callHook(this.#onRequest, request);
+    const started = performance.now();
+    try {
+      const value = await send();
+      callHook(this.#onResponse, { ...request, durationMs: performance.now() - started, ...outcome(value) });
+      return value;
+    } catch (error) {
+      const known = error instanceof SignalApiErrorClass ? error : undefined;
+      callHook(this.#onResponse, {
+        ...request,
+        durationMs: performance.now() - started,
+        status: known?.status ?? 0,
+        ...(known?.requestId ? { requestId: known.requestId } : {}),
+        credits: 0,
+        ...(error instanceof Error ? { error } : {}),
+      });
+      throw error;
     }
   }
 
@@ -617,7 +671,13 @@ export class Transport {
           await sleep(delayMs, undefined, call.signal ? { signal: call.signal } : undefined).catch((e: unknown) => {
             throw call.signal?.aborted ? call.signal.reason : e;
           });
-          current = await this.#openDownload(url, pos, call, timeoutMs);
+          current = await this.#observe(
+            'GET',
+            url.pathname,
+            attempt,
+            () => this.#openDownload(url, pos, call, timeoutMs),
+            opened,
+          );
           live.current = current;
           if (current.status === 206 && current.start <= pos) skip = pos - current.start;
           else if (current.status === 206) throw mapped;
@@ -630,6 +690,26 @@ export class Transport {
     }
   }
 }
+
+function callHook<E>(hook: ((event: E) => void) | undefined, event: E): void {
+  try {
+    hook?.(event);
+  } catch {
+    // A metrics or tracing hook must never fail a call that may already have been paid for.
+  }
+}
+
+const answered = (response: ApiResponse) => ({
+  status: response.status,
+  ...(response.meta.requestId ? { requestId: response.meta.requestId } : {}),
+  credits: response.meta.credits,
+});
+
+const opened = (download: OpenDownload) => ({
+  status: download.status,
+  ...(download.ctx.requestId ? { requestId: download.ctx.requestId } : {}),
+  credits: 0,
+});
 
 function queryString(query: ApiRequest['query']): string {
   if (!query) return '';

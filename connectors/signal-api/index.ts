@@ -14,7 +14,8 @@ export {
   UnexpectedResponseError,
   ValidationError,
 } from './errors.ts';
-export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, parseRetryAfter } from './http.ts';
+export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, parseRetryAfter, type RequestPacing } from './http.ts';
 export * from './limits.ts';
 export { absoluteLinkedinUrl, normalizeDomain, parseDateTime, toIsoUtc } from './scalars.ts';
 export type * from './types.ts';
+export { USER_AGENT, VERSION } from './version.ts';

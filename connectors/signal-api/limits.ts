@@ -31,6 +31,20 @@ export const CREDITS = {
   webhookManagement: 0,
 } as const;
 
+/**
+ * The kit's own ceiling on a server's `Retry-After` (1 minute). A delay asked for by the API (429/503, also before a
+ * download) or by a webhook destination is honoured up to this and no further: a hostile or broken server asking for
+ * 10^9 seconds or a date in year 9999 must not park a batch for decades or stretch the webhook delivery schedule.
+ * It is also the maximum interval of the API activities' retry policy (workflows/activity-options.ts), so a capped
+ * delay is never longer than Temporal's own backoff would be.
+ */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** A server's delay in milliseconds, capped at MAX_RETRY_AFTER_MS. */
+export function capRetryAfter(ms: number): number {
+  return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+}
+
 export const LIMITS = {
   rateLimitPerMinute: RATE_LIMIT_PER_MINUTE,
   signalsPerCall: MAX_SIGNALS_PER_CALL,

@@ -121,6 +121,17 @@ async function post(url: string, body: string, headers: Record<string, string>) 
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+/** The histories of every `webhooks` management call so far (visibility catches up within moments). */
+async function managementHistories() {
+  const ids = await until('the management workflows in visibility', async () => {
+    const found: string[] = [];
+    for await (const w of env.client.workflow.list({ query: "WorkflowType = 'manageWebhooks'" }))
+      found.push(w.workflowId);
+    return found.length >= 5 ? found : undefined;
+  });
+  return Promise.all(ids.map((id) => env.client.workflow.getHandle(id).fetchHistory()));
+}
+
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -219,15 +230,31 @@ describe('signal-kit webhooks', () => {
     const unknownId = await cli(['webhooks', 'test', 'wh_doesnotexist']);
     expect(unknownId.code).toBe(1);
     expect(unknownId.stderr).toMatch(/404.*not_found/);
+  });
 
-    const noKey = await cli(['webhooks', 'list'], { SIGNAL_API_KEY: '' });
-    expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toMatch(/SIGNAL_API_KEY/);
+  it('makes every call through a worker on the rate-limited API queue, never with a key of its own', async () => {
+    // The CLI itself cannot reach the service here: the worker makes the call, with its own key.
+    const mark = env.sandbox.truth.lastCall();
+    const listed = await cli(['webhooks', 'list'], { SIGNAL_API_URL: 'http://127.0.0.1:9', SIGNAL_API_KEY: '' });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(env.sandbox.truth.calls({ after: mark }).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /v1/webhooks']);
+    const histories = await managementHistories();
+    expect(histories.length).toBeGreaterThan(0);
+    for (const history of histories) {
+      const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes);
+      expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name)).toEqual([
+        env.config().apiTaskQueue,
+      ]);
+      // A new subscription's signing secret never enters history in the clear.
+      expect(JSON.stringify(history)).not.toContain(subscription.secret);
+    }
 
-    const badKey = await cli(['webhooks', 'list'], { SIGNAL_API_KEY: 'sk_wrong' });
-    expect(badKey.code).toBe(1);
-    expect(badKey.stderr).toMatch(/401.*unauthorized/);
-    expect(badKey.stderr).not.toContain('sk_wrong');
+    // No worker on the API queue: the command says what to start instead of waiting, and nothing is sent.
+    const before = env.sandbox.truth.lastCall();
+    const none = await cli(['webhooks', 'list'], { SIGNAL_KIT_API_TASK_QUEUE: 'nobody-polls-this' });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/no worker polls task queue "nobody-polls-this".*signal-kit worker/);
+    expect(env.sandbox.truth.lastCall()).toBe(before);
   });
 
   it('refuses to serve without its authentication settings, naming them', async () => {

@@ -1,0 +1,9 @@
+// `signal-kit/worker`: run the kit's worker inside your own process, or host the workflows on your own worker.
+// A separate entry so that `import 'signal-kit'` (the client) does not load Temporal's native worker runtime.
+export {
+  type ActivityDeps,
+  createApiActivities,
+  createMainQueueActivities,
+} from './activities/index.ts';
+export { ConfigError, parseWorkerConfig, type WorkerConfig } from './workers/config.ts';
+export { type StartWorkerOptions, startWorker, type WorkerHandle, workflowsPath } from './workers/worker.ts';

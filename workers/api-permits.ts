@@ -1,0 +1,112 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
+import { MAX_SLOTS_PER_REQUEST, type SlotGrant, slotIntervalMs } from '../workflows/rate-schedule.ts';
+
+export interface ApiPermitsOptions {
+  client: Client;
+  /** The queue the limiter workflow runs on (the kit's main queue). */
+  taskQueue: string;
+  /** The API task queue: one limiter per API queue, i.e. per account. */
+  apiTaskQueue: string;
+  /** The account's budget per minute. */
+  perMinute: number;
+}
+
+interface Waiter {
+  resolve: (waitMs: number) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Attempts of one reservation before the waiting calls fail (the activity is then retried by Temporal). */
+const RESERVE_ATTEMPTS = 5;
+
+/**
+ * A worker process's side of the account's rate limiter (workflows/api-rate-limiter.ts): `acquire()` resolves when
+ * the caller may send one API request. Calls that wait at the same time share one update to the limiter, so the
+ * cost is at most one round trip per batch of waiting calls, not one per call. Plain updates and starts only: any
+ * Temporal server with workflow updates (1.25 and later, Temporal Cloud) runs it without configuration.
+ */
+export class ApiPermits {
+  readonly #options: ApiPermitsOptions;
+  readonly #waiting: Waiter[] = [];
+  #busy = false;
+  #lastSentAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: ApiPermitsOptions) {
+    this.#options = options;
+  }
+
+  readonly acquire = async (signal?: AbortSignal): Promise<void> => {
+    const waitMs = await new Promise<number>((resolve, reject) => {
+      this.#waiting.push({ resolve, reject });
+      this.#pump();
+    });
+    if (waitMs > 0) await sleep(waitMs, undefined, signal ? { signal } : undefined);
+    // Slots whose timers fired together (the event loop was busy parsing an answer) leave one interval apart, so
+    // that a late process does not send a burst.
+    const interval = slotIntervalMs(this.#options.perMinute);
+    for (;;) {
+      const now = performance.now();
+      const gap = this.#lastSentAt + interval - now;
+      if (gap <= 0) {
+        this.#lastSentAt = now;
+        return;
+      }
+      await sleep(gap, undefined, signal ? { signal } : undefined);
+    }
+  };
+
+  #pump(): void {
+    if (this.#busy || this.#waiting.length === 0) return;
+    this.#busy = true;
+    const batch = this.#waiting.splice(0, MAX_SLOTS_PER_REQUEST);
+    void this.#reserve(batch.length).then(
+      (grant) => {
+        for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(waitMs);
+        const rest = batch.slice(grant.waitsMs.length);
+        if (rest.length === 0) {
+          this.#next();
+          return;
+        }
+        // The limiter's horizon is full: the rest ask again when it has moved on, ahead of later callers.
+        setTimeout(() => {
+          this.#waiting.unshift(...rest);
+          this.#next();
+        }, grant.retryInMs ?? 1000);
+      },
+      (error: unknown) => {
+        for (const waiter of batch) waiter.reject(error);
+        this.#next();
+      },
+    );
+  }
+
+  #next(): void {
+    this.#busy = false;
+    this.#pump();
+  }
+
+  async #reserve(count: number): Promise<SlotGrant> {
+    const { client, taskQueue, apiTaskQueue, perMinute } = this.#options;
+    const workflowId = apiRateLimiterId(apiTaskQueue);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await client.workflow.getHandle(workflowId).executeUpdate(reserveSlotsUpdate, {
+          args: [{ count, perMinute }],
+        });
+      } catch (error) {
+        if (attempt >= RESERVE_ATTEMPTS) throw error;
+        // No limiter running (the first call, or the last run ended idle or is continuing as new): start one; a
+        // process that starts it at the same moment joins the same run.
+        if (error instanceof WorkflowNotFoundError) {
+          await client.workflow
+            .start(apiRateLimiter, { workflowId, taskQueue, args: [{}], workflowIdConflictPolicy: 'USE_EXISTING' })
+            .catch(() => {});
+        } else {
+          await sleep(100 * 2 ** attempt);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The arithmetic of the kit's API rate limiter (workflows/api-rate-limiter.ts), kept pure so that it can be tested
+ * without Temporal. Calls are spaced evenly: a budget of N per minute grants one slot every (60 s + guard) / N. Even
+ * spacing satisfies a sliding window of any length as well as a token bucket; the guard absorbs the jitter between
+ * the moment a slot is granted and the moment the call reaches the service (a worker's event loop, a GC pause).
+ */
+
+/** Time per minute of budget left unused so that late-arriving calls never make 301 in a 60 s window. */
+export const ARRIVAL_GUARD_MS = 300;
+
+/** How far ahead slots are granted; a caller asking beyond it is told to come back (activities stay short). */
+export const MAX_AHEAD_MS = 30_000;
+
+/** Slots one request may ask for (one per waiting API call of a worker process). */
+export const MAX_SLOTS_PER_REQUEST = 256;
+
+/** Milliseconds between two calls for a budget of `perMinute` requests per minute. */
+export function slotIntervalMs(perMinute: number): number {
+  return (60_000 + ARRIVAL_GUARD_MS) / perMinute;
+}
+
+export interface SlotGrant {
+  /** One wait per granted slot, from `now`, in the order they were granted. */
+  waitsMs: number[];
+  /** When fewer slots than asked were granted: come back after this long for the rest. */
+  retryInMs?: number;
+}
+
+export interface Schedule {
+  /** The earliest time (ms) the next slot may be granted for. */
+  nextAt: number;
+}
+
+/**
+ * Grants up to `count` slots at `now`: each at the later of `now` and the previous slot plus the interval, none
+ * beyond `now + MAX_AHEAD_MS`. Mutates `schedule`.
+ */
+export function grantSlots(schedule: Schedule, now: number, count: number, perMinute: number): SlotGrant {
+  const interval = slotIntervalMs(perMinute);
+  const waitsMs: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = Math.max(now, schedule.nextAt);
+    if (at - now > MAX_AHEAD_MS) break;
+    waitsMs.push(at - now);
+    schedule.nextAt = at + interval;
+  }
+  if (waitsMs.length === count) return { waitsMs };
+  return { waitsMs, retryInMs: Math.max(1, Math.ceil(schedule.nextAt - now - MAX_AHEAD_MS)) };
+}
