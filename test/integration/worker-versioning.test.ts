@@ -3,11 +3,11 @@
  * this release and of a next release whose `deliverSignalEvent` records a different history; each runs in a
  * `signal-kit worker` started from its bundle, versioned by Worker Deployment with the bundle's hash as build id.
  * A delivery started on the first version keeps running there (pinned) after the second becomes current, and ends
- * delivered; a workflow started after the deploy runs the new code.
+ * delivered; a workflow started after the deploy runs the new code; once the old workers are gone, paid jobs still run.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -84,6 +84,15 @@ describe('a prebuilt, versioned worker', () => {
       });
     workers.push(await startChildWorker(workerEnv(current.bundle), 90_000, { args: ['--make-current'] }));
     await until('the first version to be current', () => workers[0]!.output().includes('this version is now current'));
+    // A paid job on the first version starts the account's rate limiter there.
+    const rows = ['website', ...Array.from({ length: 150 }, (_, i) => `firm${i}.com`)];
+    await writeFile(join(dir, 'crm.csv'), `${rows.join('\n')}\n`);
+    const before = await runCli(
+      ['enrich', '--input', join(dir, 'crm.csv'), '--output', join(dir, 'out'), '--job-id', 'before-deploy', '--wait'],
+      env.childEnv(),
+      120_000,
+    );
+    expect(before.code, before.stderr).toBe(0);
 
     const { taskQueue } = env.config();
     const event = SignalCreatedEventSchema.parse({
@@ -125,5 +134,16 @@ describe('a prebuilt, versioned worker', () => {
     const described = await delivery.describe();
     const info = described.raw.workflowExecutionInfo?.versioningInfo;
     expect(info?.deploymentVersion?.buildId ?? info?.version).toContain(current.buildId);
+
+    // The old version drained: its workers go, and paid jobs still run (the account's rate limiter, a workflow that
+    // outlives deploys and was started by the old version, has moved to the current one).
+    await workers[0]!.stop();
+    const job = await runCli(
+      ['enrich', '--input', join(dir, 'crm.csv'), '--output', join(dir, 'out'), '--job-id', 'after-deploy', '--wait'],
+      env.childEnv(),
+      120_000,
+    );
+    expect(job.code, job.stderr).toBe(0);
+    expect(JSON.parse(job.stdout)).toMatchObject({ status: 'completed', counts: { distinct: 150 } });
   });
 });
