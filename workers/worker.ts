@@ -61,6 +61,15 @@ export function workflowsPath(): string {
   return fileURLToPath(new URL(`../workflows/index.${extension}`, import.meta.url));
 }
 
+/** The limiter's `acquire`, recording how long each call waited for its slot. */
+function timedSlots(acquire: (signal?: AbortSignal) => Promise<void>, metrics: KitMetrics) {
+  return async (signal?: AbortSignal) => {
+    const started = performance.now();
+    await acquire(signal);
+    metrics.slotWait(performance.now() - started);
+  };
+}
+
 /**
  * After SIGTERM, how long running activities may finish before they are cancelled and retried elsewhere
  * (`SIGNAL_KIT_SHUTDOWN_GRACE_MS`). Default: the API timeout plus 15 s, the longest an API batch runs (one bulk call,
@@ -115,7 +124,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       auth: config.auth,
       timeoutMs: config.timeoutMs,
       retry: false,
-      beforeRequest: permits.acquire,
+      beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire,
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };

@@ -85,4 +85,8 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
 
 // Under Worker Deployment versioning the limiter, which outlives any deploy, moves to the current version at its next
 // task: pinned, it would keep the old version from draining and stop every API call once the old workers are gone.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, apiRateLimiter);
+// Unversioned workers refuse a versioning behavior (they run with an unnamed deployment), hence the condition.
+setWorkflowOptions(
+  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {}),
+  apiRateLimiter,
+);

@@ -145,5 +145,5 @@ describe('a prebuilt, versioned worker', () => {
     );
     expect(job.code, job.stderr).toBe(0);
     expect(JSON.parse(job.stdout)).toMatchObject({ status: 'completed', counts: { distinct: 150 } });
-  });
+  }, 300_000);
 });
