@@ -14,6 +14,7 @@ const TYPE_BY_NAME: Record<string, { type: string; retryable: boolean }> = {
   // Storage: a missing bucket or a malformed URL will not fix itself; transient storage errors stay retryable.
   BucketNotFoundError: { type: 'StorageConfigError', retryable: false },
   InvalidStorageUrlError: { type: 'StorageConfigError', retryable: false },
+  StorageConfigError: { type: 'StorageConfigError', retryable: false },
   // An input the parser cannot read past (an unclosed quote spanning lines, a runaway record).
   CsvInputError: { type: 'InputError', retryable: false },
 };

@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 const nextRelease = fileURLToPath(new URL('../fixtures/workflows-next-release.ts', import.meta.url));
 const DEPLOYMENT = 'signal-kit-test';
