@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { type CsvError, parse as parseCsv } from 'csv-parse';
 import { jsonlParser } from 'stream-json/jsonl/parser.js';
+import { exceedsJsonDepth } from './json-depth.ts';
 import type { ObjectInfo, Store, WriteOptions } from './storage/store.ts';
 
 type ByteSource = Readable | AsyncIterable<Uint8Array | string>;
@@ -42,6 +43,11 @@ export interface JsonlReadOptions {
   gzip?: boolean;
   /** A longer line is an error (a runaway line must not exhaust memory). Default 16 MiB. */
   maxLineBytes?: number;
+  /**
+   * A line nesting arrays/objects deeper than this is an error entry (its raw text kept), so that nothing after
+   * (JSON.stringify, validation) overflows the stack on it. Default: no limit.
+   */
+  maxDepth?: number;
 }
 
 const preview = (raw: string) => (raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
@@ -77,6 +83,8 @@ export async function* readJsonlRecords<T = unknown>(
     const value = parsed.value as T | { [BAD_LINE]: string };
     if (value !== null && typeof value === 'object' && BAD_LINE in value) {
       yield { line, error: `not valid JSON: ${value[BAD_LINE]}`, raw: body };
+    } else if (options.maxDepth !== undefined && exceedsJsonDepth(value, options.maxDepth)) {
+      yield { line, error: `nested deeper than ${options.maxDepth} levels`, raw: body };
     } else {
       yield { line, value: value as T };
     }
@@ -235,11 +243,26 @@ export interface CsvReadOptions {
   maxRecordBytes?: number;
 }
 
-/** The rows of a CSV file with a header row (header names trimmed), streaming; see CsvEntry. */
+/** A row the parser skipped, put into the parser's own output between the records around it. */
+interface SkippedRow {
+  [SKIPPED]: true;
+  line: number;
+  error: string;
+  raw?: string | undefined;
+}
+const SKIPPED = Symbol('skipped row');
+
+/**
+ * The rows of a CSV file with a header row (header names trimmed), streaming; see CsvEntry.
+ *
+ * Memory stays bounded whatever the input: a row the parser skips is pushed into the parser's readable side, in
+ * order with the good rows, so a run of bad rows is subject to the same backpressure as good ones (the parser is
+ * not fed more input while its output is full) instead of piling up in a side queue until the next good row.
+ */
 export async function* readCsvRecords(source: ByteSource, options: CsvReadOptions = {}): AsyncGenerator<CsvEntry> {
-  const skipped: { line: number; error: string; raw?: string }[] = [];
   let fatal: CsvInputError | undefined;
-  const parser = parseCsv({
+  let lastSkippedLine = -1;
+  const parser: Transform = parseCsv({
     columns: (header: string[]) => header.map((name) => name.trim()),
     bom: true,
     delimiter: options.delimiter ?? ',',
@@ -252,25 +275,29 @@ export async function* readCsvRecords(source: ByteSource, options: CsvReadOption
     raw: true,
     skip_records_with_error: true,
     on_skip: (err: CsvError | undefined, raw: string | undefined) => {
+      if (fatal) return undefined;
       const line = Number(err?.['lines'] ?? 0);
       const spannedLines = (raw ?? '').replace(/\r?\n$/, '').split('\n').length;
       // The parser cannot resynchronize after these: the rows that follow would vanish into one error.
       if (err?.code === 'CSV_MAX_RECORD_SIZE' || (err?.code === 'CSV_QUOTE_NOT_CLOSED' && spannedLines > 1)) {
         const start = line - spannedLines + 1;
-        fatal ??= new CsvInputError(
+        fatal = new CsvInputError(
           `${err.code === 'CSV_MAX_RECORD_SIZE' ? 'a record grows beyond the size limit' : 'a quote opened here is never closed'}; the rows after it cannot be read`,
           start,
           { cause: err },
         );
         return undefined; // the parser stops producing rows; the ones before it still drain
       }
-      if (skipped.length > 0 && skipped[skipped.length - 1]?.line === line) return undefined; // one error per row
+      if (line === lastSkippedLine) return undefined; // one error per row
+      lastSkippedLine = line;
       const blank = raw !== undefined && raw.trim() === '';
-      skipped.push({
+      const skipped: SkippedRow = {
+        [SKIPPED]: true,
         line,
         error: blank ? 'blank line' : (err?.message ?? 'unreadable row'),
-        raw: raw?.slice(0, 4096),
-      });
+        raw: raw?.slice(0, MAX_SKIPPED_RAW),
+      };
+      parser.push(skipped);
       return undefined;
     },
   });
@@ -279,21 +306,18 @@ export async function* readCsvRecords(source: ByteSource, options: CsvReadOption
 
   let row = 0;
   let lastLine = 1;
-  const flushBefore = function* (line: number): Generator<CsvEntry> {
-    while (skipped.length > 0 && (skipped[0]?.line ?? 0) < line) {
-      const bad = skipped.shift()!;
-      lastLine = bad.line;
-      yield { row: ++row, line: bad.line, error: bad.error, raw: bad.raw };
-    }
-  };
   try {
-    for await (const { info, record } of parser as AsyncIterable<{
-      info: { lines: number };
-      record: Record<string, string>;
-    }>) {
-      yield* flushBefore(info.lines);
-      lastLine = info.lines;
-      yield { row: ++row, line: info.lines, record };
+    for await (const item of parser as AsyncIterable<
+      SkippedRow | { info: { lines: number }; record: Record<string, string> }
+    >) {
+      if (SKIPPED in item) {
+        if (fatal && item.line >= (fatal.line ?? 0)) continue;
+        lastLine = item.line;
+        yield { row: ++row, line: item.line, error: item.error, raw: item.raw };
+        continue;
+      }
+      lastLine = item.info.lines;
+      yield { row: ++row, line: item.info.lines, record: item.record };
     }
   } catch (err) {
     if (!fatal) {
@@ -301,9 +325,8 @@ export async function* readCsvRecords(source: ByteSource, options: CsvReadOption
       throw new CsvInputError((err as Error).message, line, { cause: err });
     }
   }
-  if (fatal) {
-    yield* flushBefore(fatal.line ?? 0);
-    throw fatal;
-  }
-  yield* flushBefore(Number.POSITIVE_INFINITY);
+  if (fatal) throw fatal;
 }
+
+/** The longest raw text kept for a skipped CSV row. */
+export const MAX_SKIPPED_RAW = 4096;

@@ -14,6 +14,7 @@ const TYPE_BY_NAME: Record<string, { type: string; retryable: boolean }> = {
   // Storage: a missing bucket or a malformed URL will not fix itself; transient storage errors stay retryable.
   BucketNotFoundError: { type: 'StorageConfigError', retryable: false },
   InvalidStorageUrlError: { type: 'StorageConfigError', retryable: false },
+  StorageConfigError: { type: 'StorageConfigError', retryable: false },
   // An input the parser cannot read past (an unclosed quote spanning lines, a runaway record).
   CsvInputError: { type: 'InputError', retryable: false },
 };
@@ -31,7 +32,7 @@ export function toActivityFailure(error: unknown): unknown {
   return ApplicationFailure.create({
     message: error.message,
     type: mapping.type,
-    nonRetryable: !mapping.retryable,
+    nonRetryable: !mapping.retryable || (error as { retryable?: unknown }).retryable === false,
     cause: error,
     nextRetryDelay: typeof retryAfterMs === 'number' && retryAfterMs > 0 ? capRetryAfter(retryAfterMs) : undefined,
   });

@@ -17,6 +17,12 @@ export interface InputSource {
   body: Readable;
 }
 
+/**
+ * The deepest nesting of arrays/objects an input line may have. A domain or an address is a string; a deeper line
+ * is an `invalid` row rather than a value for every later step to walk.
+ */
+export const MAX_INPUT_DEPTH = 32;
+
 /** Opens an input URL (file://, s3://, gs:// or a path) by splitting it into a store and a key. */
 export async function openInput(openStore: (url: string) => Store, url: string): Promise<InputSource> {
   const slash = url.lastIndexOf('/');
@@ -62,7 +68,7 @@ export async function* readInputRecords(source: InputSource, columns: string[]):
     }
     return;
   }
-  for await (const entry of readJsonlRecords(source.body)) {
+  for await (const entry of readJsonlRecords(source.body, { maxDepth: MAX_INPUT_DEPTH })) {
     if (entry.error !== undefined) {
       yield { row: entry.line, error: entry.error, raw: entry.raw };
       continue;

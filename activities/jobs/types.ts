@@ -68,6 +68,8 @@ export interface ManifestPart {
 }
 
 export interface Manifest {
+  /** The output contract's version (schemas/manifest.schema.json); raised only by an incompatible change. */
+  schema_version: 1;
   job_id: string;
   kind: JobKind;
   input: string | null;

@@ -180,10 +180,17 @@ function outcomeOf(
   behind: boolean,
 ): DomainOutcome {
   const mark = through !== null && (entry.through === null || through > entry.through) ? through : entry.through;
-  const floor = mark === null ? undefined : Date.parse(mark) - (batch.lookback_ms ?? 0);
+  const lookback = batch.lookback_ms ?? 0;
+  const floor = mark === null ? undefined : Date.parse(mark) - lookback;
   const remembered = [...(entry.pushed ?? []), ...kept.map((s): [string, string] => [s.signal_id, s.detected_at])];
   const pushed = floor === undefined ? remembered : remembered.filter(([, at]) => Date.parse(at) > floor);
-  return { through: behind ? null : through, pushed, ...(behind ? { behind: true } : {}) };
+  const outcome: DomainOutcome = { through: behind ? null : through, pushed, ...(behind ? { behind: true } : {}) };
+  if (lookback > 0 && floor !== undefined) {
+    // Everything pushed after the lowest time this domain has been asked from is remembered, down to the floor.
+    const from = entry.cover ?? entry.start;
+    outcome.cover = new Date(from === null ? floor : Math.max(Date.parse(from), floor)).toISOString();
+  }
+  return outcome;
 }
 
 /** Records a batch whose retries are spent: its domains keep their watermarks, so the next run asks again. */

@@ -50,8 +50,6 @@ export async function preparePushRun(
   const lookback = Math.max(0, request.lookbackMs ?? 0);
   const useState = !window && !request.fullRefresh;
   const state = useState ? await readPushState(out, run.name) : undefined;
-  // Look back only as far as the remembered signals reach; a longer lookback takes effect from the next run.
-  const shift = Math.min(lookback, state?.lookbackMs ?? 0);
   const entries: PushBatchDomain[] = [];
   const seen = new Set<string>();
   const stats = { rows: 0, duplicates: 0, invalid: 0 };
@@ -82,9 +80,10 @@ export async function preparePushRun(
       continue;
     }
     const through = state?.marks.get(domain) ?? null;
-    const start = through === null ? since : new Date(Date.parse(through) - shift).toISOString();
+    const cover = lookback > 0 ? state?.covered.get(domain) : undefined;
+    const start = through === null ? since : lookbackStart(through, lookback, cover);
     const pushed = state?.pushed.get(domain);
-    entries.push({ domain, start, through, ...(pushed?.length ? { pushed } : {}) });
+    entries.push({ domain, start, through, ...(pushed?.length ? { pushed } : {}), ...(cover ? { cover } : {}) });
   }
   if (stats.rows === 0) throw inputFailure(`watchlist ${request.watchlist} has no data rows`);
 
@@ -153,6 +152,7 @@ export async function preparePushCatchUp(store: Store, request: PrepareCatchUpRe
         start: entry.start,
         through: entry.through,
         pushed: outcome.pushed,
+        ...(entry.cover ? { cover: entry.cover } : {}),
         rejoin: record.answered_at ?? null,
       });
     }
@@ -202,6 +202,18 @@ async function writeBatches(
     heartbeat(batch.index);
   }
   await Promise.all(pending);
+}
+
+/**
+ * Where a domain with a watermark starts under a lookback: that far below it, but never below the time after which
+ * its pushed signals are all remembered (so nothing is pushed twice). A lookback therefore reaches back only as
+ * far as runs with it have remembered: the first such run starts at the watermark.
+ */
+function lookbackStart(through: string, lookback: number, cover: string | undefined): string {
+  if (lookback === 0 || cover === undefined) return through;
+  return new Date(
+    Math.max(Date.parse(through) - lookback, Math.min(Date.parse(cover), Date.parse(through))),
+  ).toISOString();
 }
 
 function optionalTime(field: string, value: string | undefined): string | null {

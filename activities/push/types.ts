@@ -94,6 +94,8 @@ export interface PushBatchDomain {
   through: string | null;
   /** Pushed signals this call may return again (above `through`, or inside the lookback window). */
   pushed?: PushedId[];
+  /** Lookback: every signal pushed after this time is among `pushed`, so a start this low pushes nothing twice. */
+  cover?: string;
   /**
    * Catch-up only: the watermark of the first-round call that left it behind. Answered in full, it takes that one
    * (it is complete through a later instant, so also through this), and the next run finds it in its group again.
@@ -127,6 +129,8 @@ export interface DomainOutcome {
   through: string | null;
   /** Pushed signals to remember (above `through` or inside the lookback window). */
   pushed: PushedId[];
+  /** Lookback: the time after which `pushed` holds every signal pushed (see PushBatchDomain.cover). */
+  cover?: string;
   /** More signals exist after `through` than this call returned: a catch-up round asks again. */
   behind?: boolean;
   /**

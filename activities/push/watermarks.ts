@@ -47,14 +47,18 @@ interface StateFile {
   shards?: string[];
   /** domain → pushed signals a later call may return again. */
   pushed?: Record<string, PushedId[]>;
-  /** The lookback the remembered signals cover: a run may look back this far without pushing anything twice. */
+  /** The lookback of the run that committed (how far below the watermarks signals are remembered). */
   lookback_ms?: number;
+  /** domain → time after which every pushed signal is remembered (only while a lookback is on). */
+  covered?: Record<string, string>;
   last_run?: LastRun;
 }
 
 export interface PushState {
   marks: Map<string, string>;
   pushed: Map<string, PushedId[]>;
+  /** domain → time after which every pushed signal is in `pushed` (a lookback may start there). */
+  covered: Map<string, string>;
   /** The run that committed them; null when the push has none yet. */
   runId: string | null;
   /** How far below each watermark the remembered signals reach (0: only above it). */
@@ -71,7 +75,8 @@ export async function readPushState(store: Store, name: string): Promise<PushSta
   const pointer = await readPointer(store, name);
   const marks = new Map<string, string>();
   const pushed = new Map<string, PushedId[]>();
-  if (!pointer) return { marks, pushed, runId: null, lookbackMs: 0 };
+  const covered = new Map<string, string>();
+  if (!pointer) return { marks, pushed, covered, runId: null, lookbackMs: 0 };
   const add = (domains: Record<string, string> | undefined) => {
     for (const [domain, at] of Object.entries(domains ?? {})) marks.set(domain, at);
   };
@@ -81,9 +86,11 @@ export async function readPushState(store: Store, name: string): Promise<PushSta
     add(shard.domains);
   }
   for (const [domain, ids] of Object.entries(pointer.pushed ?? {})) pushed.set(domain, ids);
+  for (const [domain, at] of Object.entries(pointer.covered ?? {})) covered.set(domain, at);
   return {
     marks,
     pushed,
+    covered,
     runId: pointer.run_id,
     lookbackMs: pointer.lookback_ms ?? 0,
     ...(pointer.last_run ? { lastRun: pointer.last_run } : {}),
@@ -115,9 +122,9 @@ export async function commitPushState(
   options: { replace?: boolean; lastRun?: LastRun; shardSize?: number; lookbackMs?: number } = {},
 ): Promise<{ advanced: number; count: number }> {
   const current = options.replace
-    ? { marks: new Map<string, string>(), pushed: new Map<string, PushedId[]>() }
+    ? { marks: new Map<string, string>(), pushed: new Map<string, PushedId[]>(), covered: new Map<string, string>() }
     : await readPushState(store, name);
-  const { marks, pushed } = current;
+  const { marks, pushed, covered } = current;
   let advanced = 0;
   for (const [domain, outcome] of outcomes) {
     if (outcome.through !== null && isLater(outcome.through, marks.get(domain))) {
@@ -126,8 +133,10 @@ export async function commitPushState(
     }
     if (outcome.pushed.length > 0) pushed.set(domain, outcome.pushed);
     else pushed.delete(domain);
+    if (outcome.cover !== undefined) covered.set(domain, outcome.cover);
+    else covered.delete(domain);
   }
-  await writeState(store, name, runId, { marks, pushed, lookbackMs: options.lookbackMs ?? 0 }, options);
+  await writeState(store, name, runId, { marks, pushed, covered, lookbackMs: options.lookbackMs ?? 0 }, options);
   return { advanced, count: marks.size };
 }
 
@@ -142,10 +151,12 @@ export async function resetPushState(
   if (domains === undefined) {
     state.marks.clear();
     state.pushed.clear();
+    state.covered.clear();
   } else {
     for (const domain of domains) {
       state.marks.delete(domain);
       state.pushed.delete(domain);
+      state.covered.delete(domain);
     }
   }
   const stamp = new Date().toISOString().replace(/[-:.]/g, '');
@@ -157,7 +168,7 @@ async function writeState(
   store: Store,
   name: string,
   runId: string,
-  state: Pick<PushState, 'marks' | 'pushed' | 'lookbackMs'>,
+  state: Pick<PushState, 'marks' | 'pushed' | 'covered' | 'lookbackMs'>,
   options: { lastRun?: LastRun; shardSize?: number },
 ): Promise<void> {
   const { marks, pushed } = state;
@@ -184,6 +195,7 @@ async function writeState(
   }
   if (pushed.size > 0) pointer.pushed = Object.fromEntries(pushed);
   if (state.lookbackMs > 0) pointer.lookback_ms = state.lookbackMs;
+  if (state.covered.size > 0) pointer.covered = Object.fromEntries(state.covered);
   if (lastRun) pointer.last_run = lastRun;
   await store.writeText(watermarksKey(name), `${JSON.stringify(pointer, null, 1)}\n`, JSON_TYPE);
   await removeStaleShards(store, name, new Set([...(pointer.shards ?? []), ...(previous?.shards ?? [])]));

@@ -11,12 +11,12 @@ import {
 import { PUSH_NAME, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../../activities/push/types.ts';
 import { readPushState, resetPushState } from '../../activities/push/watermarks.ts';
+import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
-import { backfillRunId } from '../../workflows/push-ids.ts';
+import { backfillRunId, runIdOf } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
-import { EXIT } from '../jobs.ts';
+import { EXIT } from '../job-service.ts';
 import { connectClient } from '../temporal.ts';
 
 /**
@@ -277,10 +277,11 @@ export async function startPushRun(
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
 ): Promise<{ workflowId: string; result: () => Promise<PushResult> }> {
   const push = await pushOf(client, name);
-  const at = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000).toISOString();
+  // To the millisecond: two runs started in the same second are two runs (a run id names its keys).
+  const at = (options.now ?? new Date()).toISOString();
   const workflowId = options.window
     ? `${scheduleIdOf(name)}-${backfillRunId(options.window)}`
-    : `${scheduleIdOf(name)}-run-${at.replace('.000Z', 'Z')}`;
+    : `${scheduleIdOf(name)}-run-${runIdOf(at)}`;
   const input: ScheduledPushInput = {
     ...push,
     runAt: at,

@@ -45,6 +45,11 @@ export class InvalidStorageUrlError extends Error {
   }
 }
 
+/** A storage setting that cannot work (named by its variable); fixing the configuration is the only cure. */
+export class StorageConfigError extends Error {
+  override readonly name = 'StorageConfigError';
+}
+
 /** Wraps a backend error as a StorageError saying which operation failed, unless it already is one. */
 export function storageFailure(
   operation: string,

@@ -9,12 +9,19 @@ export {
   BucketNotFoundError,
   InvalidStorageUrlError,
   ObjectNotFoundError,
+  StorageConfigError,
   StorageError,
   WriteAbortedError,
 } from './errors.ts';
 export { FileStore } from './file.ts';
 export { GcsStore, type GcsStoreOptions, gcsOptionsFromEnv, gcsStorageFromEnv } from './gcs.ts';
-export { S3Store, type S3StoreOptions, s3ConfigFromEnv } from './s3.ts';
+export {
+  type S3Encryption,
+  S3Store,
+  type S3StoreOptions,
+  s3ConfigFromEnv,
+  s3EncryptionFromEnv,
+} from './s3.ts';
 export type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
 export { parseStorageUrl, type StorageLocation } from './url.ts';
 

@@ -14,6 +14,7 @@ import { mapOrdered, readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
   ObjectNotFoundError,
+  StorageConfigError,
   type StorageError,
   storageFailure,
   WriteAbortedError,
@@ -28,20 +29,66 @@ export interface S3StoreOptions {
   /** Multipart part size in bytes (S3 minimum 5 MiB). Memory per write is about partSize × (queueSize + 1). */
   partSize?: number;
   queueSize?: number;
+  /** Server-side encryption of every object written; by default from `SIGNAL_KIT_S3_SSE` and `…_KMS_KEY_ID`. */
+  encryption?: S3Encryption | null;
+}
+
+export interface S3Encryption {
+  serverSideEncryption: 'AES256' | 'aws:kms' | 'aws:kms:dsse';
+  /** A KMS key id, ARN or alias; without it S3 uses the account's default KMS key. */
+  kmsKeyId?: string;
+}
+
+const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
+
+/**
+ * `SIGNAL_KIT_S3_SSE` (`AES256`, `aws:kms` or `aws:kms:dsse`) and `SIGNAL_KIT_S3_KMS_KEY_ID` (which alone means
+ * `aws:kms`); none set: no header, so the bucket's default encryption applies.
+ */
+export function s3EncryptionFromEnv(env: NodeJS.ProcessEnv = process.env): S3Encryption | null {
+  const mode = env['SIGNAL_KIT_S3_SSE'] || undefined;
+  const kmsKeyId = env['SIGNAL_KIT_S3_KMS_KEY_ID'] || undefined;
+  if (!mode && !kmsKeyId) return null;
+  const sse = mode ?? 'aws:kms';
+  if (!(SSE_MODES as readonly string[]).includes(sse)) {
+    throw new StorageConfigError(`SIGNAL_KIT_S3_SSE must be one of ${SSE_MODES.join(', ')}, got "${sse}"`);
+  }
+  if (kmsKeyId && sse === 'AES256') {
+    throw new StorageConfigError(
+      'SIGNAL_KIT_S3_KMS_KEY_ID needs SIGNAL_KIT_S3_SSE=aws:kms (or aws:kms:dsse), not AES256',
+    );
+  }
+  return { serverSideEncryption: sse as S3Encryption['serverSideEncryption'], ...(kmsKeyId ? { kmsKeyId } : {}) };
+}
+
+/**
+ * The region of the SDK's own chain (the shared config file's profile, `AWS_PROFILE`, …) for when no variable
+ * names one; `us-east-1` only when the chain has none either (S3-compatible servers usually accept it).
+ */
+async function regionFromChain(): Promise<string> {
+  const probe = new S3Client({});
+  try {
+    return await probe.config.region();
+  } catch {
+    return 'us-east-1';
+  } finally {
+    probe.destroy();
+  }
 }
 
 /**
  * The client configuration from AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL), AWS_REGION (or AWS_DEFAULT_REGION) and
  * AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN; without keys the SDK's default credential chain
- * applies. A custom endpoint (MinIO, versitygw, ...) gets path-style addressing.
+ * applies, and without a region variable its region chain. A custom endpoint (MinIO, versitygw, ...) gets path-style
+ * addressing; on AWS itself a bucket in another region than the client's is followed there.
  */
 export function s3ConfigFromEnv(env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
   const endpoint = env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL'];
   const accessKeyId = env['AWS_ACCESS_KEY_ID'];
   const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
   return {
-    region: env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || 'us-east-1',
-    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    region: env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || regionFromChain,
+    ...(endpoint ? { endpoint, forcePathStyle: true } : { followRegionRedirects: true }),
     ...(accessKeyId && secretAccessKey
       ? { credentials: { accessKeyId, secretAccessKey, sessionToken: env['AWS_SESSION_TOKEN'] || undefined } }
       : {}),
@@ -73,6 +120,7 @@ export class S3Store implements Store {
   private readonly client: S3Client;
   private readonly partSize: number;
   private readonly queueSize: number;
+  private readonly encryption: S3Encryption | null;
   private bucketChecked = false;
 
   constructor(location: { url: string; bucket: string; prefix: string }, options: S3StoreOptions = {}) {
@@ -82,6 +130,8 @@ export class S3Store implements Store {
     this.client = options.client ?? clientFor(options.env ?? process.env);
     this.partSize = options.partSize ?? 8 * 1024 * 1024;
     this.queueSize = options.queueSize ?? 2;
+    this.encryption =
+      options.encryption === undefined ? s3EncryptionFromEnv(options.env ?? process.env) : options.encryption;
   }
 
   urlOf(key: string): string {
@@ -143,6 +193,9 @@ export class S3Store implements Store {
         Body: body,
         ContentType: options.contentType,
         Metadata: options.metadata,
+        ...(this.encryption
+          ? { ServerSideEncryption: this.encryption.serverSideEncryption, SSEKMSKeyId: this.encryption.kmsKeyId }
+          : {}),
       },
       partSize: this.partSize,
       queueSize: this.queueSize,

@@ -16,11 +16,13 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_KEYS, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import {
   type ChildWorker,
   type CliResult,
   checkJobOutput,
+  enrichTruthCredits,
   readCheckedParts,
   removeTempDirs,
   runCli,
@@ -28,7 +30,7 @@ import {
   tempDir,
   writeDomainsCsv,
 } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { enrichIdeal } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 30 * 86_400_000;
 const POOR_KEY = 'sk_poor_1';
@@ -214,17 +216,15 @@ describe('drill: bad inputs and settings through the CLI', () => {
 
   it('a spent credit balance: exit 1 naming it; the parts done stay intact; topped up, the re-run pays only the rest', async () => {
     const input = await writeDomainsCsv(dir, 'spend.csv', { distinct: 1_500, seed: 91, junk: 3 });
-    // What the whole job costs, on the well-funded account.
-    let before = env.sandbox.ledger.total();
-    expectDone(await enrich(input.url, 'spend-baseline', { args: ['--limit', '2'] }));
-    const fullCost = env.sandbox.ledger.total() - before;
+    // What the whole job costs: the spec's price of the signals that exist for its domains (the sandbox's truth).
+    const fullCost = enrichIdeal(env.sandbox, [...input.distinct], { limit: 2 }).credits;
     expect(fullCost).toBeGreaterThan(POOR_CREDITS);
 
     const queues = { SIGNAL_KIT_TASK_QUEUE: 'poor-main', SIGNAL_KIT_API_TASK_QUEUE: 'poor-api' };
     const poorWorker = await startChildWorker(env.childEnv({ ...queues, SIGNAL_API_KEY: POOR_KEY }));
     extraWorkers.push(poorWorker);
     try {
-      before = env.sandbox.ledger.total('acct_poor');
+      const before = env.sandbox.ledger.total('acct_poor');
       const spent = await enrich(input.url, 'spend', { args: ['--limit', '2'], env: queues });
       expectFailure(spent, /402.*credit/i);
       const charged = env.sandbox.ledger.total('acct_poor') - before;
@@ -242,7 +242,8 @@ describe('drill: bad inputs and settings through the CLI', () => {
       const resumed = expectDone(await enrich(input.url, 'spend', { args: ['--limit', '2'], env: queues }));
       expect(resumed.status).toBe('completed');
       expect(env.sandbox.ledger.total('acct_poor') - before).toBe(fullCost);
-      await checkJobOutput(out, 'spend', input);
+      const { lines } = await checkJobOutput(out, 'spend', input);
+      expect(enrichTruthCredits(env.sandbox, input, lines, 2)).toBe(fullCost);
     } finally {
       await poorWorker.stop();
     }

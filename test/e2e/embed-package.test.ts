@@ -6,7 +6,7 @@
  * onRequest/onResponse hooks on; a TypeScript file in the same project is type-checked against the shipped types.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import type { RequestEvent, ResponseEvent } from '../../connectors/signal-api/types.ts';
+import { type DevStack, startDevStack } from '../../devstack/index.ts';
 import type { CallRecord } from '../../sandbox/truth.ts';
-import { type DevStack, startDevStack } from '../stack/index.ts';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -39,6 +39,7 @@ async function installPackedKit(): Promise<void> {
   );
   for (const file of ['package.json', 'README.md'])
     await writeFile(join(staging, file), await readFile(join(repo, file)));
+  await cp(join(repo, 'schemas'), join(staging, 'schemas'), { recursive: true });
   const packed = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], {
     cwd: staging,
   });
@@ -72,10 +73,17 @@ describe('signal-kit as an installed package', () => {
       exports: Record<string, { import: string; types: string } | string>;
     };
     for (const [subpath, target] of Object.entries(manifest.exports)) {
+      if (subpath === './schemas/*') continue; // a pattern: checked below
       const files = typeof target === 'string' ? [target] : [target.import, target.types];
       for (const file of files)
         await expect(readFile(join(installed, file)), `${subpath} → ${file}`).resolves.toBeTruthy();
     }
+    expect((await readdir(join(installed, 'schemas'))).sort()).toEqual([
+      'enrich-line.schema.json',
+      'intent-export-line.schema.json',
+      'manifest.schema.json',
+      'verify-emails-line.schema.json',
+    ]);
     const top = await readdir(installed);
     expect(top).not.toContain('test');
     expect(top).not.toContain('connectors');

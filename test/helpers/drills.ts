@@ -19,8 +19,10 @@ import type { Client } from '@temporalio/client';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type ServerProcess, startProcess } from '../stack/process.ts';
-import type { JobEnv } from './job-env.ts';
+import type { JobEnv } from '../../devstack/job-env.ts';
+import { type ServerProcess, startProcess } from '../../devstack/process.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
+import { enrichIdeal } from '../promises/oracle.ts';
 
 export const repo = fileURLToPath(new URL('../../', import.meta.url));
 export const cliMain = join(repo, 'cli/main.ts');
@@ -275,6 +277,29 @@ export async function checkJobOutput(
   }
   if (problems.length) throw new Error(`job ${jobId} output at ${output}:\n  ${problems.join('\n  ')}`);
   return { manifest, lines, lineSet: lines.map((line) => JSON.stringify(line)).sort() };
+}
+
+/**
+ * Holds the output of a bulk enrichment of `input` against the sandbox's truth: every `ok` line carries exactly the
+ * signals that exist for its domain (the newest `limit`), every `not_found` line a domain that resolves to nothing.
+ * Returns what the spec charges for the distinct domains (2 credits per signal): the cost a drill must equal.
+ */
+export function enrichTruthCredits(sandbox: Sandbox, input: DrillInput, lines: Line[], limit: number): number {
+  const ideal = enrichIdeal(sandbox, [...input.distinct], { limit });
+  const status = new Map(ideal.domains.map((d) => [d.domain, d.status]));
+  const problems: string[] = [];
+  for (const line of lines) {
+    if (line['status'] === 'invalid') continue;
+    const domain = String(line['domain']);
+    const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
+    const truth = ideal.signalIds.get(domain) ?? [];
+    if (line['status'] !== status.get(domain))
+      problems.push(`${domain}: ${line['status']}, truth ${status.get(domain)}`);
+    else if (ids.join() !== truth.join()) problems.push(`${domain}: ${ids.length} signals, truth ${truth.length}`);
+  }
+  if (problems.length)
+    throw new Error(`output differs from the sandbox's truth:\n  ${problems.slice(0, 10).join('\n  ')}`);
+  return ideal.credits;
 }
 
 // ---------------------------------------------------------------------------------------------- API proxy

@@ -4,11 +4,21 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
+import {
+  callsTo,
+  chargedSince,
+  type EnrichIdeal,
+  enrichIdeal,
+  exportIdeal,
+  PATHS,
+  verifyIdeal,
+} from '../promises/oracle.ts';
 
 /** A messy CRM export: 230 distinct companies written in several forms, duplicates, blanks and junk. */
 function messyCrm(): { csv: string; distinct: number; invalid: number; rows: number } {
@@ -21,6 +31,19 @@ function messyCrm(): { csv: string; distinct: number; invalid: number; rows: num
   return { csv: `${rows.join('\n')}\n`, distinct: 230, invalid: junk.length, rows: rows.length - 1 };
 }
 
+const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
+/** The distinct companies of messyCrm(), as the service compares them. */
+const CRM_DOMAINS = Array.from({ length: 230 }, (_, i) => `company${i}.com`);
+
+/** Holds every domain's line to the sandbox's truth: `ok` lines carry exactly the newest `limit` signals. */
+function expectTruth(lines: Record<string, unknown>[], ideal: EnrichIdeal): void {
+  for (const line of lines) {
+    if (line['status'] === 'invalid') continue;
+    const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
+    expect(ids, String(line['domain'])).toEqual(ideal.signalIds.get(String(line['domain'])) ?? []);
+  }
+}
+
 describe('bulk jobs on the real dev stack and the sandbox', () => {
   let env: JobEnv;
   let dir: string;
@@ -28,7 +51,12 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
   let crmUrl: string;
 
   beforeAll(async () => {
-    env = await startJobEnv({ s3: true, gcs: true, sandbox: { seed: 7 } });
+    // A fixed service clock, so that the sandbox's truth read after a job is the one the job saw.
+    env = await startJobEnv({
+      s3: true,
+      gcs: true,
+      sandbox: { seed: 7, clock: () => CLOCK, exportTiming: { queuedMs: 0, runningMs: 0 } },
+    });
     await env.createBuckets('jobs');
     await env.startWorker();
     dir = await mkdtemp(join(tmpdir(), 'signal-kit-jobs-'));
@@ -52,8 +80,10 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
 
   it('writes identical line sets to file://, s3:// and gs://, one line per distinct domain and one per bad row', async () => {
     const outputs = [pathToFileURL(join(dir, 'out')).href, 's3://jobs/enrich', 'gs://jobs/enrich'];
+    const ideal = enrichIdeal(env.sandbox, CRM_DOMAINS, { limit: 3 });
     const sets: string[][] = [];
     for (const output of outputs) {
+      const mark = env.sandbox.truth.lastCall();
       const result = await run<BulkEnrichInput>('bulkEnrich', {
         jobId: 'same-everywhere',
         input: crmUrl,
@@ -69,6 +99,11 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
       expect(lines.filter((l) => l['status'] === 'invalid')).toHaveLength(crm.invalid);
       expect(lines.every((l) => ['ok', 'not_found', 'error', 'invalid'].includes(String(l['status'])))).toBe(true);
       for (const part of manifest.parts) expect(part.sha256).toMatch(/^[0-9a-f]{64}$/);
+      // The truth, at the spec's price, in the fewest calls: 100 domains per bulk call.
+      expectTruth(lines, ideal);
+      expect(chargedSince(env.sandbox, mark)).toBe(ideal.credits);
+      expect(manifest.credits_charged).toBe(ideal.credits);
+      expect(callsTo(env.sandbox, PATHS.enrichBulk, mark)).toHaveLength(ideal.calls);
       sets.push(lines.map((l) => JSON.stringify(l)).sort());
     }
     expect(sets[1]).toEqual(sets[0]);
@@ -79,25 +114,16 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     const output = pathToFileURL(join(dir, 'rerun')).href;
     const input = { jobId: 'rerun', input: crmUrl, output, options: { limit: 2 } };
     const first = await run<BulkEnrichInput>('bulkEnrich', input);
-    const entries = env.sandbox.ledger.entries.length;
-    const credits = ledgerTotal();
+    const mark = env.sandbox.truth.lastCall();
     const second = await run<BulkEnrichInput>('bulkEnrich', input);
     expect(second).toEqual(first);
-    expect(env.sandbox.ledger.entries.length).toBe(entries);
-    expect(ledgerTotal()).toBe(credits);
+    // Not a single call of any kind reached the service (counted from its call record, free calls included).
+    expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
   });
 
   it('stops at the credit budget without exceeding it, and the same job id resumes with no duplicate charge', async () => {
-    const baselineStart = ledgerTotal();
-    const baseline = await run<BulkEnrichInput>('bulkEnrich', {
-      jobId: 'budget-baseline',
-      input: crmUrl,
-      output: pathToFileURL(join(dir, 'budget-a')).href,
-      options: { limit: 2 },
-    });
-    const fullCost = ledgerTotal() - baselineStart;
-    expect(baseline.credits).toBe(fullCost);
-    expect(fullCost).toBeGreaterThan(0);
+    const fullCost = enrichIdeal(env.sandbox, CRM_DOMAINS, { limit: 2 }).credits;
+    expect(fullCost).toBeGreaterThan(450);
 
     const output = pathToFileURL(join(dir, 'budget-b')).href;
     const maxCredits = 450; // one batch of 100 domains could cost 100 × 2 signals × 2 credits = 400
@@ -126,6 +152,7 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     expect(resumed.credits).toBe(fullCost);
     const { lines } = await readJobOutput(output, 'budget');
     expect(lines.filter((l) => l['status'] !== 'invalid')).toHaveLength(crm.distinct);
+    expectTruth(lines, enrichIdeal(env.sandbox, CRM_DOMAINS, { limit: 2 }));
   });
 
   it('verifies 10,000 addresses with duplicates: one line each, summary equal to the sum, duplicates charged once', async () => {
@@ -135,7 +162,8 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     rows.push('  person1@COMPANY1.com ', 'not-an-email', '');
     await writeFile(join(dir, 'emails.csv'), `${rows.join('\n')}\n`);
     const output = pathToFileURL(join(dir, 'verify')).href;
-    const before = ledgerTotal();
+    const ideal = verifyIdeal(env.sandbox, rows.slice(1));
+    const mark = env.sandbox.truth.lastCall();
     const result = await run<VerifyEmailsInput>('verifyEmails', {
       jobId: 'verify-10k',
       input: pathToFileURL(join(dir, 'emails.csv')).href,
@@ -154,29 +182,34 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
       tally[String(line['result'])]! += 1;
     }
     expect(manifest.summary).toEqual(tally);
-    const charged = ledgerTotal() - before;
-    expect(charged).toBe(tally['total']! - tally['unknown']!);
-    expect(result.credits).toBe(charged);
+    for (const line of verified)
+      expect(line['result'], String(line['email'])).toBe(ideal.emails.get(String(line['email']))?.result);
+    // 1 credit per distinct verified address, `unknown` free (spec 8), in ceil(8,000 / 1,000) calls.
+    expect(chargedSince(env.sandbox, mark)).toBe(ideal.credits);
+    expect(result.credits).toBe(ideal.credits);
+    expect(callsTo(env.sandbox, PATHS.verifyBulk, mark)).toHaveLength(ideal.calls);
   });
 
   it('retries a truncated export download and publishes every line', async () => {
     env.sandbox.setFaults({ truncateDownloads: 0.5 });
     try {
       const output = 's3://jobs/exports';
+      const request = { topic_ids: ['b2b_7', 'b2b_8'] };
+      const ideal = exportIdeal(env.sandbox, request);
+      const mark = env.sandbox.truth.lastCall();
       const result = await run<IntentExportInput>('intentExport', {
         jobId: 'export-truncated',
         output,
-        request: { topic_ids: ['b2b_7', 'b2b_8'] },
+        request,
         poll: { initialMs: 200, maxMs: 1000 },
       });
       expect(result.status).toBe('completed');
       const { manifest, lines } = await readJobOutput(output, 'export-truncated');
-      const exportId = (manifest.details as { export_id: string }).export_id;
-      const state = await fetch(`${env.sandbox.url}/v1/buyer-intent/exports/${exportId}`, {
-        headers: { 'x-api-key': 'sk_test_1' },
-      }).then((r) => r.json() as Promise<{ row_count: number }>);
-      expect(lines).toHaveLength(state.row_count);
-      expect(manifest.parts[0]?.lines).toBe(state.row_count);
+      expect(lines).toHaveLength(ideal.rowCount);
+      expect(manifest.parts[0]?.lines).toBe(ideal.rowCount);
+      // One submit, charged the flat rate per topic once, however many downloads it took.
+      expect(callsTo(env.sandbox, PATHS.exportSubmit, mark)).toHaveLength(ideal.submits);
+      expect(chargedSince(env.sandbox, mark)).toBe(ideal.credits);
       expect(lines.every((l) => typeof l['topic_id'] === 'string')).toBe(true);
       // The sandbox did cut downloads off: the download activity needed more than one attempt.
       const history = await env.client.workflow.getHandle('export-truncated').fetchHistory();

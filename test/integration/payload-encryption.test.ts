@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from '@temporalio/client';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { dataConverterFor } from '../../workers/payload-codec.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { startWorker } from '../../workers/worker.ts';
 
 describe('payload encryption on the real dev server', () => {
   let env: JobEnv;
@@ -37,6 +40,54 @@ describe('payload encryption on the real dev server', () => {
     for (const payload of payloads) {
       expect(bytes(payload.metadata?.['encoding']).toString()).toBe('binary/encrypted');
       expect(bytes(payload.data).toString('latin1')).not.toContain('jane.doe');
+    }
+  });
+
+  it('keeps failure messages sealed too: a job failing on an input named after a person leaves no trace of it', async () => {
+    // The production path: the worker bundles its workflows itself, with the failure converter of the keys.
+    const c = env.config({ payloadKeys: keys });
+    const worker = await startWorker({
+      config: { ...c, taskQueue: `${c.taskQueue}-prod`, apiTaskQueue: `${c.apiTaskQueue}-prod` },
+    });
+    try {
+      const client = new Client({
+        connection: env.client.connection,
+        namespace: c.namespace,
+        dataConverter: dataConverterFor(keys)!,
+      });
+      const missing = join(tmpdir(), `no-such-dir-${randomBytes(4).toString('hex')}`, 'jane.doe@acme.com.csv');
+      const failed = await client.workflow
+        .execute('verifyEmails', {
+          workflowId: 'sealed-failure',
+          taskQueue: `${c.taskQueue}-prod`,
+          args: [
+            {
+              jobId: 'sealed-failure',
+              input: missing,
+              output: tmpdir(),
+              taskQueue: `${c.taskQueue}-prod`,
+              apiTaskQueue: `${c.apiTaskQueue}-prod`,
+            },
+          ],
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      expect(failed).toBeInstanceOf(WorkflowFailedError);
+      // Read with the key, the reason is there...
+      const reasons: string[] = [];
+      for (let e: unknown = failed; e instanceof Error; e = e.cause) reasons.push(e.message);
+      expect(reasons.join(' / ')).toContain('jane.doe@acme.com');
+      // ...but the history as stored holds neither the message nor a stack trace in the clear.
+      const history = await env.client.workflow.getHandle('sealed-failure').fetchHistory();
+      const stored = JSON.stringify(history, (_k, v) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v,
+      );
+      expect(stored).toContain('Encoded failure');
+      expect(stored).not.toContain('jane.doe');
+    } finally {
+      await worker.shutdown();
     }
   });
 });

@@ -16,11 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
 import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
+import { freePort } from '../../devstack/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
-import { freePort } from '../stack/index.ts';
 
 const API_KEY = `sk_live_${randomBytes(12).toString('hex')}`;
 const SECRET_OK = `whsec_${randomBytes(24).toString('base64')}`;
@@ -161,7 +161,9 @@ describe('worker metrics, logs and health', () => {
     expect(sum(after, 'signal_kit_api_calls_total', 'status="200"')).toBe(Math.ceil(DOMAINS / 100));
     expect(sum(after, 'signal_kit_api_calls_total', 'status="429"')).toBe(answered429);
     expect(sum(after, 'signal_kit_api_rate_limited_total')).toBe(answered429);
-    expect(sum(after, 'signal_kit_rate_limit_wait_seconds_total')).toBe(answered429 * 1);
+    expect(sum(after, 'signal_kit_rate_limit_wait_milliseconds_total', 'reason="retry_after"')).toBe(
+      answered429 * 1000,
+    );
     expect(sum(after, 'signal_kit_rows_written_total', 'job="enrich"')).toBe(
       manifest.parts.reduce((total, part) => total + part.lines, 0),
     );

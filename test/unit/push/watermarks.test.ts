@@ -31,6 +31,7 @@ describe('watermarks', () => {
     expect(await readWatermarks(store, 'p')).toEqual({
       marks: new Map(),
       pushed: new Map(),
+      covered: new Map(),
       runId: null,
       lookbackMs: 0,
     });

@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
+import {
+  decodeOptionalFailureToOptionalError,
+  encodeErrorToFailure,
+  loadDataConverter,
+} from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseTemporalConfig } from '../../../workers/config.ts';
-import { EncryptionCodec, PayloadDecryptionError } from '../../../workers/payload-codec.ts';
+import { ConfigError, parseTemporalConfig } from '../../../config/worker.ts';
+import { dataConverterFor, EncryptionCodec, PayloadDecryptionError } from '../../../workers/payload-codec.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 const event = { email: 'jane.doe@acme.com', name: 'Jane Doe' };
@@ -35,9 +40,30 @@ describe('EncryptionCodec', () => {
     await expect(new EncryptionCodec([key('other')]).decode([sealed!])).rejects.toThrow(/no payload key with id "k1"/);
   });
 
-  it('leaves payloads that were never sealed alone', async () => {
+  it('refuses payloads that were never sealed, unless the migration switch is on', async () => {
     const payload = defaultPayloadConverter.toPayload(event);
-    expect(await new EncryptionCodec([key('k1')]).decode([payload])).toEqual([payload]);
+    await expect(new EncryptionCodec([key('k1')]).decode([payload])).rejects.toThrow(PayloadDecryptionError);
+    await expect(new EncryptionCodec([key('k1')]).decode([payload])).rejects.toThrow(
+      /not encrypted.*SIGNAL_KIT_PAYLOAD_ALLOW_PLAINTEXT=true/,
+    );
+    const migrating = new EncryptionCodec([key('k1')], { allowPlaintext: true });
+    expect(await migrating.decode([payload])).toEqual([payload]);
+  });
+
+  it('refuses two keys under one id, which could not open what they sealed', () => {
+    expect(() => new EncryptionCodec([key('a'), key('a')])).toThrow(/key id "a" is used by more than one key/);
+  });
+
+  it('encodes failure messages and stack traces into sealed payloads', async () => {
+    const converter = loadDataConverter(dataConverterFor([key('k1')]));
+    const failure = await encodeErrorToFailure(converter, new Error('row 7: jane.doe@acme.com is not deliverable'));
+    const stored = JSON.stringify(failure, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString() : v));
+    expect(stored).not.toContain('jane.doe');
+    expect(failure.message).toBe('Encoded failure');
+    expect(Buffer.from(failure.encodedAttributes?.metadata?.['encoding'] ?? []).toString()).toBe('binary/encrypted');
+    // ...and a client with the key reads the message back.
+    const decoded = await decodeOptionalFailureToOptionalError(converter, failure);
+    expect(decoded?.message).toBe('row 7: jane.doe@acme.com is not deliverable');
   });
 });
 
@@ -47,6 +73,26 @@ describe('SIGNAL_KIT_PAYLOAD_KEYS', () => {
     const b = randomBytes(32).toString('base64');
     const config = parseTemporalConfig({ SIGNAL_KIT_PAYLOAD_KEYS: `new:${a}, old:${b}` });
     expect(config.payloadKeys?.map((k) => k.id)).toEqual(['new', 'old']);
+  });
+
+  it('refuses a key id given twice, and two keys without ids', () => {
+    const a = randomBytes(32).toString('base64');
+    const b = randomBytes(32).toString('base64');
+    expect(() => parseTemporalConfig({ SIGNAL_KIT_PAYLOAD_KEYS: `a:${a},a:${b}` })).toThrow(
+      /SIGNAL_KIT_PAYLOAD_KEYS key id "a" is used twice/,
+    );
+    expect(() => parseTemporalConfig({ SIGNAL_KIT_PAYLOAD_KEYS: `${a},${b}` })).toThrow(
+      /key id "default" is used twice/,
+    );
+  });
+
+  it('reads the migration switch, off by default', () => {
+    const k = `k:${randomBytes(32).toString('base64')}`;
+    expect(parseTemporalConfig({ SIGNAL_KIT_PAYLOAD_KEYS: k }).allowPlaintextPayloads).toBeUndefined();
+    expect(
+      parseTemporalConfig({ SIGNAL_KIT_PAYLOAD_KEYS: k, SIGNAL_KIT_PAYLOAD_ALLOW_PLAINTEXT: 'true' })
+        .allowPlaintextPayloads,
+    ).toBe(true);
   });
 
   it('names the setting when a key is not 32 bytes', () => {

@@ -24,6 +24,8 @@ export interface StartS3Options {
   /** Holds the buckets (and the metadata sidecar when needed); a fresh temporary directory when omitted. */
   stateDir?: string;
   timeoutMs?: number;
+  /** The region the server signs for (default us-east-1); requests signed for another one are refused. */
+  region?: string;
 }
 
 export function s3ClientFor(server: Pick<S3Server, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey'>) {
@@ -45,7 +47,7 @@ export async function startS3(options: StartS3Options = {}): Promise<S3Server> {
   await mkdir(root, { recursive: true });
   const timeoutMs = options.timeoutMs ?? 30_000;
   const credentials = {
-    region: 'us-east-1',
+    region: options.region ?? 'us-east-1',
     accessKeyId: `SK${randomBytes(9).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(30).toString('base64url'),
   };

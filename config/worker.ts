@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ConfigError } from '../config/errors.ts';
-import { loadTemporalConnection } from '../config/temporal.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+import { ConfigError } from './errors.ts';
+import { loadTemporalConnection } from './temporal.ts';
 
 export { ConfigError };
 
@@ -11,7 +11,7 @@ const positiveInt = z.coerce.number().int().positive();
 const payloadKeys = z
   .string()
   .transform((value, ctx) => {
-    const keys = [];
+    const keys: { id: string; key: Buffer }[] = [];
     for (const entry of value
       .split(',')
       .map((part) => part.trim())
@@ -21,6 +21,13 @@ const payloadKeys = z
       const key = Buffer.from(colon > 0 ? entry.slice(colon + 1) : entry, 'base64');
       if (key.length !== 32) {
         ctx.addIssue({ code: 'custom', message: `key "${id}" must be 32 bytes of base64 (openssl rand -base64 32)` });
+        return z.NEVER;
+      }
+      if (keys.some((k) => k.id === id)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `key id "${id}" is used twice (a key without "id:" is "default"); give each key its own id`,
+        });
         return z.NEVER;
       }
       keys.push({ id, key });
@@ -35,6 +42,8 @@ const temporalSchema = z.object({
   SIGNAL_KIT_API_TASK_QUEUE: z.string().min(1).default(DEFAULT_API_TASK_QUEUE),
   /** Encrypts everything Temporal stores (see workers/payload-codec.ts); workers and clients need the same keys. */
   SIGNAL_KIT_PAYLOAD_KEYS: payloadKeys,
+  /** Migration switch: read payloads that were never sealed although keys are set (refused otherwise). */
+  SIGNAL_KIT_PAYLOAD_ALLOW_PLAINTEXT: z.stringbool().default(false),
 });
 
 const apiSchema = z.object({
@@ -71,6 +80,7 @@ export function parseTemporalConfig(env: Env = process.env) {
     taskQueue: c.SIGNAL_KIT_TASK_QUEUE,
     apiTaskQueue: c.SIGNAL_KIT_API_TASK_QUEUE,
     ...(c.SIGNAL_KIT_PAYLOAD_KEYS ? { payloadKeys: c.SIGNAL_KIT_PAYLOAD_KEYS } : {}),
+    ...(c.SIGNAL_KIT_PAYLOAD_ALLOW_PLAINTEXT ? { allowPlaintextPayloads: true } : {}),
   };
 }
 

@@ -1,0 +1,159 @@
+/**
+ * The output contract: what a job's lines and its `_manifest.json` look like, as zod schemas. The JSON Schemas
+ * shipped in `schemas/` are generated from these (`npm run schemas`), and a test keeps them current.
+ *
+ * Readers must ignore fields they do not know: new fields may appear within a `schema_version`. Removing or
+ * renaming a field, or changing its meaning, raises `schema_version`.
+ */
+import { z } from 'zod';
+
+/** `schema_version` of the manifests written now. */
+export const MANIFEST_SCHEMA_VERSION = 1;
+
+const count = z.int().nonnegative();
+const row = z.int().positive().describe('1-based data row of the input (the CSV header is not counted)');
+const timestamp = z.iso.datetime().describe('ISO 8601, UTC, with Z');
+const recordError = z.looseObject({ code: z.string(), message: z.string() });
+
+const invalidLine = z
+  .looseObject({
+    status: z.literal('invalid'),
+    row,
+    raw: z.unknown().describe('the row as read (long values cut)'),
+    error: z.string().describe('why the row holds no usable value'),
+  })
+  .describe('An input row without a usable value; it was never sent.');
+
+const company = z.looseObject({ name: z.string().optional(), domain: z.string().optional() });
+
+const signal = z.looseObject({
+  signal_id: z.string(),
+  signal_type: z.string(),
+  signal_subtype: z.string().optional(),
+  signal_name: z.string().optional(),
+  detected_at: timestamp,
+  association: z.string().optional(),
+  company: company.optional(),
+  data: z.looseObject({ summary: z.string().optional() }),
+});
+
+export const EnrichLineSchema = z
+  .discriminatedUnion('status', [
+    z
+      .looseObject({
+        domain: z.string().describe('the normalized domain (lower case, no scheme, www. or path)'),
+        status: z.literal('ok'),
+        row,
+        input: z.string().describe('the value as the input had it'),
+        company,
+        signals: z.array(signal),
+        signal_summary: z.record(z.string(), count).optional(),
+        coverage: z.looseObject({}).optional(),
+      })
+      .describe('The company and its signals.'),
+    z
+      .looseObject({ domain: z.string(), status: z.literal('not_found'), row, input: z.string() })
+      .describe('The service knows no company at this domain (free).'),
+    z
+      .looseObject({ domain: z.string(), status: z.literal('error'), row, input: z.string(), error: recordError })
+      .describe('The domain could not be enriched; a re-run of the job tries it again.'),
+    invalidLine,
+  ])
+  .meta({ title: 'signal-kit enrich output line' });
+
+export const VerifyEmailsLineSchema = z
+  .discriminatedUnion('status', [
+    z
+      .looseObject({
+        email: z.string().describe('the normalized address (trimmed, domain in lower case)'),
+        status: z.literal('ok'),
+        row,
+        input: z.string(),
+        result: z.enum(['deliverable', 'undeliverable', 'risky', 'unknown']),
+        confidence: z.number().min(0).max(1).optional(),
+        reason: z.string().optional(),
+        risk_level: z.string().optional(),
+        details: z.looseObject({}).optional(),
+        validated_at: timestamp.optional(),
+      })
+      .describe('The verification of one distinct address.'),
+    z
+      .looseObject({ email: z.string(), status: z.literal('error'), row, input: z.string(), error: recordError })
+      .describe('The address could not be verified; a re-run of the job tries it again.'),
+    invalidLine,
+  ])
+  .meta({ title: 'signal-kit verify-emails output line' });
+
+export const IntentExportLineSchema = z
+  .looseObject({
+    topic_id: z.string().regex(/^b2b_\d+$/),
+    intent_score: z.number().optional(),
+    contact: z.looseObject({}),
+    company: z.looseObject({}).optional(),
+  })
+  .meta({
+    title: 'signal-kit intent-export output line',
+    description: 'One buyer-intent contact, as the service exported it (the kit stores the download unchanged).',
+  });
+
+const summary = z.object({ total: count, deliverable: count, undeliverable: count, risky: count, unknown: count });
+
+export const ManifestSchema = z
+  .looseObject({
+    schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
+    job_id: z.string(),
+    kind: z.enum(['enrich', 'verify-emails', 'intent-export']),
+    input: z.string().nullable().describe('the input URL; null for an export'),
+    status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
+    started_at: timestamp,
+    finished_at: timestamp,
+    counts: z.looseObject({
+      input_rows: count,
+      distinct: count,
+      duplicates: count,
+      ok: count,
+      not_found: count,
+      error: count,
+      invalid: count,
+      lines: count,
+    }),
+    summary: summary.optional().describe('verify-emails: results of the distinct addresses'),
+    credits_charged: count,
+    unsaved_answers: z
+      .looseObject({ credits: count, unknown_calls: count })
+      .optional()
+      .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
+    batches: z.looseObject({ total: count, done: count, failed: count }),
+    parts: z.array(
+      z.looseObject({
+        key: z.string().describe('relative to the output location'),
+        lines: count,
+        bytes: count,
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      }),
+    ),
+    error: z.string().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({
+    title: 'signal-kit job manifest',
+    description: '<output>/<job id>/_manifest.json, written last: only the parts it lists are complete.',
+  });
+
+/** The shipped JSON Schemas: file name in `schemas/` → schema. */
+export const OUTPUT_SCHEMAS = {
+  'manifest.schema.json': ManifestSchema,
+  'enrich-line.schema.json': EnrichLineSchema,
+  'verify-emails-line.schema.json': VerifyEmailsLineSchema,
+  'intent-export-line.schema.json': IntentExportLineSchema,
+} as const;
+
+/** The JSON Schema (draft 2020-12) of each output schema, with a stable `$id`. */
+export function outputJsonSchemas(): Record<keyof typeof OUTPUT_SCHEMAS, Record<string, unknown>> {
+  const entries = Object.entries(OUTPUT_SCHEMAS).map(([file, schema]) => {
+    const { $schema, ...rest } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12' });
+    const id = `urn:signal-kit:schema:${file.replace(/\.schema\.json$/, '')}:${MANIFEST_SCHEMA_VERSION}`;
+    return [file, { $schema, $id: id, ...rest }];
+  });
+  return Object.fromEntries(entries) as Record<keyof typeof OUTPUT_SCHEMAS, Record<string, unknown>>;
+}

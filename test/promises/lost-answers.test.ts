@@ -1,0 +1,109 @@
+/**
+ * Promise: an answer the service charged and then lost (a 5xx after the work) is asked again, and the manifest
+ * reports what it cost, so a double charge is visible: ledger = the spec's price for the distinct inputs + the
+ * manifest's `unsaved_answers.credits`, and `credits_charged` = the ledger.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
+import { removeTempDirs, tempDir } from '../helpers/drills.ts';
+import { readJobOutput } from '../helpers/output.ts';
+import { addressList, runJob } from './helpers.ts';
+import { callsTo, chargedSince, enrichIdeal, lostAnswerCredits, PATHS, verifyIdeal } from './oracle.ts';
+
+describe('promise: answers paid for and lost are counted', () => {
+  let env: JobEnv;
+  let dir: string;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ s3: true, sandbox: { seed: 53 } });
+    await env.createBuckets('lost');
+    await env.startWorker();
+    dir = await tempDir('lost-answers');
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await removeTempDirs();
+  });
+
+  it('bulk enrichment: lost 5xx answers are paid again and reported; ledger = ideal + reported', async () => {
+    const domains = Array.from({ length: 420 }, (_, i) => `lost-answer-${i}.com`);
+    await writeFile(join(dir, 'domains.csv'), `domain\n${domains.join('\n')}\n`);
+    const limit = 4;
+    const ideal = enrichIdeal(env.sandbox, domains, { limit });
+    const mark = env.sandbox.truth.lastCall();
+    // The first three answers are lost after their charge (deterministic, whatever the order of the calls).
+    env.sandbox.setFaults({
+      lostAnswerRate: 1,
+      lostAnswerMax: 3,
+      lostAnswerAs: '5xx',
+      lostAnswerPaths: [PATHS.enrichBulk],
+    });
+    const output = 's3://lost/enrich';
+    let result: Awaited<ReturnType<typeof runJob>>;
+    try {
+      result = await runJob<BulkEnrichInput>(env, 'bulkEnrich', {
+        jobId: 'lost-enrich',
+        input: pathToFileURL(join(dir, 'domains.csv')).href,
+        output,
+        options: { limit },
+      });
+    } finally {
+      env.sandbox.setFaults({});
+    }
+    expect(result.status).toBe('completed');
+    const lost = lostAnswerCredits(env.sandbox, mark);
+    expect(lost).toBeGreaterThan(0);
+    const { manifest, lines } = await readJobOutput(output, 'lost-enrich');
+    expect(lines.map((l) => l['domain']).sort()).toEqual(ideal.domains.map((d) => d.domain).sort());
+    for (const line of lines.filter((l) => l['status'] === 'ok')) {
+      const ids = (line['signals'] as { signal_id: string }[]).map((s) => s.signal_id);
+      expect(ids).toEqual(ideal.signalIds.get(String(line['domain'])));
+    }
+    expect(manifest.unsaved_answers).toEqual({ credits: lost, unknown_calls: 0 });
+    expect(chargedSince(env.sandbox, mark)).toBe(ideal.credits + lost);
+    expect(manifest.credits_charged).toBe(ideal.credits + lost);
+    const calls = callsTo(env.sandbox, PATHS.enrichBulk, mark);
+    const lostCalls = calls.filter((c) => c.fault === 'lost_answer_5xx').length;
+    expect(calls).toHaveLength(ideal.calls + lostCalls);
+  });
+
+  it('verification: lost 5xx answers are paid again and reported the same way', async () => {
+    const { rows, distinct } = addressList(2_100, 'lost');
+    await writeFile(join(dir, 'emails.csv'), `email\n${rows.join('\n')}\n`);
+    const ideal = verifyIdeal(env.sandbox, distinct);
+    const mark = env.sandbox.truth.lastCall();
+    env.sandbox.setFaults({
+      lostAnswerRate: 1,
+      lostAnswerMax: 2,
+      lostAnswerAs: '5xx',
+      lostAnswerPaths: [PATHS.verifyBulk],
+    });
+    const output = pathToFileURL(join(dir, 'verify-out')).href;
+    let result: Awaited<ReturnType<typeof runJob>>;
+    try {
+      result = await runJob<VerifyEmailsInput>(env, 'verifyEmails', {
+        jobId: 'lost-verify',
+        input: pathToFileURL(join(dir, 'emails.csv')).href,
+        output,
+      });
+    } finally {
+      env.sandbox.setFaults({});
+    }
+    expect(result.status).toBe('completed');
+    const lost = lostAnswerCredits(env.sandbox, mark);
+    expect(lost).toBeGreaterThan(0);
+    const { manifest, lines } = await readJobOutput(output, 'lost-verify');
+    const emails = lines.filter((l) => l['status'] !== 'invalid').map((l) => String(l['email']));
+    expect(emails.sort()).toEqual([...distinct].sort());
+    expect(manifest.unsaved_answers).toEqual({ credits: lost, unknown_calls: 0 });
+    expect(chargedSince(env.sandbox, mark)).toBe(ideal.credits + lost);
+    expect(manifest.credits_charged).toBe(ideal.credits + lost);
+    const calls = callsTo(env.sandbox, PATHS.verifyBulk, mark);
+    expect(calls).toHaveLength(ideal.calls + calls.filter((c) => c.fault === 'lost_answer_5xx').length);
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * The JSON Schemas shipped in schemas/ are the ones the zod schemas generate now (run `npm run schemas` after changing
+ * activities/jobs/output-schemas.ts), they compile under a JSON Schema 2020-12 validator, and they tell a line the
+ * kit writes from one it never would.
+ */
+import { describe, expect, it } from 'vitest';
+import { OUTPUT_SCHEMAS, outputJsonSchemas } from '../../../activities/jobs/output-schemas.ts';
+import { jsonSchemaValidator, shippedSchema as shipped } from '../../helpers/json-schema.ts';
+
+describe('output JSON Schemas', () => {
+  it('are current with the zod schemas they are generated from', async () => {
+    for (const [file, schema] of Object.entries(outputJsonSchemas())) {
+      expect(await shipped(file), `schemas/${file} is stale: run npm run schemas`).toEqual(schema);
+    }
+  });
+
+  it('accept what the kit writes and refuse what it never writes', async () => {
+    const ajv = jsonSchemaValidator();
+    const enrich = ajv.compile(await shipped('enrich-line.schema.json'));
+    expect(Object.keys(OUTPUT_SCHEMAS)).toContain('enrich-line.schema.json');
+    const ok = {
+      domain: 'acme.com',
+      status: 'ok',
+      row: 2,
+      input: 'https://www.acme.com/',
+      company: { name: 'Acme', domain: 'acme.com' },
+      signals: [{ signal_id: 'sig_1', signal_type: 'news', detected_at: '2026-03-01T12:00:00.000Z', data: {} }],
+    };
+    expect(enrich(ok), JSON.stringify(enrich.errors)).toBe(true);
+    expect(enrich({ status: 'invalid', row: 3, raw: 'junk', error: 'not a host name' })).toBe(true);
+    expect(enrich({ ...ok, status: 'maybe' })).toBe(false);
+    expect(enrich({ ...ok, row: 0 })).toBe(false);
+    const offset = { ...ok, signals: [{ ...ok.signals[0], detected_at: '2026-03-01T12:00:00+00:00' }] };
+    expect(enrich(offset), 'timestamps are written in UTC with Z').toBe(false);
+  });
+});
