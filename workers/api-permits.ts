@@ -11,6 +11,8 @@ export interface ApiPermitsOptions {
   apiTaskQueue: string;
   /** The account's budget per minute. */
   perMinute: number;
+  /** The service's rate window; a minute when absent. */
+  windowMs?: number;
 }
 
 interface Waiter {
@@ -45,7 +47,7 @@ export class ApiPermits {
     if (waitMs > 0) await sleep(waitMs, undefined, signal ? { signal } : undefined);
     // Slots whose timers fired together (the event loop was busy parsing an answer) leave one interval apart, so
     // that a late process does not send a burst.
-    const interval = slotIntervalMs(this.#options.perMinute);
+    const interval = slotIntervalMs(this.#options.perMinute, this.#options.windowMs);
     for (;;) {
       const now = performance.now();
       const gap = this.#lastSentAt + interval - now;
@@ -63,7 +65,8 @@ export class ApiPermits {
     const batch = this.#waiting.splice(0, MAX_SLOTS_PER_REQUEST);
     void this.#reserve(batch.length).then(
       (grant) => {
-        for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(waitMs);
+        const late = grant.grantedAt === undefined ? 0 : Date.now() - grant.grantedAt;
+        for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(waitMs - late);
         const rest = batch.slice(grant.waitsMs.length);
         if (rest.length === 0) {
           this.#next();
@@ -88,12 +91,12 @@ export class ApiPermits {
   }
 
   async #reserve(count: number): Promise<SlotGrant> {
-    const { client, taskQueue, apiTaskQueue, perMinute } = this.#options;
+    const { client, taskQueue, apiTaskQueue, perMinute, windowMs } = this.#options;
     const workflowId = apiRateLimiterId(apiTaskQueue);
     for (let attempt = 1; ; attempt++) {
       try {
         return await client.workflow.getHandle(workflowId).executeUpdate(reserveSlotsUpdate, {
-          args: [{ count, perMinute }],
+          args: [{ count, perMinute, ...(windowMs ? { windowMs } : {}) }],
         });
       } catch (error) {
         if (attempt >= RESERVE_ATTEMPTS) throw error;
