@@ -13,7 +13,7 @@ export {
   type JobQueues,
   type JobStart,
   startJob,
-} from './cli/jobs.ts';
+} from './cli/job-service.ts';
 export * from './connectors/signal-api/index.ts';
 export {
   type ObjectInfo,

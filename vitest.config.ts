@@ -8,6 +8,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     // Tags the servers of this run and, after it, fails it if any is still alive.
-    globalSetup: ['test/stack/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -4,6 +4,6 @@ export {
   type ActivityDeps,
   createApiActivities,
   createMainQueueActivities,
-} from './activities/index.ts';
-export { ConfigError, parseWorkerConfig, type WorkerConfig } from './workers/config.ts';
+} from './activities/registry.ts';
+export { ConfigError, parseWorkerConfig, type WorkerConfig } from './config/worker.ts';
 export { type StartWorkerOptions, startWorker, type WorkerHandle, workflowsPath } from './workers/worker.ts';

@@ -10,7 +10,7 @@ import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
 import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
 import { VERIFY_CHUNK_SIZE } from '../workflows/verify-emails.ts';
-import type { JobStart } from './jobs.ts';
+import type { JobStart } from './job-service.ts';
 
 export interface CreditEstimate {
   /** The most the job can be charged, from the spec's prices and limits (and --max-credits); null when unknown. */
@@ -38,9 +38,12 @@ export interface DryRunReport {
   credits: CreditEstimate;
 }
 
-/** Earlier manifests read to learn a rate, and keys listed to find them: a dry run stays quick on big buckets. */
+/**
+ * Earlier manifests read to learn a rate, and objects listed to find them: a dry run stays quick on big buckets (an
+ * S3 listing costs a HEAD per object). A job's manifest sorts before its parts, so the first job is always seen.
+ */
 const HISTORY_MANIFESTS = 50;
-const HISTORY_KEYS = 100_000;
+const HISTORY_KEYS = 10_000;
 
 export async function dryRun(job: JobStart, openStore: (url: string) => Store): Promise<DryRunReport> {
   const out = openStore(job.input.output);

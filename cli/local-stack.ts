@@ -1,4 +1,4 @@
-import { parseWorkerConfig, type WorkerConfig } from '../workers/config.ts';
+import { parseWorkerConfig, type WorkerConfig } from '../config/worker.ts';
 
 /** The sandbox's demo key; it only exists in a local sandbox. */
 export const SANDBOX_API_KEY = 'sk_test_1';

@@ -36,18 +36,18 @@ type Command = (argv: string[]) => Promise<number>;
 
 const commands: Record<string, Command> = {
   enrich: async (argv) => {
-    const jobs = await import('./commands/jobs.ts');
+    const jobs = await import('./commands/job-commands.ts');
     return jobs.runJobCommand(jobs.parseEnrich, argv);
   },
   'verify-emails': async (argv) => {
-    const jobs = await import('./commands/jobs.ts');
+    const jobs = await import('./commands/job-commands.ts');
     return jobs.runJobCommand(jobs.parseVerifyEmails, argv);
   },
   'intent-export': async (argv) => {
-    const jobs = await import('./commands/jobs.ts');
+    const jobs = await import('./commands/job-commands.ts');
     return jobs.runJobCommand(jobs.parseIntentExport, argv);
   },
-  status: async (argv) => (await import('./commands/jobs.ts')).runStatusCommand(argv),
+  status: async (argv) => (await import('./commands/job-commands.ts')).runStatusCommand(argv),
   schedule: async (argv) => (await import('./commands/schedule.ts')).runScheduleCommand(argv),
   webhooks: async (argv) => (await import('./commands/webhooks.ts')).runWebhooksCommand(argv),
   worker: async (argv) => (await import('./commands/worker.ts')).runWorkerCommand(argv),

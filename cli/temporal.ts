@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
-import type { TemporalConfig } from '../workers/config.ts';
+import type { TemporalConfig } from '../config/worker.ts';
 import { dataConverterFor } from '../workers/payload-codec.ts';
 
 /** A client on the configured connection; an unreachable server is a `TemporalUnreachableError` (exit 2). */

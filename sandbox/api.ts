@@ -1,11 +1,11 @@
 /** The shapes shared by the server and the route modules. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Accounts } from './auth.ts';
+import type { CallLog, RawOutcome } from './call-log.ts';
 import type { ExportService } from './exports.ts';
 import type { Faults } from './faults.ts';
 import type { Ledger } from './ledger.ts';
 import type { DataStore } from './store.ts';
-import type { CallFault, CallLog } from './truth.ts';
 import type { WebhookService } from './webhooks.ts';
 
 export interface ApiContext {
@@ -48,13 +48,6 @@ export interface ApiResponse {
 }
 
 export type Handler = (req: ApiRequest, ctx: ApiContext) => ApiResponse | Promise<ApiResponse>;
-
-/** What a raw handler tells the call record (its status is read from the response). */
-export interface RawOutcome {
-  fault?: CallFault;
-  asked?: Record<string, unknown>;
-  returned?: Record<string, unknown>;
-}
 
 /** A handler that writes the response itself and needs no API key (export downloads). */
 export type RawHandler = (

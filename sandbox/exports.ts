@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RawOutcome } from './api.ts';
+import type { RawOutcome } from './call-log.ts';
 import type { Catalog } from './data/catalog.ts';
 import {
   EXPORT_LINE_WIDTH,

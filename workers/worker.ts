@@ -2,15 +2,15 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
-import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/index.ts';
+import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/registry.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
+import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
+import type { WorkerConfig } from '../config/worker.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
-import { createWebhookWorkerActivities, mergeActivities, parseWebhookDeliveryConfig } from './activities.ts';
 import { ApiPermits } from './api-permits.ts';
-import type { WorkerConfig } from './config.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
 import { dataConverterFor } from './payload-codec.ts';
@@ -118,10 +118,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...shutdown,
     taskQueue: config.taskQueue,
     ...workflows,
-    activities: mergeActivities(
-      createMainQueueActivities(deps),
-      createWebhookWorkerActivities({ webhooks, openStore: deps.openStore }),
-    ),
+    activities: createMainQueueActivities({ ...deps, webhooks }),
   });
   const api = await Worker.create({
     connection,

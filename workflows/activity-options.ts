@@ -16,7 +16,7 @@ export const FATAL_API_ERRORS = ['AuthenticationError', 'InsufficientCreditsErro
 
 /**
  * Options for activities that call the Signal API: on the rate-limited queue, retried with backoff. They heartbeat
- * while they run (activities/index.ts), so a worker that dies mid-call is noticed within the heartbeat timeout and
+ * while they run (activities/registry.ts), so a worker that dies mid-call is noticed within the heartbeat timeout and
  * its batches are retried elsewhere, instead of waiting out the start-to-close timeout.
  */
 export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): ActivityOptions {

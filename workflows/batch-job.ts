@@ -1,9 +1,10 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { JobActivities } from '../activities/index.ts';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
+import type { JobActivities } from '../activities/registry.ts';
 import { FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
 import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
 
 /** Arguments common to every batched job (enrichment, email verification). */
@@ -52,6 +53,8 @@ export interface BatchJobSpec {
  * window under the credit budget, continue as new to keep history small, then write the manifest last.
  */
 export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Promise<JobResult> {
+  const badJobId = jobIdProblem(input.jobId);
+  if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, 'InputError');
   const job: JobRef = {
     jobId: input.jobId,
     kind: spec.kind,

@@ -1,6 +1,6 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
-import type { ApiActivities, JobActivities } from '../activities/index.ts';
 import type { EnrichOptions } from '../activities/jobs/enrich.ts';
+import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
 import { type BatchJobInput, runBatchJob } from './batch-job.ts';
 import { CREDITS_PER_SIGNAL, DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';

@@ -1,10 +1,11 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { ApiActivities, ExportActivities, JobActivities } from '../activities/index.ts';
 import type { IntentExportRequest } from '../activities/jobs/intent-export.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
+import type { ApiActivities, ExportActivities, JobActivities } from '../activities/registry.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
 
 /** Fresh download links fetched for one export before the job gives up. */
@@ -40,6 +41,8 @@ const WAITING_STATUSES = new Set(['queued', 'running', 'pending', 'processing', 
 
 /** Submits a buyer-intent export, polls it until ready, and streams its JSONL download into the bucket. */
 export async function intentExport(input: IntentExportInput): Promise<JobResult> {
+  const badJobId = jobIdProblem(input.jobId);
+  if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, 'InputError');
   const job: JobRef = {
     jobId: input.jobId,
     kind: 'intent-export',

@@ -8,9 +8,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ApiActivities, JobActivities } from '../activities/index.ts';
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
+import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { apiActivityOptions, FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';

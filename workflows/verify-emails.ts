@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
-import type { ApiActivities, JobActivities } from '../activities/index.ts';
+import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
 import { type BatchJobInput, runBatchJob } from './batch-job.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ApiActivities } from '../activities/index.ts';
+import type { ApiActivities } from '../activities/registry.ts';
 import type { WebhookSubscriptionRequest } from '../activities/webhook-subscriptions.ts';
 import { apiActivityOptions } from './activity-options.ts';
 import { DEFAULT_API_TASK_QUEUE } from './constants.ts';

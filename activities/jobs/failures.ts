@@ -32,7 +32,7 @@ export function toActivityFailure(error: unknown): unknown {
   return ApplicationFailure.create({
     message: error.message,
     type: mapping.type,
-    nonRetryable: !mapping.retryable,
+    nonRetryable: !mapping.retryable || (error as { retryable?: unknown }).retryable === false,
     cause: error,
     nextRetryDelay: typeof retryAfterMs === 'number' && retryAfterMs > 0 ? capRetryAfter(retryAfterMs) : undefined,
   });

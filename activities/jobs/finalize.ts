@@ -1,7 +1,7 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readBatch } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
-import { manifestKey, partKey, partsPrefix } from './layout.ts';
+import { isOwnPartKey, manifestKey, partKey, partsPrefix } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
 import { readPart, writePart, zeroCounts } from './parts.ts';
@@ -52,7 +52,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     }
   } else {
     const keys: string[] = [];
-    for await (const info of store.list(partsPrefix(job))) keys.push(info.key);
+    // Only this job's own parts: a listing by prefix also returns deeper keys (another job's `<id>/parts/...` if an
+    // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
+    for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) keys.push(info.key);
     const stored = await mapLimited(keys, STAT_CONCURRENCY, async (key) => ({ key, part: await readPart(store, key) }));
     for (const { key, part } of stored) {
       if (!part) continue; // not written by this kit: not manifested

@@ -14,3 +14,11 @@ export const preparedKey = (job: JobRef) => `${job.jobId}/work/_prepared.json`;
 export const exportStateKey = (job: JobRef) => `${job.jobId}/work/export.json`;
 export const exportLinkKey = (job: JobRef) => `${job.jobId}/work/export-link.json`;
 export const manifestKey = (job: JobRef) => `${job.jobId}/_manifest.json`;
+
+/** Whether `key` is one of the job's own `part-NNNNN` / `invalid-NNNNN` objects, directly in its parts folder. */
+export function isOwnPartKey(job: JobRef, key: string): boolean {
+  const prefix = partsPrefix(job);
+  if (!key.startsWith(prefix)) return false;
+  const name = key.slice(prefix.length);
+  return /^(part|invalid)-\d{5,}$/.test(name.slice(0, -partExtension(job).length)) && name.endsWith(partExtension(job));
+}

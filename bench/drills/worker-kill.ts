@@ -15,6 +15,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import {
   type ChildWorker,
@@ -27,7 +28,6 @@ import {
   tempDir,
   writeDomainsCsv,
 } from '../../test/helpers/drills.ts';
-import { startJobEnv } from '../../test/helpers/job-env.ts';
 
 const { values } = parseArgs({
   options: {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type ServerProcess, startProcess } from '../../test/stack/process.ts';
+import { type ServerProcess, startProcess } from '../../devstack/process.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const cliMain = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
+import { s3ClientFor, startDevStack } from '../../devstack/index.ts';
 import { startSandbox } from '../../sandbox/index.ts';
-import { s3ClientFor, startDevStack } from '../../test/stack/index.ts';
 import { startWorker } from '../../workers/worker.ts';
 import { localWorkerConfig, SANDBOX_API_KEY } from '../local-stack.ts';
 import { installWorkerLogging } from '../logging.ts';

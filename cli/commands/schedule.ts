@@ -11,12 +11,12 @@ import {
 import { PUSH_NAME, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../../activities/push/types.ts';
 import { readPushState, resetPushState } from '../../activities/push/watermarks.ts';
+import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
 import { backfillRunId, runIdOf } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
-import { EXIT } from '../jobs.ts';
+import { EXIT } from '../job-service.ts';
 import { connectClient } from '../temporal.ts';
 
 /**

@@ -3,19 +3,19 @@ import { parseArgs } from 'node:util';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../../activities/webhook-subscriptions.ts';
+import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { SignalApiError, ValidationError } from '../../connectors/signal-api/errors.ts';
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
 import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from '../../connectors/webhooks/signature.ts';
-import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../workers/config.ts';
-import { runChecks } from '../../workers/health.ts';
-import { temporalAnswers } from '../../workers/temporal-health.ts';
 import {
   type ReceiverAuth,
   type ReceiverLogEntry,
   startWebhookReceiver,
   temporalEnqueue,
   type WebhookReceiver,
-} from '../../workers/webhook-receiver/index.ts';
+} from '../../intake/index.ts';
+import { runChecks } from '../../workers/health.ts';
+import { temporalAnswers } from '../../workers/temporal-health.ts';
 import { list, UsageError } from '../args.ts';
 import { noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { connectClient } from '../temporal.ts';

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { parseObservabilityConfig } from '../../config/observability.ts';
+import { parseWebhookDeliveryConfig } from '../../config/webhooks.ts';
+import { parseWorkerConfig, type WorkerConfig } from '../../config/worker.ts';
 import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
-import { parseWebhookDeliveryConfig } from '../../workers/activities.ts';
-import { parseWorkerConfig, type WorkerConfig } from '../../workers/config.ts';
 import { startHealthServer } from '../../workers/health.ts';
 import { installRuntime } from '../../workers/runtime.ts';
 import { shutdownGraceMs, startWorker } from '../../workers/worker.ts';

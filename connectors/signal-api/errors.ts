@@ -163,7 +163,8 @@ export class NetworkError extends SignalApiError {
     this.name = 'NetworkError';
   }
   override get retryable(): boolean {
-    return true;
+    // An answer over the size cap will be over it again.
+    return this.code !== 'answer_too_large';
   }
   /** True when the request provably never reached the server (refused connection, DNS, connect timeout). */
   get notSent(): boolean {

@@ -23,7 +23,7 @@ import {
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
 } from './errors.ts';
-import { capRetryAfter, MAX_RETRY_AFTER_MS } from './limits.ts';
+import { capRetryAfter, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
@@ -267,6 +267,34 @@ function networkFailure(err: unknown, ctx: FailureContext): unknown {
   });
 }
 
+/**
+ * The body as text, reading at most `maxBytes` (a declared Content-Length over it is refused before reading): a
+ * NetworkError `answer_too_large` naming the cap and the path otherwise, and the connection is dropped.
+ */
+async function readCapped(res: Dispatcher.ResponseData, maxBytes: number, ctx: FailureContext): Promise<string> {
+  const tooLarge = () => {
+    res.body.destroy();
+    return new NetworkError({
+      status: ctx.status ?? 0,
+      code: 'answer_too_large',
+      message: `${ctx.method} ${ctx.path}: the answer is larger than ${maxBytes} bytes (the client's maxAnswerBytes cap); not read further`,
+      requestId: ctx.requestId,
+      method: ctx.method,
+      path: ctx.path,
+    });
+  };
+  const declared = header(res.headers, 'content-length');
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
+}
+
 function fullRetry(retry: false | Partial<RetryOptions> | undefined, fallback: false | Required<RetryOptions>) {
   if (retry === false) return false;
   if (retry === undefined) return fallback;
@@ -293,6 +321,7 @@ export class Transport {
   readonly #authHeaders: Record<string, string>;
   readonly #apiKey: string;
   readonly #timeoutMs: number;
+  readonly #maxAnswerBytes: number;
   readonly #retry: false | Required<RetryOptions>;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
   readonly #onRequest: ((event: RequestEvent) => void) | undefined;
@@ -320,6 +349,7 @@ export class Transport {
     this.#authHeaders =
       options.auth === 'bearer' ? { authorization: `Bearer ${options.apiKey}` } : { 'x-api-key': options.apiKey };
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#retry = fullRetry(options.retry, DEFAULT_RETRY);
     this.#onRetry = options.onRetry;
     this.#onRequest = options.onRequest;
@@ -489,7 +519,7 @@ export class Transport {
       ctx.requestId = header(res.headers, 'x-request-id');
       let text: string;
       try {
-        text = await res.body.text();
+        text = await readCapped(res, this.#maxAnswerBytes, ctx);
       } catch (err) {
         throw networkFailure(err, ctx);
       }
@@ -581,7 +611,7 @@ export class Transport {
     if (status < 200 || status > 299) {
       let text = '';
       try {
-        text = await res.body.text();
+        text = await readCapped(res, this.#maxAnswerBytes, ctx);
       } catch (err) {
         throw networkFailure(err, ctx);
       } finally {

@@ -8,6 +8,7 @@
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
@@ -24,7 +25,6 @@ import {
   until,
   writeDomainsCsv,
 } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { exportIdeal } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;

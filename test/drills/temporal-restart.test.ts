@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import {
   type ApiProxy,
@@ -21,7 +22,6 @@ import {
   until,
   writeDomainsCsv,
 } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 

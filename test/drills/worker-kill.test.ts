@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import {
@@ -35,7 +36,6 @@ import {
   tempDir,
   writeDomainsCsv,
 } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 const SEED = 20260501;
 /** A fixed service clock: every run sees the same signals. */
@@ -153,6 +153,8 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     const paidLost = lost.filter((call) => call.credits > 0).length;
     expect(result.credits).toBe(ideal + (result.unsavedAnswers?.credits ?? 0));
     expect(result.unsavedAnswers?.unknown_calls ?? 0).toBeGreaterThanOrEqual(paidLost);
+    // ... and the extra is at most that many calls' worst case (100 domains × limit 2 × 2 credits).
+    expect(extra).toBeLessThanOrEqual((result.unsavedAnswers?.unknown_calls ?? 0) * 100 * 2 * 2);
     // Paid more than once: only batches whose answer was lost to a kill, and once more per loss.
     for (const [batch, times] of paidPerBatch) {
       const losses = lost.filter((call) => call.credits > 0 && batchOf(call) === batch).length;

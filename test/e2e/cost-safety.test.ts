@@ -14,8 +14,8 @@ import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { type CountingProxy, startCountingProxy } from '../../bench/lib/counting-proxy.ts';
 import type { DryRunReport } from '../../cli/dry-run.ts';
 import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { runCli } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 let env: JobEnv;
 let proxy: CountingProxy;
@@ -195,6 +195,21 @@ describe('cost safety', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ jobId: 'no-worker', status: 'RUNNING' });
     expect(status.stderr).toMatch(/no worker polls task queue "nobody-main"/);
     await env.client.workflow.getHandle('no-worker').terminate('test done');
+
+    // A job that is running with a worker: every upstream check fails, so it keeps retrying for minutes.
+    env.sandbox.setFaults({ verifyUpstreamFailureRate: 1 });
+    try {
+      const emails = join(dir, 'slow.csv');
+      await writeFile(emails, 'email\nann@corp.com\n');
+      const slow = await cli(['verify-emails', '--input', emails, '--output', output, '--job-id', 'slow-verify']);
+      expect(slow.code, slow.stderr).toBe(0);
+      const running = await cli(['status', 'slow-verify']);
+      expect(running.code, running.stderr).toBe(5);
+      expect(JSON.parse(running.stdout)).toMatchObject({ jobId: 'slow-verify', status: 'RUNNING' });
+    } finally {
+      env.sandbox.setFaults({});
+      await env.client.workflow.getHandle('slow-verify').terminate('test done');
+    }
 
     // A finished job: status exits with the code --wait gave it (3, budget exhausted).
     const budget = [

@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import type { RequestEvent, ResponseEvent } from '../../connectors/signal-api/types.ts';
+import { type DevStack, startDevStack } from '../../devstack/index.ts';
 import type { CallRecord } from '../../sandbox/truth.ts';
-import { type DevStack, startDevStack } from '../stack/index.ts';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../', import.meta.url));

@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));

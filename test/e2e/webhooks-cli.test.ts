@@ -16,11 +16,11 @@ import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
+import { freePort } from '../../devstack/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { generateWebhookSecret, signWebhook } from '../../index.ts';
 import type { WorkerHandle } from '../../workers/worker.ts';
 import { startWorker } from '../../workers/worker.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
-import { freePort } from '../stack/index.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const cliMain = join(repo, 'cli/main.ts');

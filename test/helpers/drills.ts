@@ -19,10 +19,10 @@ import type { Client } from '@temporalio/client';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { JobEnv } from '../../devstack/job-env.ts';
+import { type ServerProcess, startProcess } from '../../devstack/process.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import { enrichIdeal } from '../promises/oracle.ts';
-import { type ServerProcess, startProcess } from '../stack/process.ts';
-import type { JobEnv } from './job-env.ts';
 
 export const repo = fileURLToPath(new URL('../../', import.meta.url));
 export const cliMain = join(repo, 'cli/main.ts');

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevStackWith, startDevStack } from '../stack/index.ts';
+import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
 import { pseudoRandomBytes, sha256OfStream } from './helpers/bytes.ts';
 
 describe('dev stack: GCS emulator', () => {

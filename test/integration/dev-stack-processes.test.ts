@@ -5,8 +5,8 @@ import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { groupAlive, listGroups, startDevStack } from '../stack/index.ts';
-import { RUN_ID_ENV, reapGroups } from '../stack/registry.ts';
+import { groupAlive, listGroups, startDevStack } from '../../devstack/index.ts';
+import { RUN_ID_ENV, reapGroups } from '../../devstack/registry.ts';
 
 const run = promisify(execFile);
 const helper = fileURLToPath(new URL('./helpers/start-and-exit.ts', import.meta.url));

@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevStackWith, startDevStack } from '../stack/index.ts';
+import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
 import { pseudoRandomBytes, sha256OfStream } from './helpers/bytes.ts';
 
 describe('dev stack: S3', () => {

@@ -10,8 +10,8 @@ import {
 } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmokeActivities } from '../../activities/smoke.ts';
+import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
 import type { smokeWorkflow } from '../../workflows/smoke.ts';
-import { type DevStackWith, startDevStack } from '../stack/index.ts';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/smoke.ts', import.meta.url));
 

@@ -6,10 +6,10 @@
 import type { ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobFailureMessage } from '../../cli/jobs.ts';
+import { jobFailureMessage } from '../../cli/job-service.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import { removeTempDirs, tempDir } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { runJob } from '../promises/helpers.ts';
 import { startTestServer, type TestServer } from '../unit/client/server.ts';
@@ -32,7 +32,8 @@ describe('intent export: shapes the spec does not show', () => {
         return send(202, { id: topics.includes('b2b_2') ? 'exp_link' : 'exp_stuck' });
       }
       if (req.url === '/v1/buyer-intent/exports/exp_stuck') {
-        return send(200, { id: 'exp_stuck', status: 'awaiting_review', eta: 'unknown' });
+        // A field of a type the client does not expect, too: the status is still read.
+        return send(200, { id: 'exp_stuck', status: 'awaiting_review', eta: 'unknown', row_count: 'n/a' });
       }
       if (req.url === '/v1/buyer-intent/exports/exp_link') {
         return send(200, { id: 'exp_link', status: 'done', download_url: `${service.url}/files/exp_link.jsonl` });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 const DOMAINS = 1_000_000;
 /** Batches per workflow run before continue-as-new (the production default). */

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { dataConverterFor } from '../../workers/payload-codec.ts';
 import { startWorker } from '../../workers/worker.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 describe('payload encryption on the real dev server', () => {
   let env: JobEnv;

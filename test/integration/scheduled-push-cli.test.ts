@@ -12,10 +12,10 @@ import {
   runScheduleCommand,
   scheduleIdOf,
 } from '../../cli/commands/schedule.ts';
+import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import type { WorkerConfig } from '../../workers/config.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { runIdOf } from '../../workflows/scheduled-push.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 describe('signal-kit schedule against a real Temporal server', () => {
   let env: JobEnv;

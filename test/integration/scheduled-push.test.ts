@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planKey, pushBatchKey, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushBatch, PushManifest, PushResult } from '../../activities/push/types.ts';
 import { openStore, type Store } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 
 const DAY = 86_400_000;
 

@@ -16,8 +16,8 @@ import {
   type Store,
   writeStream,
 } from '../../connectors/storage/index.ts';
+import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
 import { describeStoreContract } from '../helpers/store-contract.ts';
-import { type DevStackWith, startDevStack } from '../stack/index.ts';
 import { pseudoRandomBytes, sha256OfStream } from './helpers/bytes.ts';
 
 const MiB = 1024 * 1024;

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { freePort } from '../../devstack/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { generateCertificates, type MtlsProxy, startMtlsProxy, type TestCertificates } from '../helpers/tls.ts';
-import { freePort } from '../stack/index.ts';
 
 let env: JobEnv;
 let dir: string;

@@ -30,9 +30,9 @@ import {
   webhookDeliveryConfig,
 } from '../../connectors/webhooks/destinations.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
+import { type DevStackWith, s3ClientFor, startDevStack } from '../../devstack/index.ts';
 import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-collector.ts';
 import type { deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
-import { type DevStackWith, s3ClientFor, startDevStack } from '../stack/index.ts';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
 

@@ -34,9 +34,9 @@ import {
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import type { Resolver } from '../../connectors/webhooks/safe-dispatcher.ts';
 import { generateWebhookSecret, signWebhook } from '../../connectors/webhooks/signature.ts';
-import { startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../../workers/webhook-receiver/index.ts';
+import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
+import { startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../../intake/index.ts';
 import type { DeliverSignalEventInput, deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
-import { type DevStackWith, startDevStack } from '../stack/index.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));

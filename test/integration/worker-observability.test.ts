@@ -16,11 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
 import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
+import { freePort } from '../../devstack/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
-import { freePort } from '../stack/index.ts';
 
 const API_KEY = `sk_live_${randomBytes(12).toString('hex')}`;
 const SECRET_OK = `whsec_${randomBytes(24).toString('base64')}`;

@@ -11,8 +11,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { type ChildWorker, removeTempDirs, runCli, startChildWorker, tempDir, until } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { addressList } from './helpers.ts';
 import { BULK_EMAILS, callsTo, chargedSince, exportIdeal, PATHS, verifyIdeal } from './oracle.ts';
@@ -47,7 +47,7 @@ describe('promise: crash drills with real worker processes', () => {
     const args = ['intent-export', '--topics', topics.join(','), '--output', output, '--job-id', 'crash-export'];
     const mark = env.sandbox.truth.lastCall();
     const ledger0 = env.sandbox.ledger.entries.length;
-    env.sandbox.setFaults({ answerDelayMs: 4_000, answerDelayPaths: [PATHS.exportSubmit] });
+    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.exportSubmit] });
     const first = await worker();
     const cli = runCli([...args, '--wait'], env.childEnv(), 120_000);
     await until('the submit to be charged', () =>
@@ -85,7 +85,7 @@ describe('promise: crash drills with real worker processes', () => {
     const args = ['verify-emails', '--input', pathToFileURL(join(dir, 'emails.csv')).href, '--output', output];
     const mark = env.sandbox.truth.lastCall();
     const ledger0 = env.sandbox.ledger.entries.length;
-    env.sandbox.setFaults({ answerDelayMs: 4_000, answerDelayPaths: [PATHS.verifyBulk] });
+    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.verifyBulk] });
     const first = await worker();
     const cli = runCli([...args, '--job-id', 'crash-verify', '--wait'], env.childEnv(), 180_000);
     await until('a verification to be charged', () =>

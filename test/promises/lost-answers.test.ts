@@ -7,10 +7,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { removeTempDirs, tempDir } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { addressList, runJob } from './helpers.ts';
 import { callsTo, chargedSince, enrichIdeal, lostAnswerCredits, PATHS, verifyIdeal } from './oracle.ts';
@@ -36,7 +36,13 @@ describe('promise: answers paid for and lost are counted', () => {
     const limit = 4;
     const ideal = enrichIdeal(env.sandbox, domains, { limit });
     const mark = env.sandbox.truth.lastCall();
-    env.sandbox.setFaults({ lostAnswerRate: 0.4, lostAnswerAs: '5xx', lostAnswerPaths: [PATHS.enrichBulk] });
+    // The first three answers are lost after their charge (deterministic, whatever the order of the calls).
+    env.sandbox.setFaults({
+      lostAnswerRate: 1,
+      lostAnswerMax: 3,
+      lostAnswerAs: '5xx',
+      lostAnswerPaths: [PATHS.enrichBulk],
+    });
     const output = 's3://lost/enrich';
     let result: Awaited<ReturnType<typeof runJob>>;
     try {
@@ -71,7 +77,12 @@ describe('promise: answers paid for and lost are counted', () => {
     await writeFile(join(dir, 'emails.csv'), `email\n${rows.join('\n')}\n`);
     const ideal = verifyIdeal(env.sandbox, distinct);
     const mark = env.sandbox.truth.lastCall();
-    env.sandbox.setFaults({ lostAnswerRate: 0.5, lostAnswerAs: '5xx', lostAnswerPaths: [PATHS.verifyBulk] });
+    env.sandbox.setFaults({
+      lostAnswerRate: 1,
+      lostAnswerMax: 2,
+      lostAnswerAs: '5xx',
+      lostAnswerPaths: [PATHS.verifyBulk],
+    });
     const output = pathToFileURL(join(dir, 'verify-out')).href;
     let result: Awaited<ReturnType<typeof runJob>>;
     try {

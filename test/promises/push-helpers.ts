@@ -7,9 +7,9 @@ import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import type { JobEnv } from '../../devstack/job-env.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
-import type { JobEnv } from '../helpers/job-env.ts';
 import { BULK_DOMAINS, PATHS } from './oracle.ts';
 
 export interface PushLineRead {

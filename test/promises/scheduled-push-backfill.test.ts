@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../activities/push/layout.ts';
 import { readPushState } from '../../activities/push/watermarks.ts';
 import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { removeTempDirs, tempDir } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { MAX_LIMIT } from './oracle.ts';
 import { bulkCallsSince, chargedSince, newSignals, readPushRun, runPush, sorted } from './push-helpers.ts';
 

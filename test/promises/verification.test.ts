@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { addressList, runJob } from './helpers.ts';
 import { BULK_EMAILS, callsTo, chargedSince, PATHS, verifyIdeal } from './oracle.ts';

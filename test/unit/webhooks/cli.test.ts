@@ -8,9 +8,9 @@ import {
   parseServe,
   receiverAuthFromEnv,
 } from '../../../cli/commands/webhooks.ts';
+import { ConfigError } from '../../../config/worker.ts';
 import { NotFoundError, ValidationError } from '../../../connectors/signal-api/errors.ts';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
-import { ConfigError } from '../../../workers/config.ts';
 
 describe('webhooks serve flags', () => {
   it('defaults to signatures on 127.0.0.1 at /webhooks', () => {

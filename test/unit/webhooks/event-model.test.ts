@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignalEvent, ValidationError } from '../../../connectors/signal-api/index.ts';
 import type { SignalCreatedEvent } from '../../../connectors/webhooks/events.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../../workers/webhook-receiver/index.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../intake/index.ts';
 
 const TOKEN = 'tok_event_model_0123456789';
 let receiver: WebhookReceiver;

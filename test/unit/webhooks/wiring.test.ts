@@ -5,13 +5,10 @@
  */
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { createWebhookActivities, mergeActivities } from '../../../activities/registry.ts';
+import { parseWebhookDeliveryConfig } from '../../../config/webhooks.ts';
+import { ConfigError } from '../../../config/worker.ts';
 import * as root from '../../../index.ts';
-import {
-  createWebhookWorkerActivities,
-  mergeActivities,
-  parseWebhookDeliveryConfig,
-} from '../../../workers/activities.ts';
-import { ConfigError } from '../../../workers/config.ts';
 import * as workflows from '../../../workflows/index.ts';
 
 describe('package root', () => {
@@ -41,7 +38,7 @@ describe('worker wiring', () => {
   });
 
   it('builds every activity the webhook workflows schedule', () => {
-    const activities = createWebhookWorkerActivities({
+    const activities = createWebhookActivities({
       webhooks: parseWebhookDeliveryConfig({}),
       openStore: root.openStore,
     });

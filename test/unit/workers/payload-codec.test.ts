@@ -6,7 +6,7 @@ import {
   loadDataConverter,
 } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseTemporalConfig } from '../../../workers/config.ts';
+import { ConfigError, parseTemporalConfig } from '../../../config/worker.ts';
 import { dataConverterFor, EncryptionCodec, PayloadDecryptionError } from '../../../workers/payload-codec.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });

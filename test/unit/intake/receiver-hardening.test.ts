@@ -9,7 +9,7 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
   type WebhookReceiverOptions,
-} from '../../../workers/webhook-receiver/index.ts';
+} from '../../../intake/index.ts';
 import { sendRaw } from './helpers.ts';
 
 const secret = generateWebhookSecret();

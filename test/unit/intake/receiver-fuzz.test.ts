@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../../workers/webhook-receiver/index.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../intake/index.ts';
 import { seededRandom, sendRaw } from './helpers.ts';
 
 const SEED = 20261122;

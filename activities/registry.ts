@@ -1,6 +1,12 @@
+/**
+ * The activity registry: every activity the worker registers, by task queue. The main queue holds storage work,
+ * export downloads and webhook delivery; the API queue holds every call to the Signal API (rate limited).
+ */
 import { Context } from '@temporalio/activity';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { createCollectorActivities } from './collector.ts';
 import { enrichBatch } from './jobs/enrich.ts';
 import { withFailureMapping } from './jobs/failures.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
@@ -11,6 +17,7 @@ import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { createSmokeActivities } from './smoke.ts';
+import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 
 /** What activities need from the worker; injected so that tests can swap any of it. */
@@ -103,8 +110,38 @@ export function createExportActivities(deps: ActivityDeps) {
   });
 }
 
-export function createMainQueueActivities(deps: ActivityDeps) {
-  return { ...createJobActivities(deps), ...createExportActivities(deps), ...createSmokeActivities() };
+/**
+ * Every activity `deliverSignalEvent` and `bucketCollector` schedule, built from the worker's webhook configuration
+ * (config/webhooks.ts): the destinations and their secrets stay in the worker.
+ */
+export function createWebhookActivities(deps: Pick<ActivityDeps, 'openStore'> & { webhooks: WebhookDeliveryConfig }) {
+  const { webhooks: config, openStore } = deps;
+  return {
+    ...createWebhookDeliveryActivities({ config, openStore }),
+    ...createCollectorActivities({ config, openStore }),
+  };
+}
+
+/** Everything registered on the main task queue. */
+export function createMainQueueActivities(deps: ActivityDeps & { webhooks: WebhookDeliveryConfig }) {
+  return mergeActivities(
+    createJobActivities(deps),
+    createExportActivities(deps),
+    createSmokeActivities(),
+    createWebhookActivities(deps),
+  );
+}
+
+/** Merges activity sets, refusing two activities of the same name (one would silently replace the other). */
+export function mergeActivities<T extends object[]>(...sets: T): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const set of sets) {
+    for (const [name, fn] of Object.entries(set)) {
+      if (name in merged) throw new Error(`two activities are named ${name}`);
+      merged[name] = fn;
+    }
+  }
+  return merged;
 }
 
 export type JobActivities = ReturnType<typeof createJobActivities>;

@@ -11,7 +11,7 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
   type WebhookReceiverOptions,
-} from '../../../workers/webhook-receiver/index.ts';
+} from '../../../intake/index.ts';
 
 const secret = generateWebhookSecret();
 const TOKEN = 'tok_0123456789abcdef0123';

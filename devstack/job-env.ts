@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
-import { type SandboxOptions, startSandbox } from '../../sandbox/index.ts';
-import type { WorkerConfig } from '../../workers/config.ts';
-import { startWorker, type WorkerHandle, workflowsPath } from '../../workers/worker.ts';
-import { type DevStack, s3ClientFor, startDevStack } from '../stack/index.ts';
+import type { WorkerConfig } from '../config/worker.ts';
+import { gcsStorageFromEnv } from '../connectors/storage/gcs.ts';
+import { type SandboxOptions, startSandbox } from '../sandbox/index.ts';
+import { startWorker, type WorkerHandle, workflowsPath } from '../workers/worker.ts';
+import { type DevStack, s3ClientFor, startDevStack } from './index.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 

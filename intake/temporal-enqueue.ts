@@ -6,8 +6,8 @@
  * `200 {duplicate: true}` by the receiver, starting nothing. That is why the receiver keeps no replay cache.
  */
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { signalWorkflowId } from '../../connectors/webhooks/events.ts';
-import type { DeliverSignalEventInput } from '../../workflows/webhook-delivery.ts';
+import { signalWorkflowId } from '../connectors/webhooks/events.ts';
+import type { DeliverSignalEventInput } from '../workflows/webhook-delivery.ts';
 import type { Enqueue } from './server.ts';
 
 export interface TemporalEnqueueOptions {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ConfigError } from '../config/errors.ts';
-import { loadTemporalConnection } from '../config/temporal.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+import { ConfigError } from './errors.ts';
+import { loadTemporalConnection } from './temporal.ts';
 
 export { ConfigError };
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RUN_ID_ENV, reapGroups } from './registry.ts';
+import { RUN_ID_ENV, reapGroups } from '../devstack/registry.ts';
 
 /**
  * Vitest global setup: tags every server the test processes start with this run's id (the forks inherit the

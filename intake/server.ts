@@ -28,20 +28,20 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { exceedsJsonDepth } from '../../connectors/json-depth.ts';
+import { exceedsJsonDepth } from '../connectors/json-depth.ts';
 import {
   AnyEventSchema,
   firstProblem,
   SIGNAL_CREATED,
   type SignalCreatedEvent,
   SignalCreatedEventSchema,
-} from '../../connectors/webhooks/events.ts';
+} from '../connectors/webhooks/events.ts';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   decodeWebhookSecret,
   verifyWebhook,
   WebhookVerificationError,
-} from '../../connectors/webhooks/signature.ts';
+} from '../connectors/webhooks/signature.ts';
 
 /**
  * The largest event accepted. Real `signal.created` events are a few KB; each delivery attempt carries the event in

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
-import { parseTemporalConfig } from '../../workers/config.ts';
+import { jobIdProblem } from '../../workflows/job-id.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
 import {
   budgetMessage,
@@ -12,7 +13,7 @@ import {
   type JobStart,
   jobFailureMessage,
   startJob,
-} from '../jobs.ts';
+} from '../job-service.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
@@ -25,6 +26,14 @@ const common = {
   compression: { type: 'string' },
   concurrency: { type: 'string' },
 } as const;
+
+/** `--job-id`, checked before anything starts: it names a folder under the output. */
+function jobIdFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const problem = jobIdProblem(value);
+  if (problem) throw new UsageError(`--job-id: ${problem}`);
+  return value;
+}
 
 function compression(value: string | undefined): 'gzip' | 'none' | undefined {
   if (value === undefined || value === 'gzip' || value === 'none') return value;
@@ -73,7 +82,7 @@ export function parseEnrich(argv: string[]): JobStart {
   return {
     workflow: 'bulkEnrich',
     input: {
-      jobId: values['job-id'] ?? defaultJobId('enrich', { input, output, options, column: values.column }),
+      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('enrich', { input, output, options, column: values.column }),
       input,
       output,
       column: values.column,
@@ -96,7 +105,7 @@ export function parseVerifyEmails(argv: string[]): JobStart {
   return {
     workflow: 'verifyEmails',
     input: {
-      jobId: values['job-id'] ?? defaultJobId('verify', { input, output, column: values.column }),
+      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('verify', { input, output, column: values.column }),
       input,
       output,
       column: values.column,
@@ -135,7 +144,7 @@ export function parseIntentExport(argv: string[]): JobStart {
   return {
     workflow: 'intentExport',
     input: {
-      jobId: values['job-id'] ?? defaultJobId('intent', { request, output }),
+      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('intent', { request, output }),
       output,
       request,
       compression: compression(values.compression),
