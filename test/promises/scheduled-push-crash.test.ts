@@ -9,8 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushResult } from '../../activities/push/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { type ChildWorker, removeTempDirs, startChildWorker, tempDir, until } from '../helpers/drills.ts';
-import { type JobEnv, startJobEnv } from '../helpers/job-env.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, PATHS } from './oracle.ts';
 import { newSignals, readPushRun, sorted } from './push-helpers.ts';
 
