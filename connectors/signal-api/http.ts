@@ -15,6 +15,7 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
+import { createSafeDispatcher, DestinationBlockedError } from '../webhooks/safe-dispatcher.ts';
 import {
   errorClassForStatus,
   NetworkError,
@@ -22,6 +23,7 @@ import {
   retryAfterMsOf,
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
+  ValidationError,
 } from './errors.ts';
 import { capRetryAfter, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
@@ -295,6 +297,11 @@ async function readCapped(res: Dispatcher.ResponseData, maxBytes: number, ctx: F
   return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 function fullRetry(retry: false | Partial<RetryOptions> | undefined, fallback: false | Required<RetryOptions>) {
   if (retry === false) return false;
   if (retry === undefined) return fallback;
@@ -328,6 +335,8 @@ export class Transport {
   readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
   readonly #beforeRequest: RequestPacing['beforeRequest'];
+  /** For download links on another host than the API: the SSRF guard's dispatcher, made on first use. */
+  #foreignDownloads: Agent | undefined;
   #closed = false;
 
   constructor(options: SignalClientOptions & RequestPacing) {
@@ -376,6 +385,33 @@ export class Transport {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#ownsDispatcher) await this.#dispatcher.close();
+    await this.#foreignDownloads?.close();
+  }
+
+  /**
+   * The dispatcher for a download link. On the API's own origin, the API's. When the API itself is on this machine
+   * (a local sandbox, a proxy in front of it), a link on this machine too. Anywhere else the link must be https,
+   * and it goes through the SSRF guard (connectors/webhooks/safe-dispatcher.ts), which refuses loopback, private,
+   * link-local and metadata addresses on the address it connects to: a link in an answer must not make the worker
+   * fetch from inside its network.
+   */
+  #downloadDispatcher(url: URL): Dispatcher {
+    if (url.origin === this.#origin) return this.#dispatcher;
+    if (isLoopbackHost(new URL(this.#origin).hostname) && isLoopbackHost(url.hostname)) return this.#dispatcher;
+    if (url.protocol !== 'https:') {
+      throw new ValidationError({
+        status: 0,
+        code: 'validation_error',
+        field: 'download_url',
+        message: `download_url: a link on another host than the API must be https, got ${url.protocol}//${url.host}`,
+        method: 'GET',
+        path: url.pathname,
+      });
+    }
+    this.#foreignDownloads ??= createSafeDispatcher({
+      agentOptions: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: 8 },
+    });
+    return this.#foreignDownloads;
   }
 
   /** A JSON API call, retried per policy. */
@@ -590,7 +626,7 @@ export class Transport {
     const release = () => signal?.removeEventListener('abort', onAbort);
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.#dispatcher.request({
+      res = await this.#downloadDispatcher(url).request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'GET',
@@ -601,6 +637,17 @@ export class Transport {
       });
     } catch (err) {
       release();
+      if (err instanceof DestinationBlockedError) {
+        throw new ValidationError({
+          status: 0,
+          code: 'download_blocked',
+          field: 'download_url',
+          message: `download_url: ${err.message}`,
+          method: 'GET',
+          path: url.pathname,
+          cause: err,
+        });
+      }
       throw networkFailure(err, ctx);
     } finally {
       clearTimeout(timer);
