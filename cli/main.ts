@@ -9,7 +9,10 @@ const USAGE = `signal-kit: durable jobs for the Signal Data Service
 
   signal-kit demo                      run the main job end to end on a local stack (sandbox + Temporal + ./out)
   signal-kit dev                       start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings
-  signal-kit worker                    run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...)
+  signal-kit worker [--health-port N] [--metrics-port N] [--make-current]
+                                       run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...)
+  signal-kit build-workflows [--output DIR] [--workflows PATH]
+                                       write the workflow bundle a prebuilt worker starts from
   signal-kit enrich --input URL --output URL [--column NAME] [--signal-types a,b] [--signal-subtypes a,b]
                     [--detected-after ISO] [--limit N] [--max-credits N] [--concurrency N] [--job-id ID]
                     [--wait | --dry-run]
@@ -51,6 +54,7 @@ const commands: Record<string, Command> = {
   schedule: async (argv) => (await import('./commands/schedule.ts')).runScheduleCommand(argv),
   webhooks: async (argv) => (await import('./commands/webhooks.ts')).runWebhooksCommand(argv),
   worker: async (argv) => (await import('./commands/worker.ts')).runWorkerCommand(argv),
+  'build-workflows': async (argv) => (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(argv),
   demo: async (argv) => (await import('./commands/demo.ts')).runDemoCommand(argv),
   dev: async (argv) => (await import('./commands/dev.ts')).runDevCommand(argv),
   sandbox: async (argv) => (await import('../sandbox/main.ts')).runSandboxCli(argv),

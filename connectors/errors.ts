@@ -203,6 +203,10 @@ export class ServerError extends SignalApiError {
  */
 export class NetworkError extends SignalApiError {
   override readonly rule = FAILURE_RULES.network;
+  /** An answer over the size cap (`answer_too_large`) will be over it again. */
+  override get retryable(): boolean {
+    return this.code !== 'answer_too_large';
+  }
   /** True when the request provably never reached the server (refused connection, DNS, connect timeout). */
   get notSent(): boolean {
     return NOT_SENT_CODES.has(this.code);

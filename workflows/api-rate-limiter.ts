@@ -5,6 +5,7 @@ import {
   defineQuery,
   defineUpdate,
   setHandler,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import { grantSlots, MAX_SLOTS_PER_REQUEST, type Schedule, type SlotGrant } from './rate-schedule.ts';
@@ -81,3 +82,11 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
     await continueAsNew<typeof apiRateLimiter>({ nextAt: schedule.nextAt, granted });
   }
 }
+
+// Under Worker Deployment versioning the limiter, which outlives any deploy, moves to the current version at its next
+// task: pinned, it would keep the old version from draining and stop every API call once the old workers are gone.
+// Unversioned workers refuse a versioning behavior (they run with an unnamed deployment), hence the condition.
+setWorkflowOptions(
+  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {}),
+  apiRateLimiter,
+);

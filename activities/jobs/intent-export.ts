@@ -191,28 +191,30 @@ export async function getIntentExportStatus(
   store: Store | undefined,
   request: { exportId: string; job?: JobRef },
 ): Promise<ExportState> {
-  const state = await client.getIntentExport(request.exportId, { retry: false });
-  const {
-    download_url: link,
-    requestId: _r,
-    credits: _c,
-    creditsRemaining: _cr,
-    ...rest
-  } = state as typeof state & {
-    creditsRemaining?: number;
-  };
-  // Tolerant in: any answer with a link is kept (the workflow decides whether a status it does not know is ready).
-  if (store && request.job && typeof link === 'string' && link !== '') {
-    const saved: ExportLink = { download_url: link, expires_at: state.expires_at ?? null };
+  let answer: Record<string, unknown>;
+  try {
+    const { requestId: _r, credits: _c, ...state } = await client.getIntentExport(request.exportId, { retry: false });
+    answer = state;
+  } catch (error) {
+    // Tolerant in: an answer of another shape than expected is still read for its status and link.
+    const body = error instanceof UnexpectedResponseError ? error.body : undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw error;
+    answer = body as Record<string, unknown>;
+  }
+  const { download_url: link, creditsRemaining: _cr, ...rest } = answer;
+  const status = typeof answer['status'] === 'string' ? answer['status'] : undefined;
+  const downloadable = typeof link === 'string' && link !== '';
+  // Any answer with a link is kept (the workflow decides whether a status it does not know is ready).
+  if (store && request.job && downloadable) {
+    const expires = answer['expires_at'];
+    const saved: ExportLink = { download_url: link, expires_at: typeof expires === 'string' ? expires : null };
     await store.writeText(exportLinkKey(request.job), JSON.stringify(saved));
   }
-  const out: ExportState = {
-    status: state.status,
-    downloadable: typeof link === 'string' && link !== '',
-    said: quote(rest),
-  };
-  if (state.error?.message) out.reason = state.error.message;
-  if (state.row_count !== undefined) out.rowCount = state.row_count;
+  const out: ExportState = { status, downloadable, said: quote(rest) };
+  const error = answer['error'] as { message?: unknown } | string | undefined;
+  const reason = typeof error === 'string' ? error : error?.message;
+  if (typeof reason === 'string' && reason !== '') out.reason = reason;
+  if (typeof answer['row_count'] === 'number') out.rowCount = answer['row_count'];
   return out;
 }
 

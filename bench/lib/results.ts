@@ -9,6 +9,7 @@ export const BENCHMARKS = [
   'export-streaming',
   'verify-scale',
   'webhook-intake',
+  'push-incremental',
 ] as const;
 
 const HEADER = `# Benchmark results

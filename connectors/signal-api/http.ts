@@ -23,9 +23,11 @@ import {
   retryAfterMsOf,
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
+  ValidationError,
 } from '../errors.ts';
 import { parseRetryAfter } from '../retry-after.ts';
-import { MAX_RETRY_AFTER_MS } from './limits.ts';
+import { createSafeDispatcher, DestinationBlockedError } from '../webhooks/safe-dispatcher.ts';
+import { MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
@@ -255,6 +257,39 @@ function networkFailure(err: unknown, ctx: FailureContext): unknown {
   });
 }
 
+/**
+ * The body as text, reading at most `maxBytes` (a declared Content-Length over it is refused before reading): a
+ * NetworkError `answer_too_large` naming the cap and the path otherwise, and the connection is dropped.
+ */
+async function readCapped(res: Dispatcher.ResponseData, maxBytes: number, ctx: FailureContext): Promise<string> {
+  const tooLarge = () => {
+    res.body.destroy();
+    return new NetworkError({
+      status: ctx.status ?? 0,
+      code: 'answer_too_large',
+      message: `${ctx.method} ${ctx.path}: the answer is larger than ${maxBytes} bytes (the client's maxAnswerBytes cap); not read further`,
+      requestId: ctx.requestId,
+      method: ctx.method,
+      path: ctx.path,
+    });
+  };
+  const declared = header(res.headers, 'content-length');
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 function fullRetry(retry: false | Partial<RetryOptions> | undefined, fallback: false | Required<RetryOptions>) {
   if (retry === false) return false;
   if (retry === undefined) return fallback;
@@ -281,12 +316,15 @@ export class Transport {
   readonly #authHeaders: Record<string, string>;
   readonly #apiKey: string;
   readonly #timeoutMs: number;
+  readonly #maxAnswerBytes: number;
   readonly #retry: false | Required<RetryOptions>;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
   readonly #onRequest: ((event: RequestEvent) => void) | undefined;
   readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
   readonly #beforeRequest: RequestPacing['beforeRequest'];
+  /** For download links on another host than the API: the SSRF guard's dispatcher, made on first use. */
+  #foreignDownloads: Agent | undefined;
   #closed = false;
 
   constructor(options: SignalClientOptions & RequestPacing) {
@@ -308,6 +346,7 @@ export class Transport {
     this.#authHeaders =
       options.auth === 'bearer' ? { authorization: `Bearer ${options.apiKey}` } : { 'x-api-key': options.apiKey };
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#retry = fullRetry(options.retry, DEFAULT_RETRY);
     this.#onRetry = options.onRetry;
     this.#onRequest = options.onRequest;
@@ -334,6 +373,33 @@ export class Transport {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#ownsDispatcher) await this.#dispatcher.close();
+    await this.#foreignDownloads?.close();
+  }
+
+  /**
+   * The dispatcher for a download link. On the API's own origin, the API's. When the API itself is on this machine
+   * (a local sandbox, a proxy in front of it), a link on this machine too. Anywhere else the link must be https,
+   * and it goes through the SSRF guard (connectors/webhooks/safe-dispatcher.ts), which refuses loopback, private,
+   * link-local and metadata addresses on the address it connects to: a link in an answer must not make the worker
+   * fetch from inside its network.
+   */
+  #downloadDispatcher(url: URL): Dispatcher {
+    if (url.origin === this.#origin) return this.#dispatcher;
+    if (isLoopbackHost(new URL(this.#origin).hostname) && isLoopbackHost(url.hostname)) return this.#dispatcher;
+    if (url.protocol !== 'https:') {
+      throw new ValidationError({
+        status: 0,
+        code: 'validation_error',
+        field: 'download_url',
+        message: `download_url: a link on another host than the API must be https, got ${url.protocol}//${url.host}`,
+        method: 'GET',
+        path: url.pathname,
+      });
+    }
+    this.#foreignDownloads ??= createSafeDispatcher({
+      agentOptions: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: 8 },
+    });
+    return this.#foreignDownloads;
   }
 
   /** A JSON API call, retried per policy. */
@@ -477,7 +543,7 @@ export class Transport {
       ctx.requestId = header(res.headers, 'x-request-id');
       let text: string;
       try {
-        text = await res.body.text();
+        text = await readCapped(res, this.#maxAnswerBytes, ctx);
       } catch (err) {
         throw networkFailure(err, ctx);
       }
@@ -548,7 +614,7 @@ export class Transport {
     const release = () => signal?.removeEventListener('abort', onAbort);
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.#dispatcher.request({
+      res = await this.#downloadDispatcher(url).request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'GET',
@@ -559,6 +625,17 @@ export class Transport {
       });
     } catch (err) {
       release();
+      if (err instanceof DestinationBlockedError) {
+        throw new ValidationError({
+          status: 0,
+          code: 'download_blocked',
+          field: 'download_url',
+          message: `download_url: ${err.message}`,
+          method: 'GET',
+          path: url.pathname,
+          cause: err,
+        });
+      }
       throw networkFailure(err, ctx);
     } finally {
       clearTimeout(timer);
@@ -569,7 +646,7 @@ export class Transport {
     if (status < 200 || status > 299) {
       let text = '';
       try {
-        text = await res.body.text();
+        text = await readCapped(res, this.#maxAnswerBytes, ctx);
       } catch (err) {
         throw networkFailure(err, ctx);
       } finally {

@@ -40,6 +40,13 @@ export const CREDITS = {
  */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
+/**
+ * The most bytes the client reads of one JSON answer (or error body) before giving up with a NetworkError
+ * (`answer_too_large`). The largest legitimate answer, a bulk enrich of 100 domains at 500 signals each, is well
+ * under this; a runaway or hostile answer must not fill a worker that runs 16 calls at once.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 /** A server's delay in milliseconds, capped at MAX_RETRY_AFTER_MS. */
 export function capRetryAfter(ms: number): number {
   return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);

@@ -58,6 +58,8 @@ export interface SignalClientOptions {
   auth?: 'x-api-key' | 'bearer';
   /** Per attempt: until the whole JSON body is read; for downloads, until the headers and between body chunks. */
   timeoutMs?: number;
+  /** Bytes read of one JSON answer at most (default MAX_ANSWER_BYTES); more is a NetworkError `answer_too_large`. */
+  maxAnswerBytes?: number;
   /** Retry policy for 429, 5xx and network failures; `false` leaves retries to the caller (Temporal). */
   retry?: false | Partial<RetryOptions>;
   /** Use this undici dispatcher instead of the client's own keep-alive `Agent`; `close()` leaves it open. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import * as fs from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { type Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -13,6 +14,13 @@ import { checkKey } from './url.ts';
 // Files of ours that live next to the objects and are never listed: `.<name>.sk-tmp-<hex>` (a write in
 // progress) and `.<name>.sk-meta.json` (the object's metadata).
 const INTERNAL = /^\..*\.sk-(tmp-[0-9a-f]+|meta\.json)$/;
+const TEMP = /^\..*\.sk-tmp-[0-9a-f]+$/;
+
+/**
+ * A temporary file nobody has written to for this long is the leftover of a crashed process (a live writer touches
+ * it with every chunk): `list()` removes such files from the directories it walks.
+ */
+export const STALE_TEMP_MS = 60 * 60 * 1000;
 const metaPathOf = (path: string) => join(dirname(path), `.${basename(path)}.sk-meta.json`);
 const tempPathOf = (path: string) => join(dirname(path), `.${basename(path)}.sk-tmp-${randomBytes(6).toString('hex')}`);
 
@@ -22,6 +30,8 @@ const isMissing = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes((err as NodeJ
 export class FileStore implements Store {
   readonly url: string;
   readonly dir: string;
+  /** The clock that decides when a temporary file is stale (tests move it). */
+  now: () => number = Date.now;
 
   constructor(location: { url: string; dir: string }) {
     this.url = location.url;
@@ -40,7 +50,7 @@ export class FileStore implements Store {
     const path = this.pathOf(key);
     let handle: FileHandle;
     try {
-      handle = await open(path, 'r');
+      handle = await fs.open(path, 'r');
     } catch (err) {
       if (isMissing(err)) throw new ObjectNotFoundError({ url: this.url, key, cause: err });
       throw storageFailure('open for reading', { url: this.url, key }, err);
@@ -76,12 +86,14 @@ export class FileStore implements Store {
         const metaPath = metaPathOf(path);
         if (options.metadata && Object.keys(options.metadata).length > 0) {
           const metaTemp = tempPathOf(path);
-          await writeFile(metaTemp, JSON.stringify(options.metadata), { flush: true });
-          await rename(metaTemp, metaPath);
+          await fs.writeFile(metaTemp, JSON.stringify(options.metadata), { flush: true });
+          await fs.rename(metaTemp, metaPath);
         } else {
-          await rm(metaPath, { force: true });
+          await fs.rm(metaPath, { force: true });
         }
-        await rename(sink.tempPath, path);
+        await fs.rename(sink.tempPath, path);
+        // The renames are durable only once the directory itself is on disk.
+        await syncDirectory(dirname(path));
       } catch (err) {
         await sink.discard();
         throw storageFailure('publish', details, err);
@@ -111,7 +123,7 @@ export class FileStore implements Store {
   async stat(key: string): Promise<ObjectInfo | undefined> {
     const path = this.pathOf(key);
     try {
-      const info = await stat(path);
+      const info = await fs.stat(path);
       if (!info.isFile()) return undefined;
       return { key, size: info.size, metadata: await readMetadata(path) };
     } catch (err) {
@@ -130,13 +142,15 @@ export class FileStore implements Store {
     const startRel = slash === -1 ? '' : prefix.slice(0, slash);
     const walk = async (rel: string): Promise<void> => {
       let entries: Dirent[];
+      const dirPath = rel ? join(this.dir, ...rel.split('/')) : this.dir;
       try {
-        entries = await readdir(rel ? join(this.dir, ...rel.split('/')) : this.dir, { withFileTypes: true });
+        entries = await fs.readdir(dirPath, { withFileTypes: true });
       } catch (err) {
         if (isMissing(err)) return;
         throw storageFailure('list', { url: this.url, key: prefix }, err);
       }
       for (const entry of entries) {
+        if (TEMP.test(entry.name)) await removeIfStale(join(dirPath, entry.name), this.now());
         if (INTERNAL.test(entry.name)) continue;
         const key = rel ? `${rel}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
@@ -157,8 +171,8 @@ export class FileStore implements Store {
   async delete(key: string): Promise<void> {
     const path = this.pathOf(key);
     try {
-      await rm(path, { force: true });
-      await rm(metaPathOf(path), { force: true });
+      await fs.rm(path, { force: true });
+      await fs.rm(metaPathOf(path), { force: true });
     } catch (err) {
       throw storageFailure('delete', { url: this.url, key }, err);
     }
@@ -173,9 +187,27 @@ export class FileStore implements Store {
   }
 }
 
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function removeIfStale(path: string, now: number): Promise<void> {
+  try {
+    const info = await fs.stat(path);
+    if (now - info.mtimeMs >= STALE_TEMP_MS) await fs.rm(path, { force: true });
+  } catch (err) {
+    if (!isMissing(err)) throw err;
+  }
+}
+
 async function readMetadata(path: string): Promise<Record<string, string>> {
   try {
-    return JSON.parse(await readFile(metaPathOf(path), 'utf8')) as Record<string, string>;
+    return JSON.parse(await fs.readFile(metaPathOf(path), 'utf8')) as Record<string, string>;
   } catch (err) {
     if (isMissing(err)) return {};
     throw err;
@@ -194,8 +226,8 @@ class TempFileSink extends Writable {
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
-    mkdir(dirname(this.tempPath), { recursive: true })
-      .then(() => open(this.tempPath, 'wx'))
+    fs.mkdir(dirname(this.tempPath), { recursive: true })
+      .then(() => fs.open(this.tempPath, 'wx'))
       .then((handle) => {
         this.handle = handle;
         callback();
@@ -238,7 +270,7 @@ class TempFileSink extends Writable {
   async discard(): Promise<void> {
     if (!this.destroyed) this.destroy();
     await finished(this).catch(() => {});
-    await rm(this.tempPath, { force: true });
+    await fs.rm(this.tempPath, { force: true });
   }
 }
 

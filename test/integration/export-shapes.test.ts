@@ -32,7 +32,8 @@ describe('intent export: shapes the spec does not show', () => {
         return send(202, { id: topics.includes('b2b_2') ? 'exp_link' : 'exp_stuck' });
       }
       if (req.url === '/v1/buyer-intent/exports/exp_stuck') {
-        return send(200, { id: 'exp_stuck', status: 'awaiting_review', eta: 'unknown' });
+        // A field of a type the client does not expect, too: the status is still read.
+        return send(200, { id: 'exp_stuck', status: 'awaiting_review', eta: 'unknown', row_count: 'n/a' });
       }
       if (req.url === '/v1/buyer-intent/exports/exp_link') {
         return send(200, { id: 'exp_link', status: 'done', download_url: `${service.url}/files/exp_link.jsonl` });

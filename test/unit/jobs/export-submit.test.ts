@@ -99,4 +99,14 @@ describe('intent export submit: the id is saved as soon as it is known, and no s
     expect(state.said).toContain('"note":"hi"');
     expect(state.said).not.toContain('sig=abc');
   });
+
+  it('the status call reads an answer of an unexpected shape for its status and link', async () => {
+    const { client, store, job } = await setup((_req, res) =>
+      reply(res, 200, { id: 'exp_5', status: 'ready', row_count: 'twelve', download_url: '/dl/exp_5' }),
+    );
+    const state = await getIntentExportStatus(client, store, { job, exportId: 'exp_5' });
+    expect(state).toMatchObject({ status: 'ready', downloadable: true });
+    expect(state.said).toContain('"row_count":"twelve"');
+    expect(JSON.parse(await store.readText('j1/work/export-link.json'))).toMatchObject({ download_url: '/dl/exp_5' });
+  });
 });

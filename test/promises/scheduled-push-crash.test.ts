@@ -1,0 +1,94 @@
+/**
+ * Promise: a worker killed in the middle of a scheduled push pushes nothing twice and pays nothing twice beyond the
+ * answers that were in flight when it died. A real `signal-kit worker` process is SIGKILLed while paid bulk answers
+ * are on their way to it (the sandbox holds each answer after charging), then another worker finishes the run.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushResult } from '../../activities/push/types.ts';
+import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ChildWorker, removeTempDirs, startChildWorker, tempDir, until } from '../helpers/drills.ts';
+import { BULK_DOMAINS, callsTo, chargedSince, PATHS } from './oracle.ts';
+import { newSignals, readPushRun, sorted } from './push-helpers.ts';
+
+const DAY = 86_400_000;
+
+describe('promise: a scheduled push survives a killed worker', () => {
+  let env: JobEnv;
+  const now = Date.UTC(2026, 2, 1, 6);
+  const workers: ChildWorker[] = [];
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 43, clock: () => now } });
+  });
+  afterAll(async () => {
+    await Promise.allSettled(workers.map((w) => w.kill()));
+    await env?.stop();
+    await removeTempDirs();
+  });
+
+  it('writes every signal once and pays again only for the answers the dead worker never received', async () => {
+    const dir = await tempDir('push-crash');
+    const domains = Array.from({ length: 420 }, (_, i) => `crash-co${i}.com`);
+    await writeFile(join(dir, 'watchlist.csv'), `${['domain', ...domains].join('\n')}\n`);
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const since = new Date(now - 30 * DAY).toISOString();
+    const truth = newSignals(env.sandbox, domains, { detected_after: since });
+    const c = env.config();
+    const mark = env.sandbox.truth.lastCall();
+    const ledger0 = env.sandbox.ledger.entries.length;
+
+    env.sandbox.setFaults({ answerDelayMs: 4_000, answerDelayPaths: [PATHS.enrichBulk] });
+    const first = await startChildWorker(env.childEnv());
+    workers.push(first);
+    const handle = await env.client.workflow.start('scheduledPush', {
+      workflowId: 'crash-push',
+      taskQueue: c.taskQueue,
+      args: [
+        {
+          name: 'crash',
+          watchlist: pathToFileURL(join(dir, 'watchlist.csv')).href,
+          output,
+          since,
+          runAt: new Date(now).toISOString(),
+          taskQueue: c.taskQueue,
+          apiTaskQueue: c.apiTaskQueue,
+        },
+      ],
+    });
+    await until('a bulk call to be charged', () =>
+      env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === PATHS.enrichBulk),
+    );
+    await first.kill();
+    env.sandbox.setFaults({});
+    workers.push(await startChildWorker(env.childEnv()));
+    const result = (await handle.result()) as PushResult;
+    expect(result.status).toBe('completed');
+
+    const { manifest, lines } = await readPushRun(openStore(output), result);
+    const written = lines.map((l) => l.signal_id);
+    expect(new Set(written).size).toBe(written.length);
+    expect(sorted(written)).toEqual(sorted(truth.ids));
+
+    // Every charged call has finished (a held answer enters the call record once it is sent or dropped).
+    const paid = () => env.sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === PATHS.enrichBulk).length;
+    await until(
+      'every held answer to be sent or dropped',
+      () => callsTo(env.sandbox, PATHS.enrichBulk, mark).filter((call) => call.credits > 0).length === paid(),
+    );
+    const calls = callsTo(env.sandbox, PATHS.enrichBulk, mark);
+    const undelivered = calls.filter((call) => call.status === null);
+    expect(undelivered.length).toBeGreaterThan(0);
+    const lost = undelivered.reduce((sum, call) => sum + call.credits, 0);
+    // Saved answers cost exactly 2 per signal; the only extra is what the dead worker had in flight (at most the
+    // push's window of calls in flight, 4 by default).
+    expect(manifest.credits_charged).toBe(2 * truth.ids.length);
+    expect(manifest.overlap.signals).toBe(0);
+    expect(chargedSince(env.sandbox, mark)).toBe(2 * truth.ids.length + lost);
+    expect(undelivered.length).toBeLessThanOrEqual(4);
+    expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.valid / BULK_DOMAINS) + undelivered.length);
+  });
+});
