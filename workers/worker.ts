@@ -115,6 +115,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     taskQueue: config.taskQueue,
     apiTaskQueue: config.apiTaskQueue,
     perMinute: config.ratePerMinute,
+    ...(config.rateWindowMs ? { windowMs: config.rateWindowMs } : {}),
   });
   // With metrics, the client's connection pool records every answer; the worker then closes that pool itself.
   const dispatcher = options.metrics && !options.deps?.client ? new Agent(API_POOL) : undefined;

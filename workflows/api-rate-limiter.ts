@@ -25,6 +25,8 @@ export interface SlotRequest {
   count: number;
   /** The account's budget per minute, as the asking worker is configured. */
   perMinute: number;
+  /** The service's rate window (SIGNAL_API_RATE_WINDOW_MS); a minute when absent. */
+  windowMs?: number;
 }
 
 export const reserveSlotsUpdate = defineUpdate<SlotGrant, [SlotRequest]>('reserveSlots');
@@ -57,7 +59,7 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
     reserveSlotsUpdate,
     (request) => {
       requests += 1;
-      const grant = grantSlots(schedule, Date.now(), request.count, request.perMinute);
+      const grant = grantSlots(schedule, Date.now(), request.count, request.perMinute, request.windowMs);
       granted += grant.waitsMs.length;
       return grant;
     },
