@@ -267,13 +267,15 @@ export async function downloadIntentExport(
       throw linkExpired(`the download link expired: ${(error as Error).message}`);
     throw error;
   }
-  const checker = new JsonlLineChecker();
   const hash = createHash('sha256');
-  let stored = 0;
+  const plain = job.compression === 'none';
+  // Stored as downloaded: the checker hashes as it scans. Compressed: the gzip output is hashed and counted.
+  const checker = new JsonlLineChecker(plain ? { hash } : {});
+  let compressed = 0;
   const measure = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       hash.update(chunk);
-      stored += chunk.length;
+      compressed += chunk.length;
       callback(null, chunk);
     },
   });
@@ -283,7 +285,7 @@ export async function downloadIntentExport(
   });
   try {
     const signal = context.cancellationSignal;
-    if (job.compression === 'none') await pipeline(download.body, checker, measure, writer.stream, { signal });
+    if (plain) await pipeline(download.body, checker, writer.stream, { signal });
     else await pipeline(download.body, checker, createGzip(), measure, writer.stream, { signal });
     if (download.contentLength !== undefined && checker.bytes !== download.contentLength) {
       throw new Error(`download ended after ${checker.bytes} of ${download.contentLength} bytes`);
@@ -293,6 +295,7 @@ export async function downloadIntentExport(
     await writer.abort(error).catch(() => undefined);
     throw error;
   }
+  const stored = plain ? checker.bytes : compressed;
   const part: ManifestPart = { key, lines: checker.lines, bytes: stored, sha256: hash.digest('hex') };
   await store.writeText(stateKey, JSON.stringify({ ...record, part } satisfies ExportRecord));
   return part;
