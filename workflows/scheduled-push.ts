@@ -150,7 +150,9 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   const planned = plan;
   let catchUp = input.carried?.catchUp;
   let next = input.carried?.next ?? 0;
-  const worstCase = (limit: number) => Math.min(100, planned.distinct) * limit * CREDITS_PER_SIGNAL;
+  // The most one call can cost: its domains (a catch-up call has at most the domains left behind) × limit × 2.
+  const worstCase = (limit: number) =>
+    Math.min(100, catchUp ? catchUp.domains : planned.distinct) * limit * CREDITS_PER_SIGNAL;
 
   let outcome: Awaited<ReturnType<typeof runWindow>>;
   for (;;) {
