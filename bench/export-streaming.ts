@@ -61,6 +61,8 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     kit: Run[];
     baseline: Run[];
     kitPeakKb: number;
+    /** The worker's RSS high-water mark once it polled, before any job. */
+    kitIdleKb: number;
     gzip?: Run & { storedBytes: number };
   }[] = [];
 
@@ -83,7 +85,14 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         `export-worker-${label(target)}`,
         env.childEnv({ SIGNAL_API_URL: sandbox.url }),
       );
-      const entry: (typeof perSize)[number] = { target, bytes, kit: [], baseline: [], kitPeakKb: 0 };
+      const entry: (typeof perSize)[number] = {
+        target,
+        bytes,
+        kit: [],
+        baseline: [],
+        kitPeakKb: 0,
+        kitIdleKb: worker.idleKb,
+      };
       perSize.push(entry);
       try {
         const kitRun = async (round: number | string, compression: 'none' | 'gzip') => {
@@ -225,9 +234,15 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         ...checks,
         // The claim: memory does not follow the file. Generous slack for GC timing; a leak would be ~4× here.
         'kit worker peak RSS does not grow with the file size': large.kitPeakKb <= small.kitPeakKb * 1.25 + 32 * 1024,
+        ...Object.fromEntries(
+          perSize.map((e) => [
+            `${label(e.target)}: kit worker peak RSS within its idle RSS + 150 MiB`,
+            e.kitPeakKb <= e.kitIdleKb + 150 * 1024,
+          ]),
+        ),
       },
       notes: [
-        `Peak RSS of the signal-kit worker (a fresh process per size, whole lifetime): ${perSize.map((e) => `${label(e.target)} → ${mib(e.kitPeakKb)}`).join(', ')}.`,
+        `Peak RSS of the signal-kit worker (a fresh process per size, whole lifetime): ${perSize.map((e) => `${label(e.target)} → ${mib(e.kitPeakKb)} (idle ${mib(e.kitIdleKb)})`).join(', ')}. Idle: the worker's high-water mark once it polls, before any job (start-up included).`,
         'The sandbox that serves the download runs in the benchmark process and shares the cores with both sides.',
       ],
     };

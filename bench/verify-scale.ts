@@ -80,12 +80,48 @@ async function recount(dir: string): Promise<{ lines: number; errors: number; su
   return { lines, errors, summary };
 }
 
+/** Runs the job once at `addresses` in a fresh worker and reports the worker's idle and peak RSS. */
+async function memoryProbe(
+  env: Awaited<ReturnType<typeof startBenchEnv>>['env'],
+  dir: string,
+  addresses: number,
+  duplicateShare: number,
+  log: (line: string) => void,
+): Promise<{ addresses: number; idleKb: number; peakKb: number; completed: boolean }> {
+  const worker = await startWorkerProcess('verify-probe', env.childEnv({ SIGNAL_API_RATE_LIMIT: '6000000' }));
+  try {
+    const input = join(dir, 'probe.csv');
+    await writeAddressesCsv(input, addresses, duplicateShare);
+    const config = env.config();
+    const jobId = `verify-probe-${Date.now()}`;
+    log(`memory probe: ${addresses} addresses, worker pid ${worker.proc.pid}`);
+    const args: VerifyEmailsInput = {
+      jobId,
+      input,
+      output: pathToFileURL(join(dir, 'probe-out')).href,
+      taskQueue: config.taskQueue,
+      apiTaskQueue: config.apiTaskQueue,
+    };
+    const result = (await env.client.workflow.execute('verifyEmails', {
+      workflowId: jobId,
+      taskQueue: config.taskQueue,
+      args: [args],
+    })) as JobResult;
+    const { peakKb } = await worker.stop();
+    return { addresses, idleKb: worker.idleKb, peakKb, completed: result.status === 'completed' };
+  } finally {
+    await worker.stop();
+  }
+}
+
 export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
   const log = logger('verify-scale', options.log);
   const { addresses, duplicateShare, batchesPerRun } = SIZES[size];
   const startedAt = new Date();
   const bench = await startBenchEnv({});
   const { env } = bench;
+  // Memory must not follow the input: the same job at a tenth of the size first, in a fresh worker of its own.
+  const probe = await memoryProbe(env, bench.dir, Math.round(addresses / 10), duplicateShare, log);
   const worker = await startWorkerProcess('verify-worker', env.childEnv({ SIGNAL_API_RATE_LIMIT: '6000000' }));
   try {
     const input = join(bench.dir, 'addresses.csv');
@@ -142,7 +178,11 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         rows: [
           ['addresses/s (input rows ÷ job wall time)', num(rate, 0)],
           ['job wall time', secs(wallMs)],
-          ['worker peak RSS', mib(peakKb)],
+          ['worker peak RSS (idle: once it polled, before any job)', `${mib(peakKb)} (idle ${mib(worker.idleKb)})`],
+          [
+            `worker peak RSS at ${probe.addresses.toLocaleString('en-US')} addresses, fresh worker`,
+            `${mib(probe.peakKb)} (idle ${mib(probe.idleKb)})`,
+          ],
           [
             'CPU s: worker / sandbox + driver / Temporal server',
             `${num(workerCpuS, 1)} / ${num(driverCpuS, 1)} / ${num(temporalCpuS, 1)}`,
@@ -169,6 +209,8 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         wallMs,
         addressesPerS: rate,
         peakKb,
+        idleKb: worker.idleKb,
+        probe,
         workerCpuS,
         driverCpuS,
         temporalCpuS,
@@ -189,6 +231,10 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         'every line verified or an error record': counted.summary.total + counted.errors === counted.lines,
         'credits equal the ledger': manifest.credits_charged === charged,
         'history stays small (continue-as-new)': maxEvents < 10_000,
+        'worker peak RSS within its idle RSS + 150 MiB, at both sizes':
+          peakKb <= worker.idleKb + 150 * 1024 && probe.peakKb <= probe.idleKb + 150 * 1024,
+        'worker peak RSS does not grow with the input (10× the addresses)': peakKb <= probe.peakKb * 1.25 + 32 * 1024,
+        'memory probe completed': probe.completed,
       },
       notes: [
         'History events are counted per run of the chain after the job (fetchHistory of each run); the job continues as new every 400 chunks by default, so no run grows with the input.',

@@ -132,7 +132,20 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .description('run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...) until SIGINT or SIGTERM')
     .option('--health-port <n>', 'serve /healthz and /readyz on this port')
     .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
+    .option('--make-current', "make this worker's build the current one of its deployment")
     .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(argvOf(command))));
+
+  program
+    .command('build-workflows')
+    .description('write the workflow bundle a prebuilt worker starts from (SIGNAL_KIT_WORKFLOW_BUNDLE)')
+    .option('--output <dir>', 'the folder for workflow-bundle.js and its build id', 'dist/worker')
+    .option('--workflows <path>', "a module of your own that re-exports the kit's workflows next to yours")
+    .action(
+      action(
+        (command) => async () =>
+          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(argvOf(command)),
+      ),
+    );
 
   // ─── schedule ──────────────────────────────────────────────────────────────────────────────────────────────────
   const schedule = program.command('schedule').description('scheduled pushes of new signals for a watchlist');

@@ -52,6 +52,8 @@ const apiSchema = z.object({
   SIGNAL_API_AUTH: z.enum(['x-api-key', 'bearer']).default('x-api-key'),
   /** The account's budget in requests per minute, shared by every worker (spec: 300). */
   SIGNAL_API_RATE_LIMIT: positiveInt.default(300),
+  /** The sliding window over which the service counts that budget (a minute unless it says otherwise). */
+  SIGNAL_API_RATE_WINDOW_MS: positiveInt.optional(),
   SIGNAL_API_TIMEOUT_MS: positiveInt.default(60_000),
   /**
    * After SIGTERM, how long running activities may finish before they are cancelled (and retried elsewhere);
@@ -91,6 +93,7 @@ export function parseApiConfig(env: Env = process.env) {
     apiKey: c.SIGNAL_API_KEY,
     auth: c.SIGNAL_API_AUTH,
     ratePerMinute: c.SIGNAL_API_RATE_LIMIT,
+    ...(c.SIGNAL_API_RATE_WINDOW_MS ? { rateWindowMs: c.SIGNAL_API_RATE_WINDOW_MS } : {}),
     timeoutMs: c.SIGNAL_API_TIMEOUT_MS,
     ...(c.SIGNAL_KIT_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: c.SIGNAL_KIT_SHUTDOWN_GRACE_MS } : {}),
   };

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
-import { MAX_SLOTS_PER_REQUEST, type SlotGrant, slotIntervalMs } from '../workflows/rate-schedule.ts';
+import { ARRIVAL_GUARD_MS, MAX_SLOTS_PER_REQUEST, type SlotGrant, slotIntervalMs } from '../workflows/rate-schedule.ts';
 
 export interface ApiPermitsOptions {
   client: Client;
@@ -11,12 +11,17 @@ export interface ApiPermitsOptions {
   apiTaskQueue: string;
   /** The account's budget per minute. */
   perMinute: number;
+  /** The service's rate window; a minute when absent. */
+  windowMs?: number;
 }
 
 interface Waiter {
   resolve: (waitMs: number) => void;
   reject: (error: unknown) => void;
 }
+
+/** How late after its time a slot may still be used: a third of the limiter's guard for late arrivals. */
+const STALE_SLOT_MS = ARRIVAL_GUARD_MS / 3;
 
 /** Attempts of one reservation before the waiting calls fail (the activity is then retried by Temporal). */
 const RESERVE_ATTEMPTS = 5;
@@ -38,22 +43,29 @@ export class ApiPermits {
   }
 
   readonly acquire = async (signal?: AbortSignal): Promise<void> => {
-    const waitMs = await new Promise<number>((resolve, reject) => {
-      this.#waiting.push({ resolve, reject });
-      this.#pump();
-    });
-    if (waitMs > 0) await sleep(waitMs, undefined, signal ? { signal } : undefined);
-    // Slots whose timers fired together (the event loop was busy parsing an answer) leave one interval apart, so
-    // that a late process does not send a burst.
-    const interval = slotIntervalMs(this.#options.perMinute);
+    const options = signal ? { signal } : undefined;
+    const interval = slotIntervalMs(this.#options.perMinute, this.#options.windowMs);
     for (;;) {
-      const now = performance.now();
-      const gap = this.#lastSentAt + interval - now;
-      if (gap <= 0) {
-        this.#lastSentAt = now;
+      // The slot's time on the wall clock (the limiter's `now` plus its wait).
+      const slotAt = await new Promise<number>((resolve, reject) => {
+        this.#waiting.push({ resolve, reject });
+        this.#pump();
+      });
+      const waitMs = slotAt - Date.now();
+      if (waitMs > 0) await sleep(waitMs, undefined, options);
+      // Slots whose timers fired together (the event loop was busy parsing an answer) leave one interval apart, so
+      // that a late process does not send a burst.
+      for (;;) {
+        const gap = this.#lastSentAt + interval - performance.now();
+        if (gap <= 0) break;
+        await sleep(gap, undefined, options);
+      }
+      // A slot used much later than its time could meet the next slots in one window: it is given up (it only
+      // costs a little speed) and another is asked for.
+      if (Date.now() - slotAt <= STALE_SLOT_MS) {
+        this.#lastSentAt = performance.now();
         return;
       }
-      await sleep(gap, undefined, signal ? { signal } : undefined);
     }
   };
 
@@ -63,7 +75,8 @@ export class ApiPermits {
     const batch = this.#waiting.splice(0, MAX_SLOTS_PER_REQUEST);
     void this.#reserve(batch.length).then(
       (grant) => {
-        for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(waitMs);
+        const base = grant.grantedAt ?? Date.now();
+        for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(base + waitMs);
         const rest = batch.slice(grant.waitsMs.length);
         if (rest.length === 0) {
           this.#next();
@@ -88,12 +101,12 @@ export class ApiPermits {
   }
 
   async #reserve(count: number): Promise<SlotGrant> {
-    const { client, taskQueue, apiTaskQueue, perMinute } = this.#options;
+    const { client, taskQueue, apiTaskQueue, perMinute, windowMs } = this.#options;
     const workflowId = apiRateLimiterId(apiTaskQueue);
     for (let attempt = 1; ; attempt++) {
       try {
         return await client.workflow.getHandle(workflowId).executeUpdate(reserveSlotsUpdate, {
-          args: [{ count, perMinute }],
+          args: [{ count, perMinute, ...(windowMs ? { windowMs } : {}) }],
         });
       } catch (error) {
         if (attempt >= RESERVE_ATTEMPTS) throw error;

@@ -3,7 +3,8 @@
  * exporter as Temporal's (Prometheus `/metrics`, or OpenTelemetry). Fed from two places of the worker:
  *
  * - the API client's HTTP dispatcher: every answer of the service (calls by status, credits from
- *   `x-credits-charged`, 429s and the `Retry-After` they asked for);
+ *   `x-credits-charged`, 429s and the `Retry-After` they asked for), and the time each call waited for its slot
+ *   from the account's rate limiter;
  * - an activity interceptor: what each activity published (rows and signals written, failed batches, webhook
  *   deliveries by outcome, dead-lettered events). Results of parts that already existed are not counted again.
  */
@@ -15,7 +16,7 @@ export const METRIC = {
   apiCalls: 'signal_kit_api_calls',
   credits: 'signal_kit_credits_charged',
   rateLimited: 'signal_kit_api_rate_limited',
-  rateLimitWait: 'signal_kit_rate_limit_wait_seconds',
+  rateLimitWait: 'signal_kit_rate_limit_wait_milliseconds',
   rowsWritten: 'signal_kit_rows_written',
   signalsWritten: 'signal_kit_signals_written',
   batchesFailed: 'signal_kit_batches_failed',
@@ -30,7 +31,11 @@ export function createKitMetrics(meter: MetricMeter) {
   const apiCalls = counter(METRIC.apiCalls, 'calls', 'Answers of the Signal API by HTTP status ("error": none came)');
   const credits = counter(METRIC.credits, 'credits', 'Credits the Signal API charged (x-credits-charged)');
   const rateLimited = counter(METRIC.rateLimited, 'calls', '429 answers of the Signal API');
-  const rateLimitWait = counter(METRIC.rateLimitWait, 's', 'Retry-After the Signal API asked for on 429 answers');
+  const rateLimitWait = counter(
+    METRIC.rateLimitWait,
+    'ms',
+    'Time API calls waited on the rate limit: for a slot of the account limiter (reason="slot"), or the Retry-After of a 429 (reason="retry_after")',
+  );
   const rows = counter(METRIC.rowsWritten, 'rows', 'Output lines published in parts, by job kind');
   const signals = counter(METRIC.signalsWritten, 'signals', 'Signals published in output lines, by job kind');
   const batchesFailed = counter(
@@ -47,10 +52,12 @@ export function createKitMetrics(meter: MetricMeter) {
       if (Number.isFinite(charged) && charged > 0) credits.add(charged);
       if (status === 429) {
         rateLimited.add(1);
-        const wait = retryAfterSeconds(first(headers['retry-after']));
-        if (wait > 0) rateLimitWait.add(wait);
+        // Runtime counters hold integers: milliseconds keep short waits visible.
+        const wait = Math.round(retryAfterSeconds(first(headers['retry-after'])) * 1000);
+        if (wait > 0) rateLimitWait.add(wait, { reason: 'retry_after' });
       }
     },
+    slotWait: (ms: number) => Math.round(ms) > 0 && rateLimitWait.add(Math.round(ms), { reason: 'slot' }),
     rowsWritten: (count: number, job: string) => count > 0 && rows.add(count, { job }),
     signalsWritten: (count: number, job: string) => count > 0 && signals.add(count, { job }),
     batchFailed: (job: string) => batchesFailed.add(1, { job }),

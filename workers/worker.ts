@@ -3,6 +3,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/registry.ts';
+import { ConfigError } from '../config/errors.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
 import type { WorkerConfig } from '../config/worker.ts';
@@ -10,6 +11,7 @@ import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { activityFailureInterceptor } from './activity-failures.ts';
 import { ApiPermits } from './api-permits.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
@@ -24,6 +26,11 @@ export interface WorkerHandle {
   readonly done: Promise<void>;
   /** Both workers poll, and Temporal answers a health check now: what `/readyz` reports. */
   readonly checks: Record<string, HealthCheck>;
+  /**
+   * Makes this worker's version the deployment's current one (new workflows start on it; pinned ones stay where
+   * they started). Retries while the server has not registered the version yet.
+   */
+  makeCurrentVersion(timeoutMs?: number): Promise<void>;
   /** Stops polling, lets running activities finish, closes connections. */
   shutdown(): Promise<void>;
 }
@@ -40,12 +47,29 @@ export interface StartWorkerOptions {
   webhooks?: WebhookDeliveryConfig;
   /** The kit's counters (from `installRuntime`); API answers and published batches are recorded in them. */
   metrics?: KitMetrics;
+  /** Worker Deployment versioning of both workers (config/deployment.ts); off when absent. */
+  versioning?: WorkerVersion;
+}
+
+export interface WorkerVersion {
+  deploymentName: string;
+  buildId: string;
+  behavior: 'PINNED' | 'AUTO_UPGRADE';
 }
 
 /** The worker's workflows entry, next to this file's compiled or source form. */
 export function workflowsPath(): string {
   const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   return fileURLToPath(new URL(`../workflows/index.${extension}`, import.meta.url));
+}
+
+/** The limiter's `acquire`, recording how long each call waited for its slot. */
+function timedSlots(acquire: (signal?: AbortSignal) => Promise<void>, metrics: KitMetrics) {
+  return async (signal?: AbortSignal) => {
+    const started = performance.now();
+    await acquire(signal);
+    metrics.slotWait(performance.now() - started);
+  };
 }
 
 /**
@@ -91,6 +115,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     taskQueue: config.taskQueue,
     apiTaskQueue: config.apiTaskQueue,
     perMinute: config.ratePerMinute,
+    ...(config.rateWindowMs ? { windowMs: config.rateWindowMs } : {}),
   });
   // With metrics, the client's connection pool records every answer; the worker then closes that pool itself.
   const dispatcher = options.metrics && !options.deps?.client ? new Agent(API_POOL) : undefined;
@@ -102,11 +127,22 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       auth: config.auth,
       timeoutMs: config.timeoutMs,
       retry: false,
-      beforeRequest: permits.acquire,
+      beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire,
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
-  const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
+  // Every activity heartbeats and reaches Temporal with its failure classified; then the telemetry, when asked for.
+  const activity = [activityFailureInterceptor, ...(options.metrics ? [telemetryInterceptor(options.metrics)] : [])];
+  const interceptors = { interceptors: { activity } };
+  const versioning = options.versioning
+    ? {
+        workerDeploymentOptions: {
+          useWorkerVersioning: true as const,
+          version: { deploymentName: options.versioning.deploymentName, buildId: options.versioning.buildId },
+          defaultVersioningBehavior: options.versioning.behavior,
+        },
+      }
+    : {};
   const graceMs = shutdownGraceMs(config);
   const shutdown = { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 15_000 };
   const main = await Worker.create({
@@ -115,6 +151,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...encryption,
     ...interceptors,
     ...shutdown,
+    ...versioning,
     taskQueue: config.taskQueue,
     ...workflows,
     activities: createMainQueueActivities({ ...deps, webhooks }),
@@ -125,6 +162,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...encryption,
     ...interceptors,
     ...shutdown,
+    ...versioning,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,
@@ -148,6 +186,26 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   return {
     done,
     checks,
+    async makeCurrentVersion(timeoutMs = 60_000) {
+      const version = options.versioning;
+      if (!version) throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          await connection.workflowService.setWorkerDeploymentCurrentVersion({
+            namespace: config.namespace,
+            deploymentName: version.deploymentName,
+            buildId: version.buildId,
+            identity: `signal-kit worker ${process.pid}`,
+          });
+          return;
+        } catch (error) {
+          // The version exists server-side only once its pollers were seen; until then the call is refused.
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
+    },
     async shutdown() {
       for (const worker of [main, api]) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;

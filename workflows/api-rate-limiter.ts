@@ -5,6 +5,7 @@ import {
   defineQuery,
   defineUpdate,
   setHandler,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import { grantSlots, MAX_SLOTS_PER_REQUEST, type Schedule, type SlotGrant } from './rate-schedule.ts';
@@ -24,6 +25,8 @@ export interface SlotRequest {
   count: number;
   /** The account's budget per minute, as the asking worker is configured. */
   perMinute: number;
+  /** The service's rate window (SIGNAL_API_RATE_WINDOW_MS); a minute when absent. */
+  windowMs?: number;
 }
 
 export const reserveSlotsUpdate = defineUpdate<SlotGrant, [SlotRequest]>('reserveSlots');
@@ -56,7 +59,7 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
     reserveSlotsUpdate,
     (request) => {
       requests += 1;
-      const grant = grantSlots(schedule, Date.now(), request.count, request.perMinute);
+      const grant = grantSlots(schedule, Date.now(), request.count, request.perMinute, request.windowMs);
       granted += grant.waitsMs.length;
       return grant;
     },
@@ -81,3 +84,11 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
     await continueAsNew<typeof apiRateLimiter>({ nextAt: schedule.nextAt, granted });
   }
 }
+
+// Under Worker Deployment versioning the limiter, which outlives any deploy, moves to the current version at its next
+// task: pinned, it would keep the old version from draining and stop every API call once the old workers are gone.
+// Unversioned workers refuse a versioning behavior (they run with an unnamed deployment), hence the condition.
+setWorkflowOptions(
+  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {}),
+  apiRateLimiter,
+);

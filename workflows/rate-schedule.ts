@@ -14,14 +14,23 @@ export const MAX_AHEAD_MS = 30_000;
 /** Slots one request may ask for (one per waiting API call of a worker process). */
 export const MAX_SLOTS_PER_REQUEST = 256;
 
-/** Milliseconds between two calls for a budget of `perMinute` requests per minute. */
-export function slotIntervalMs(perMinute: number): number {
-  return (60_000 + ARRIVAL_GUARD_MS) / perMinute;
+/**
+ * Milliseconds between two calls for a budget of `perMinute` requests per minute, enforced by the service over a
+ * sliding window of `windowMs` (a minute unless the service says otherwise). The guard is per window: a call that
+ * reaches the service up to ARRIVAL_GUARD_MS later than its slot still leaves every window within the budget.
+ */
+export function slotIntervalMs(perMinute: number, windowMs = 60_000): number {
+  return (windowMs + ARRIVAL_GUARD_MS) / ((perMinute * windowMs) / 60_000);
 }
 
 export interface SlotGrant {
   /** One wait per granted slot, from `now`, in the order they were granted. */
   waitsMs: number[];
+  /**
+   * The limiter's `now` (epoch ms): a caller waits until `grantedAt + wait`, not `wait` from when the answer reached
+   * it, so that the answer's varying round trip does not move its slots closer to another process's.
+   */
+  grantedAt?: number;
   /** When fewer slots than asked were granted: come back after this long for the rest. */
   retryInMs?: number;
 }
@@ -35,8 +44,14 @@ export interface Schedule {
  * Grants up to `count` slots at `now`: each at the later of `now` and the previous slot plus the interval, none
  * beyond `now + MAX_AHEAD_MS`. Mutates `schedule`.
  */
-export function grantSlots(schedule: Schedule, now: number, count: number, perMinute: number): SlotGrant {
-  const interval = slotIntervalMs(perMinute);
+export function grantSlots(
+  schedule: Schedule,
+  now: number,
+  count: number,
+  perMinute: number,
+  windowMs?: number,
+): SlotGrant {
+  const interval = slotIntervalMs(perMinute, windowMs);
   const waitsMs: number[] = [];
   for (let i = 0; i < count; i++) {
     const at = Math.max(now, schedule.nextAt);
@@ -44,6 +59,6 @@ export function grantSlots(schedule: Schedule, now: number, count: number, perMi
     waitsMs.push(at - now);
     schedule.nextAt = at + interval;
   }
-  if (waitsMs.length === count) return { waitsMs };
-  return { waitsMs, retryInMs: Math.max(1, Math.ceil(schedule.nextAt - now - MAX_AHEAD_MS)) };
+  if (waitsMs.length === count) return { waitsMs, grantedAt: now };
+  return { waitsMs, grantedAt: now, retryInMs: Math.max(1, Math.ceil(schedule.nextAt - now - MAX_AHEAD_MS)) };
 }

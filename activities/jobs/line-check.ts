@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 
 const NEWLINE = 0x0a;
@@ -17,6 +18,13 @@ export class CorruptDownloadError extends Error {
 export class JsonlLineChecker extends Transform {
   lines = 0;
   bytes = 0;
+  /** Also fed every byte that passes, when the bytes are stored as they are (one pass instead of two streams). */
+  private readonly hash: Hash | undefined;
+
+  constructor(options: { hash?: Hash } = {}) {
+    super();
+    this.hash = options.hash;
+  }
   private lineStart = true;
   /** The last byte of the current line that is not a space, tab or CR (JSON allows trailing whitespace). */
   private lastSignificant = -1;
@@ -47,6 +55,7 @@ export class JsonlLineChecker extends Transform {
       this.lastSignificant = -1;
       position = newline + 1;
     }
+    this.hash?.update(chunk);
     callback(null, chunk);
   }
 

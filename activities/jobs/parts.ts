@@ -52,10 +52,26 @@ export async function writePart(
   counts: PartCounts,
   status: PartStatus | boolean = 'done',
 ): Promise<StoredPart> {
+  return writeEncodedPart(store, job, key, encodePart(job, records), counts, status);
+}
+
+/**
+ * `writePart` for a body already encoded with `encodePart`: the caller can let go of the records (a parsed API answer
+ * is ten times its size in objects) before waiting for the storage.
+ */
+export async function writeEncodedPart(
+  store: Store,
+  job: JobRef,
+  key: string,
+  body: Buffer,
+  counts: PartCounts,
+  status: PartStatus | boolean = 'done',
+): Promise<StoredPart> {
   const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
+  const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writePartOnce(store, job, key, records, counts, resolved);
+      return await writePartOnce(store, job, key, body, sha256, counts, resolved);
     } catch (error) {
       const delay = WRITE_RETRY_DELAYS_MS[attempt];
       if (delay === undefined || !isTransient(error)) throw error;
@@ -68,12 +84,11 @@ async function writePartOnce(
   store: Store,
   job: JobRef,
   key: string,
-  records: readonly unknown[],
+  body: Buffer,
+  sha256: string,
   counts: PartCounts,
   status: PartStatus,
 ): Promise<StoredPart> {
-  const body = encodePart(job, records);
-  const sha256 = createHash('sha256').update(body).digest('hex');
   const writer = store.openWrite(key, {
     contentType: job.compression === 'none' ? 'application/x-ndjson' : 'application/gzip',
     metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: status },

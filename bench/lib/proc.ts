@@ -123,7 +123,11 @@ export function startNode(name: string, args: string[], env: NodeJS.ProcessEnv):
  * Starts `node cli/main.ts worker` (the worker as deployed, from source on Node 24) and resolves once it polls.
  * `env` is a complete environment (JobEnv.childEnv()).
  */
-export async function startWorkerProcess(name: string, env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<NodeChild> {
+export async function startWorkerProcess(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 90_000,
+): Promise<NodeChild & { idleKb: number }> {
   const child = startNode(name, [cliMain, 'worker'], { ...env, SIGNAL_KIT_LOG_LEVEL: 'WARN' });
   const deadline = Date.now() + timeoutMs;
   while (!/signal-kit worker: pid \d+/.test(child.proc.outputTail())) {
@@ -137,7 +141,10 @@ export async function startWorkerProcess(name: string, env: NodeJS.ProcessEnv, t
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return child;
+  // Idle: polling, nothing run yet. The high-water mark so far includes start-up (loading the workflow bundle).
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  child.watch.sample();
+  return Object.assign(child, { idleKb: child.watch.peakKb });
 }
 
 /** Runs `node <script> <args>` to its end (bounded), returning its exit code and the peak memory seen. */

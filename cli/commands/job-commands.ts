@@ -66,6 +66,11 @@ function jobIdFlag(value: string | undefined): string | undefined {
   return value;
 }
 
+/** Uncompressed output is another output, so another job; the default (gzip) leaves ids as they always were. */
+function plain(value: string | undefined): { compression?: 'none' } {
+  return value === 'none' ? { compression: 'none' } : {};
+}
+
 function compression(value: string | undefined): 'gzip' | 'none' | undefined {
   if (value === undefined || value === 'gzip' || value === 'none') return value;
   throw new UsageError(`--compression must be gzip or none, got "${value}"`);
@@ -103,7 +108,9 @@ export function enrichJob(flags: EnrichFlags): JobStart {
   return {
     workflow: 'bulkEnrich',
     input: {
-      jobId: jobIdFlag(flags.jobId) ?? defaultJobId('enrich', { input, output, options, column: flags.column }),
+      jobId:
+        jobIdFlag(flags.jobId) ??
+        defaultJobId('enrich', { input, output, options, column: flags.column, ...plain(flags.compression) }),
       input,
       output,
       column: flags.column,
@@ -122,7 +129,9 @@ export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
   return {
     workflow: 'verifyEmails',
     input: {
-      jobId: jobIdFlag(flags.jobId) ?? defaultJobId('verify', { input, output, column: flags.column }),
+      jobId:
+        jobIdFlag(flags.jobId) ??
+        defaultJobId('verify', { input, output, column: flags.column, ...plain(flags.compression) }),
       input,
       output,
       column: flags.column,
@@ -149,7 +158,7 @@ export function intentExportJob(flags: IntentExportFlags): JobStart {
   return {
     workflow: 'intentExport',
     input: {
-      jobId: jobIdFlag(flags.jobId) ?? defaultJobId('intent', { request, output }),
+      jobId: jobIdFlag(flags.jobId) ?? defaultJobId('intent', { request, output, ...plain(flags.compression) }),
       output,
       request,
       compression: compression(flags.compression),

@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
+import { parseDeploymentConfig } from '../../config/deployment.ts';
+import { ConfigError } from '../../config/errors.ts';
 import { parseObservabilityConfig } from '../../config/observability.ts';
 import { parseWebhookDeliveryConfig } from '../../config/webhooks.ts';
 import { parseWorkerConfig, type WorkerConfig } from '../../config/worker.ts';
 import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
+import { bundleBuildId } from '../../workers/bundle.ts';
 import { startHealthServer } from '../../workers/health.ts';
 import { installRuntime } from '../../workers/runtime.ts';
 import { shutdownGraceMs, startWorker } from '../../workers/worker.ts';
@@ -26,7 +29,11 @@ function secretsOf(config: WorkerConfig, webhooks: WebhookDeliveryConfig): strin
 export async function runWorkerCommand(argv: string[] = []): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { 'health-port': { type: 'string' }, 'metrics-port': { type: 'string' } },
+    options: {
+      'health-port': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'make-current': { type: 'boolean', default: false },
+    },
   });
   const env = {
     ...process.env,
@@ -38,16 +45,31 @@ export async function runWorkerCommand(argv: string[] = []): Promise<number> {
   const observability = parseObservabilityConfig(env);
   const config = parseWorkerConfig(env);
   const webhooks = parseWebhookDeliveryConfig(env);
+  const deployment = parseDeploymentConfig(env);
+  if (values['make-current'] && !deployment.deploymentName) {
+    throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
+  }
   const { logger, metrics, metricsUrl } = installRuntime(observability, secretsOf(config, webhooks));
   // Start and stop lines are written at any level: scripts and operators wait for them.
   const lifecycle = logger.child({}, { level: 'info' });
-  const bundlePath = process.env['SIGNAL_KIT_WORKFLOW_BUNDLE'];
+  const versioning = deployment.deploymentName
+    ? {
+        deploymentName: deployment.deploymentName,
+        buildId: deployment.buildId ?? (await bundleBuildId(deployment.bundlePath!)),
+        behavior: deployment.behavior,
+      }
+    : undefined;
   const worker = await startWorker({
     config,
     webhooks,
     metrics,
-    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : {}),
+    ...(deployment.bundlePath ? { workflowBundle: { codePath: deployment.bundlePath } } : {}),
+    ...(versioning ? { versioning } : {}),
   });
+  if (values['make-current']) {
+    await worker.makeCurrentVersion();
+    lifecycle.info({ version: versioning }, 'signal-kit worker: this version is now current');
+  }
   const health =
     observability.healthPort !== undefined
       ? await startHealthServer({ host: observability.host, port: observability.healthPort, checks: worker.checks })
@@ -63,6 +85,8 @@ export async function runWorkerCommand(argv: string[] = []): Promise<number> {
       temporal: `${config.address}/${config.namespace}`,
       queues: [config.taskQueue, config.apiTaskQueue],
       apiRatePerMinute: config.ratePerMinute,
+      ...(versioning ? { version: `${versioning.deploymentName}.${versioning.buildId}` } : {}),
+      workflows: deployment.bundlePath ?? 'bundled at start',
       ...(health ? { health: health.url } : {}),
       ...(metricsUrl ? { metrics: metricsUrl } : {}),
     },

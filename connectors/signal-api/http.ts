@@ -11,6 +11,7 @@
  * - never retried: 400/401/402/403/404/410/422 and responses of an unexpected shape.
  * The API key is sent only to `baseUrl`'s origin, never to a download host, and never appears in errors.
  */
+
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,8 +23,11 @@ import {
   retryAfterMsOf,
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
-} from './errors.ts';
-import { capRetryAfter, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
+  ValidationError,
+} from '../errors.ts';
+import { parseRetryAfter } from '../retry-after.ts';
+import { createSafeDispatcher, DestinationBlockedError } from '../webhooks/safe-dispatcher.ts';
+import { MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
@@ -95,20 +99,6 @@ function header(headers: Headers, name: string): string | undefined {
   const v = headers[name];
   if (Array.isArray(v)) return v[0];
   return v ?? undefined;
-}
-
-/**
- * `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date, capped at MAX_RETRY_AFTER_MS.
- * Undefined when absent/invalid.
- */
-export function parseRetryAfter(value: string | undefined | null, now: number = Date.now()): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const v = value.trim();
-  if (v === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return capRetryAfter(Math.ceil(Number(v) * 1000));
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return capRetryAfter(at - now);
 }
 
 /** `x-credits-charged` when the answer carried it (undefined otherwise). */
@@ -295,6 +285,11 @@ async function readCapped(res: Dispatcher.ResponseData, maxBytes: number, ctx: F
   return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 function fullRetry(retry: false | Partial<RetryOptions> | undefined, fallback: false | Required<RetryOptions>) {
   if (retry === false) return false;
   if (retry === undefined) return fallback;
@@ -328,6 +323,8 @@ export class Transport {
   readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
   readonly #beforeRequest: RequestPacing['beforeRequest'];
+  /** For download links on another host than the API: the SSRF guard's dispatcher, made on first use. */
+  #foreignDownloads: Agent | undefined;
   #closed = false;
 
   constructor(options: SignalClientOptions & RequestPacing) {
@@ -376,6 +373,33 @@ export class Transport {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#ownsDispatcher) await this.#dispatcher.close();
+    await this.#foreignDownloads?.close();
+  }
+
+  /**
+   * The dispatcher for a download link. On the API's own origin, the API's. When the API itself is on this machine
+   * (a local sandbox, a proxy in front of it), a link on this machine too. Anywhere else the link must be https,
+   * and it goes through the SSRF guard (connectors/webhooks/safe-dispatcher.ts), which refuses loopback, private,
+   * link-local and metadata addresses on the address it connects to: a link in an answer must not make the worker
+   * fetch from inside its network.
+   */
+  #downloadDispatcher(url: URL): Dispatcher {
+    if (url.origin === this.#origin) return this.#dispatcher;
+    if (isLoopbackHost(new URL(this.#origin).hostname) && isLoopbackHost(url.hostname)) return this.#dispatcher;
+    if (url.protocol !== 'https:') {
+      throw new ValidationError({
+        status: 0,
+        code: 'validation_error',
+        field: 'download_url',
+        message: `download_url: a link on another host than the API must be https, got ${url.protocol}//${url.host}`,
+        method: 'GET',
+        path: url.pathname,
+      });
+    }
+    this.#foreignDownloads ??= createSafeDispatcher({
+      agentOptions: { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: 8 },
+    });
+    return this.#foreignDownloads;
   }
 
   /** A JSON API call, retried per policy. */
@@ -590,7 +614,7 @@ export class Transport {
     const release = () => signal?.removeEventListener('abort', onAbort);
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.#dispatcher.request({
+      res = await this.#downloadDispatcher(url).request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'GET',
@@ -601,6 +625,17 @@ export class Transport {
       });
     } catch (err) {
       release();
+      if (err instanceof DestinationBlockedError) {
+        throw new ValidationError({
+          status: 0,
+          code: 'download_blocked',
+          field: 'download_url',
+          message: `download_url: ${err.message}`,
+          method: 'GET',
+          path: url.pathname,
+          cause: err,
+        });
+      }
       throw networkFailure(err, ctx);
     } finally {
       clearTimeout(timer);

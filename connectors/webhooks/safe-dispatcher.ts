@@ -3,7 +3,8 @@
  *
  * `createSafeDispatcher()` returns an undici `Agent` whose connector resolves the destination host itself, checks
  * every resolved address against the blocked ranges (loopback, private, link-local and cloud metadata, CGNAT,
- * unspecified, multicast, reserved, and the IPv4-mapped / NAT64 / 6to4 IPv6 forms of all of them) unless an
+ * unspecified, multicast, reserved, and the IPv4-mapped / NAT64 (well-known and local-use) / 6to4 / Teredo IPv6
+ * forms of all of them) unless an
  * allowlist CIDR admits it, and then connects to exactly the address it checked. Because the check happens inside
  * the connector, on the address the socket will use, a DNS answer that changes between a pre-check and the
  * connect (DNS rebinding) cannot slip through. A refusal is a `DestinationBlockedError`, raised before any socket
@@ -79,6 +80,9 @@ const BLOCKED_V6: Array<[string, number, string]> = [
   ['::1', 128, 'loopback'],
   ['::', 96, 'IPv4-compatible (deprecated)'],
   ['100::', 64, 'discard-only'],
+  // Local-use NAT64 (RFC 8215): the operator picks where the IPv4 sits; only the /96 form is decoded, the rest of the
+  // prefix could translate to any IPv4 address and is refused.
+  ['64:ff9b:1::', 48, 'local-use NAT64'],
   ['2001:db8::', 32, 'documentation'],
   ['fc00::', 7, 'unique local (private)'],
   ['fe80::', 10, 'link-local'],
@@ -100,6 +104,8 @@ function rules(entries: Array<[string, number, string]>, family: 'ipv4' | 'ipv6'
 }
 
 const V4_RULES = rules(BLOCKED_V4, 'ipv4');
+const LOCAL_NAT64_96 = new BlockList();
+LOCAL_NAT64_96.addSubnet('64:ff9b:1::', 96, 'ipv6');
 const V6_RULES = rules(BLOCKED_V6, 'ipv6');
 
 /** Expands an IPv6 address to its eight 16-bit groups (handles `::` and an embedded dotted IPv4 tail). */
@@ -128,20 +134,31 @@ function v4FromGroups(hi: number, lo: number): string {
 }
 
 /**
- * The IPv4 address an IPv6 address carries, for the forms that route to it: IPv4-mapped `::ffff:a.b.c.d`,
- * IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002:AABB:CCDD::/48` and IPv4-compatible `::a.b.c.d`.
+ * The IPv4 addresses an IPv6 address carries, for the forms that route to them: IPv4-mapped `::ffff:a.b.c.d`,
+ * IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96` and local-use `64:ff9b:1::/96`, 6to4
+ * `2002:AABB:CCDD::/48`, IPv4-compatible `::a.b.c.d`, and Teredo `2001:0::/32` (its server and, stored inverted,
+ * its client: traffic reaches both).
  */
-export function embeddedIPv4(address: string): string | undefined {
-  if (isIP(address.split('%')[0]!) !== 6) return undefined;
+export function embeddedIPv4s(address: string): string[] {
+  if (isIP(address.split('%')[0]!) !== 6) return [];
   const g = ipv6Groups(address);
-  if (g.length !== 8) return undefined;
+  if (g.length !== 8) return [];
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && g[5] === 0xffff) return v4FromGroups(g[6]!, g[7]!);
-  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return v4FromGroups(g[6]!, g[7]!);
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4FromGroups(g[6]!, g[7]!);
-  if (g[0] === 0x2002) return v4FromGroups(g[1]!, g[2]!);
-  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return v4FromGroups(g[6]!, g[7]!);
-  return undefined;
+  if (zeros(0, 5) && g[5] === 0xffff) return [v4FromGroups(g[6]!, g[7]!)];
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [v4FromGroups(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [v4FromGroups(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1 && zeros(3, 6)) return [v4FromGroups(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [v4FromGroups(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0) {
+    return [v4FromGroups(g[2]!, g[3]!), v4FromGroups(~g[6]! & 0xffff, ~g[7]! & 0xffff)];
+  }
+  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return [v4FromGroups(g[6]!, g[7]!)];
+  return [];
+}
+
+/** The first IPv4 address an IPv6 address carries (see embeddedIPv4s). */
+export function embeddedIPv4(address: string): string | undefined {
+  return embeddedIPv4s(address)[0];
 }
 
 /** A parsed allowlist: CIDRs (`127.0.0.1/32`, `::1/128`, `10.1.0.0/16`) or bare addresses. */
@@ -166,8 +183,9 @@ export class AddressAllowlist {
     const family = isIP(address);
     if (family === 0) return false;
     if (this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6')) return true;
-    const v4 = family === 6 ? embeddedIPv4(address) : undefined;
-    return v4 !== undefined && this.#list.check(v4, 'ipv4');
+    // The IPv6 forms of an allowlisted IPv4 range (mapped, NAT64, 6to4...) are allowed when every IPv4 they carry is.
+    const v4s = family === 6 ? embeddedIPv4s(address) : [];
+    return v4s.length > 0 && v4s.every((v4) => this.#list.check(v4, 'ipv4'));
   }
 }
 
@@ -180,11 +198,13 @@ export function blockedRange(address: string, allowlist?: AddressAllowlist): str
   if (family === 0) return 'not an IP address';
   if (allowlist?.allows(bare)) return undefined;
   if (family === 4) return V4_RULES.find((r) => r.list.check(bare, 'ipv4'))?.label;
-  const v4 = embeddedIPv4(bare);
-  if (v4 !== undefined) {
+  const v4s = embeddedIPv4s(bare);
+  for (const v4 of v4s) {
     const inner = V4_RULES.find((r) => r.list.check(v4, 'ipv4'))?.label;
     if (inner) return `${inner} via IPv6 ${bare}`;
   }
+  // The local-use NAT64 /96 form carrying a public IPv4 is judged by that IPv4; the rest of its /48 stays refused.
+  if (v4s.length > 0 && LOCAL_NAT64_96.check(bare, 'ipv6')) return undefined;
   return V6_RULES.find((r) => r.list.check(bare, 'ipv6'))?.label;
 }
 

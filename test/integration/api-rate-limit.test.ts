@@ -74,6 +74,7 @@ describe('the API rate limiter shared by worker processes and jobs', () => {
     expect(enrich).toHaveLength(batches);
 
     const limiter = env.client.workflow.getHandle(apiRateLimiterId(c.apiTaskQueue));
-    expect(await limiter.query(slotsGrantedQuery)).toBe(proxy.calls.length);
+    // Every call took a slot (a slot reached too late to use safely is given up, so there may be more slots).
+    expect(await limiter.query(slotsGrantedQuery)).toBeGreaterThanOrEqual(proxy.calls.length);
   }, 180_000);
 });

@@ -161,7 +161,9 @@ describe('worker metrics, logs and health', () => {
     expect(sum(after, 'signal_kit_api_calls_total', 'status="200"')).toBe(Math.ceil(DOMAINS / 100));
     expect(sum(after, 'signal_kit_api_calls_total', 'status="429"')).toBe(answered429);
     expect(sum(after, 'signal_kit_api_rate_limited_total')).toBe(answered429);
-    expect(sum(after, 'signal_kit_rate_limit_wait_seconds_total')).toBe(answered429 * 1);
+    expect(sum(after, 'signal_kit_rate_limit_wait_milliseconds_total', 'reason="retry_after"')).toBe(
+      answered429 * 1000,
+    );
     expect(sum(after, 'signal_kit_rows_written_total', 'job="enrich"')).toBe(
       manifest.parts.reduce((total, part) => total + part.lines, 0),
     );

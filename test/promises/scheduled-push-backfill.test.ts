@@ -2,7 +2,8 @@
  * Promise: `schedule backfill` writes the signals detected in a past window [from, to), once, paying for what its
  * calls return (the overlap after `to` reported), and leaves the incremental state alone; a lookback re-reads a
  * window below each watermark without pushing anything twice; a full refresh pushes everything again and
- * replaces the state. Checked against the sandbox's truth on real workers (Temporal, file output).
+ * replaces the state; a run stopped before its catch-up names the domains left behind and the next run finishes
+ * them. Checked against the sandbox's truth on real workers (Temporal, file output).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -149,4 +150,44 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
     expect(state.pushed.size).toBe(0);
     expect(state.covered.size).toBe(0);
   });
+
+  it('a run whose budget stops the catch-up names its domains behind; the next run finishes them, none written twice', async () => {
+    const store = openStore(output);
+    const limit = 4;
+    const some = domains.slice(0, 100);
+    const since = new Date(now - 60 * DAY).toISOString();
+    const push = { name: 'budget', watchlist: await watchlistOf(some), output, since, limit };
+    const truth = newSignals(env.sandbox, some, { detected_after: since });
+    const over = [...truth.perDomain].filter(([, count]) => count > limit).map(([domain]) => domain);
+    expect(over.length).toBeGreaterThan(0);
+
+    // The first call (100 domains × 4 × 2 = 800 at worst) fits; the catch-up call's worst case does not.
+    const first = await runPush(env, 'budget-1', { ...push, maxCredits: 1_000, runAt: new Date(now).toISOString() });
+    const run1 = await readPushRun(store, first);
+    expect(first.status).toBe('budget_exhausted');
+    expect(sorted(run1.manifest.incomplete_domains.map((d) => d.domain))).toEqual(sorted(over));
+    expect(run1.manifest.incomplete_domains.every((d) => d.reason === 'behind')).toBe(true);
+    for (const [domain, count] of truth.perDomain) {
+      expect(run1.lines.filter((l) => l.domain === domain)).toHaveLength(Math.min(limit, count));
+    }
+
+    const mark = env.sandbox.truth.lastCall();
+    const second = await runPush(env, 'budget-2', { ...push, runAt: new Date(now + 3_600_000).toISOString() });
+    const run2 = await readPushRun(store, second);
+    expect(second.status).toBe('completed');
+    const both = [...run1.lines, ...run2.lines].map((l) => l.signal_id);
+    expect(new Set(both).size).toBe(both.length);
+    expect(sorted(both)).toEqual(sorted(truth.ids));
+    expect(chargedSince(env.sandbox, mark)).toBe(2 * run2.lines.length + run2.manifest.overlap.credits);
+    // Re-read and dropped: at most `limit` per domain in the first call and again in a catch-up call.
+    expect(run2.manifest.overlap.signals).toBeLessThanOrEqual(limit * (some.length + over.length));
+    expect((await readPushState(store, 'budget')).pushed.size).toBe(0);
+  });
+
+  /** A watchlist file of its own for `list`. */
+  async function watchlistOf(list: string[]): Promise<string> {
+    const dir = await tempDir('push-subset');
+    await writeFile(join(dir, 'watchlist.csv'), `${['domain', ...list].join('\n')}\n`);
+    return pathToFileURL(join(dir, 'watchlist.csv')).href;
+  }
 });

@@ -60,7 +60,8 @@ const DOCUMENTED: Record<string, string[]> = {
   'webhooks subscribe': ['--url', '--types', '--description'],
   'webhooks update': ['--url', '--types', '--description', '--status'],
   sandbox: ['--port', '--seed', '--rate-limit', '--credits'],
-  worker: ['--health-port', '--metrics-port'],
+  worker: ['--health-port', '--metrics-port', '--make-current'],
+  'build-workflows': ['--output', '--workflows'],
   demo: ['--output'],
   dev: ['--no-worker'],
 };
@@ -70,7 +71,17 @@ describe('signal-kit --help', () => {
 
   it('lists every command, and documented flags are declared', () => {
     const names = commands.map((c) => c.path.join(' '));
-    for (const name of ['enrich', 'verify-emails', 'intent-export', 'status', 'demo', 'dev', 'sandbox', 'worker'])
+    for (const name of [
+      'enrich',
+      'verify-emails',
+      'intent-export',
+      'status',
+      'demo',
+      'dev',
+      'sandbox',
+      'worker',
+      'build-workflows',
+    ])
       expect(names).toContain(name);
     for (const sub of [
       'create',

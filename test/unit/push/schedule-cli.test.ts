@@ -98,6 +98,22 @@ describe('schedule command parsing', () => {
       /--from must be/,
     );
     expect(() => parseSubcommand('describe', ['crm', '--overlap', 'skip'])).toThrow(/--overlap does not apply/);
+    expect(() =>
+      parseSubcommand('backfill', ['crm', '--from', '2026-03-01', '--to', '2026-03-02', '--overlap', 'skip']),
+    ).toThrow(/--overlap does not apply/);
+    expect(() => parseSubcommand('reset', ['crm', '--full-refresh'])).toThrow(/--full-refresh does not apply/);
+    expect(() => parseSubcommand('state', ['crm', '--wait'])).toThrow(/--wait does not apply/);
+    expect(() => parseSubcommand('run', ['crm', '--domain', 'a.com'])).toThrow(/--domain does not apply/);
+    expect(() => parseSubcommand('state', ['crm', '--output', 'ftp://x'])).toThrow(/--output must be a path/);
+    for (const ok of [
+      ['run', ['crm', '--full-refresh', '--wait']],
+      ['state', ['crm', '--domain', 'a.com', '--domain', 'b.com', '--domains']],
+      ['reset', ['crm', '--domain', 'a.com', '--output', 's3://b/out']],
+    ] as const) {
+      expect(() => parseSubcommand(ok[0], [...ok[1]])).not.toThrow();
+    }
+    expect(parseCreate([...base, '--lookback', '6h']).lookbackMs).toBe(6 * 3_600_000);
+    expect(() => parseCreate([...base, '--lookback', 'soon'])).toThrow(/--lookback must be a duration/);
     expect(() => parseSubcommand('explode', ['crm'])).toThrow(/unknown subcommand "explode"/);
   });
 });
