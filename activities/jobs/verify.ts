@@ -1,10 +1,10 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readPart, readPartLines, writePart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
-import { readPart, readPartLines, writePart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -81,7 +81,7 @@ export async function verifyBatch(
   });
   const next = recount(merged, credits + response.credits);
   const stillFailing = (next.retryable ?? 0) > 0;
-  await writePart(store, job, key, merged, next, stillFailing);
+  await writePart(store, job.compression, key, merged, next, stillFailing);
   await response.marker.saved();
   return { index, reused: false, failed: stillFailing, counts: next };
 }
