@@ -1,9 +1,9 @@
+import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
-import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
 import { encodePart, readPart, writeEncodedPart, zeroCounts } from './parts.ts';
@@ -30,9 +30,6 @@ export interface EnrichBatchRequest {
    */
   creditCap?: number;
 }
-
-/** Errors that concern the request itself: its domains become error records instead of failing the job. */
-const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
 
 /** The most credits one domain can cost under these options (spec section 8: 2 per signal, `limit` per domain). */
 export function worstCaseCreditsPerDomain(options: EnrichOptions): number {
@@ -84,7 +81,8 @@ export async function enrichBatch(
       markers.push(marker);
     } catch (error) {
       await marker.failed(error);
-      if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
+      // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
+      if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
       const code = (error as { code?: string }).code ?? 'request_rejected';
       results = send.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
     }

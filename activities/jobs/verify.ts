@@ -2,7 +2,6 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
-import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
 import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from './parts.ts';
@@ -112,7 +111,7 @@ async function verifyOnce(
     return Object.assign(response, { marker });
   } catch (error) {
     await marker.failed(error);
-    throw toActivityFailure(error);
+    throw error;
   }
 }
 

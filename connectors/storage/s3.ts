@@ -1,9 +1,12 @@
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  type ListMultipartUploadsCommandOutput,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
   S3Client,
@@ -31,7 +34,17 @@ export interface S3StoreOptions {
   queueSize?: number;
   /** Server-side encryption of every object written; by default from `SIGNAL_KIT_S3_SSE` and `…_KMS_KEY_ID`. */
   encryption?: S3Encryption | null;
+  /** Incomplete multipart uploads older than this are aborted by `list()` (default STALE_UPLOAD_MS). */
+  staleUploadMs?: number;
 }
+
+/**
+ * A multipart upload still open after a day was left by a crashed writer (the longest write, an export download,
+ * is bounded by its 2-hour activity timeout). Its parts are billed until aborted: `list()`, which every job's
+ * finalize runs over its parts, aborts such uploads under the prefix it lists. A bucket lifecycle rule
+ * (AbortIncompleteMultipartUpload) covers prefixes the kit never lists again.
+ */
+export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
 
 export interface S3Encryption {
   serverSideEncryption: 'AES256' | 'aws:kms' | 'aws:kms:dsse';
@@ -121,6 +134,9 @@ export class S3Store implements Store {
   private readonly partSize: number;
   private readonly queueSize: number;
   private readonly encryption: S3Encryption | null;
+  private readonly staleUploadMs: number;
+  /** The clock that decides when an upload is stale (tests move it). */
+  now: () => number = Date.now;
   private bucketChecked = false;
 
   constructor(location: { url: string; bucket: string; prefix: string }, options: S3StoreOptions = {}) {
@@ -132,6 +148,7 @@ export class S3Store implements Store {
     this.queueSize = options.queueSize ?? 2;
     this.encryption =
       options.encryption === undefined ? s3EncryptionFromEnv(options.env ?? process.env) : options.encryption;
+    this.staleUploadMs = options.staleUploadMs ?? STALE_UPLOAD_MS;
   }
 
   urlOf(key: string): string {
@@ -254,8 +271,39 @@ export class S3Store implements Store {
     return (await this.stat(key)) !== undefined;
   }
 
+  /** Aborts the incomplete multipart uploads under `prefix` started more than `staleUploadMs` ago; their count. */
+  async abortStaleUploads(prefix: string, now: number = this.now()): Promise<number> {
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      const page: ListMultipartUploadsCommandOutput = await this.client.send(
+        new ListMultipartUploadsCommand({
+          Bucket: this.bucket,
+          Prefix: this.prefix + prefix,
+          KeyMarker: keyMarker,
+          UploadIdMarker: uploadIdMarker,
+        }),
+      );
+      for (const upload of page.Uploads ?? []) {
+        const started = upload.Initiated?.getTime();
+        if (!upload.Key || !upload.UploadId || started === undefined || now - started < this.staleUploadMs) continue;
+        await this.client.send(
+          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }),
+        );
+        aborted += 1;
+      }
+      const more = page.IsTruncated === true;
+      keyMarker = more ? page.NextKeyMarker : undefined;
+      uploadIdMarker = more ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker);
+    return aborted;
+  }
+
   /** S3 lists no user metadata, so each listed object costs a HEAD (16 in flight). */
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    // Housekeeping, never a reason to fail a listing (some S3-compatible servers lack the multipart listing).
+    await this.abortStaleUploads(prefix).catch(() => 0);
     yield* mapOrdered(this.listKeys(prefix), 16, async (key) => {
       const info = await this.stat(key);
       return info ?? { key, size: 0, metadata: {} };
