@@ -256,9 +256,10 @@ describe('bucket collector (Temporal)', () => {
     const handle = client.workflow.getHandle(collectorWorkflowId('replay'));
     for (const e of events) await handle.signal('collectEvent', { signalId: e.signal.id });
     await handle.signal('flushCollector');
-    await new Promise((r) => setTimeout(r, 1_500)); // longer than max_age_ms
-    expect((await status('replay')).duplicatesIgnored).toBe(8);
+    // Wait on the collector having taken every re-sent signal, not on a sleep.
+    await expect.poll(async () => (await status('replay')).duplicatesIgnored, { timeout: 20_000 }).toBe(8);
     expect((await status('replay')).seq).toBe(2);
+    expect((await status('replay')).buffered).toBe(0);
 
     // 2. A retried write of an existing part (an activity that ran but whose completion was lost).
     const activities = createCollectorActivities({ config, openStore: openAny });
@@ -273,8 +274,10 @@ describe('bucket collector (Temporal)', () => {
     await stopWorkers();
     await startWorker({ maxCachedWorkflows: 0 });
     expect((await status('replay')).seq).toBe(2);
+    // Nothing buffered to flush: the replayed collector writes no part (its status is read after the flush signal,
+    // so the flush has been handled).
     await handle.signal('flushCollector');
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await status('replay')).toMatchObject({ seq: 2, buffered: 0 });
 
     const after = await listKeys(store, 'collector/replay/');
     const part = (k: string) => k.includes('part-');
