@@ -2,13 +2,11 @@
  * The activity registry: every activity the worker registers, by task queue. The main queue holds storage work,
  * export downloads and webhook delivery; the API queue holds every call to the Signal API (rate limited).
  */
-import { Context } from '@temporalio/activity';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createCollectorActivities } from './collector.ts';
 import { enrichBatch } from './jobs/enrich.ts';
-import { withFailureMapping } from './jobs/failures.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
 import { prepareInput } from './jobs/prepare.ts';
@@ -28,42 +26,10 @@ export interface ActivityDeps {
   openStore: (url: string) => Store;
 }
 
-/** How often a running activity tells Temporal that its worker is alive (see the heartbeat timeouts). */
-const HEARTBEAT_INTERVAL_MS = 2_000;
-
-/**
- * Wraps each activity so that client and storage errors reach Temporal classified (retryable or not), and so that
- * it heartbeats while it runs: a worker killed mid-activity is then noticed within the activity's heartbeat timeout.
- */
-function mapped<T extends Record<string, (request: never) => Promise<unknown>>>(activities: T): T {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, fn] of Object.entries(activities)) {
-    wrapped[name] = async (request: never) => {
-      const context = currentContext();
-      const beat = context ? setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS) : undefined;
-      try {
-        return await withFailureMapping(() => fn(request));
-      } finally {
-        clearInterval(beat);
-      }
-    };
-  }
-  return wrapped as T;
-}
-
-/** The running activity's context, or undefined when called outside an activity (unit tests call them directly). */
-function currentContext(): Context | undefined {
-  try {
-    return Context.current();
-  } catch {
-    return undefined;
-  }
-}
-
 /** Activities that only touch storage; they run on the main task queue. */
 export function createJobActivities(deps: ActivityDeps) {
   const { openStore } = deps;
-  return mapped({
+  return {
     prepareInput: (request: Parameters<typeof prepareInput>[1]) => prepareInput(openStore, request),
     findFinishedJob: (request: Parameters<typeof findFinishedJob>[1]) =>
       findFinishedJob(openStore(request.job.output), request),
@@ -77,13 +43,13 @@ export function createJobActivities(deps: ActivityDeps) {
       recordFailedPushBatch(openStore(request.run.output), request),
     finalizePushRun: (request: Parameters<typeof finalizePushRun>[1]) =>
       finalizePushRun(openStore(request.run.output), request),
-  });
+  };
 }
 
 /** Activities that call the Signal API; they run on the rate-limited API task queue. */
 export function createApiActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
-  return mapped({
+  return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
       enrichBatch(client, openStore(request.job.output), request),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
@@ -95,7 +61,7 @@ export function createApiActivities(deps: ActivityDeps) {
     manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
-  });
+  };
 }
 
 /**
@@ -104,10 +70,10 @@ export function createApiActivities(deps: ActivityDeps) {
  */
 export function createExportActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
-  return mapped({
+  return {
     downloadIntentExport: (request: Parameters<typeof downloadIntentExport>[2]) =>
       downloadIntentExport(client, openStore(request.job.output), request),
-  });
+  };
 }
 
 /**

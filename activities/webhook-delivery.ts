@@ -15,7 +15,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
-import { capRetryAfter } from '../connectors/signal-api/limits.ts';
+import { parseRetryAfter } from '../connectors/retry-after.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import {
   type Destination,
@@ -102,20 +102,6 @@ export interface WriteDeadLetterInput {
 
 const SNIPPET_BYTES = 512;
 
-/**
- * `Retry-After` as seconds or an HTTP date, in milliseconds from now, capped at MAX_RETRY_AFTER_MS; undefined when
- * absent or unreadable.
- */
-export function parseRetryAfter(value: string | string[] | undefined, now: Date = new Date()): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (!v) return undefined;
-  const trimmed = v.trim();
-  if (/^\d+$/.test(trimmed)) return capRetryAfter(Number(trimmed) * 1000);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return capRetryAfter(at - now.getTime());
-}
-
 async function readSnippet(body: AsyncIterable<Buffer> & { destroy?: (err?: Error) => void }): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -144,17 +130,6 @@ function failure(
     ...(details.retryAfterMs !== undefined ? { nextRetryDelay: details.retryAfterMs } : {}),
     ...(options.cause ? { cause: options.cause } : {}),
   });
-}
-
-function heartbeatWhile<T>(work: Promise<T>): Promise<T> {
-  let ctx: Context | undefined;
-  try {
-    ctx = Context.current();
-  } catch {
-    return work; // called outside an activity (unit tests)
-  }
-  const timer = setInterval(() => ctx.heartbeat(), 1_000);
-  return work.finally(() => clearInterval(timer));
 }
 
 function cancellationSignal(): AbortSignal | undefined {
@@ -229,25 +204,20 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
       let res: Dispatcher.ResponseData;
       let snippet: string;
       try {
-        const response = heartbeatWhile(
-          (async () => {
-            const r = await request(dest.url, {
-              method: 'POST',
-              body,
-              headers: {
-                ...headers,
-                'content-type': 'application/json',
-                'user-agent': USER_AGENT,
-              },
-              dispatcher: getDispatcher(),
-              signal,
-              headersTimeout: dest.timeout_ms,
-              bodyTimeout: dest.timeout_ms,
-            });
-            return { r, snippet: await readSnippet(r.body) };
-          })(),
-        );
-        ({ r: res, snippet } = await response);
+        res = await request(dest.url, {
+          method: 'POST',
+          body,
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'user-agent': USER_AGENT,
+          },
+          dispatcher: getDispatcher(),
+          signal,
+          headersTimeout: dest.timeout_ms,
+          bodyTimeout: dest.timeout_ms,
+        });
+        snippet = await readSnippet(res.body);
       } catch (err) {
         const durationMs = elapsed();
         if (err instanceof DestinationBlockedError) {

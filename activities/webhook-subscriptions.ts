@@ -1,9 +1,8 @@
 import { constants, publicEncrypt } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
+import { SignalApiError } from '../connectors/errors.ts';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
-import { SignalApiError } from '../connectors/signal-api/errors.ts';
 import type { CreateWebhookParams, UpdateWebhookParams } from '../connectors/signal-api/types.ts';
-import { toActivityFailure } from './jobs/failures.ts';
 
 /** One management call on the service's webhook subscriptions (spec 6), as `signal-kit webhooks` asks for it. */
 export type WebhookSubscriptionRequest =
@@ -46,7 +45,7 @@ export async function manageWebhookSubscription(
     return body;
   } catch (error) {
     if (!(error instanceof SignalApiError)) throw error;
-    if (error.retryable && request.action !== 'subscribe') throw toActivityFailure(error);
+    if (error.retryable && request.action !== 'subscribe') throw error;
     // A refused call, or a subscribe whose outcome is unknown (creating twice would make two subscriptions).
     const unknown = error.retryable ? '; the subscription may have been created: check `webhooks list`' : '';
     throw ApplicationFailure.create({

@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { type CsvError, parse as parseCsv } from 'csv-parse';
 import { jsonlParser } from 'stream-json/jsonl/parser.js';
+import { CsvInputError } from './errors.ts';
 import { exceedsJsonDepth } from './json-depth.ts';
 import type { ObjectInfo, Store, WriteOptions } from './storage/store.ts';
 
@@ -227,14 +228,7 @@ export type CsvEntry =
   | { row: number; line: number; record: Record<string, string>; error?: undefined; raw?: undefined }
   | { row: number; line: number; record?: undefined; error: string; raw?: string };
 
-export class CsvInputError extends Error {
-  readonly line: number | undefined;
-  constructor(message: string, line: number | undefined, options?: { cause?: unknown }) {
-    super(line !== undefined ? `CSV line ${line}: ${message}` : `CSV: ${message}`, options);
-    this.name = 'CsvInputError';
-    this.line = line;
-  }
-}
+export { CsvInputError };
 
 export interface CsvReadOptions {
   delimiter?: string;

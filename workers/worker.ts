@@ -11,6 +11,7 @@ import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { activityFailureInterceptor } from './activity-failures.ts';
 import { ApiPermits } from './api-permits.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
@@ -130,7 +131,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
-  const interceptors = options.metrics ? { interceptors: { activity: [telemetryInterceptor(options.metrics)] } } : {};
+  // Every activity heartbeats and reaches Temporal with its failure classified; then the telemetry, when asked for.
+  const activity = [activityFailureInterceptor, ...(options.metrics ? [telemetryInterceptor(options.metrics)] : [])];
+  const interceptors = { interceptors: { activity } };
   const versioning = options.versioning
     ? {
         workerDeploymentOptions: {

@@ -1,22 +1,19 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, type ActivityOptions, ApplicationFailure } from '@temporalio/workflow';
+import { FATAL_FAILURE_TYPES } from '../connectors/errors.ts';
 import { MAX_RETRY_AFTER_MS } from '../connectors/signal-api/limits.ts';
 
-/** Errors that no retry can fix; everything else (429, 5xx, timeouts, resets) is retried by Temporal. */
-export const NON_RETRYABLE_API_ERRORS = [
-  'ValidationError',
-  'AuthenticationError',
-  'InsufficientCreditsError',
-  'NotFoundError',
-  'InputError',
-  'StorageConfigError',
-];
-
-/** Errors that end the whole job (a wrong key or a spent balance affects every batch alike). */
-export const FATAL_API_ERRORS = ['AuthenticationError', 'InsufficientCreditsError', 'StorageConfigError', 'InputError'];
+/**
+ * Whether an activity's failure ends the whole job (a wrong key or a spent balance affects every batch alike). Which
+ * failures Temporal retries is not listed here: the worker's interceptor marks each retryable or not by its rule.
+ */
+export function isFatalFailure(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type != null && FATAL_FAILURE_TYPES.includes(cause.type);
+}
 
 /**
  * Options for activities that call the Signal API: on the rate-limited queue, retried with backoff. They heartbeat
- * while they run (activities/registry.ts), so a worker that dies mid-call is noticed within the heartbeat timeout and
+ * while they run (workers/activity-failures.ts), so a worker that dies mid-call is noticed within the heartbeat timeout and
  * its batches are retried elsewhere, instead of waiting out the start-to-close timeout.
  */
 export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): ActivityOptions {
@@ -30,7 +27,6 @@ export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): Acti
       // The same ceiling as a server's Retry-After: neither Temporal's backoff nor the server parks a batch longer.
       maximumInterval: MAX_RETRY_AFTER_MS,
       maximumAttempts,
-      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
     },
   };
 }
@@ -46,7 +42,6 @@ export function storageActivityOptions(taskQueue: string): ActivityOptions {
       backoffCoefficient: 2,
       maximumInterval: '30 seconds',
       maximumAttempts: 10,
-      nonRetryableErrorTypes: NON_RETRYABLE_API_ERRORS,
     },
   };
 }

@@ -1,7 +1,8 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { JobActivities } from '../activities/registry.ts';
-import { FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
+import { isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
 import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
@@ -54,7 +55,7 @@ export interface BatchJobSpec {
  */
 export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Promise<JobResult> {
   const badJobId = jobIdProblem(input.jobId);
-  if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, 'InputError');
+  if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, FAILURE_TYPE.input);
   const job: JobRef = {
     jobId: input.jobId,
     kind: spec.kind,
@@ -104,7 +105,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     try {
       return await attempt();
     } catch (error) {
-      if (isFatal(error)) throw error;
+      if (isFatalFailure(error)) throw error;
       // Retries are spent: the batch's rows become error records and a re-run of the job retries it.
       return jobs.recordFailedBatch({ job, index, message: failureMessage(error) });
     }
@@ -141,11 +142,6 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${error}`, 'JobFailed', result);
   }
   return result;
-}
-
-function isFatal(error: unknown): boolean {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure && cause.type != null && FATAL_API_ERRORS.includes(cause.type);
 }
 
 /** The innermost message of an activity failure, which is the service's or the storage's own words. */

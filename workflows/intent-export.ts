@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep
 import type { IntentExportRequest } from '../activities/jobs/intent-export.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
 import type { ApiActivities, ExportActivities, JobActivities } from '../activities/registry.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
@@ -42,7 +43,7 @@ const WAITING_STATUSES = new Set(['queued', 'running', 'pending', 'processing', 
 /** Submits a buyer-intent export, polls it until ready, and streams its JSONL download into the bucket. */
 export async function intentExport(input: IntentExportInput): Promise<JobResult> {
   const badJobId = jobIdProblem(input.jobId);
-  if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, 'InputError');
+  if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, FAILURE_TYPE.input);
   const job: JobRef = {
     jobId: input.jobId,
     kind: 'intent-export',

@@ -1,6 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
-  ActivityFailure,
   ApplicationFailure,
   continueAsNew,
   defineQuery,
@@ -11,7 +10,7 @@ import {
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
-import { apiActivityOptions, FATAL_API_ERRORS, storageActivityOptions } from './activity-options.ts';
+import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-job.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
 import {
@@ -151,7 +150,9 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   const planned = plan;
   let catchUp = input.carried?.catchUp;
   let next = input.carried?.next ?? 0;
-  const worstCase = (limit: number) => Math.min(100, planned.distinct) * limit * CREDITS_PER_SIGNAL;
+  // The most one call can cost: its domains (a catch-up call has at most the domains left behind) × limit × 2.
+  const worstCase = (limit: number) =>
+    Math.min(100, catchUp ? catchUp.domains : planned.distinct) * limit * CREDITS_PER_SIGNAL;
 
   let outcome: Awaited<ReturnType<typeof runWindow>>;
   for (;;) {
@@ -171,7 +172,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
           signals += result.counts.lines;
           return result;
         } catch (error) {
-          if (isFatal(error)) throw error;
+          if (isFatalFailure(error)) throw error;
           // Retries are spent: the batch's domains keep their watermarks, and the next run asks for them again.
           return jobs.recordFailedPushBatch({ run, index, message: failureMessage(error) });
         }
@@ -247,8 +248,3 @@ function scheduledTime(input: ScheduledPushInput): string {
 }
 
 export { backfillRunId, runIdOf };
-
-function isFatal(error: unknown): boolean {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure && cause.type != null && FATAL_API_ERRORS.includes(cause.type);
-}

@@ -13,6 +13,7 @@
  *
  * Destinations and their secrets live in worker configuration; the workflow knows only ids, kinds and filters.
  */
+
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -30,6 +31,7 @@ import type {
   SignalCreatedEvent,
   WebhookDeliveryActivities,
 } from '../activities/webhook-delivery.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { MAX_RETRY_AFTER_MS } from '../connectors/signal-api/limits.ts';
 
 /** Svix's schedule: the delay before each attempt. 8 attempts over about 38 hours. */
@@ -144,7 +146,8 @@ function describeFailure(err: unknown): {
 export async function deliverSignalEvent(input: DeliverSignalEventInput): Promise<DeliverSignalEventResult> {
   const { event } = input;
   const delays = input.schedule?.delaysMs ?? [...DEFAULT_DELIVERY_SCHEDULE_MS];
-  if (delays.length === 0) throw ApplicationFailure.nonRetryable('the delivery schedule has no attempts', 'InputError');
+  if (delays.length === 0)
+    throw ApplicationFailure.nonRetryable('the delivery schedule has no attempts', FAILURE_TYPE.input);
   const jitterRatio = input.schedule?.jitterRatio ?? DEFAULT_JITTER_RATIO;
   const maxRetryAfterMs = input.schedule?.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS;
   const heartbeatTimeout = input.attemptHeartbeatTimeoutMs ?? 10_000;

@@ -1,12 +1,12 @@
+import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
-import { toActivityFailure } from './failures.ts';
 import { partKey } from './layout.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
-import { encodePart, readPart, writeEncodedPart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -30,9 +30,6 @@ export interface EnrichBatchRequest {
    */
   creditCap?: number;
 }
-
-/** Errors that concern the request itself: its domains become error records instead of failing the job. */
-const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
 
 /** The most credits one domain can cost under these options (spec section 8: 2 per signal, `limit` per domain). */
 export function worstCaseCreditsPerDomain(options: EnrichOptions): number {
@@ -84,7 +81,8 @@ export async function enrichBatch(
       markers.push(marker);
     } catch (error) {
       await marker.failed(error);
-      if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
+      // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
+      if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
       const code = (error as { code?: string }).code ?? 'request_rejected';
       results = send.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
     }
@@ -95,7 +93,14 @@ export async function enrichBatch(
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
-  const part = await writeEncodedPart(store, job, key, assembled.body, counts, partial ? 'partial' : 'done');
+  const part = await writeEncodedPart(
+    store,
+    job.compression,
+    key,
+    assembled.body,
+    counts,
+    partial ? 'partial' : 'done',
+  );
   for (const marker of markers) await marker.saved();
   return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
 }
@@ -127,7 +132,7 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job, lines), counts, signals };
+  return { body: encodePart(job.compression, lines), counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
+import { InputError } from '../../connectors/errors.ts';
 import { openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { inputFailure } from './failures.ts';
 
 /** One input row: its number (1-based data row; CSV header excluded), the raw value, or why it has none. */
 export interface InputRecord {
@@ -34,11 +34,12 @@ export async function openInput(openStore: (url: string) => Store, url: string):
     : name.endsWith('.jsonl') || name.endsWith('.ndjson')
       ? 'jsonl'
       : undefined;
-  if (!format) throw inputFailure(`input ${url}: unsupported format (expected .csv or .jsonl/.ndjson, optionally .gz)`);
+  if (!format)
+    throw new InputError(`input ${url}: unsupported format (expected .csv or .jsonl/.ndjson, optionally .gz)`);
   try {
     return { url, format, body: await openDecoded(openStore(base), key) };
   } catch (error) {
-    if (error instanceof ObjectNotFoundError) throw inputFailure(`input ${url} does not exist`);
+    if (error instanceof ObjectNotFoundError) throw new InputError(`input ${url} does not exist`);
     throw error;
   }
 }
@@ -59,7 +60,7 @@ export async function* readInputRecords(source: InputSource, columns: string[]):
         const header = Object.keys(entry.record);
         column = columns.find((name) => header.includes(name));
         if (column === undefined) {
-          throw inputFailure(
+          throw new InputError(
             `input ${source.url}: no column named ${columns.map((c) => `"${c}"`).join(' or ')} (columns: ${header.join(', ')})`,
           );
         }

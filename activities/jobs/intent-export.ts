@@ -3,10 +3,10 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { NetworkError, ServerError, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
-import { SignalApiError } from '../../connectors/signal-api/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { toActivityFailure } from './failures.ts';
+import { partContentType } from '../parts.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
 import type { JobRef, ManifestPart } from './types.ts';
@@ -130,7 +130,7 @@ export async function submitIntentExport(
     }
     if (nothingDone(error)) {
       await save({ state: 'not_submitted', credits: 0, abandoned });
-      throw toActivityFailure(error);
+      throw error;
     }
     const failed: ExportRecord = {
       ...pending,
@@ -148,13 +148,13 @@ function nothingDone(error: unknown): boolean {
   if (!(error instanceof SignalApiError)) return false;
   if (NOTHING_DONE.has(error.name)) return true;
   // The service's own answer saying it charged nothing: its work did not happen (or cost nothing to redo).
-  if (error.name === 'ServerError' && error.creditsCharged === 0) return true;
-  return error.name === 'NetworkError' && (error as { notSent?: boolean }).notSent === true;
+  if (error instanceof ServerError && error.creditsCharged === 0) return true;
+  return error instanceof NetworkError && error.notSent;
 }
 
 /** The export id of a 2xx answer the client could not parse whole (tolerant in: the id is all the kit needs). */
 function idInUnexpectedAnswer(error: unknown): string | undefined {
-  if (!(error instanceof SignalApiError) || error.name !== 'UnexpectedResponseError') return undefined;
+  if (!(error instanceof UnexpectedResponseError)) return undefined;
   const body = error.body as Record<string, unknown> | null | undefined;
   if (!body || typeof body !== 'object') return undefined;
   for (const field of ['export_id', 'id', 'exportId']) {
@@ -198,8 +198,8 @@ export async function getIntentExportStatus(
     answer = state;
   } catch (error) {
     // Tolerant in: an answer of another shape than expected is still read for its status and link.
-    const body = error instanceof SignalApiError && error.name === 'UnexpectedResponseError' ? error.body : undefined;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw toActivityFailure(error);
+    const body = error instanceof UnexpectedResponseError ? error.body : undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw error;
     answer = body as Record<string, unknown>;
   }
   const { download_url: link, creditsRemaining: _cr, ...rest } = answer;
@@ -266,7 +266,7 @@ export async function downloadIntentExport(
   } catch (error) {
     if ((error as { code?: unknown }).code === 'gone')
       throw linkExpired(`the download link expired: ${(error as Error).message}`);
-    throw toActivityFailure(error);
+    throw error;
   }
   const hash = createHash('sha256');
   const plain = job.compression === 'none';
@@ -281,9 +281,8 @@ export async function downloadIntentExport(
     },
   });
   const context = Context.current();
-  const heartbeat = setInterval(() => context.heartbeat({ bytes: checker.bytes, lines: checker.lines }), 5000);
   const writer = store.openWrite(key, {
-    contentType: job.compression === 'none' ? 'application/x-ndjson' : 'application/gzip',
+    contentType: partContentType(job.compression),
   });
   try {
     const signal = context.cancellationSignal;
@@ -295,9 +294,7 @@ export async function downloadIntentExport(
     await writer.done();
   } catch (error) {
     await writer.abort(error).catch(() => undefined);
-    throw toActivityFailure(error);
-  } finally {
-    clearInterval(heartbeat);
+    throw error;
   }
   const stored = plain ? checker.bytes : compressed;
   const part: ManifestPart = { key, lines: checker.lines, bytes: stored, sha256: hash.digest('hex') };

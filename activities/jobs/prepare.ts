@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
+import { InputError } from '../../connectors/errors.ts';
 import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import { normalizeEmail } from '../../connectors/normalize/email.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { inputFailure } from './failures.ts';
+import { writePart, zeroCounts } from '../parts.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
-import { writePart, zeroCounts } from './parts.ts';
 import type { JobKind, JobRef, PreparedInput } from './types.ts';
 
 export interface PrepareRequest {
@@ -56,7 +56,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   };
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
-    await enqueue(writePart(out, job, invalidPartKey(job, stats.invalidParts++), invalid, counts));
+    await enqueue(writePart(out, job.compression, invalidPartKey(job, stats.invalidParts++), invalid, counts));
     invalid = [];
   };
 
@@ -83,7 +83,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   if (batch.length > 0) await flushBatch();
   if (invalid.length > 0) await flushInvalid();
   await Promise.all(pending);
-  if (stats.rows === 0) throw inputFailure(`input ${request.input} has no data rows`);
+  if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
 
   const prepared: PreparedInput = {
     input: request.input,

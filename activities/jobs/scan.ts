@@ -1,5 +1,5 @@
+import { InputError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { inputFailure } from './failures.ts';
 import { openInput, readInputRecords } from './input.ts';
 import { classify, DEFAULT_COLUMNS, normalizerFor } from './prepare.ts';
 import type { JobKind, PreparedInput } from './types.ts';
@@ -31,7 +31,7 @@ export async function scanInput(openStore: (url: string) => Store, request: Scan
       stats.distinct += 1;
     }
   }
-  if (stats.rows === 0) throw inputFailure(`input ${request.input} has no data rows`);
+  if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
   return {
     input: request.input,
     ...stats,

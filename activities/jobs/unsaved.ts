@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SignalApiError } from '../../connectors/signal-api/errors.ts';
+import { SignalApiError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { jobPrefix } from './layout.ts';
 import type { JobRef } from './types.ts';

@@ -1,10 +1,10 @@
+import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { toActivityFailure } from '../jobs/failures.ts';
-import { readPart, writePart, zeroCounts } from '../jobs/parts.ts';
 import type { BatchResult } from '../jobs/types.ts';
-import { answerKey, batchDoneKey, partJob, pushBatchKey, pushPartKey } from './layout.ts';
+import { readPart, writePart, zeroCounts } from '../parts.ts';
+import { answerKey, batchDoneKey, pushBatchKey, pushPartKey } from './layout.ts';
 import type {
   DomainOutcome,
   PushBatch,
@@ -13,9 +13,6 @@ import type {
   PushBatchRequest,
   PushRunRef,
 } from './types.ts';
-
-/** Errors that concern the request itself: its domains become error records, the run goes on. */
-const RECORD_LEVEL_ERRORS = new Set(['ValidationError', 'NotFoundError']);
 
 /** Spec section 8: 2 credits per signal returned by enrich (how the overlap is priced). */
 const CREDITS_PER_SIGNAL = 2;
@@ -71,7 +68,8 @@ export async function fetchPushBatch(
     results = response.results;
     credits = response.credits;
   } catch (error) {
-    if (!(error instanceof Error) || !RECORD_LEVEL_ERRORS.has(error.name)) throw toActivityFailure(error);
+    // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
+    if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
     const code = (error as { code?: string }).code ?? 'request_rejected';
     results = batch.domains.map(({ domain }) => ({ domain, status: 'error', error: { code, message: error.message } }));
   }
@@ -81,7 +79,7 @@ export async function fetchPushBatch(
   record.calls = 1;
   await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
-    const part = await writePart(store, partJob(run), key, lines, record.counts);
+    const part = await writePart(store, 'gzip', key, lines, record.counts);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
   }
   await writeBatchRecord(store, run, record);

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
+import { InputError } from '../../connectors/errors.ts';
 import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { inputFailure } from '../jobs/failures.ts';
 import { openInput, readInputRecords } from '../jobs/input.ts';
 import { readBatchRecord } from './fetch.ts';
 import { PUSH_NAME, planKey, pushBatchKey, roundKey } from './layout.ts';
@@ -37,7 +37,7 @@ export async function preparePushRun(
 ): Promise<PushPlan> {
   const { run } = request;
   if (!PUSH_NAME.test(run.name)) {
-    throw inputFailure(`push name "${run.name}": use lower-case letters, digits, "-" and "_" (at most 63)`);
+    throw new InputError(`push name "${run.name}": use lower-case letters, digits, "-" and "_" (at most 63)`);
   }
   const batchSize = Math.min(PUSH_BATCH_SIZE, Math.max(1, request.batchSize ?? PUSH_BATCH_SIZE));
   const out = openStore(run.output);
@@ -85,7 +85,7 @@ export async function preparePushRun(
     const pushed = state?.pushed.get(domain);
     entries.push({ domain, start, through, ...(pushed?.length ? { pushed } : {}), ...(cover ? { cover } : {}) });
   }
-  if (stats.rows === 0) throw inputFailure(`watchlist ${request.watchlist} has no data rows`);
+  if (stats.rows === 0) throw new InputError(`watchlist ${request.watchlist} has no data rows`);
 
   const { calls, mixed } = packCalls(entries, batchSize);
   const extra = {
@@ -218,7 +218,7 @@ function lookbackStart(through: string, lookback: number, cover: string | undefi
 
 function optionalTime(field: string, value: string | undefined): string | null {
   if (value === undefined) return null;
-  if (Number.isNaN(Date.parse(value))) throw inputFailure(`${field} "${value}" is not an ISO 8601 date`);
+  if (Number.isNaN(Date.parse(value))) throw new InputError(`${field} "${value}" is not an ISO 8601 date`);
   return canonicalTime(value);
 }
 

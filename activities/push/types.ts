@@ -134,7 +134,8 @@ export interface DomainOutcome {
   /** More signals exist after `through` than this call returned: a catch-up round asks again. */
   behind?: boolean;
   /**
-   * Signals that no call the spec allows can reach (more than 500 newer ones): counted, not fetched (0 when the
+   * Signals left out because more than 500 newer ones exist (answers are newest first; only narrower filters would
+   * reach them, which the kit does not try): counted, not fetched (0 when the
    * service did not say how many).
    */
   missing?: number;
@@ -181,7 +182,7 @@ export interface IncompleteDomain {
   domain: string;
   /**
    * `behind`: its catch-up call did not run (budget, failure); the next run continues from where it stood.
-   * `unreachable`: over 500 newer signals after its watermark; the spec's filters cannot reach the older ones.
+   * `unreachable`: over 500 new signals after its watermark; the older ones are left out (see `missing`).
    */
   reason: 'behind' | 'unreachable';
   /** Signals known to be left out, when the service said how many. */

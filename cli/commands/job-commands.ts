@@ -35,6 +35,11 @@ function jobIdFlag(value: string | undefined): string | undefined {
   return value;
 }
 
+/** Uncompressed output is another output, so another job; the default (gzip) leaves ids as they always were. */
+function plain(value: string | undefined): { compression?: 'none' } {
+  return value === 'none' ? { compression: 'none' } : {};
+}
+
 function compression(value: string | undefined): 'gzip' | 'none' | undefined {
   if (value === undefined || value === 'gzip' || value === 'none') return value;
   throw new UsageError(`--compression must be gzip or none, got "${value}"`);
@@ -82,7 +87,9 @@ export function parseEnrich(argv: string[]): JobStart {
   return {
     workflow: 'bulkEnrich',
     input: {
-      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('enrich', { input, output, options, column: values.column }),
+      jobId:
+        jobIdFlag(values['job-id']) ??
+        defaultJobId('enrich', { input, output, options, column: values.column, ...plain(values.compression) }),
       input,
       output,
       column: values.column,
@@ -105,7 +112,9 @@ export function parseVerifyEmails(argv: string[]): JobStart {
   return {
     workflow: 'verifyEmails',
     input: {
-      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('verify', { input, output, column: values.column }),
+      jobId:
+        jobIdFlag(values['job-id']) ??
+        defaultJobId('verify', { input, output, column: values.column, ...plain(values.compression) }),
       input,
       output,
       column: values.column,
@@ -144,7 +153,7 @@ export function parseIntentExport(argv: string[]): JobStart {
   return {
     workflow: 'intentExport',
     input: {
-      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('intent', { request, output }),
+      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('intent', { request, output, ...plain(values.compression) }),
       output,
       request,
       compression: compression(values.compression),

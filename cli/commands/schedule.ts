@@ -81,7 +81,7 @@ export interface PushScheduleDetails extends PushScheduleInfo {
   running: string[];
   createdAt: string;
   /** The last run that committed the push's state (from `_watermarks.json`), or null before the first. */
-  lastRun: LastRunView | null;
+  lastRun: LastRunView | { unreadable: string } | null;
 }
 
 export type LastRunView = NonNullable<Awaited<ReturnType<typeof readPushState>>['lastRun']>;
@@ -258,8 +258,17 @@ export async function describePushSchedule(client: Client, name: string): Promis
     skippedOverlap: description.info.numActionsSkippedOverlap,
     running: description.info.runningActions.map((action) => action.workflow.workflowId),
     createdAt: description.info.createdAt.toISOString(),
-    lastRun: push ? ((await readPushState(openStore(push.output), name)).lastRun ?? null) : null,
+    lastRun: push ? await lastRunOf(push.output, name) : null,
   };
+}
+
+/** The push's last committed run; describe still answers when the output cannot be read (say so instead). */
+async function lastRunOf(output: string, name: string): Promise<LastRunView | { unreadable: string } | null> {
+  try {
+    return (await readPushState(openStore(output), name)).lastRun ?? null;
+  } catch (error) {
+    return { unreadable: `${output}: ${error instanceof Error ? error.message : String(error)}` };
+  }
 }
 
 /** The schedule's push definition (what every run of it is started with). */

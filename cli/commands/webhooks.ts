@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError }
 import { z } from 'zod';
 import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../../activities/webhook-subscriptions.ts';
 import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
-import { SignalApiError, ValidationError } from '../../connectors/signal-api/errors.ts';
+import { SignalApiError, ValidationError } from '../../connectors/errors.ts';
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
 import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from '../../connectors/webhooks/signature.ts';
 import {

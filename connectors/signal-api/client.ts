@@ -11,8 +11,8 @@
  * ```
  */
 import type { z } from 'zod';
+import { SignalApiError, UnexpectedResponseError, ValidationError } from '../errors.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../webhooks/events.ts';
-import { SignalApiError, UnexpectedResponseError, ValidationError } from './errors.ts';
 import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
   BuyerIntentPageSchema,

@@ -11,11 +11,11 @@
  * - never retried: 400/401/402/403/404/410/422 and responses of an unexpected shape.
  * The API key is sent only to `baseUrl`'s origin, never to a download host, and never appears in errors.
  */
+
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
-import { createSafeDispatcher, DestinationBlockedError } from '../webhooks/safe-dispatcher.ts';
 import {
   errorClassForStatus,
   NetworkError,
@@ -24,8 +24,10 @@ import {
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
   ValidationError,
-} from './errors.ts';
-import { capRetryAfter, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
+} from '../errors.ts';
+import { parseRetryAfter } from '../retry-after.ts';
+import { createSafeDispatcher, DestinationBlockedError } from '../webhooks/safe-dispatcher.ts';
+import { MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {
   CallOptions,
@@ -97,20 +99,6 @@ function header(headers: Headers, name: string): string | undefined {
   const v = headers[name];
   if (Array.isArray(v)) return v[0];
   return v ?? undefined;
-}
-
-/**
- * `Retry-After` in milliseconds: delay-seconds (`120`, also `1.5`) or an HTTP date, capped at MAX_RETRY_AFTER_MS.
- * Undefined when absent/invalid.
- */
-export function parseRetryAfter(value: string | undefined | null, now: number = Date.now()): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const v = value.trim();
-  if (v === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return capRetryAfter(Math.ceil(Number(v) * 1000));
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return capRetryAfter(at - now);
 }
 
 /** `x-credits-charged` when the answer carried it (undefined otherwise). */

@@ -1,6 +1,4 @@
-export type { SignalCreatedEvent } from '../webhooks/events.ts';
-export { parseSignalEvent, SignalClient } from './client.ts';
-export type { SignalApiErrorInit } from './errors.ts';
+export type { SignalApiErrorInit } from '../errors.ts';
 export {
   AuthenticationError,
   InsufficientCreditsError,
@@ -13,8 +11,11 @@ export {
   SignalApiError,
   UnexpectedResponseError,
   ValidationError,
-} from './errors.ts';
-export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, parseRetryAfter, type RequestPacing } from './http.ts';
+} from '../errors.ts';
+export { parseRetryAfter } from '../retry-after.ts';
+export type { SignalCreatedEvent } from '../webhooks/events.ts';
+export { parseSignalEvent, SignalClient } from './client.ts';
+export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RequestPacing } from './http.ts';
 export * from './limits.ts';
 export { absoluteLinkedinUrl, normalizeDomain, parseDateTime, toIsoUtc } from './scalars.ts';
 export type * from './types.ts';

@@ -2,7 +2,7 @@
  * Checks made before anything is sent. Each failure is a `ValidationError` with `status` 0, `code`
  * `validation_error`, `field` naming the field, and a message naming the field and the limit.
  */
-import { clientValidationError } from './errors.ts';
+import { clientValidationError } from '../errors.ts';
 import {
   MAX_BULK_ENRICH_DOMAINS,
   MAX_BULK_VERIFY_EMAILS,

@@ -41,7 +41,7 @@ describe('promise: a scheduled push survives a killed worker', () => {
     const mark = env.sandbox.truth.lastCall();
     const ledger0 = env.sandbox.ledger.entries.length;
 
-    env.sandbox.setFaults({ answerDelayMs: 4_000, answerDelayPaths: [PATHS.enrichBulk] });
+    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.enrichBulk] });
     const first = await startChildWorker(env.childEnv());
     workers.push(first);
     const handle = await env.client.workflow.start('scheduledPush', {

@@ -87,7 +87,7 @@ describe('scheduled push keeps its promises over three runs with the clock movin
       const calls = bulkCallsSince(env.sandbox, mark);
       const charged = chargedSince(env.sandbox, mark);
 
-      // The flooded domain keeps the 500 newest; the rest cannot be reached by any filter the spec has, and the
+      // The flooded domain keeps the 500 newest; the older ones are left out (newest first, no upper bound), and the
       // run says so: the domain is named in the manifest and the result, and the run ends completed_with_errors.
       const unreachable = step.flood ? truth.perDomain.get(flooded)! - 500 : 0;
       unreachableTotal += unreachable;

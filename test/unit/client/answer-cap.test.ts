@@ -2,8 +2,8 @@
 import type { ServerResponse } from 'node:http';
 import type { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toActivityFailure } from '../../../activities/jobs/failures.ts';
 import { MAX_ANSWER_BYTES, NetworkError, SignalClient } from '../../../connectors/signal-api/index.ts';
+import { toActivityFailure } from '../../../workers/activity-failures.ts';
 import { enrichBody, startTestServer, type TestServer } from './server.ts';
 
 const CAP = 1024 * 1024;

@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { partKey } from '../../../activities/jobs/layout.ts';
-import { writePart, zeroCounts } from '../../../activities/jobs/parts.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { writePart, zeroCounts } from '../../../activities/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
 import { parseEnrich, parseIntentExport, parseVerifyEmails } from '../../../cli/commands/job-commands.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
@@ -63,8 +63,11 @@ describe('job ids', () => {
     // What a job named `a/parts` wrote before ids were checked: its parts under a's parts folder.
     const nested: JobRef = { jobId: 'a/parts', kind: 'enrich', output };
     const counts = { ...zeroCounts(), lines: 1, ok: 1, credits: 2 };
-    await writePart(store, a, partKey(a, 0), [{ domain: 'acme.com' }], counts);
-    await writePart(store, nested, partKey(nested, 0), [{ domain: 'evil.com' }], { ...counts, credits: 1000 });
+    await writePart(store, a.compression, partKey(a, 0), [{ domain: 'acme.com' }], counts);
+    await writePart(store, nested.compression, partKey(nested, 0), [{ domain: 'evil.com' }], {
+      ...counts,
+      credits: 1000,
+    });
     const result = await finalizeJob(store, {
       job: a,
       input: null,

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { collect, fetchPushBatch, readBatchRecord, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
 import { batchDoneKey, pushBatchKey, pushPartKey } from '../../../activities/push/layout.ts';
 import type { PushBatch, PushRunRef } from '../../../activities/push/types.ts';
+import { ValidationError } from '../../../connectors/errors.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
-import { ValidationError } from '../../../connectors/signal-api/errors.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../../connectors/signal-api/index.ts';
 import { openStore, type Store } from '../../../connectors/storage/index.ts';
 
@@ -221,21 +221,18 @@ describe('fetchPushBatch', () => {
     expect(rebuilt?.part).toEqual(original?.part);
   });
 
-  it('turns a rejected request into error records, and lets retryable failures reach Temporal classified', async () => {
+  it('turns a rejected request into error records, and lets retryable failures through with their rule', async () => {
     const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
     const rejected = fakeClient(() => new ValidationError({ status: 422, code: 'validation_error', message: 'bad' }));
     const result = await fetchPushBatch(rejected.client, store, { run, index: 0, filters });
     expect(result.counts).toMatchObject({ error: 1, lines: 0 });
 
     const failing = await setup({ detected_after: null, domains: ['a.com'] });
-    const { ServerError } = await import('../../../connectors/signal-api/errors.ts');
+    const { ServerError } = await import('../../../connectors/errors.ts');
     const down = fakeClient(() => new ServerError({ status: 503, code: 'unavailable', message: 'down' }));
     await expect(
       fetchPushBatch(down.client, failing.store, { run: failing.run, index: 0, filters }),
-    ).rejects.toMatchObject({
-      type: 'ServerError',
-      nonRetryable: false,
-    });
+    ).rejects.toMatchObject({ retryable: true, fatal: false, rule: { type: 'ServerError' } });
   });
 
   it('records a batch whose retries are spent as failed, and fetches it again on a re-run', async () => {

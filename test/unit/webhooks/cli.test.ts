@@ -9,7 +9,7 @@ import {
   receiverAuthFromEnv,
 } from '../../../cli/commands/webhooks.ts';
 import { ConfigError } from '../../../config/worker.ts';
-import { NotFoundError, ValidationError } from '../../../connectors/signal-api/errors.ts';
+import { NotFoundError, ValidationError } from '../../../connectors/errors.ts';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
 
 describe('webhooks serve flags', () => {

@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookDeliveryActivities, parseRetryAfter } from '../../../activities/webhook-delivery.ts';
+import { createWebhookDeliveryActivities } from '../../../activities/webhook-delivery.ts';
+import { parseRetryAfter } from '../../../connectors/retry-after.ts';
 import { MAX_RETRY_AFTER_MS } from '../../../connectors/signal-api/limits.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
 import {

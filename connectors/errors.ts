@@ -1,0 +1,342 @@
+/**
+ * Every failure the kit classifies, and its rules, in one place. Each error carries its rule as data:
+ *
+ * - `retryable`: trying the same step again can succeed (Temporal retries the activity);
+ * - `fatal`: the failure ends the whole job, since every other batch would fail alike (a wrong key, a spent
+ *   balance, a bucket that does not exist, an input that cannot be read);
+ * - `perRecord`: the call was refused for what it asked (a bad domain), so its inputs become error records and the
+ *   job goes on.
+ *
+ * | class                      | when                                                        | retryable | fatal |
+ * |----------------------------|-------------------------------------------------------------|-----------|-------|
+ * | `ValidationError`          | 400, 422, and limits checked before sending (`status` 0)   | no        | no    |
+ * | `AuthenticationError`      | 401, 403                                                    | no        | yes   |
+ * | `InsufficientCreditsError` | 402                                                         | no        | yes   |
+ * | `NotFoundError`            | 404, 410 (an expired download link, `code` `gone`)          | no        | no    |
+ * | `RateLimitedError`         | 429, with `retryAfterMs` from `Retry-After`                 | yes       | no    |
+ * | `ServerError`              | 5xx                                                         | yes       | no    |
+ * | `NetworkError`             | timeouts, refused/reset connections, a 2xx body that is not  | yes       | no    |
+ * |                            | complete JSON (`code` `malformed_body`), a cut-off download  |           |       |
+ * | `UnexpectedResponseError`  | complete JSON that does not have the documented shape       | no        | no    |
+ * | `SignalApiError` itself    | any other status (405, 409, 413, ...)                       | no        | no    |
+ * | `StorageError` and kin     | a storage call failed (outage, missing object)              | yes       | no    |
+ * | `BucketNotFoundError`, `InvalidStorageUrlError`, `StorageConfigError` | storage that cannot work | no | yes |
+ * | `InputError`, `CsvInputError` | an input the job cannot read or accept                   | no        | yes   |
+ *
+ * Workers turn these into Temporal failures in one place (workers/activity-failures.ts); workflows read the failure
+ * types from `FAILURE_TYPE` and `FATAL_FAILURE_TYPES` below. This module imports nothing, so workflows may use it.
+ *
+ * A 2xx answer whose body is cut off or is not JSON is treated as an interrupted transfer: a `NetworkError`
+ * (retryable), because the bytes never arrived whole; the service does not charge a response it did not finish.
+ * Messages never contain the API key.
+ */
+
+/** The failure types that reach Temporal (`ApplicationFailure.type`), by rule. */
+export const FAILURE_TYPE = {
+  rateLimited: 'RateLimited',
+  server: 'ServerError',
+  network: 'NetworkError',
+  authentication: 'AuthenticationError',
+  insufficientCredits: 'InsufficientCreditsError',
+  validation: 'ValidationError',
+  notFound: 'NotFoundError',
+  unexpectedResponse: 'UnexpectedResponseError',
+  apiRefused: 'SignalApiError',
+  storage: 'StorageError',
+  storageConfig: 'StorageConfigError',
+  input: 'InputError',
+} as const;
+
+export interface FailureRule {
+  readonly type: string;
+  readonly retryable: boolean;
+  readonly fatal: boolean;
+  readonly perRecord?: boolean;
+}
+
+const rule = (type: string, retryable: boolean, fatal: boolean, perRecord = false): FailureRule => ({
+  type,
+  retryable,
+  fatal,
+  perRecord,
+});
+
+/** The rule of each failure class. */
+export const FAILURE_RULES = {
+  rateLimited: rule(FAILURE_TYPE.rateLimited, true, false),
+  server: rule(FAILURE_TYPE.server, true, false),
+  network: rule(FAILURE_TYPE.network, true, false),
+  authentication: rule(FAILURE_TYPE.authentication, false, true),
+  insufficientCredits: rule(FAILURE_TYPE.insufficientCredits, false, true),
+  validation: rule(FAILURE_TYPE.validation, false, false, true),
+  notFound: rule(FAILURE_TYPE.notFound, false, false, true),
+  unexpectedResponse: rule(FAILURE_TYPE.unexpectedResponse, false, false),
+  apiRefused: rule(FAILURE_TYPE.apiRefused, false, false),
+  storage: rule(FAILURE_TYPE.storage, true, false),
+  storageConfig: rule(FAILURE_TYPE.storageConfig, false, true),
+  input: rule(FAILURE_TYPE.input, false, true),
+} satisfies Record<keyof typeof FAILURE_TYPE, FailureRule>;
+
+/** Failure types that end the whole job (workflows stop scheduling batches on them). */
+export const FATAL_FAILURE_TYPES: readonly string[] = Object.values(FAILURE_RULES)
+  .filter((r) => r.fatal)
+  .map((r) => r.type);
+
+/** Every classified error of the kit: its rule is data on the instance, read by the worker's activity interceptor. */
+export abstract class KitError extends Error {
+  abstract readonly rule: FailureRule;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+  }
+  get retryable(): boolean {
+    return this.rule.retryable;
+  }
+  get fatal(): boolean {
+    return this.rule.fatal;
+  }
+}
+
+export interface SignalApiErrorInit {
+  status: number;
+  code: string;
+  message: string;
+  requestId?: string | undefined;
+  field?: string | undefined;
+  /** HTTP method and path (without query) of the failed call, for messages and logs. */
+  method?: string | undefined;
+  path?: string | undefined;
+  /** `Retry-After` in milliseconds, when the server sent one. */
+  retryAfterMs?: number | undefined;
+  /** `x-credits-charged` of the failed answer, when it carried one (a 5xx after the work says what it cost). */
+  creditsCharged?: number | undefined;
+  /** The parsed JSON body of an answer whose shape was not the documented one, so a caller can still use it. */
+  body?: unknown;
+  cause?: unknown;
+}
+
+export class SignalApiError extends KitError {
+  readonly rule: FailureRule = FAILURE_RULES.apiRefused;
+  /** HTTP status; 0 when no response was received or the call was refused before sending. */
+  readonly status: number;
+  /** Machine-readable code: the server's `error.code`, or one derived from the status. */
+  readonly code: string;
+  /** The server's `x-request-id` (or `error.request_id`), when sent. */
+  readonly requestId: string | undefined;
+  /** The request field the error is about, when known. */
+  readonly field: string | undefined;
+  readonly method: string | undefined;
+  readonly path: string | undefined;
+  /** The server's `Retry-After` in milliseconds, when it sent one (429, 503). */
+  readonly retryAfterMs: number | undefined;
+  /**
+   * Credits the service says this failed call charged (`x-credits-charged` on the failed answer); undefined when
+   * no answer said (a reset, a timeout, a gateway's page without the header): then the cost is unknown.
+   */
+  readonly creditsCharged: number | undefined;
+  /** The JSON body of an answer that did not have the documented shape (`UnexpectedResponseError`). */
+  readonly body: unknown;
+
+  constructor(init: SignalApiErrorInit) {
+    super(init.message, init);
+    this.status = init.status;
+    this.code = init.code;
+    this.requestId = init.requestId;
+    this.field = init.field;
+    this.method = init.method;
+    this.path = init.path;
+    this.retryAfterMs = init.retryAfterMs;
+    this.creditsCharged = init.creditsCharged;
+    this.body = init.body;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      status: this.status,
+      code: this.code,
+      message: this.message,
+      requestId: this.requestId,
+      field: this.field,
+      method: this.method,
+      path: this.path,
+      creditsCharged: this.creditsCharged,
+      retryable: this.retryable,
+    };
+  }
+}
+
+/** 400 or 422 from the server, or a limit checked by the client before sending (then `status` is 0). */
+export class ValidationError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.validation;
+}
+
+/** 401 (missing or unknown key) or 403 (forbidden, or a bad download-link signature). */
+export class AuthenticationError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.authentication;
+}
+
+/** 402: the account's balance does not cover the call; nothing was charged. */
+export class InsufficientCreditsError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.insufficientCredits;
+}
+
+/** 404, or 410 for an expired signed download link (`code` `gone`). */
+export class NotFoundError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.notFound;
+}
+
+/** 429. `retryAfterMs` is the server's `Retry-After` (seconds or an HTTP date) in milliseconds, when sent. */
+export class RateLimitedError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.rateLimited;
+}
+
+/** 5xx. `retryAfterMs` is set when a 503 carried `Retry-After`. */
+export class ServerError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.server;
+}
+
+/**
+ * No usable answer: a timeout, a refused or reset connection, a 2xx body cut off or not JSON
+ * (`malformed_body`), a download shorter than its `Content-Length` (`truncated_body`).
+ * `status` is the HTTP status when headers had arrived, else 0.
+ */
+export class NetworkError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.network;
+  /** An answer over the size cap (`answer_too_large`) will be over it again. */
+  override get retryable(): boolean {
+    return this.code !== 'answer_too_large';
+  }
+  /** True when the request provably never reached the server (refused connection, DNS, connect timeout). */
+  get notSent(): boolean {
+    return NOT_SENT_CODES.has(this.code);
+  }
+}
+
+/** A complete JSON body that does not have the documented shape. Retrying the same call will not help. */
+export class UnexpectedResponseError extends SignalApiError {
+  override readonly rule = FAILURE_RULES.unexpectedResponse;
+}
+
+const NOT_SENT_CODES = new Set(['connection_refused', 'connect_timeout', 'dns_failure']);
+
+const RETRYABLE_SYSTEM_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+]);
+
+/**
+ * Whether a failure is worth retrying, by its rule. Raw socket errors (ECONNRESET, undici socket and timeout errors)
+ * that did not pass through the client also count as retryable.
+ */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof KitError) return err.retryable;
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' && RETRYABLE_SYSTEM_CODES.has(code);
+  }
+  return false;
+}
+
+/** The delay the server asked for before the next attempt (`Retry-After`), when it asked for one. */
+export function retryAfterMsOf(err: unknown): number | undefined {
+  return err instanceof SignalApiError ? err.retryAfterMs : undefined;
+}
+
+/** The typed error class for an HTTP status. */
+export function errorClassForStatus(status: number): new (init: SignalApiErrorInit) => SignalApiError {
+  if (status === 400 || status === 422) return ValidationError;
+  if (status === 401 || status === 403) return AuthenticationError;
+  if (status === 402) return InsufficientCreditsError;
+  if (status === 404 || status === 410) return NotFoundError;
+  if (status === 408) return NetworkError;
+  if (status === 429) return RateLimitedError;
+  if (status >= 500 && status <= 599) return ServerError;
+  return SignalApiError;
+}
+
+/** A client-side check failed; nothing was sent. */
+export function clientValidationError(field: string, message: string): ValidationError {
+  return new ValidationError({ status: 0, code: 'validation_error', field, message: `${field}: ${message}` });
+}
+
+/** Every storage failure: names the store URL and the key (when there is one) and keeps the backend's error. */
+export class StorageError extends KitError {
+  readonly rule: FailureRule = FAILURE_RULES.storage;
+  readonly url: string;
+  readonly key: string | undefined;
+  constructor(message: string, details: { url: string; key?: string; cause?: unknown }) {
+    const where = details.key !== undefined ? joinUrl(details.url, details.key) : details.url;
+    super(`${message} (${where})`, details);
+    this.url = details.url;
+    this.key = details.key;
+  }
+}
+
+export class ObjectNotFoundError extends StorageError {
+  constructor(details: { url: string; key: string; cause?: unknown }) {
+    super('object not found', details);
+  }
+}
+
+export class BucketNotFoundError extends StorageError {
+  override readonly rule = FAILURE_RULES.storageConfig;
+  readonly bucket: string;
+  constructor(details: { url: string; bucket: string; key?: string; cause?: unknown }) {
+    super(`bucket "${details.bucket}" does not exist`, details);
+    this.bucket = details.bucket;
+  }
+}
+
+/** The write was aborted by its caller (or its source failed); nothing was published. */
+export class WriteAbortedError extends StorageError {
+  constructor(details: { url: string; key: string; cause?: unknown }) {
+    const reason = details.cause instanceof Error ? `: ${details.cause.message}` : '';
+    super(`write aborted, nothing published${reason}`, details);
+  }
+}
+
+export class InvalidStorageUrlError extends KitError {
+  readonly rule = FAILURE_RULES.storageConfig;
+  readonly input: string;
+  constructor(input: string, reason: string) {
+    super(`invalid storage URL "${input}": ${reason}`);
+    this.input = input;
+  }
+}
+
+/** A storage setting that cannot work (named by its variable); fixing the configuration is the only cure. */
+export class StorageConfigError extends KitError {
+  readonly rule = FAILURE_RULES.storageConfig;
+}
+
+export function joinUrl(base: string, key: string): string {
+  return base.endsWith('/') ? base + key : `${base}/${key}`;
+}
+
+/** A problem with the job's input or its options that no retry can fix. */
+export class InputError extends KitError {
+  readonly rule = FAILURE_RULES.input;
+}
+
+/** A CSV input the parser cannot read past (an unclosed quote spanning lines, a runaway record). */
+export class CsvInputError extends InputError {
+  readonly line: number | undefined;
+  constructor(message: string, line: number | undefined, options?: { cause?: unknown }) {
+    super(line !== undefined ? `CSV line ${line}: ${message}` : `CSV: ${message}`, options);
+    this.line = line;
+  }
+}
