@@ -1,10 +1,10 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
-import { readPart, readPartLines, writePart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -56,7 +56,22 @@ export async function verifyBatch(
   const credits = existing?.counts.credits ?? 0;
 
   const todo = lines.filter(isRetryable);
-  const response = await verifyOnce(client, store, job, index, todo);
+  const { marker, ...response } = await verifyOnce(client, store, job, index, todo);
+  // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
+  const { body, counts } = assemblePart(job, lines, response, credits);
+  const stillFailing = (counts.retryable ?? 0) > 0;
+  await writeEncodedPart(store, job.compression, key, body, counts, stillFailing);
+  await marker.saved();
+  return { index, reused: false, failed: stillFailing, counts };
+}
+
+/** The part's lines (this call's answers merged into the earlier ones), encoded, and their counts. */
+function assemblePart(
+  job: JobRef,
+  lines: VerifyLine[],
+  response: VerifyEmailsResult,
+  credits: number,
+): { body: Buffer; counts: PartCounts } {
   const verified = indexByEmail(response.verifications);
   const failed = indexByEmail(
     response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email),
@@ -79,11 +94,8 @@ export async function verifyBatch(
         : { code: 'missing_result', message: 'the service returned no result for this address' },
     } satisfies VerifyLine;
   });
-  const next = recount(merged, credits + response.credits);
-  const stillFailing = (next.retryable ?? 0) > 0;
-  await writePart(store, job, key, merged, next, stillFailing);
-  await response.marker.saved();
-  return { index, reused: false, failed: stillFailing, counts: next };
+  const counts = recount(merged, credits + response.credits);
+  return { body: encodePart(job.compression, merged), counts };
 }
 
 async function verifyOnce(

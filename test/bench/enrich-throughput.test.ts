@@ -18,8 +18,6 @@ describe('bench enrich-throughput (smoke)', () => {
       expect(a.lines).toBe(domains);
       expect(b.lines).toBe(domains);
       expect(a0.lines).toBe(domains);
-      expect(a.rate).toBeGreaterThan(0);
-      expect(b.rate).toBeGreaterThan(0);
     }
     expect(metrics.twoWorkers.lines).toBe(domains);
     expect(metrics.ratio).toBeCloseTo(metrics.rounds[0]!.a.rate / metrics.rounds[0]!.b.rate, 6);

@@ -25,7 +25,6 @@ describe('bench export-streaming (smoke)', () => {
       expect(size.kit).toHaveLength(SIZES.smoke.rounds);
       expect(size.baseline).toHaveLength(SIZES.smoke.rounds);
       for (const r of [...size.kit, ...size.baseline]) expect(r.bytes).toBe(size.bytes);
-      expect(size.kitPeakKb).toBeGreaterThan(0);
     }
   }, 240_000);
 });

@@ -95,7 +95,7 @@ describe('GCS store', () => {
   it('never finalizes an aborted resumable upload, even a moment later', async () => {
     const store = openStore(`gs://parts/aborted-${unique()}`);
     const writer = store.openWrite('part-00000.jsonl');
-    writer.done().catch(() => {});
+    writer.done().catch(() => {}); // settled below, once aborted
     let sent = 0;
     for (const chunk of pseudoRandomBytes(40 * MiB, 13)) {
       if (!writer.stream.write(chunk)) await new Promise((resolve) => writer.stream.once('drain', resolve));
@@ -103,7 +103,8 @@ describe('GCS store', () => {
       if (sent > 10 * MiB) break;
     }
     await writer.abort();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Once the upload has settled (rejected), an aborted upload that could still finalize would be visible.
+    await expect(writer.done()).rejects.toBeDefined();
     expect(await store.exists('part-00000.jsonl')).toBe(false);
     const [files] = await gcs.bucket('parts').getFiles({ prefix: store.url.slice('gs://parts/'.length) });
     expect(files).toEqual([]);

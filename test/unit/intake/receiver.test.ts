@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SignalCreatedEvent } from '../../../connectors/webhooks/events.ts';
 import { generateWebhookSecret, signWebhook } from '../../../connectors/webhooks/signature.ts';
 import {
@@ -168,8 +168,8 @@ describe('webhook receiver: accepted events', () => {
       answered = true;
       return r;
     });
-    await new Promise((r) => setTimeout(r, 150));
-    expect(h.enqueued).toHaveLength(1);
+    // Wait on the event (the start is in flight), not on a sleep; the gate is still closed, so no answer yet.
+    await vi.waitFor(() => expect(h.enqueued).toHaveLength(1));
     expect(answered).toBe(false);
     release();
     expect((await pending).status).toBe(202);
@@ -436,7 +436,7 @@ describe('webhook receiver: body size', () => {
     expect(result.response).toMatch(/connection: close/i);
     expect(result.closed).toBe(true);
     expect(h.enqueued).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(bytesRead).toHaveLength(1)); // the server side of the socket has closed
     // At most what was already in flight when the headers were parsed; never the 10 MiB offered.
     expect(bytesRead[0]!).toBeLessThan(LIMIT + 256 * 1024);
     expect(result.written).toBeLessThan(10 * 1024 * 1024);
@@ -455,7 +455,7 @@ describe('webhook receiver: body size', () => {
     expect(result.response).toContain('payload_too_large');
     expect(result.closed).toBe(true);
     expect(h.enqueued).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(bytesRead).toHaveLength(1)); // the server side of the socket has closed
     // Read at most the limit plus what was in flight when it was crossed (socket buffers), never the 32 MiB offered.
     expect(bytesRead[0]!).toBeLessThan(LIMIT + 512 * 1024);
     expect(result.written).toBeLessThan(32 * 1024 * 1024);

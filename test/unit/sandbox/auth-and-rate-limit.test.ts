@@ -76,14 +76,27 @@ describe('rate limit', () => {
   });
 
   it('frees a slot when the oldest call leaves the sliding window', async () => {
-    sb = await start({ rateLimitPerMinute: 2, rateLimitWindowMs: 400 });
+    // Both keys share the account's slots (through the server) ...
+    sb = await start({ rateLimitPerMinute: 2, rateLimitWindowMs: 60_000 });
     expect((await call(sb, 'GET', '/v1/stats')).status).toBe(200);
     expect((await call(sb, 'GET', '/v1/stats', undefined, { key: KEY_2 })).status).toBe(200);
     const limited = await call(sb, 'GET', '/v1/stats');
     expect(limited.status).toBe(429);
-    expect(limited.headers.get('retry-after')).toBe('1');
-    await new Promise((r) => setTimeout(r, 450));
-    expect((await call(sb, 'GET', '/v1/stats')).status).toBe(200);
+    expect(limited.headers.get('retry-after')).toBe('60');
+    // ... and a slot frees exactly when the oldest call leaves the window (time driven, not slept).
+    let now = 0;
+    const rl = new RateLimiter(2, 400, () => now);
+    expect(rl.take('a').ok).toBe(true);
+    now = 100;
+    expect(rl.take('a').ok).toBe(true);
+    now = 399;
+    expect(rl.take('a').ok).toBe(false);
+    now = 400;
+    expect(rl.take('a').ok).toBe(true);
+    now = 499;
+    expect(rl.take('a').ok).toBe(false);
+    now = 500;
+    expect(rl.take('a').ok).toBe(true);
   });
 
   it('computes Retry-After from the oldest call in the window', () => {
