@@ -9,7 +9,7 @@
  * retried or replayed write lands on the same key and overwrites instead of duplicating; a part that already exists
  * is not written again.
  */
-import { createHash } from 'node:crypto';
+
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -23,6 +23,7 @@ import {
   type WebhookDeliveryConfig,
 } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
+import { readPart, writeManifest, writePart, zeroCounts } from './parts.ts';
 
 export interface CollectorActivityDeps {
   config: WebhookDeliveryConfig;
@@ -139,46 +140,41 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
       const key = collectorPartKey(dest, input.seq);
       let part: CollectorPart;
 
-      const existing = await store.stat(key);
+      const existing = await readPart(store, key);
       if (existing) {
         // Written by an earlier try of this very part: keep it, finish the bookkeeping.
         const manifest = await readManifest(store, dest);
         part = manifest.parts.find((p) => p.seq === input.seq) ?? {
           seq: input.seq,
           key,
-          count: Number(existing.metadata['count'] ?? 0),
-          bytes: existing.size,
-          sha256: existing.metadata['sha256'] ?? '',
-          written_at: existing.metadata['written-at'] ?? now().toISOString(),
+          count: existing.counts.lines,
+          bytes: existing.bytes,
+          sha256: existing.sha256,
+          written_at: now().toISOString(),
         };
       } else {
         const staged = await readStaged(store, dest, input.signalIds);
-        const lines: string[] = [];
+        const lines: unknown[] = [];
         const present: string[] = [];
         const missing: string[] = [];
         staged.forEach((text, i) => {
           if (text === undefined) missing.push(input.signalIds[i]!);
           else {
-            lines.push(JSON.stringify(JSON.parse(text)));
+            lines.push(JSON.parse(text));
             present.push(input.signalIds[i]!);
           }
         });
-        const body = lines.length ? `${lines.join('\n')}\n` : '';
-        const sha256 = createHash('sha256').update(body).digest('hex');
-        const writtenAt = now().toISOString();
-        await store.writeText(key, body, {
-          contentType: 'application/x-ndjson',
-          metadata: { count: String(lines.length), sha256, seq: String(input.seq), 'written-at': writtenAt },
-        });
+        const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
+        const stored = await writePart(store, 'none', key, lines, counts);
         part = {
           seq: input.seq,
           key,
           count: lines.length,
-          bytes: Buffer.byteLength(body),
-          sha256,
+          bytes: stored.bytes,
+          sha256: stored.sha256,
           ...(present.length ? { first_signal_id: present[0]!, last_signal_id: present.at(-1)! } : {}),
           ...(missing.length ? { missing } : {}),
-          written_at: writtenAt,
+          written_at: now().toISOString(),
         };
       }
 
@@ -192,9 +188,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
         events: parts.reduce((n, p) => n + p.count, 0),
         updated_at: now().toISOString(),
       };
-      await store.writeText(collectorManifestKey(dest), `${JSON.stringify(next, null, 2)}\n`, {
-        contentType: 'application/json',
-      });
+      await writeManifest(store, collectorManifestKey(dest), next);
       await Promise.all(input.signalIds.map((id) => store.delete(collectorStagingKey(dest, id))));
       return part;
     },

@@ -3,10 +3,10 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
-import { encodePart, readPart, writeEncodedPart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -93,7 +93,14 @@ export async function enrichBatch(
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
-  const part = await writeEncodedPart(store, job, key, assembled.body, counts, partial ? 'partial' : 'done');
+  const part = await writeEncodedPart(
+    store,
+    job.compression,
+    key,
+    assembled.body,
+    counts,
+    partial ? 'partial' : 'done',
+  );
   for (const marker of markers) await marker.saved();
   return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
 }
@@ -125,7 +132,7 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job, lines), counts, signals };
+  return { body: encodePart(job.compression, lines), counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

@@ -1,10 +1,10 @@
 import type { Store } from '../../connectors/storage/store.ts';
+import { readPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
 import { readBatch } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { isOwnPartKey, manifestKey, partKey, partsPrefix } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { readPart, writePart, zeroCounts } from './parts.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -94,9 +94,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  await store.writeText(manifestKey(job), `${JSON.stringify(manifest, null, 2)}\n`, {
-    contentType: 'application/json',
-  });
+  await writeManifest(store, manifestKey(job), manifest);
   return toResult(store, job, manifest);
 }
 
@@ -135,7 +133,7 @@ export async function recordFailedBatch(
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
-  await writePart(store, job, key, lines, counts, 'failed');
+  await writePart(store, job.compression, key, lines, counts, 'failed');
   return { index, reused: false, failed: true, counts };
 }
 

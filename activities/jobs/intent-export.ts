@@ -6,6 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { NetworkError, ServerError, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { partContentType } from '../parts.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
 import type { JobRef, ManifestPart } from './types.ts';
@@ -281,7 +282,7 @@ export async function downloadIntentExport(
   });
   const context = Context.current();
   const writer = store.openWrite(key, {
-    contentType: job.compression === 'none' ? 'application/x-ndjson' : 'application/gzip',
+    contentType: partContentType(job.compression),
   });
   try {
     const signal = context.cancellationSignal;

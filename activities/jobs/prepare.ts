@@ -3,9 +3,9 @@ import { InputError } from '../../connectors/errors.ts';
 import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import { normalizeEmail } from '../../connectors/normalize/email.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { writePart, zeroCounts } from '../parts.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
-import { writePart, zeroCounts } from './parts.ts';
 import type { JobKind, JobRef, PreparedInput } from './types.ts';
 
 export interface PrepareRequest {
@@ -56,7 +56,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   };
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
-    await enqueue(writePart(out, job, invalidPartKey(job, stats.invalidParts++), invalid, counts));
+    await enqueue(writePart(out, job.compression, invalidPartKey(job, stats.invalidParts++), invalid, counts));
     invalid = [];
   };
 

@@ -11,8 +11,11 @@ export interface JobRef {
   /** Base output URL (file://, s3://, gs://). */
   output: string;
   /** `.jsonl.gz` (default) or `.jsonl`. */
-  compression?: 'gzip' | 'none';
+  compression?: Compression;
 }
+
+/** How a part is stored: gzip JSONL (the default) or plain JSONL. */
+export type Compression = 'gzip' | 'none';
 
 /** Result of splitting an input into batch files. Recorded in `work/_prepared.json`. */
 export interface PreparedInput {

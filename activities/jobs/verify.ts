@@ -1,10 +1,10 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
-import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from './parts.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -60,7 +60,7 @@ export async function verifyBatch(
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
   const { body, counts } = assemblePart(job, lines, response, credits);
   const stillFailing = (counts.retryable ?? 0) > 0;
-  await writeEncodedPart(store, job, key, body, counts, stillFailing);
+  await writeEncodedPart(store, job.compression, key, body, counts, stillFailing);
   await marker.saved();
   return { index, reused: false, failed: stillFailing, counts };
 }
@@ -95,7 +95,7 @@ function assemblePart(
     } satisfies VerifyLine;
   });
   const counts = recount(merged, credits + response.credits);
-  return { body: encodePart(job, merged), counts };
+  return { body: encodePart(job.compression, merged), counts };
 }
 
 async function verifyOnce(

@@ -2,9 +2,9 @@ import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, writePart, zeroCounts } from '../jobs/parts.ts';
 import type { BatchResult } from '../jobs/types.ts';
-import { answerKey, batchDoneKey, partJob, pushBatchKey, pushPartKey } from './layout.ts';
+import { readPart, writePart, zeroCounts } from '../parts.ts';
+import { answerKey, batchDoneKey, pushBatchKey, pushPartKey } from './layout.ts';
 import type {
   DomainOutcome,
   PushBatch,
@@ -79,7 +79,7 @@ export async function fetchPushBatch(
   record.calls = 1;
   await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
-    const part = await writePart(store, partJob(run), key, lines, record.counts);
+    const part = await writePart(store, 'gzip', key, lines, record.counts);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
   }
   await writeBatchRecord(store, run, record);

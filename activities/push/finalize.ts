@@ -1,5 +1,6 @@
 import { mapOrdered } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { writeManifest } from '../parts.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushManifestKey, watermarksKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
@@ -123,9 +124,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  await store.writeText(pushManifestKey(run), `${JSON.stringify(manifest, null, 2)}\n`, {
-    contentType: 'application/json',
-  });
+  await writeManifest(store, pushManifestKey(run), manifest);
 
   // Only now, with the manifest published, may the watermarks move past what this run wrote.
   const committed = commits

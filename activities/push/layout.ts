@@ -1,4 +1,3 @@
-import type { JobRef } from '../jobs/types.ts';
 import type { PushRunRef } from './types.ts';
 
 /**
@@ -29,17 +28,6 @@ export const workPrefix = (run: PushRunRef) => `${run.name}/work/run-${run.runId
 export const planKey = (run: PushRunRef) => `${workPrefix(run)}_plan.json`;
 export const pushBatchKey = (run: PushRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;
 export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(run)}done-${pad(index)}.json`;
-
-/**
- * The part helpers of bulk jobs (`writePart`/`readPart`) take a JobRef for its compression; push parts are always
- * gzip JSONL.
- */
-export const partJob = (run: PushRunRef): JobRef => ({
-  jobId: `${run.name}/${run.runId}`,
-  kind: 'enrich',
-  output: run.output,
-  compression: 'gzip',
-});
 
 /** A batch's answer, saved before its part: a retry after a crash finds what it paid for. */
 export const answerKey = (run: PushRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;

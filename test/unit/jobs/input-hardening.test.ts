@@ -10,9 +10,9 @@ import { pathToFileURL } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidPartKey } from '../../../activities/jobs/layout.ts';
-import { readPartLines } from '../../../activities/jobs/parts.ts';
 import { prepareInput } from '../../../activities/jobs/prepare.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { readPartLines } from '../../../activities/parts.ts';
 import { MAX_SKIPPED_RAW, readCsvRecords } from '../../../connectors/jsonl.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
 

@@ -11,10 +11,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { partKey } from '../../../activities/jobs/layout.ts';
-import { writePart, zeroCounts } from '../../../activities/jobs/parts.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { writePart, zeroCounts } from '../../../activities/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
-import { parseEnrich, parseIntentExport, parseVerifyEmails } from '../../../cli/commands/job-commands.ts';
+import { enrichJob, intentExportJob, verifyEmailsJob } from '../../../cli/commands/job-commands.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
 import { jobIdProblem } from '../../../workflows/job-id.ts';
 
@@ -36,10 +36,10 @@ describe('job ids', () => {
   });
 
   it.each(BAD_IDS.filter(Boolean))('--job-id %j is a usage error in every job command', (bad) => {
-    const common = ['--output', './out', '--job-id', bad];
-    expect(() => parseEnrich(['--input', 'in.csv', ...common])).toThrow(UsageError);
-    expect(() => parseVerifyEmails(['--input', 'in.csv', ...common])).toThrow(/--job-id: job id .* must be/);
-    expect(() => parseIntentExport(['--topics', 'b2b_1', ...common])).toThrow(UsageError);
+    const common = { output: './out', jobId: bad };
+    expect(() => enrichJob({ input: 'in.csv', ...common })).toThrow(UsageError);
+    expect(() => verifyEmailsJob({ input: 'in.csv', ...common })).toThrow(/--job-id: job id .* must be/);
+    expect(() => intentExportJob({ topics: 'b2b_1', ...common })).toThrow(UsageError);
   });
 
   it('the CLI exits 2 with a message naming the flag, before reaching Temporal', async () => {
@@ -63,8 +63,11 @@ describe('job ids', () => {
     // What a job named `a/parts` wrote before ids were checked: its parts under a's parts folder.
     const nested: JobRef = { jobId: 'a/parts', kind: 'enrich', output };
     const counts = { ...zeroCounts(), lines: 1, ok: 1, credits: 2 };
-    await writePart(store, a, partKey(a, 0), [{ domain: 'acme.com' }], counts);
-    await writePart(store, nested, partKey(nested, 0), [{ domain: 'evil.com' }], { ...counts, credits: 1000 });
+    await writePart(store, a.compression, partKey(a, 0), [{ domain: 'acme.com' }], counts);
+    await writePart(store, nested.compression, partKey(nested, 0), [{ domain: 'evil.com' }], {
+      ...counts,
+      credits: 1000,
+    });
     const result = await finalizeJob(store, {
       job: a,
       input: null,

@@ -1,11 +1,17 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { BucketNotFoundError, StorageError } from '../../connectors/storage/errors.ts';
-import type { Store } from '../../connectors/storage/store.ts';
-import type { JobRef, PartCounts } from './types.ts';
+import { BucketNotFoundError, StorageError } from '../connectors/storage/errors.ts';
+import type { Store } from '../connectors/storage/store.ts';
+import type { Compression, PartCounts } from './jobs/types.ts';
 
-/** Metadata key under which a part records its own counts (published atomically with the part). */
+/**
+ * The one writer of parts: every JSONL part the kit publishes (bulk job batches, scheduled-push batches, webhook
+ * collector parts) goes through `writePart`, atomically, with one metadata convention so that a re-run or a recovery
+ * reads what a part holds without reading the part: its counts (`signal-kit-counts`, JSON), its sha256
+ * (`signal-kit-sha256`) and its status (`signal-kit-status`). Manifests, written last, go through `writeManifest`.
+ * An intent export's single part is streamed (`openPartStream`); it is recorded in the export's own state instead.
+ */
 const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
@@ -25,10 +31,18 @@ export interface StoredPart {
   sha256: string;
 }
 
-/** Encodes records as JSONL (gzip when the job says so). Parts are small (one batch), so this is in memory. */
-export function encodePart(job: JobRef, records: readonly unknown[]): Buffer {
+/** Encodes records as JSONL (gzip unless `none`). Parts are small (one batch), so this is in memory. */
+export function encodePart(compression: Compression | undefined, records: readonly unknown[]): Buffer {
   const text = records.map((record) => JSON.stringify(record)).join('\n') + (records.length ? '\n' : '');
-  return job.compression === 'none' ? Buffer.from(text) : gzipSync(text);
+  return compression === 'none' ? Buffer.from(text) : gzipSync(text);
+}
+
+export const partContentType = (compression: Compression | undefined) =>
+  compression === 'none' ? 'application/x-ndjson' : 'application/gzip';
+
+/** Publishes a manifest (pretty JSON); written last, after every part it lists. */
+export async function writeManifest(store: Store, key: string, manifest: unknown): Promise<void> {
+  await store.writeText(key, `${JSON.stringify(manifest, null, 2)}\n`, { contentType: 'application/json' });
 }
 
 /**
@@ -46,13 +60,13 @@ function isTransient(error: unknown): boolean {
 /** Publishes a part and its counts in one atomic step, trying again while the storage is unreachable. */
 export async function writePart(
   store: Store,
-  job: JobRef,
+  compression: Compression | undefined,
   key: string,
   records: readonly unknown[],
   counts: PartCounts,
   status: PartStatus | boolean = 'done',
 ): Promise<StoredPart> {
-  return writeEncodedPart(store, job, key, encodePart(job, records), counts, status);
+  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status);
 }
 
 /**
@@ -61,7 +75,7 @@ export async function writePart(
  */
 export async function writeEncodedPart(
   store: Store,
-  job: JobRef,
+  compression: Compression | undefined,
   key: string,
   body: Buffer,
   counts: PartCounts,
@@ -71,7 +85,7 @@ export async function writeEncodedPart(
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writePartOnce(store, job, key, body, sha256, counts, resolved);
+      return await writePartOnce(store, compression, key, body, sha256, counts, resolved);
     } catch (error) {
       const delay = WRITE_RETRY_DELAYS_MS[attempt];
       if (delay === undefined || !isTransient(error)) throw error;
@@ -82,7 +96,7 @@ export async function writeEncodedPart(
 
 async function writePartOnce(
   store: Store,
-  job: JobRef,
+  compression: Compression | undefined,
   key: string,
   body: Buffer,
   sha256: string,
@@ -90,7 +104,7 @@ async function writePartOnce(
   status: PartStatus,
 ): Promise<StoredPart> {
   const writer = store.openWrite(key, {
-    contentType: job.compression === 'none' ? 'application/x-ndjson' : 'application/gzip',
+    contentType: partContentType(compression),
     metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: status },
   });
   writer.stream.end(body);
