@@ -109,13 +109,13 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .command('demo')
     .description('run the main job end to end on a local stack (sandbox + Temporal + ./out)')
     .option('--output <dir>', 'the folder the demo writes into', 'out')
-    .action(action((command) => async () => (await import('./commands/demo.ts')).runDemoCommand(argvOf(command))));
+    .action(action((command) => async () => (await import('./commands/demo.ts')).runDemoCommand(command.opts())));
 
   program
     .command('dev')
     .description('start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings')
     .option('--no-worker', 'start the stack without a worker')
-    .action(action((command) => async () => (await import('./commands/dev.ts')).runDevCommand(argvOf(command))));
+    .action(action((command) => async () => (await import('./commands/dev.ts')).runDevCommand(command.opts())));
 
   program
     .command('sandbox')
