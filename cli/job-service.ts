@@ -128,7 +128,9 @@ export function budgetMessage(job: JobStart, result: JobResult): string {
   const budget = job.workflow === 'intentExport' ? undefined : job.input.maxCredits;
   const perItem = worstCaseCreditsPerItem(job);
   const c = result.counts;
-  const left = Math.max(0, c.distinct - (c.ok + c.not_found + c.error));
+  // A verification part has a line for every address, those the budget did not reach as errors: count the verified.
+  const done = job.workflow === 'bulkEnrich' ? c.ok + c.not_found + c.error : c.ok;
+  const left = Math.max(0, c.distinct - done);
   const noun = job.workflow === 'bulkEnrich' ? 'domains' : 'addresses';
   const unlimited = job.workflow === 'bulkEnrich' && job.input.options?.limit === undefined;
   const worst = unlimited

@@ -133,7 +133,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--health-port <n>', 'serve /healthz and /readyz on this port')
     .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
     .option('--make-current', "make this worker's build the current one of its deployment")
-    .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(argvOf(command))));
+    .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(command.opts())));
 
   program
     .command('build-workflows')
@@ -143,7 +143,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .action(
       action(
         (command) => async () =>
-          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(argvOf(command)),
+          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(command.opts()),
       ),
     );
 
@@ -230,10 +230,11 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
 
   // ─── webhooks ──────────────────────────────────────────────────────────────────────────────────────────────────
   const webhooks = program.command('webhooks').description('receive signal events, and manage subscriptions');
-  const webhooksAction = action(
-    (command) => async () =>
-      (await import('./commands/webhooks.ts')).runWebhooksCommand(argvOf(command.parent ?? command)),
-  );
+  const manage = action((command) => async () => {
+    const { runManageCommand } = await import('./commands/webhooks.ts');
+    const sub = command.name() as 'subscribe' | 'list' | 'update' | 'delete' | 'test';
+    return runManageCommand(sub, command.args[0], command.opts());
+  });
   webhooks
     .command('serve')
     .description(
@@ -242,19 +243,19 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         '--auth token: SIGNAL_KIT_WEBHOOK_TOKEN (16+ characters) in SIGNAL_KIT_WEBHOOK_TOKEN_HEADER (x-webhook-token)',
     )
     .option('--port <n>', 'port to listen on (0 picks a free port)')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--path <path>', 'URL path of the endpoint', '/webhooks')
-    .option('--auth <mode>', 'signature, token or none', 'signature')
+    .option('--host <host>', 'address to listen on (default: 127.0.0.1)')
+    .option('--path <path>', 'URL path of the endpoint (default: /webhooks)')
+    .option('--auth <mode>', 'signature (default), token or none')
     .option('--allow-unauthenticated', 'required with --auth none')
-    .action(webhooksAction);
+    .action(action((command) => async () => (await import('./commands/webhooks.ts')).runServeCommand(command.opts())));
   webhooks
     .command('subscribe')
     .description('subscribe a URL to signal events (through a running worker)')
     .option('--url <url>', 'an absolute http(s) URL')
     .option('--types <a,b>', 'signal types')
     .option('--description <text>', 'a description')
-    .action(webhooksAction);
-  webhooks.command('list').description("the account's subscriptions").action(webhooksAction);
+    .action(manage);
+  webhooks.command('list').description("the account's subscriptions").action(manage);
   webhooks
     .command('update')
     .description('change a subscription')
@@ -263,17 +264,17 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--types <a,b>', 'signal types')
     .option('--description <text>', 'a description')
     .option('--status <status>', 'active or paused')
-    .action(webhooksAction);
+    .action(manage);
   webhooks
     .command('delete')
     .description('delete a subscription')
     .argument('<id>', 'the subscription id')
-    .action(webhooksAction);
+    .action(manage);
   webhooks
     .command('test')
     .description('send a test event (exit 1 when it was not delivered)')
     .argument('<id>', 'the subscription id')
-    .action(webhooksAction);
+    .action(manage);
 
   return program;
 }
@@ -306,8 +307,7 @@ export async function runCli(argv: string[], version: string): Promise<number> {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
-      const known = program.commands.some((command) => command.name() === name);
-      const where = known ? `signal-kit ${name}` : 'signal-kit';
+      const where = ['signal-kit', ...commandPath(program, argv)].join(' ');
       console.error(`${where}: ${error.message.replace(/^error: /, '')} (see ${where} --help)`);
       return 2;
     }
@@ -318,6 +318,19 @@ export async function runCli(argv: string[], version: string): Promise<number> {
     console.error(`signal-kit ${name}: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+}
+
+/** The command words at the start of `argv` that name commands (`['schedule', 'create']`). */
+function commandPath(program: Command, argv: string[]): string[] {
+  const path: string[] = [];
+  let current = program;
+  for (const word of argv) {
+    const next = current.commands.find((command) => command.name() === word);
+    if (!next) break;
+    path.push(word);
+    current = next;
+  }
+  return path;
 }
 
 function isParseArgsError(error: unknown): boolean {

@@ -123,6 +123,20 @@ describe('signal-kit --help', () => {
     expect(result.stdout.trim()).toBe(version);
   });
 
+  it.each([
+    [['webhooks', 'subscribe', '--url', 'http://a.example/x', '--types', 'news', '--status', 'paused'], /--status/],
+    [['webhooks', 'test', 'wh_1', '--url', 'http://a.example'], /unknown option '--url'/],
+    [['webhooks', 'delete'], /missing required argument 'id'/],
+    [['webhooks', 'delete', 'wh_1', 'wh_2'], /too many arguments/],
+    [['webhooks', 'serve', '--port', '1', 'extra'], /too many arguments/],
+    [['webhooks', 'rename'], /unknown command 'rename'/],
+    [['status'], /missing required argument 'job-id'/],
+  ])('bad usage %j exits 2 before anything starts', async (argv, message) => {
+    const result = await cli(argv);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
   it('a flag the command does not have exits 2 naming it', async () => {
     const result = await cli(['enrich', '--input', 'a.csv', '--output', 'out', '--colum', 'x']);
     expect(result.code).toBe(2);
