@@ -9,11 +9,11 @@ import {
 } from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
-import type { BulkEnrichInput, bulkEnrich } from '../workflows/bulk-enrich.ts';
+import { type BulkEnrichInput, bulkEnrich } from '../workflows/bulk-enrich.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
-import type { IntentExportInput, intentExport } from '../workflows/intent-export.ts';
-import type { JobProgress } from '../workflows/job-progress.ts';
-import type { VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
+import { type IntentExportInput, intentExport } from '../workflows/intent-export.ts';
+import { type JobProgress, progressQuery } from '../workflows/job-progress.ts';
+import { type VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
@@ -40,11 +40,9 @@ export function defaultJobId(kind: string, parts: unknown): string {
   return `${kind}-${digest}`;
 }
 
-interface JobWorkflows {
-  bulkEnrich: typeof bulkEnrich;
-  verifyEmails: typeof verifyEmails;
-  intentExport: typeof intentExport;
-}
+/** Each job's workflow function: jobs are started by reference, so a renamed workflow is a type error here. */
+const JOB_WORKFLOWS = { bulkEnrich, verifyEmails, intentExport } as const;
+type JobWorkflows = typeof JOB_WORKFLOWS;
 
 /** A started job: a Temporal workflow handle typed by the job's workflow (its `result()` is a `JobResult`). */
 export type JobHandle<W extends JobStart['workflow'] = JobStart['workflow']> = WorkflowHandle<JobWorkflows[W]>;
@@ -72,7 +70,9 @@ export async function startJob<J extends JobStart>(
 ): Promise<JobHandle<J['workflow']>> {
   const taskQueue = queues.taskQueue ?? DEFAULT_TASK_QUEUE;
   const input = { ...job.input, taskQueue, apiTaskQueue: queues.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE };
-  return client.workflow.start<JobWorkflows[J['workflow']]>(job.workflow, {
+  // TypeScript cannot correlate `job.workflow` with `job.input` across the union; the JobStart type pairs them.
+  const workflow = JOB_WORKFLOWS[job.workflow] as JobWorkflows[J['workflow']];
+  return client.workflow.start(workflow, {
     workflowId: job.input.jobId,
     taskQueue,
     args: [input] as Parameters<JobWorkflows[J['workflow']]>,
@@ -88,7 +88,7 @@ export async function followJob(handle: WorkflowHandle, reporter?: JobProgressLi
   }) as Promise<JobResult>;
   if (reporter) {
     while (!finished) {
-      const progress = await handle.query<JobProgress>('progress').catch(() => undefined);
+      const progress = await handle.query(progressQuery).catch(() => undefined);
       if (progress && !finished) reporter.update(progress);
       await Promise.race([delay(1000), result.catch(() => undefined)]);
     }
@@ -128,7 +128,9 @@ export function budgetMessage(job: JobStart, result: JobResult): string {
   const budget = job.workflow === 'intentExport' ? undefined : job.input.maxCredits;
   const perItem = worstCaseCreditsPerItem(job);
   const c = result.counts;
-  const left = Math.max(0, c.distinct - (c.ok + c.not_found + c.error));
+  // A verification part has a line for every address, those the budget did not reach as errors: count the verified.
+  const done = job.workflow === 'bulkEnrich' ? c.ok + c.not_found + c.error : c.ok;
+  const left = Math.max(0, c.distinct - done);
   const noun = job.workflow === 'bulkEnrich' ? 'domains' : 'addresses';
   const unlimited = job.workflow === 'bulkEnrich' && job.input.options?.limit === undefined;
   const worst = unlimited

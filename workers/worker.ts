@@ -11,6 +11,7 @@ import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { UNPACED_ABOVE_PER_MINUTE } from '../workflows/rate-schedule.ts';
 import { activityFailureInterceptor } from './activity-failures.ts';
 import { ApiPermits } from './api-permits.ts';
 import type { HealthCheck } from './health.ts';
@@ -127,7 +128,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       auth: config.auth,
       timeoutMs: config.timeoutMs,
       retry: false,
-      beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire,
+      ...(config.ratePerMinute <= UNPACED_ABOVE_PER_MINUTE
+        ? { beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire }
+        : {}),
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
   const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };

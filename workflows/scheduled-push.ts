@@ -64,8 +64,8 @@ export interface PushCarried {
   scheduledAt: string;
   startedAt: string;
   plan: PushPlan;
-  /** The catch-up round, once planned. */
-  catchUp?: PushRound;
+  /** The catch-up rounds planned so far. */
+  rounds?: PushRound[];
   next: number;
   totals: BatchTotals;
   signals: number;
@@ -148,16 +148,18 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   });
   phase = 'running';
   const planned = plan;
-  let catchUp = input.carried?.catchUp;
+  const rounds: PushRound[] = input.carried?.rounds ?? [];
   let next = input.carried?.next ?? 0;
+  const current = () => rounds.at(-1);
   // The most one call can cost: its domains (a catch-up call has at most the domains left behind) × limit × 2.
   const worstCase = (limit: number) =>
-    Math.min(100, catchUp ? catchUp.domains : planned.distinct) * limit * CREDITS_PER_SIGNAL;
+    Math.min(100, current()?.domains ?? planned.distinct) * limit * CREDITS_PER_SIGNAL;
 
   let outcome: Awaited<ReturnType<typeof runWindow>>;
   for (;;) {
-    const total = catchUp ? catchUp.first + catchUp.count : planned.batches;
-    const limit = catchUp ? MAX_SIGNALS_PER_DOMAIN : filters.limit;
+    const round = current();
+    const total = round ? round.first + round.count : planned.batches;
+    const limit = round ? MAX_SIGNALS_PER_DOMAIN : filters.limit;
     outcome = await runWindow({
       from: next,
       total,
@@ -182,28 +184,26 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     if (!stopped && outcome.next < total) {
       return continueAsNew<typeof scheduledPush>({
         ...input,
-        carried: {
-          scheduledAt,
-          startedAt,
-          plan: planned,
-          ...(catchUp ? { catchUp } : {}),
-          next: outcome.next,
-          totals,
-          signals,
-        },
+        carried: { scheduledAt, startedAt, plan: planned, rounds, next: outcome.next, totals, signals },
       });
     }
-    if (stopped || catchUp || filters.limit >= MAX_SIGNALS_PER_DOMAIN) break;
-    // Domains that filled the first call's limit are asked again, in full bulk calls, with the spec's maximum.
-    catchUp = await jobs.preparePushCatchUp({
+    if (stopped) break;
+    // Round 1: domains that filled a small first limit, asked again with 500. Round 2: domains still cut at 500,
+    // asked once per signal type they have.
+    const done = round?.round ?? 0;
+    const kind = done === 0 && filters.limit < MAX_SIGNALS_PER_DOMAIN ? 'limit' : done < 2 ? 'narrow' : undefined;
+    if (kind === undefined) break;
+    const nextRound = await jobs.preparePushCatchUp({
       run,
-      round: 1,
+      round: kind === 'limit' ? 1 : 2,
+      kind,
       from: 0,
-      to: planned.batches,
+      to: total,
       limit: MAX_SIGNALS_PER_DOMAIN,
+      ...(filters.signal_types ? { signalTypes: filters.signal_types } : {}),
     });
-    next = catchUp.first;
-    if (catchUp.count === 0) break;
+    rounds.push(nextRound);
+    next = nextRound.first;
   }
 
   const status: JobStatus = finalStatus(outcome, totals);
@@ -215,7 +215,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     status,
     startedAt,
     scheduledAt,
-    rounds: catchUp && catchUp.count > 0 ? [catchUp] : [],
+    rounds,
     ...mode,
     ...(error ? { error } : {}),
     details: {

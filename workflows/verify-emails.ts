@@ -40,6 +40,7 @@ export async function verifyEmails(input: VerifyEmailsInput): Promise<JobResult>
       }
       return result;
     },
+    runCappedBatch: (job, index, creditCap) => api.verifyBatch({ job, index, creditCap }),
     worstCaseCredits: (size) => size,
     details: {},
     continueAsNew: (carried) => continueAsNew<typeof verifyEmails>({ ...input, carried }),

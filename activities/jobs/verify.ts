@@ -11,13 +11,24 @@ import { CallMarker } from './unsaved.ts';
 export interface VerifyBatchRequest {
   job: JobRef;
   index: number;
+  /**
+   * When set, the part's credits may not go over this: only as many addresses as fit at 1 credit each are sent; the
+   * rest become `budget_exhausted` lines and the part is published `partial` (a later call sends them).
+   */
+  creditCap?: number;
 }
+
+/** The error of an address the credit budget did not reach; a later call sends it. */
+const NOT_SENT = {
+  code: 'budget_exhausted',
+  message: 'not verified: the credit budget ran out first (run again with a higher --max-credits)',
+};
 
 /**
  * Error codes a later call may fix: the service's upstream check failed (free, spec 8), or the batch's retries were
  * spent before the address was answered.
  */
-const RETRYABLE_CODES = new Set(['upstream_failure', BATCH_FAILED]);
+const RETRYABLE_CODES = new Set(['upstream_failure', BATCH_FAILED, NOT_SENT.code]);
 
 /** One line of a verification part. */
 interface VerifyLine {
@@ -56,13 +67,20 @@ export async function verifyBatch(
   const credits = existing?.counts.credits ?? 0;
 
   const todo = lines.filter(isRetryable);
-  const { marker, ...response } = await verifyOnce(client, store, job, index, todo);
+  const fit = request.creditCap === undefined ? todo.length : Math.max(0, Math.floor(request.creditCap - credits));
+  if (fit === 0 && todo.length > 0) {
+    // Not even one address fits what is left of the budget: nothing is sent.
+    return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? recount(lines, credits) };
+  }
+  const unsent = new Set(todo.slice(fit).map((line) => line.email));
+  const { marker, ...response } = await verifyOnce(client, store, job, index, todo.slice(0, fit));
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const { body, counts } = assemblePart(job, lines, response, credits);
+  const { body, counts } = assemblePart(job, lines, response, credits, unsent);
+  const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
-  await writeEncodedPart(store, job.compression, key, body, counts, stillFailing);
+  await writeEncodedPart(store, job.compression, key, body, counts, partial ? 'partial' : stillFailing);
   await marker.saved();
-  return { index, reused: false, failed: stillFailing, counts };
+  return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
 }
 
 /** The part's lines (this call's answers merged into the earlier ones), encoded, and their counts. */
@@ -71,6 +89,7 @@ function assemblePart(
   lines: VerifyLine[],
   response: VerifyEmailsResult,
   credits: number,
+  unsent: Set<string>,
 ): { body: Buffer; counts: PartCounts } {
   const verified = indexByEmail(response.verifications);
   const failed = indexByEmail(
@@ -78,6 +97,7 @@ function assemblePart(
   );
   const merged = lines.map((line) => {
     if (!isRetryable(line)) return line;
+    if (unsent.has(line.email)) return { ...line, error: NOT_SENT } satisfies VerifyLine;
     const verification = lookup(verified, line.email);
     if (verification) {
       const { email: _email, ...rest } = verification;

@@ -59,7 +59,11 @@ export async function fetchPushBatch(
       {
         domains: batch.domains.map((entry) => entry.domain),
         ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
-        ...(filters.signal_types ? { signal_types: filters.signal_types } : {}),
+        ...(batch.signal_types
+          ? { signal_types: batch.signal_types }
+          : filters.signal_types
+            ? { signal_types: filters.signal_types }
+            : {}),
         ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
         limit: batch.limit,
       },
@@ -93,8 +97,8 @@ export async function fetchPushBatch(
  * end); the rest were paid for and are counted as overlap. The call's newest signal, of any domain, is a time the
  * service had reached when it answered, so every domain answered in full is complete through it: that is its new
  * watermark. A domain that got `limit` signals (or fewer than the coverage counts) and whose oldest one is still
- * after its start may have more: it is `behind` (asked again with the spec's maximum), or, already at that
- * maximum, what is left is unreachable and counted as `missing`.
+ * after its start may have more: it is `behind` (asked again with the spec's maximum); already at that maximum, it
+ * is asked once per signal type it has (`narrow`); cut even then, what is left is counted as `missing`.
  */
 export function collect(
   batch: PushBatch,
@@ -157,8 +161,14 @@ export function collect(
     const cut = more && oldest !== undefined && (start === undefined || oldest > start);
     const behind = cut && batch.limit < MAX_LIMIT;
     const outcome = outcomeOf(batch, entry, behind ? null : mark, kept, behind);
-    if (cut && !behind && typeof total === 'number') outcome.missing = total - returned;
-    else if (cut && !behind) outcome.missing = 0;
+    if (cut && !behind) {
+      outcome.missing = typeof total === 'number' ? total - returned : 0;
+      const types = result.coverage?.signal_types_available ?? [];
+      if (!batch.signal_types && types.length > 0) {
+        const received = [...(entry.pushed ?? []), ...kept.map((x): [string, string] => [x.signal_id, x.detected_at])];
+        outcome.narrow = { types, received };
+      }
+    }
     record.domains[domain] = outcome;
   }
   record.counts.lines = lines.length;

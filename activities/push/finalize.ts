@@ -49,7 +49,9 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     incomplete: 0,
   };
   // A later round answers again for a domain a first-round call left behind: its outcome replaces the earlier one.
+  // A narrowed domain is answered by one call per type: those outcomes add up.
   const outcomes = new Map<string, DomainOutcome>();
+  const narrowed = new Map<string, DomainOutcome>();
   const errors: PushManifest['errors'] = [];
   const parts: PushManifest['parts'] = [];
   const overlap = { signals: 0, credits: 0 };
@@ -73,8 +75,13 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     if (record.failed) failed += 1;
     if (record.part) parts.push(record.part);
     for (const error of record.errors) if (errors.length < SAMPLES) errors.push(error);
-    for (const [domain, outcome] of Object.entries(record.domains ?? {})) outcomes.set(domain, outcome);
+    if (record.round === 2) {
+      for (const [domain, outcome] of Object.entries(record.domains ?? {})) mergeNarrowed(narrowed, domain, outcome);
+    } else {
+      for (const [domain, outcome] of Object.entries(record.domains ?? {})) outcomes.set(domain, outcome);
+    }
   }
+  for (const [domain, outcome] of narrowed) outcomes.set(domain, outcome);
   counts.domains = counts.ok + counts.not_found + counts.error;
   parts.sort((a, b) => (a.key < b.key ? -1 : 1));
 
@@ -163,6 +170,19 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     incompleteDomains: incomplete.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain),
     watermarksAdvanced: committed.advanced,
   };
+}
+
+/** Adds one type's answer for a narrowed domain: what it pushed, and what that type still left out. */
+function mergeNarrowed(narrowed: Map<string, DomainOutcome>, domain: string, outcome: DomainOutcome): void {
+  const { narrow: _narrow, ...answer } = outcome;
+  const previous = narrowed.get(domain);
+  if (!previous) {
+    narrowed.set(domain, answer);
+    return;
+  }
+  const ids = new Set(previous.pushed.map(([id]) => id));
+  previous.pushed.push(...answer.pushed.filter(([id]) => !ids.has(id)));
+  if (answer.missing !== undefined) previous.missing = (previous.missing ?? 0) + answer.missing;
 }
 
 async function* indexes(count: number): AsyncGenerator<number> {

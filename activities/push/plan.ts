@@ -6,7 +6,15 @@ import { openInput, readInputRecords } from '../jobs/input.ts';
 import { readBatchRecord } from './fetch.ts';
 import { PUSH_NAME, planKey, pushBatchKey, roundKey } from './layout.ts';
 import { type PackedCall, packCalls } from './pack.ts';
-import type { PreparePushRequest, PushBatch, PushBatchDomain, PushPlan, PushRound, PushRunRef } from './types.ts';
+import type {
+  DomainOutcome,
+  PreparePushRequest,
+  PushBatch,
+  PushBatchDomain,
+  PushPlan,
+  PushRound,
+  PushRunRef,
+} from './types.ts';
 import { canonicalTime, readPushState } from './watermarks.ts';
 
 /** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
@@ -115,55 +123,90 @@ export async function preparePushRun(
 export interface PrepareCatchUpRequest {
   run: PushRunRef;
   round: number;
-  /** The batches of the round before: `[from, to)`. */
+  /** `limit`: domains that filled a small first limit; `narrow`: domains still cut at 500, asked type by type. */
+  kind: PushRound['kind'];
+  /** The batches of the rounds before: `[from, to)`. */
   from: number;
   to: number;
   /** Signals per domain in the catch-up calls (the spec's maximum). */
   limit: number;
+  /** The push's type filter: a narrowed call asks only types inside it. */
+  signalTypes?: string[];
   batchSize?: number;
 }
 
 /**
- * Plans a catch-up round: the domains that returned as many signals as the previous round's limit allowed, with
- * more after their start, are asked again with the larger limit, from the same start, and with the signals they
- * already pushed listed so they are dropped (and counted as overlap). Numbered after the previous round; written
- * once (`_round-N.json` last).
+ * Plans a catch-up round, numbered after the rounds before it and written once (`_round-N.json` last), from each
+ * domain's latest outcome in them:
+ * - `limit`: the domains that returned as many signals as the first call's limit allowed, with more after their
+ *   start, are asked again with the larger limit from the same start;
+ * - `narrow`: the domains that still had more than 500, once per signal type they have (one bulk call per type for
+ *   up to 100 of them), which reaches signals older than the newest 500.
+ * Either way the signals they already pushed are listed, so they are dropped (and counted as overlap), and a domain
+ * answered in full takes the watermark of the call that left it behind (`rejoin`).
  */
 export async function preparePushCatchUp(store: Store, request: PrepareCatchUpRequest): Promise<PushRound> {
-  const { run, round } = request;
+  const { run, round, kind } = request;
   const key = roundKey(run, round);
   if (await store.exists(key)) return JSON.parse(await store.readText(key)) as PushRound;
   const batchSize = Math.min(PUSH_BATCH_SIZE, Math.max(1, request.batchSize ?? PUSH_BATCH_SIZE));
-  const behind: PushBatchDomain[] = [];
+  const latest = new Map<string, { outcome: DomainOutcome; entry: PushBatchDomain; answeredAt: string | null }>();
   let template: PushBatch | undefined;
   for (let index = request.from; index < request.to; index++) {
     const record = await readBatchRecord(store, run, index);
     if (!record || record.failed) continue;
-    const late = Object.entries(record.domains).filter(([, outcome]) => outcome.behind);
-    if (late.length === 0) continue;
+    const wanted = Object.entries(record.domains ?? {});
+    if (wanted.length === 0) continue;
     const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
     template ??= batch;
     const byDomain = new Map(batch.domains.map((entry) => [entry.domain, entry]));
-    for (const [domain, outcome] of late) {
+    for (const [domain, outcome] of wanted) {
       const entry = byDomain.get(domain);
-      if (!entry) continue;
-      behind.push({
-        domain,
-        start: entry.start,
-        through: entry.through,
-        pushed: outcome.pushed,
-        ...(entry.cover ? { cover: entry.cover } : {}),
-        rejoin: record.answered_at ?? null,
-      });
+      if (entry) latest.set(domain, { outcome, entry, answeredAt: record.answered_at ?? null });
     }
   }
-  const { calls } = packCalls(behind, batchSize);
+  const base = (entry: PushBatchDomain, answeredAt: string | null): Omit<PushBatchDomain, 'domain' | 'pushed'> => ({
+    start: entry.start,
+    through: entry.through,
+    ...(entry.cover ? { cover: entry.cover } : {}),
+    rejoin: entry.rejoin ?? answeredAt,
+  });
+  const calls: { types?: string[]; call: PackedCall }[] = [];
+  let domains = 0;
+  if (kind === 'limit') {
+    const behind: PushBatchDomain[] = [];
+    for (const [domain, { outcome, entry, answeredAt }] of latest) {
+      if (outcome.behind) behind.push({ domain, ...base(entry, answeredAt), pushed: outcome.pushed });
+    }
+    domains = behind.length;
+    for (const call of packCalls(behind, batchSize).calls) calls.push({ call });
+  } else {
+    const allowed = request.signalTypes?.length ? new Set(request.signalTypes) : undefined;
+    const byType = new Map<string, PushBatchDomain[]>();
+    for (const [domain, { outcome, entry, answeredAt }] of latest) {
+      if (!outcome.narrow) continue;
+      domains += 1;
+      for (const type of outcome.narrow.types) {
+        if (allowed && !allowed.has(type)) continue;
+        const list = byType.get(type) ?? [];
+        byType.set(type, list);
+        list.push({ domain, ...base(entry, answeredAt), pushed: outcome.narrow.received });
+      }
+    }
+    for (const [type, list] of [...byType].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      for (const call of packCalls(list, batchSize).calls) calls.push({ types: [type], call });
+    }
+  }
   const extra = {
     ...(template?.before ? { before: template.before } : {}),
     ...(template?.lookback_ms ? { lookback_ms: template.lookback_ms } : {}),
   };
-  await writeBatches(store, run, toBatches(calls, request.to, round, request.limit, extra), throttledHeartbeat());
-  const planned: PushRound = { round, first: request.to, count: calls.length, domains: behind.length };
+  const batches = calls.map(({ types, call }, i) => ({
+    ...toBatches([call], request.to + i, round, request.limit, extra)[0]!,
+    ...(types ? { signal_types: types } : {}),
+  }));
+  await writeBatches(store, run, batches, throttledHeartbeat());
+  const planned: PushRound = { round, kind, first: request.to, count: batches.length, domains };
   await store.writeText(key, JSON.stringify(planned), { contentType: 'application/json' });
   return planned;
 }

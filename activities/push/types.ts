@@ -73,9 +73,14 @@ export interface PushPlan {
   watermarksFrom: string | null;
 }
 
-/** Batches of a catch-up round: indexes `[first, first + count)`. */
+/**
+ * Batches of a catch-up round: indexes `[first, first + count)`. Round 1 (`limit`) asks the domains that filled a
+ * small first-call limit again with 500; round 2 (`narrow`) asks the domains that still had more than 500 new
+ * signals once per signal type they have, which reaches the older ones the newest-first answer left out.
+ */
 export interface PushRound {
   round: number;
+  kind: 'limit' | 'narrow';
   first: number;
   count: number;
   /** Domains asked again. */
@@ -112,6 +117,8 @@ export interface PushBatch {
   /** Backfill: signals at or after this time are not kept. */
   before?: string;
   limit: number;
+  /** Round 2: the one signal type this call asks for (instead of the push's type filter). */
+  signal_types?: string[];
   /** Pushed signals this far below a new watermark are remembered (the lookback window). */
   lookback_ms?: number;
   domains: PushBatchDomain[];
@@ -133,9 +140,11 @@ export interface DomainOutcome {
   cover?: string;
   /** More signals exist after `through` than this call returned: a catch-up round asks again. */
   behind?: boolean;
+  /** Cut at 500 in a call not yet narrowed: the types to ask one by one, and every signal pushed so far. */
+  narrow?: { types: string[]; received: PushedId[] };
   /**
-   * Signals left out because more than 500 newer ones exist (answers are newest first; only narrower filters would
-   * reach them, which the kit does not try): counted, not fetched (0 when the
+   * Signals left out because more than 500 newer ones exist (answers are newest first): counted, not fetched, unless
+   * a call per type (`narrow`) reaches them (0 when the
    * service did not say how many).
    */
   missing?: number;
@@ -182,7 +191,7 @@ export interface IncompleteDomain {
   domain: string;
   /**
    * `behind`: its catch-up call did not run (budget, failure); the next run continues from where it stood.
-   * `unreachable`: over 500 new signals after its watermark; the older ones are left out (see `missing`).
+   * `unreachable`: over 500 new signals of one type after its watermark; the older ones are left out (`missing`).
    */
   reason: 'behind' | 'unreachable';
   /** Signals known to be left out, when the service said how many. */

@@ -1,7 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { repoRoot } from '../../devstack/binaries.ts';
 import { startDevStack } from '../../devstack/index.ts';
@@ -18,9 +17,8 @@ const example = (name: string) => join(repoRoot(), 'examples', name);
  * The main job end to end on one machine: a local Temporal dev server, the sandbox API and a worker; enriches a
  * messy CRM export, verifies a list of emails and runs an intent export, all into ./out/, then prints a summary.
  */
-export async function runDemoCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { output: { type: 'string', default: 'out' } } });
-  const outDir = resolve(values.output);
+export async function runDemoCommand(flags: { output?: string } = {}): Promise<number> {
+  const outDir = resolve(flags.output ?? 'out');
   await mkdir(outDir, { recursive: true });
   const output = pathToFileURL(outDir).href;
   const log = (message: string) => console.error(`[demo] ${message}`);

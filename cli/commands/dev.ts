@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
 import { s3ClientFor, startDevStack } from '../../devstack/index.ts';
@@ -13,8 +12,7 @@ const DEV_BUCKET = 'signal-kit-dev';
  * `dev`: a whole local environment for trying the CLI by hand: Temporal, S3, GCS, the sandbox and a worker. Prints
  * the variables to export in another shell, and stops everything on Ctrl-C.
  */
-export async function runDevCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'no-worker': { type: 'boolean', default: false } } });
+export async function runDevCommand(flags: { worker?: boolean } = {}): Promise<number> {
   installWorkerLogging();
   const stack = await startDevStack({ temporal: true, s3: true, gcs: true });
   const sandbox = await startSandbox({ seed: 1 });
@@ -23,11 +21,12 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   Object.assign(process.env, env);
   await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: DEV_BUCKET }));
   await gcsStorageFromEnv().createBucket(DEV_BUCKET);
-  const worker = values['no-worker']
-    ? undefined
-    : await startWorker({
-        config: localWorkerConfig(stack.temporal, sandbox.url),
-      });
+  const worker =
+    flags.worker === false
+      ? undefined
+      : await startWorker({
+          config: localWorkerConfig(stack.temporal, sandbox.url),
+        });
   console.log('# signal-kit dev stack is up; in another shell:');
   for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${JSON.stringify(value)}`);
   console.log(`# buckets s3://${DEV_BUCKET} and gs://${DEV_BUCKET} exist; Ctrl-C stops everything.`);

@@ -1,8 +1,13 @@
-import { parseArgs } from 'node:util';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
-import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
+import {
+  CREDITS,
+  MAX_SIGNAL_SUBTYPES,
+  MAX_SIGNALS_PER_CALL,
+  TOPIC_ID_PATTERN,
+} from '../../connectors/signal-api/limits.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
+import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
 import {
   budgetMessage,
@@ -18,14 +23,40 @@ import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.t
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
 
-const common = {
-  output: { type: 'string' },
-  'job-id': { type: 'string' },
-  wait: { type: 'boolean', default: false },
-  'dry-run': { type: 'boolean', default: false },
-  compression: { type: 'string' },
-  concurrency: { type: 'string' },
-} as const;
+/** The flags every job command takes, as commander hands them over (declared in cli/program.ts). */
+export interface JobFlags {
+  output?: string;
+  jobId?: string;
+  wait?: boolean;
+  dryRun?: boolean;
+  compression?: string;
+  concurrency?: string;
+}
+
+export interface EnrichFlags extends JobFlags {
+  input?: string;
+  column?: string;
+  signalTypes?: string;
+  signalSubtypes?: string;
+  detectedAfter?: string;
+  limit?: string;
+  maxCredits?: string;
+}
+
+export interface VerifyEmailsFlags extends JobFlags {
+  input?: string;
+  column?: string;
+  maxCredits?: string;
+}
+
+export interface IntentExportFlags extends JobFlags {
+  topics?: string;
+  emailValidated?: boolean;
+  seniority?: string;
+  department?: string;
+  limit?: string;
+  resubmit?: boolean;
+}
 
 /** `--job-id`, checked before anything starts: it names a folder under the output. */
 function jobIdFlag(value: string | undefined): string | undefined {
@@ -45,41 +76,31 @@ function compression(value: string | undefined): 'gzip' | 'none' | undefined {
   throw new UsageError(`--compression must be gzip or none, got "${value}"`);
 }
 
-export function parseEnrich(argv: string[]): JobStart {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      ...common,
-      input: { type: 'string' },
-      column: { type: 'string' },
-      'signal-types': { type: 'string' },
-      'signal-subtypes': { type: 'string' },
-      'detected-after': { type: 'string' },
-      limit: { type: 'string' },
-      'max-credits': { type: 'string' },
-    },
-  });
-  const limit = positiveInt('limit', values.limit);
-  if (limit !== undefined && limit > 500) throw new UsageError('--limit must be at most 500 (signals per domain)');
-  const subtypes = list(values['signal-subtypes']);
-  if (subtypes && subtypes.length > 25) throw new UsageError('--signal-subtypes takes at most 25 subtypes');
+/** `enrich`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
+export function enrichJob(flags: EnrichFlags): JobStart {
+  const limit = positiveInt('limit', flags.limit);
+  if (limit !== undefined && limit > MAX_SIGNALS_PER_CALL)
+    throw new UsageError(`--limit must be at most ${MAX_SIGNALS_PER_CALL} (signals per domain)`);
+  const subtypes = list(flags.signalSubtypes);
+  if (subtypes && subtypes.length > MAX_SIGNAL_SUBTYPES)
+    throw new UsageError(`--signal-subtypes takes at most ${MAX_SIGNAL_SUBTYPES} subtypes`);
+  const types = list(flags.signalTypes);
   const options = {
-    ...(list(values['signal-types']) ? { signal_types: list(values['signal-types']) } : {}),
+    ...(types ? { signal_types: types } : {}),
     ...(subtypes ? { signal_subtypes: subtypes } : {}),
-    ...(values['detected-after'] ? { detected_after: isoDate('detected-after', values['detected-after']) } : {}),
+    ...(flags.detectedAfter ? { detected_after: isoDate('detected-after', flags.detectedAfter) } : {}),
     ...(limit ? { limit } : {}),
   };
-  const input = locationUrl('input', values.input);
-  const output = locationUrl('output', values.output);
-  const maxCredits = positiveInt('max-credits', values['max-credits']);
+  const input = locationUrl('input', flags.input);
+  const output = locationUrl('output', flags.output);
+  const maxCredits = positiveInt('max-credits', flags.maxCredits);
   const perDomain = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
   if (maxCredits !== undefined && maxCredits < perDomain) {
     throw new UsageError(
       limit === undefined
         ? `--max-credits ${maxCredits} cannot pay for one domain at its worst: without --limit a domain can return ` +
             `${MAX_SIGNALS_PER_CALL} signals (${perDomain} credits). Add --limit ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} ` +
-            `or lower (2 credits per signal), or raise --max-credits to at least ${perDomain}`
+            `or lower (${CREDITS.perEnrichedSignal} credits per signal), or raise --max-credits to at least ${perDomain}`
         : `--max-credits ${maxCredits} cannot pay for one domain at its worst (--limit ${limit} = ${perDomain} credits): ` +
             `lower --limit to ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} or raise --max-credits to at least ${perDomain}`,
     );
@@ -88,77 +109,61 @@ export function parseEnrich(argv: string[]): JobStart {
     workflow: 'bulkEnrich',
     input: {
       jobId:
-        jobIdFlag(values['job-id']) ??
-        defaultJobId('enrich', { input, output, options, column: values.column, ...plain(values.compression) }),
+        jobIdFlag(flags.jobId) ??
+        defaultJobId('enrich', { input, output, options, column: flags.column, ...plain(flags.compression) }),
       input,
       output,
-      column: values.column,
+      column: flags.column,
       options,
       maxCredits,
-      concurrency: positiveInt('concurrency', values.concurrency),
-      compression: compression(values.compression),
+      concurrency: positiveInt('concurrency', flags.concurrency),
+      compression: compression(flags.compression),
     },
   };
 }
 
-export function parseVerifyEmails(argv: string[]): JobStart {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: { ...common, input: { type: 'string' }, column: { type: 'string' }, 'max-credits': { type: 'string' } },
-  });
-  const input = locationUrl('input', values.input);
-  const output = locationUrl('output', values.output);
+/** `verify-emails`'s flags as the job to start. */
+export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
+  const input = locationUrl('input', flags.input);
+  const output = locationUrl('output', flags.output);
   return {
     workflow: 'verifyEmails',
     input: {
       jobId:
-        jobIdFlag(values['job-id']) ??
-        defaultJobId('verify', { input, output, column: values.column, ...plain(values.compression) }),
+        jobIdFlag(flags.jobId) ??
+        defaultJobId('verify', { input, output, column: flags.column, ...plain(flags.compression) }),
       input,
       output,
-      column: values.column,
-      maxCredits: positiveInt('max-credits', values['max-credits']),
-      concurrency: positiveInt('concurrency', values.concurrency),
-      compression: compression(values.compression),
+      column: flags.column,
+      maxCredits: positiveInt('max-credits', flags.maxCredits),
+      concurrency: positiveInt('concurrency', flags.concurrency),
+      compression: compression(flags.compression),
     },
   };
 }
 
-export function parseIntentExport(argv: string[]): JobStart {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      ...common,
-      topics: { type: 'string' },
-      'email-validated': { type: 'boolean', default: false },
-      seniority: { type: 'string' },
-      department: { type: 'string' },
-      limit: { type: 'string' },
-      resubmit: { type: 'boolean', default: false },
-    },
-  });
-  const topics = list(required('topics', values.topics)) ?? [];
-  const bad = topics.find((topic) => !/^b2b_\d+$/.test(topic));
+/** `intent-export`'s flags as the job to start. */
+export function intentExportJob(flags: IntentExportFlags): JobStart {
+  const topics = list(required('topics', flags.topics)) ?? [];
+  const bad = topics.find((topic) => !TOPIC_ID_PATTERN.test(topic));
   if (bad) throw new UsageError(`--topics: "${bad}" is not a topic id of the form b2b_<number>`);
   const request = {
     topic_ids: topics,
-    ...(values['email-validated'] ? { email_validated: true } : {}),
-    ...(list(values.seniority) ? { seniority: list(values.seniority) } : {}),
-    ...(list(values.department) ? { department: list(values.department) } : {}),
-    ...(values.limit ? { limit: positiveInt('limit', values.limit) } : {}),
+    ...(flags.emailValidated ? { email_validated: true } : {}),
+    ...(list(flags.seniority) ? { seniority: list(flags.seniority) } : {}),
+    ...(list(flags.department) ? { department: list(flags.department) } : {}),
+    ...(flags.limit ? { limit: positiveInt('limit', flags.limit) } : {}),
   };
-  const output = locationUrl('output', values.output);
+  const output = locationUrl('output', flags.output);
   return {
     workflow: 'intentExport',
     input: {
-      jobId: jobIdFlag(values['job-id']) ?? defaultJobId('intent', { request, output, ...plain(values.compression) }),
+      jobId: jobIdFlag(flags.jobId) ?? defaultJobId('intent', { request, output, ...plain(flags.compression) }),
       output,
       request,
-      compression: compression(values.compression),
+      compression: compression(flags.compression),
       // Not part of the job id: it continues the same job, whose earlier submit has an unknown outcome.
-      ...(values.resubmit ? { resubmit: true } : {}),
+      ...(flags.resubmit ? { resubmit: true } : {}),
     },
   };
 }
@@ -167,9 +172,8 @@ export function parseIntentExport(argv: string[]): JobStart {
  * `enrich`, `verify-emails`, `intent-export`: start the job, and with --wait follow it to its end (once a worker
  * polls its queues). With --dry-run: print what it would read and could cost, and start nothing.
  */
-export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: string[]): Promise<number> {
-  const job = parse(argv);
-  if (argv.includes('--dry-run')) {
+export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' | 'dryRun'>): Promise<number> {
+  if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
     const [{ dryRun }, { openStore }] = await Promise.all([
       import('../dry-run.ts'),
@@ -178,7 +182,7 @@ export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: s
     console.log(JSON.stringify(await dryRun(job, (url) => openStore(url)), null, 2));
     return EXIT.completed;
   }
-  const wait = argv.includes('--wait');
+  const wait = flags.wait === true;
   const temporal = parseTemporalConfig();
   const client = await connectClient(temporal);
   try {
@@ -214,9 +218,7 @@ export async function runJobCommand(parse: (argv: string[]) => JobStart, argv: s
  * `status JOB_ID`: the job's state and, while it runs, its progress. A finished job exits with the code `--wait`
  * gives it; a running one with `running`, or `no_worker` when no worker polls its queues.
  */
-export async function runStatusCommand(argv: string[]): Promise<number> {
-  const jobId = argv[0];
-  if (!jobId || jobId.startsWith('-')) throw new UsageError('usage: signal-kit status JOB_ID');
+export async function runStatusCommand(jobId: string): Promise<number> {
   const temporal = parseTemporalConfig();
   const client = await connectClient(temporal);
   try {
@@ -224,7 +226,7 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
     const description = await handle.describe();
     const status = description.status.name;
     if (status === 'RUNNING') {
-      const progress = await handle.query('progress').catch(() => undefined);
+      const progress = await handle.query(progressQuery).catch(() => undefined);
       const queues = { taskQueue: description.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
       const missing = await queuesWithoutWorker(client, temporal.namespace, queues);
       console.log(JSON.stringify({ jobId, workflow: description.type, status, progress }, null, 2));

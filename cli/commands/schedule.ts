@@ -8,13 +8,17 @@ import {
   type ScheduleSummary,
   WorkflowFailedError,
 } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time.js';
 import { PUSH_NAME, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../../activities/push/types.ts';
 import { readPushState, resetPushState } from '../../activities/push/watermarks.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
+import { MAX_SIGNAL_SUBTYPES, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import { openStore } from '../../connectors/storage/index.ts';
+import { DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
 import { backfillRunId, runIdOf } from '../../workflows/push-ids.ts';
-import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { type ScheduledPushInput, scheduledPush } from '../../workflows/scheduled-push.ts';
 import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
 import { EXIT } from '../job-service.ts';
 import { connectClient } from '../temporal.ts';
@@ -88,31 +92,36 @@ export type LastRunView = NonNullable<Awaited<ReturnType<typeof readPushState>>[
 
 // ─── flag parsing ─────────────────────────────────────────────────────────────────────────────────────────────
 
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `6h`, `30m`, `1d`, `1h30m`, `90s` → milliseconds. */
+/**
+ * A duration as Temporal takes it (`6h`, `30m`, `1d`, `90s`, `1.5h`, `2 days`: the `ms` strings of its `Duration`),
+ * parsed by Temporal's own parser → milliseconds, at least one second.
+ */
 export function parseEvery(flag: string, value: string | undefined): number {
-  const raw = required(flag, value).trim().toLowerCase();
-  if (!/^(\d+[smhd])+$/.test(raw)) {
-    throw new UsageError(`--${flag} must be a duration such as 30m, 6h, 1d or 1h30m, got "${value}"`);
+  const raw = required(flag, value).trim();
+  let ms: number;
+  try {
+    ms = msToNumber(raw as Duration);
+  } catch {
+    ms = Number.NaN;
   }
-  let ms = 0;
-  for (const [, amount, unit] of raw.matchAll(/(\d+)([smhd])/g)) ms += Number(amount) * (UNIT_MS[unit as string] ?? 0);
+  if (!Number.isFinite(ms) || !/[a-z]$/i.test(raw)) {
+    throw new UsageError(`--${flag} must be a duration such as 30m, 6h, 1d or 90m, got "${value}"`);
+  }
   if (ms < 1000) throw new UsageError(`--${flag} must be at least 1s, got "${value}"`);
   return ms;
 }
 
-/** Milliseconds → the shortest `1d2h30m` form. */
+/** Milliseconds → a duration string Temporal reads back exactly: the largest whole unit (`1d`, `90m`, `86401s`). */
 export function formatEvery(ms: number): string {
-  let rest = ms;
-  let text = '';
-  for (const unit of ['d', 'h', 'm', 's'] as const) {
-    const size = UNIT_MS[unit]!;
-    const count = Math.floor(rest / size);
-    if (count > 0) text += `${count}${unit}`;
-    rest -= count * size;
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
-  return text || `${ms}ms`;
+  return `${ms}ms`;
 }
 
 const OVERLAP_POLICIES = ['SKIP', 'BUFFER_ONE', 'BUFFER_ALL', 'CANCEL_OTHER', 'TERMINATE_OTHER', 'ALLOW_ALL'] as const;
@@ -170,9 +179,11 @@ export function parseCreate(argv: string[]): PushScheduleDefinition {
     },
   });
   const limit = positiveInt('limit', values.limit);
-  if (limit !== undefined && limit > 500) throw new UsageError('--limit must be at most 500 (signals per domain)');
+  if (limit !== undefined && limit > MAX_SIGNALS_PER_CALL)
+    throw new UsageError(`--limit must be at most ${MAX_SIGNALS_PER_CALL} (signals per domain)`);
   const subtypes = list(values['signal-subtypes']);
-  if (subtypes && subtypes.length > 25) throw new UsageError('--signal-subtypes takes at most 25 subtypes');
+  if (subtypes && subtypes.length > MAX_SIGNAL_SUBTYPES)
+    throw new UsageError(`--signal-subtypes takes at most ${MAX_SIGNAL_SUBTYPES} subtypes`);
   const types = list(values['signal-types']);
   const definition: PushScheduleDefinition = {
     name: pushName('name', values.name, 'create'),
@@ -217,7 +228,7 @@ export async function createPushSchedule(
       spec: { intervals: [{ every: definition.everyMs }] },
       action: {
         type: 'startWorkflow',
-        workflowType: 'scheduledPush',
+        workflowType: scheduledPush,
         workflowId: scheduleId,
         taskQueue: temporal.taskQueue,
         args: [pushInputOf(definition, temporal)],
@@ -297,12 +308,12 @@ export async function startPushRun(
     ...(options.fullRefresh ? { fullRefresh: true } : {}),
     ...(options.window ? { window: options.window } : {}),
   };
-  const handle = await client.workflow.start('scheduledPush', {
+  const handle = await client.workflow.start(scheduledPush, {
     workflowId,
-    taskQueue: push.taskQueue ?? 'signal-kit',
+    taskQueue: push.taskQueue ?? DEFAULT_TASK_QUEUE,
     args: [input],
   });
-  return { workflowId, result: () => handle.result() as Promise<PushResult> };
+  return { workflowId, result: () => handle.result() };
 }
 
 /** A run's result as the command prints it, with the exit code of its status (a failed run's partial result too). */

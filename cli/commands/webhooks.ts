@@ -1,8 +1,6 @@
-import { constants, generateKeyPairSync, privateDecrypt, randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../../activities/webhook-subscriptions.ts';
+import type { WebhookSubscriptionRequest } from '../../activities/webhook-subscriptions.ts';
 import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { SignalApiError, ValidationError } from '../../connectors/errors.ts';
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
@@ -17,31 +15,13 @@ import {
 import { runChecks } from '../../workers/health.ts';
 import { temporalAnswers } from '../../workers/temporal-health.ts';
 import { list, UsageError } from '../args.ts';
-import { noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { connectClient } from '../temporal.ts';
+import { callThroughWorker, NoWorkerError } from '../webhook-service.ts';
 
 /**
  * `signal-kit webhooks …`: the intake (`serve`: signal.created events in, one durable `deliverSignalEvent` workflow
  * per signal id) and the management of the service's subscriptions (`subscribe`, `list`, `update`, `delete`, `test`).
  */
-export const WEBHOOKS_USAGE = `usage:
-  signal-kit webhooks serve --port N [--host 127.0.0.1] [--path /webhooks] [--auth signature|token|none]
-                            [--allow-unauthenticated]
-      --auth signature (default): SIGNAL_KIT_WEBHOOK_SECRETS=whsec_...[,whsec_...]  (several during a rotation)
-                                  [SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS=300]
-      --auth token:               SIGNAL_KIT_WEBHOOK_TOKEN (16+ characters), sent in the header
-                                  SIGNAL_KIT_WEBHOOK_TOKEN_HEADER (default x-webhook-token)
-      --auth none:                only with --allow-unauthenticated
-      Accepted events start deliverSignalEvent on SIGNAL_KIT_TASK_QUEUE (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE);
-      runs until SIGINT or SIGTERM.
-  signal-kit webhooks subscribe --url URL --types a,b [--description TEXT]
-  signal-kit webhooks list
-  signal-kit webhooks update ID [--url URL] [--types a,b] [--description TEXT] [--status active|paused]
-  signal-kit webhooks delete ID
-  signal-kit webhooks test ID                (exit 1 when the test event was not delivered)
-  Subscriptions are managed by a running \`signal-kit worker\` (with its SIGNAL_API_KEY) on the rate-limited API
-  task queue, so these calls share the account's rate limit with running jobs; results are printed as JSON.`;
-
 type Env = Record<string, string | undefined>;
 
 // ─── serve ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -58,20 +38,18 @@ export interface ServeOptions {
 
 export const DEFAULT_TOKEN_HEADER = 'x-webhook-token';
 
-export function parseServe(argv: string[]): ServeOptions {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' },
-      path: { type: 'string', default: '/webhooks' },
-      auth: { type: 'string', default: 'signature' },
-      'allow-unauthenticated': { type: 'boolean', default: false },
-    },
-  });
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+/** `webhooks serve`'s flags, as commander hands them over (declared in cli/program.ts). */
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  path?: string;
+  auth?: string;
+  allowUnauthenticated?: boolean;
+}
+
+/** `webhooks serve`'s flags, checked (each mistake a `UsageError` naming its flag), with their defaults. */
+export function parseServe(flags: ServeFlags): ServeOptions {
+  const values = { host: '127.0.0.1', path: '/webhooks', auth: 'signature', ...flags };
   if (values.port === undefined) throw new UsageError('--port is required (0 picks a free port)');
   const port = Number(values.port);
   if (!/^\d+$/.test(values.port) || port > 65_535) {
@@ -85,7 +63,7 @@ export function parseServe(argv: string[]): ServeOptions {
   if (auth !== 'signature' && auth !== 'token' && auth !== 'none') {
     throw new UsageError(`--auth must be one of signature, token, none, got "${auth}"`);
   }
-  const allowUnauthenticated = values['allow-unauthenticated'];
+  const allowUnauthenticated = values.allowUnauthenticated === true;
   if (auth === 'none' && !allowUnauthenticated) {
     throw new UsageError('--auth none accepts events from anyone; add --allow-unauthenticated to mean it');
   }
@@ -214,8 +192,9 @@ export async function startWebhookIntake(options: {
   }
 }
 
-async function runServe(argv: string[], print: (text: string) => void): Promise<number> {
-  const serve = parseServe(argv);
+/** `signal-kit webhooks serve`: the intake, until SIGINT or SIGTERM. */
+export async function runServeCommand(flags: ServeFlags, print: (text: string) => void = console.log): Promise<number> {
+  const serve = parseServe(flags);
   const temporal = parseTemporalConfig();
   const intake = await startWebhookIntake({
     serve,
@@ -283,81 +262,64 @@ function signalTypes(value: string | undefined, required: boolean): string[] | u
   return types;
 }
 
-function webhookId(sub: string, positionals: string[]): string {
-  const [id, extra] = positionals;
-  if (!id) throw new UsageError(`usage: signal-kit webhooks ${sub} ID`);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
-  return id;
-}
-
 /** A parsed management subcommand: the call to make, and how to judge its answer. */
 export interface ManageAction {
   request: WebhookSubscriptionRequest;
   judge?: (result: Record<string, unknown>) => { exitCode: number; problem: string } | undefined;
 }
 
-/** Parses a management subcommand completely (every flag checked) before anything is sent. */
-export function parseManageSubcommand(sub: string, argv: string[]): ManageAction {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      url: { type: 'string' },
-      types: { type: 'string' },
-      description: { type: 'string' },
-      status: { type: 'string' },
-    },
-  });
-  const allow = (flags: string[]) => {
-    const extra = Object.keys(values).find((flag) => !flags.includes(flag));
-    if (extra) throw new UsageError(`--${extra} does not apply to "webhooks ${sub}"`);
+/** The management subcommands; commander has checked which flags and arguments each one takes. */
+export type ManageSubcommand = 'subscribe' | 'list' | 'update' | 'delete' | 'test';
+
+/** `webhooks subscribe|update`'s flags, as commander hands them over. */
+export interface ManageFlags {
+  url?: string;
+  types?: string;
+  description?: string;
+  status?: string;
+}
+
+/** A management subcommand's flags as the call to make, checked completely before anything is sent. */
+export function manageAction(sub: ManageSubcommand, id: string | undefined, flags: ManageFlags = {}): ManageAction {
+  const webhookId = () => {
+    if (!id) throw new UsageError(`usage: signal-kit webhooks ${sub} ID`);
+    return id;
   };
   switch (sub) {
     case 'subscribe': {
-      allow(['url', 'types', 'description']);
-      if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
       const params = {
-        url: webhookUrl(values.url, true)!,
-        signal_types: signalTypes(values.types, true)!,
-        ...(values.description !== undefined ? { description: values.description } : {}),
+        url: webhookUrl(flags.url, true)!,
+        signal_types: signalTypes(flags.types, true)!,
+        ...(flags.description !== undefined ? { description: flags.description } : {}),
       };
       return { request: { action: 'subscribe', params } };
     }
     case 'list':
-      allow([]);
-      if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
       return { request: { action: 'list' } };
     case 'update': {
-      allow(['url', 'types', 'description', 'status']);
-      const id = webhookId(sub, positionals);
+      const target = webhookId();
       const params: UpdateWebhookParams = {};
-      const url = webhookUrl(values.url, false);
+      const url = webhookUrl(flags.url, false);
       if (url !== undefined) params.url = url;
-      const types = signalTypes(values.types, false);
+      const types = signalTypes(flags.types, false);
       if (types) params.signal_types = types;
-      if (values.description !== undefined) params.description = values.description;
-      if (values.status !== undefined) {
-        if (values.status !== 'active' && values.status !== 'paused') {
-          throw new UsageError(`--status must be active or paused, got "${values.status}"`);
+      if (flags.description !== undefined) params.description = flags.description;
+      if (flags.status !== undefined) {
+        if (flags.status !== 'active' && flags.status !== 'paused') {
+          throw new UsageError(`--status must be active or paused, got "${flags.status}"`);
         }
-        params.status = values.status;
+        params.status = flags.status;
       }
       if (!Object.keys(params).length) {
         throw new UsageError('webhooks update needs at least one of --url, --types, --description, --status');
       }
-      return { request: { action: 'update', id, params } };
+      return { request: { action: 'update', id: target, params } };
     }
-    case 'delete': {
-      allow([]);
-      const id = webhookId(sub, positionals);
-      return { request: { action: 'delete', id } };
-    }
-    case 'test': {
-      allow([]);
-      const id = webhookId(sub, positionals);
+    case 'delete':
+      return { request: { action: 'delete', id: webhookId() } };
+    case 'test':
       return {
-        request: { action: 'test', id },
+        request: { action: 'test', id: webhookId() },
         judge: (result) => {
           if (result.delivered) return undefined;
           const why = [result.status_code ? `answered ${result.status_code}` : undefined, result.error]
@@ -366,9 +328,6 @@ export function parseManageSubcommand(sub: string, argv: string[]): ManageAction
           return { exitCode: 1, problem: `the test event was not delivered${why ? ` (${why})` : ''}` };
         },
       };
-    }
-    default:
-      throw new UsageError(`unknown subcommand "webhooks ${sub}"\n\n${WEBHOOKS_USAGE}`);
   }
 }
 
@@ -392,88 +351,16 @@ export interface WebhooksCommandDeps {
   printError?: (text: string) => void;
 }
 
-/** How long a management command waits for a worker to take its call before saying that none is running. */
-const WORKER_WAIT_MS = 30_000;
-
-/**
- * Runs one management call through a worker: a `manageWebhooks` workflow whose activity runs on the rate-limited
- * API queue with the worker's API key. A new subscription's secret travels sealed to a key pair made for this
- * command only, and is opened here.
- */
-export async function callThroughWorker(
-  request: WebhookSubscriptionRequest,
-  temporal: TemporalConfig = parseTemporalConfig(),
-): Promise<Record<string, unknown>> {
-  const keys = request.action === 'subscribe' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : undefined;
-  const sealed: WebhookSubscriptionRequest =
-    request.action === 'subscribe' && keys
-      ? { ...request, sealSecretFor: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString() }
-      : request;
-  const client = await connectClient(temporal);
-  try {
-    const missing = await queuesWithoutWorker(client, temporal.namespace, temporal);
-    if (missing.length > 0) throw new NoWorkerError(noWorkerMessage(missing, temporal.namespace, temporal.address));
-    const handle = await client.workflow.start('manageWebhooks', {
-      workflowId: `webhooks-${request.action}-${randomUUID()}`,
-      taskQueue: temporal.taskQueue,
-      args: [{ request: sealed, apiTaskQueue: temporal.apiTaskQueue }],
-    });
-    const waited = new Promise<'none'>((resolve) => {
-      const timer = setTimeout(() => resolve('none'), WORKER_WAIT_MS);
-      timer.unref();
-    });
-    const result = await Promise.race([handle.result() as Promise<Record<string, unknown>>, waited]);
-    if (result === 'none') {
-      await handle.terminate('no worker took the call').catch(() => undefined);
-      throw new NoWorkerError(noWorkerMessage([temporal.apiTaskQueue], temporal.namespace, temporal.address));
-    }
-    if (keys && typeof result.sealed_secret === 'string') {
-      const { sealed_secret: box, ...rest } = result;
-      const secret = privateDecrypt(
-        { key: keys.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
-        Buffer.from(box as string, 'base64'),
-      ).toString();
-      return { ...rest, secret };
-    }
-    return result;
-  } catch (error) {
-    throw apiErrorOf(error) ?? error;
-  } finally {
-    await client.connection.close();
-  }
-}
-
-class NoWorkerError extends Error {
-  override readonly name = 'NoWorkerError';
-}
-
-/** The service's refusal carried in a workflow failure, rebuilt as the client's typed error. */
-function apiErrorOf(error: unknown): SignalApiError | undefined {
-  let cause: unknown = error instanceof WorkflowFailedError ? error.cause : undefined;
-  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== WEBHOOK_API_ERROR) return undefined;
-  const info = (cause.details?.[0] ?? {}) as Partial<Record<string, unknown>>;
-  const init = {
-    status: Number(info.status ?? 0),
-    code: String(info.code ?? 'error'),
-    message: String(info.message ?? cause.message),
-    requestId: typeof info.requestId === 'string' ? info.requestId : undefined,
-    field: typeof info.field === 'string' ? info.field : undefined,
-  };
-  return info.name === 'ValidationError' ? new ValidationError(init) : new SignalApiError(init);
-}
-
-/** `signal-kit webhooks SUBCOMMAND …`. */
-export async function runWebhooksCommand(argv: string[], deps: WebhooksCommandDeps = {}): Promise<number> {
-  const [sub, ...rest] = argv;
+/** `signal-kit webhooks subscribe|list|update|delete|test`: one call through a worker, its answer printed as JSON. */
+export async function runManageCommand(
+  sub: ManageSubcommand,
+  id: string | undefined,
+  flags: ManageFlags,
+  deps: WebhooksCommandDeps = {},
+): Promise<number> {
   const print = deps.print ?? ((text: string) => console.log(text));
   const printError = deps.printError ?? ((text: string) => console.error(text));
-  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
-    print(WEBHOOKS_USAGE);
-    return sub ? 0 : 2;
-  }
-  if (sub === 'serve') return runServe(rest, print);
-  const action = parseManageSubcommand(sub, rest);
+  const action = manageAction(sub, id, flags);
   const call = deps.call ?? ((request: WebhookSubscriptionRequest) => callThroughWorker(request));
   try {
     const result = await call(action.request);

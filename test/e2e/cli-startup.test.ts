@@ -1,12 +1,12 @@
 /**
  * First contact with the command: on a Node older than 22.12 every command prints one line saying so (no stack
- * trace from a dependency that cannot load there), and `--help` loads no dependency at all (not the Temporal client,
- * not undici). Both run the compiled entry, as `npx signal-kit` would: built into a directory outside the repo, where
+ * trace from a dependency that cannot load there), and `--help` loads no dependency but the command framework (not
+ * the Temporal client, not undici). Both run the compiled entry, as `npx signal-kit` would: built into a directory outside the repo, where
  * no `node_modules` can be found, so any eager import of a package fails the command.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +56,9 @@ describe('signal-kit on first contact', () => {
         cwd: repo,
       },
     );
+    // The one package the entry loads for --help: the command framework (dependency-free). Nothing else is there.
+    await mkdir(join(outDir, 'node_modules'));
+    await symlink(join(repo, 'node_modules/commander'), join(outDir, 'node_modules/commander'), 'dir');
   }, 180_000);
   afterAll(async () => {
     if (outDir) await rm(outDir, { recursive: true, force: true });
@@ -73,10 +76,11 @@ describe('signal-kit on first contact', () => {
     }
   });
 
-  it('--help on a current Node loads no package: it works where node_modules cannot be found', async () => {
+  it('--help on a current Node loads only the command framework: it works where no other package can be found', async () => {
     const result = await runEntry(process.execPath, ['--help']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('signal-kit worker');
+    expect((await runEntry(process.execPath, ['enrich', '--help'])).stdout).toContain('--max-credits');
     expect(result.stderr).toBe('');
     // The same directory fails as soon as a command needs the Temporal client: the check above is not vacuous.
     const job = await runEntry(process.execPath, ['status', 'some-job']);

@@ -11,9 +11,12 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';
-import { BULK_DOMAINS, callsTo, chargedSince, enrichIdeal, PATHS } from './oracle.ts';
+import { addressList } from './helpers.ts';
+import { BULK_DOMAINS, callsTo, chargedSince, enrichIdeal, PATHS, verifyIdeal } from './oracle.ts';
 
 /** What one domain can cost at its worst without `limit`: 500 signals × 2 credits. */
 const WORST_PER_DOMAIN = 1000;
@@ -24,7 +27,8 @@ describe('a credit budget below one batch at its worst', () => {
   const inputs = Array.from({ length: 300 }, (_, i) => `budget-co${i}.com`);
 
   beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 31 } });
+    // A fixed service clock: the truth read after a job is the one the job saw.
+    env = await startJobEnv({ sandbox: { seed: 31, clock: () => SANDBOX_EPOCH_MS + 30 * 86_400_000 } });
     await env.startWorker();
     dir = await mkdtemp(join(tmpdir(), 'signal-kit-budget-'));
     await writeFile(join(dir, 'crm.csv'), `domain\n${inputs.join('\n')}\n`);
@@ -33,9 +37,9 @@ describe('a credit budget below one batch at its worst', () => {
     await env?.stop();
   });
 
-  const run = (input: BulkEnrichInput): Promise<JobResult> => {
+  const run = (input: BulkEnrichInput | VerifyEmailsInput, workflow = 'bulkEnrich'): Promise<JobResult> => {
     const c = env.config();
-    return env.client.workflow.execute('bulkEnrich', {
+    return env.client.workflow.execute(workflow, {
       workflowId: `${input.jobId}-${Math.random().toString(36).slice(2, 8)}`,
       taskQueue: c.taskQueue,
       args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
@@ -93,5 +97,34 @@ describe('a credit budget below one batch at its worst', () => {
     expect(callsTo(env.sandbox, PATHS.enrichBulk, markAgain).length).toBeLessThanOrEqual(
       Math.ceil(left / BULK_DOMAINS) + 1,
     );
+  });
+
+  it('verification: a budget below one chunk verifies what it can pay for; a higher budget finishes the rest', async () => {
+    const { rows, distinct } = addressList(1_500, 'budget');
+    await writeFile(join(dir, 'emails.csv'), `email\n${rows.join('\n')}\n`);
+    const ideal = verifyIdeal(env.sandbox, rows);
+    const budget = 600; // a chunk of 1,000 addresses could cost 1,000
+    expect(ideal.credits).toBeGreaterThan(budget);
+    const output = pathToFileURL(join(dir, 'verify-out')).href;
+    const job = { jobId: 'verify-budget', input: pathToFileURL(join(dir, 'emails.csv')).href, output };
+
+    const mark = env.sandbox.truth.lastCall();
+    const stopped = await run({ ...job, maxCredits: budget }, 'verifyEmails');
+    const spent = chargedSince(env.sandbox, mark);
+    expect(stopped.status).toBe('budget_exhausted');
+    // 1 credit per address at most: the budget is used to the last credit, never past it.
+    expect(spent).toBe(budget);
+    expect(stopped.credits).toBe(spent);
+
+    const again = env.sandbox.truth.lastCall();
+    const finished = await run({ ...job, maxCredits: 1_000_000 }, 'verifyEmails');
+    expect(finished.status).toBe('completed');
+    expect(spent + chargedSince(env.sandbox, again)).toBe(ideal.credits);
+    const { lines } = await readJobOutput(output, job.jobId);
+    const emails = lines.filter((line) => line['status'] !== 'invalid').map((line) => String(line['email']));
+    expect(emails.sort()).toEqual([...new Set(distinct.map((e) => e.toLowerCase()))].sort());
+    for (const line of lines.filter((l) => l['status'] === 'ok')) {
+      expect(line['result']).toBe(ideal.emails.get(String(line['email']))?.result);
+    }
   });
 });

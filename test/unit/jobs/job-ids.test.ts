@@ -14,7 +14,7 @@ import { partKey } from '../../../activities/jobs/layout.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { writePart, zeroCounts } from '../../../activities/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
-import { parseEnrich, parseIntentExport, parseVerifyEmails } from '../../../cli/commands/job-commands.ts';
+import { enrichJob, intentExportJob, verifyEmailsJob } from '../../../cli/commands/job-commands.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
 import { jobIdProblem } from '../../../workflows/job-id.ts';
 
@@ -36,10 +36,10 @@ describe('job ids', () => {
   });
 
   it.each(BAD_IDS.filter(Boolean))('--job-id %j is a usage error in every job command', (bad) => {
-    const common = ['--output', './out', '--job-id', bad];
-    expect(() => parseEnrich(['--input', 'in.csv', ...common])).toThrow(UsageError);
-    expect(() => parseVerifyEmails(['--input', 'in.csv', ...common])).toThrow(/--job-id: job id .* must be/);
-    expect(() => parseIntentExport(['--topics', 'b2b_1', ...common])).toThrow(UsageError);
+    const common = { output: './out', jobId: bad };
+    expect(() => enrichJob({ input: 'in.csv', ...common })).toThrow(UsageError);
+    expect(() => verifyEmailsJob({ input: 'in.csv', ...common })).toThrow(/--job-id: job id .* must be/);
+    expect(() => intentExportJob({ topics: 'b2b_1', ...common })).toThrow(UsageError);
   });
 
   it('the CLI exits 2 with a message naming the flag, before reaching Temporal', async () => {

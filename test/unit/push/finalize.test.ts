@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fetchPushBatch, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
 import { finalizePushRun } from '../../../activities/push/finalize.ts';
 import { planKey, pushBatchKey, pushManifestKey, watermarksKey } from '../../../activities/push/layout.ts';
-import type { StoredPlan } from '../../../activities/push/plan.ts';
+import { preparePushCatchUp, type StoredPlan } from '../../../activities/push/plan.ts';
 import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
 import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
@@ -130,5 +130,112 @@ describe('finalizePushRun', () => {
       'b.com': '2026-03-05T00:00:00.000Z',
       'c.com': '2026-03-01T00:00:00.000Z',
     });
+  });
+});
+
+describe('a domain with more than 500 new signals', () => {
+  const signal = (id: string, type: string, at: string) => ({
+    signal_id: `sig_${id}`,
+    signal_type: type,
+    signal_subtype: '',
+    signal_name: '',
+    detected_at: at,
+    data: { summary: id },
+  });
+  const answer = (signals: ReturnType<typeof signal>[], total: number, types: string[]) => ({
+    results: [
+      {
+        domain: 'a.com',
+        status: 'ok' as const,
+        company: { name: 'a', domain: 'a.com' },
+        signals,
+        signal_summary: {},
+        coverage: { total_after_filters: total, signal_types_available: types },
+      },
+    ],
+    summary: { requested: 1, ok: 1, not_found: 0, error: 0, signals: signals.length },
+    credits: 2 * signals.length,
+  });
+
+  it('is asked once per signal type, writes each signal once, and names what one type still leaves out', async () => {
+    const store = openStore(join(root, 'narrow'));
+    const run: PushRunRef = { name: 'p', output: store.url, runId: '20260306T000000Z', date: '2026-03-06' };
+    const plan: StoredPlan = {
+      rows: 1,
+      distinct: 1,
+      duplicates: 0,
+      invalid: 0,
+      batches: 1,
+      groups: 1,
+      mixed: 0,
+      watermarksFrom: null,
+      watchlist: 'file:///w.csv',
+      since: null,
+      planned_at: '2026-03-06T00:00:00.000Z',
+      invalid_rows: [],
+    };
+    await store.writeText(planKey(run), JSON.stringify(plan));
+    const start = '2026-03-01T00:00:00.000Z';
+    await store.writeText(
+      pushBatchKey(run, 0),
+      JSON.stringify({
+        index: 0,
+        round: 0,
+        detected_after: start,
+        limit: 2,
+        domains: [{ domain: 'a.com', start, through: start }],
+      }),
+    );
+    // Newest first: the first call (limit 2) gets two of the news; the service counts 710 after the start.
+    const asked: EnrichCompaniesParams[] = [];
+    const byType: Record<string, ReturnType<typeof answer>> = {
+      news: answer([signal('n3', 'news', '2026-03-05T00:00:00Z'), signal('n2', 'news', '2026-03-04T00:00:00Z')], 2, [
+        'news',
+        'sec-8k',
+      ]),
+      'sec-8k': answer([signal('s1', 'sec-8k', '2026-03-03T00:00:00Z')], 708, ['news', 'sec-8k']),
+    };
+    const fake = {
+      async enrichCompanies(params: EnrichCompaniesParams) {
+        asked.push(params);
+        if (params.signal_types?.length === 1) return byType[params.signal_types[0]!]!;
+        return answer(
+          [signal('n3', 'news', '2026-03-05T00:00:00Z'), signal('n2', 'news', '2026-03-04T00:00:00Z')],
+          710,
+          ['news', 'sec-8k'],
+        );
+      },
+    } as unknown as SignalClient;
+    const filters = { limit: 2 };
+    await fetchPushBatch(fake, store, { run, index: 0, filters });
+    const limitRound = await preparePushCatchUp(store, { run, round: 1, kind: 'limit', from: 0, to: 1, limit: 500 });
+    expect(limitRound).toMatchObject({ first: 1, count: 1, domains: 1 });
+    await fetchPushBatch(fake, store, { run, index: 1, filters });
+    const narrow = await preparePushCatchUp(store, { run, round: 2, kind: 'narrow', from: 0, to: 2, limit: 500 });
+    expect(narrow).toMatchObject({ first: 2, count: 2, domains: 1 });
+    await fetchPushBatch(fake, store, { run, index: 2, filters });
+    await fetchPushBatch(fake, store, { run, index: 3, filters });
+    expect(asked.map((p) => [p.limit, p.signal_types ?? null])).toEqual([
+      [2, null],
+      [500, null],
+      [500, ['news']],
+      [500, ['sec-8k']],
+    ]);
+
+    const result = await finalizePushRun(store, {
+      run,
+      watchlist: plan.watchlist,
+      status: 'completed',
+      startedAt: '2026-03-06T00:00:00.000Z',
+      scheduledAt: '2026-03-06T00:00:00.000Z',
+      rounds: [limitRound, narrow],
+    });
+    const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
+    // n3 and n2 once (first call), s1 once (its type's call); everything returned again is overlap.
+    expect(result).toMatchObject({ signals: 3, status: 'completed_with_errors', incompleteDomains: ['a.com'] });
+    expect(manifest.overlap.signals).toBe(2 + 2);
+    expect(manifest.incomplete_domains).toEqual([{ domain: 'a.com', reason: 'unreachable', missing: 707 }]);
+    expect(manifest.calls).toEqual({ total: 4, first_round: 1, catch_up: 3 });
+    expect((await readPushState(store, 'p')).marks.get('a.com')).toBe('2026-03-05T00:00:00.000Z');
   });
 });

@@ -15,11 +15,16 @@ const base = ['--name', 'crm', '--watchlist', 's3://b/watch.csv', '--output', 's
 describe('schedule command parsing', () => {
   it('reads durations and prints them back in the shortest form', () => {
     expect(parseEvery('every', '6h')).toBe(6 * 3_600_000);
-    expect(parseEvery('every', '1h30m')).toBe(90 * 60_000);
+    // Temporal's own duration strings (the `ms` format of its Duration), parsed by its parser.
+    expect(parseEvery('every', '90m')).toBe(90 * 60_000);
+    expect(parseEvery('every', '1.5h')).toBe(90 * 60_000);
+    expect(parseEvery('every', '2 days')).toBe(2 * 86_400_000);
     expect(parseEvery('every', '1d')).toBe(86_400_000);
-    expect(formatEvery(90 * 60_000)).toBe('1h30m');
-    expect(formatEvery(86_400_000 + 1000)).toBe('1d1s');
-    for (const bad of ['6', 'h', '6 hours', '-1h', '0s', '']) expect(() => parseEvery('every', bad)).toThrow(/--every/);
+    expect(formatEvery(90 * 60_000)).toBe('90m');
+    expect(formatEvery(86_400_000 + 1000)).toBe('86401s');
+    for (const ms of [90 * 60_000, 86_401_000, 86_400_000, 1000]) expect(parseEvery('every', formatEvery(ms))).toBe(ms);
+    for (const bad of ['6', 'h', '1h30m', '-1h', '0s', 'soon', ''])
+      expect(() => parseEvery('every', bad)).toThrow(/--every/);
   });
 
   it('maps overlap names onto Temporal policies', () => {

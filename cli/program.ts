@@ -1,0 +1,342 @@
+// The CLI's command list: every command, its flags and its help text, in this one file (commander generates the
+// help from these declarations, so it cannot drift from what is parsed). Each action imports its command's module
+// only when it runs: `--help` and `--version` load commander and nothing else.
+import { Command, CommanderError, Option, type OptionValues } from 'commander';
+import { ConfigError } from '../config/errors.ts';
+import { UsageError } from './args.ts';
+
+const EXIT_CODES = `Exit codes (--wait and status): 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhausted,
+4 completed with failed batches, 5 still running (status), 6 no worker polls the job's task queues.`;
+
+const EXAMPLES = `Examples:
+  signal-kit demo                      the main job end to end on a local stack, into ./out
+  signal-kit dev                       a local stack and a worker; prints the settings for another shell
+  signal-kit worker                    a worker for SIGNAL_API_URL / SIGNAL_API_KEY on TEMPORAL_ADDRESS
+  signal-kit enrich --input crm.csv --output s3://bucket/signals --limit 50 --wait
+  signal-kit status JOB_ID`;
+
+const OVERLAP = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'];
+
+/** What a command's action gives back: the process exit code. */
+type Run = () => Promise<number>;
+
+/**
+ * The arguments after `command`'s name (and its parents'), as typed: for commands whose module still parses its own
+ * argv. Commander has already checked them against the declared flags.
+ */
+function argvOf(command: Command): string[] {
+  let depth = 0;
+  for (let c = command; c.parent; c = c.parent) depth += 1;
+  return typedArgs.get(root(command))?.slice(depth) ?? [];
+}
+
+const typedArgs = new WeakMap<Command, string[]>();
+const root = (command: Command): Command => (command.parent ? root(command.parent) : command);
+
+/** Builds the program; `exit` receives the code of whichever command ran. */
+export function buildProgram(version: string, exit: (code: number) => void): Command {
+  const program = new Command('signal-kit')
+    .description('signal-kit: durable jobs for the Signal Data Service')
+    .version(version, '-V, --version', 'print the signal-kit version')
+    .helpCommand(true)
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
+    .addHelpText('after', `\n${EXAMPLES}\n\n${EXIT_CODES}`);
+
+  const action = (run: (command: Command) => Run) =>
+    async function (this: Command) {
+      exit(await run(this)());
+    };
+
+  // ─── jobs ──────────────────────────────────────────────────────────────────────────────────────────────────────
+  const jobFlags = (command: Command) =>
+    command
+      .option('--job-id <id>', 'the job id (default: derived from what the job does, so a rerun is the same job)')
+      .option('--compression <kind>', 'output parts: gzip (default) or none')
+      .option('--concurrency <n>', 'batches in flight at once')
+      .option('--wait', 'follow the job to its end and exit with its code')
+      .option('--dry-run', 'print rows, distinct, invalid, batches and credits; start nothing and call no API');
+
+  jobFlags(
+    program
+      .command('enrich')
+      .description('enrich a list of company domains with signals')
+      .option('--input <url>', 'CSV or JSONL of domains: a path, file://, s3:// or gs:// URL')
+      .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
+      .option('--column <name>', 'the column holding the domain (default: detected)')
+      .option('--signal-types <a,b>', 'only these signal types')
+      .option('--signal-subtypes <a,b>', 'only these signal subtypes (at most 25)')
+      .option('--detected-after <iso>', 'only signals detected after this date')
+      .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
+      .option('--max-credits <n>', 'stop before spending more than this'),
+  ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
+
+  jobFlags(
+    program
+      .command('verify-emails')
+      .description('verify a list of email addresses')
+      .option('--input <url>', 'CSV or JSONL of addresses: a path, file://, s3:// or gs:// URL')
+      .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
+      .option('--column <name>', 'the column holding the address (default: detected)')
+      .option('--max-credits <n>', 'stop before spending more than this'),
+  ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
+
+  jobFlags(
+    program
+      .command('intent-export')
+      .description('export the people showing intent on some topics')
+      .option('--topics <b2b_1,b2b_2>', 'topic ids')
+      .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
+      .option('--email-validated', 'only people with a validated email')
+      .option('--seniority <a,b>', 'only these seniorities (e.g. Vp,Cxo)')
+      .option('--department <a,b>', 'only these departments')
+      .option('--limit <n>', 'at most this many rows')
+      .option('--resubmit', 'submit again when an earlier submit of this job has an unknown outcome'),
+  ).action(action((command) => async () => jobCommand('intentExportJob', command.opts())));
+
+  program
+    .command('status')
+    .description("a job's state, progress while it runs, and its result")
+    .argument('<job-id>', 'the job id printed when it started')
+    .action(
+      action(
+        (command) => async () => (await import('./commands/job-commands.ts')).runStatusCommand(command.args[0] ?? ''),
+      ),
+    );
+
+  // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
+  program
+    .command('demo')
+    .description('run the main job end to end on a local stack (sandbox + Temporal + ./out)')
+    .option('--output <dir>', 'the folder the demo writes into', 'out')
+    .action(action((command) => async () => (await import('./commands/demo.ts')).runDemoCommand(command.opts())));
+
+  program
+    .command('dev')
+    .description('start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings')
+    .option('--no-worker', 'start the stack without a worker')
+    .action(action((command) => async () => (await import('./commands/dev.ts')).runDevCommand(command.opts())));
+
+  program
+    .command('sandbox')
+    .description('run the local Signal Data Service sandbox')
+    .option('--port <n>', 'port on 127.0.0.1 (default: a free one)')
+    .option('--seed <n>', 'seed for the generated data')
+    .option('--rate-limit <n>', 'requests per minute per account (0: off; default 300)')
+    .option('--credits <n>', "the account's starting credits")
+    .action(action((command) => async () => (await import('../sandbox/main.ts')).runSandboxCli(argvOf(command))));
+
+  // ─── worker ────────────────────────────────────────────────────────────────────────────────────────────────────
+  program
+    .command('worker')
+    .description('run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...) until SIGINT or SIGTERM')
+    .option('--health-port <n>', 'serve /healthz and /readyz on this port')
+    .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
+    .option('--make-current', "make this worker's build the current one of its deployment")
+    .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(argvOf(command))));
+
+  program
+    .command('build-workflows')
+    .description('write the workflow bundle a prebuilt worker starts from (SIGNAL_KIT_WORKFLOW_BUNDLE)')
+    .option('--output <dir>', 'the folder for workflow-bundle.js and its build id', 'dist/worker')
+    .option('--workflows <path>', "a module of your own that re-exports the kit's workflows next to yours")
+    .action(
+      action(
+        (command) => async () =>
+          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(argvOf(command)),
+      ),
+    );
+
+  // ─── schedule ──────────────────────────────────────────────────────────────────────────────────────────────────
+  const schedule = program.command('schedule').description('scheduled pushes of new signals for a watchlist');
+  const scheduleAction = action(
+    (command) => async () =>
+      (await import('./commands/schedule.ts')).runScheduleCommand(argvOf(command.parent ?? command)),
+  );
+  const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
+  schedule
+    .command('create')
+    .description('create a schedule that pushes new signals for a watchlist')
+    .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
+    .option('--watchlist <url>', 'a .csv or .jsonl(.gz) of domains: a path, file://, s3:// or gs:// URL')
+    .option('--output <url>', 'where each run writes: a path, file://, s3:// or gs:// URL')
+    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d')
+    .option('--signal-types <a,b>', 'only these signal types')
+    .option('--signal-subtypes <a,b>', 'only these signal subtypes (at most 25)')
+    .option('--column <name>', 'the column holding the domain (default: detected)')
+    .option('--limit <n>', 'signals per domain, at most 500')
+    .option('--since <iso>', 'the first run pushes signals detected after this date')
+    .option('--max-credits <n>', 'credit budget per run')
+    .option('--concurrency <n>', 'batches in flight at once')
+    .option('--lookback <duration>', 'also look this far back before the watermark (late signals)')
+    .addOption(overlap('what a run due while another runs does (default: skip)'))
+    .option('--paused', 'create it paused')
+    .option('--note <text>', 'a note kept with the schedule')
+    .action(scheduleAction);
+  schedule.command('list').description('every push schedule').action(scheduleAction);
+  for (const [name, description] of [
+    ['describe', "a schedule's definition, state and recent runs"],
+    ['delete', 'delete a schedule'],
+  ] as const) {
+    schedule.command(name).description(description).argument('<name>', 'the schedule name').action(scheduleAction);
+  }
+  for (const [name, description] of [
+    ['pause', 'pause a schedule'],
+    ['unpause', 'resume a paused schedule'],
+  ] as const) {
+    schedule
+      .command(name)
+      .description(description)
+      .argument('<name>', 'the schedule name')
+      .option('--note <text>', 'why')
+      .action(scheduleAction);
+  }
+  schedule
+    .command('trigger')
+    .description("start a run now, as the schedule would (it applies the schedule's overlap policy)")
+    .argument('<name>', 'the schedule name')
+    .addOption(overlap("overlap policy for this run (default: the schedule's own)"))
+    .action(scheduleAction);
+  schedule
+    .command('run')
+    .description('one run now; with --wait it exits like a job: 0, 1, 3, 4')
+    .argument('<name>', 'the schedule name')
+    .option('--full-refresh', 'ignore the watermarks: push everything again')
+    .option('--wait', 'follow the run to its end')
+    .action(scheduleAction);
+  schedule
+    .command('backfill')
+    .description('push the signals detected in [from, to), into a partition of its own')
+    .argument('<name>', 'the schedule name')
+    .option('--from <iso>', 'start of the window')
+    .option('--to <iso>', 'end of the window (exclusive)')
+    .option('--wait', 'follow the run to its end')
+    .action(scheduleAction);
+  schedule
+    .command('state')
+    .description("the schedule's watermarks")
+    .argument('<name>', 'the schedule name')
+    .option('--domain <d>', 'only this domain (repeatable)', collect)
+    .option('--domains', 'list every domain')
+    .option('--output <url>', 'the output the state is kept in (default: the schedule’s)')
+    .action(scheduleAction);
+  schedule
+    .command('reset')
+    .description('forget watermarks: the next run starts over')
+    .argument('<name>', 'the schedule name')
+    .option('--domain <d>', 'only this domain (repeatable)', collect)
+    .option('--output <url>', 'the output the state is kept in (default: the schedule’s)')
+    .action(scheduleAction);
+
+  // ─── webhooks ──────────────────────────────────────────────────────────────────────────────────────────────────
+  const webhooks = program.command('webhooks').description('receive signal events, and manage subscriptions');
+  const manage = action((command) => async () => {
+    const { runManageCommand } = await import('./commands/webhooks.ts');
+    const sub = command.name() as 'subscribe' | 'list' | 'update' | 'delete' | 'test';
+    return runManageCommand(sub, command.args[0], command.opts());
+  });
+  webhooks
+    .command('serve')
+    .description(
+      'receive events over HTTP and start deliverSignalEvent for each one, until SIGINT or SIGTERM\n' +
+        '--auth signature: SIGNAL_KIT_WEBHOOK_SECRETS=whsec_...[,whsec_...] [SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS=300]\n' +
+        '--auth token: SIGNAL_KIT_WEBHOOK_TOKEN (16+ characters) in SIGNAL_KIT_WEBHOOK_TOKEN_HEADER (x-webhook-token)',
+    )
+    .option('--port <n>', 'port to listen on (0 picks a free port)')
+    .option('--host <host>', 'address to listen on (default: 127.0.0.1)')
+    .option('--path <path>', 'URL path of the endpoint (default: /webhooks)')
+    .option('--auth <mode>', 'signature (default), token or none')
+    .option('--allow-unauthenticated', 'required with --auth none')
+    .action(action((command) => async () => (await import('./commands/webhooks.ts')).runServeCommand(command.opts())));
+  webhooks
+    .command('subscribe')
+    .description('subscribe a URL to signal events (through a running worker)')
+    .option('--url <url>', 'an absolute http(s) URL')
+    .option('--types <a,b>', 'signal types')
+    .option('--description <text>', 'a description')
+    .action(manage);
+  webhooks.command('list').description("the account's subscriptions").action(manage);
+  webhooks
+    .command('update')
+    .description('change a subscription')
+    .argument('<id>', 'the subscription id')
+    .option('--url <url>', 'an absolute http(s) URL')
+    .option('--types <a,b>', 'signal types')
+    .option('--description <text>', 'a description')
+    .option('--status <status>', 'active or paused')
+    .action(manage);
+  webhooks
+    .command('delete')
+    .description('delete a subscription')
+    .argument('<id>', 'the subscription id')
+    .action(manage);
+  webhooks
+    .command('test')
+    .description('send a test event (exit 1 when it was not delivered)')
+    .argument('<id>', 'the subscription id')
+    .action(manage);
+
+  return program;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** A job command: its flags become the job (every mistake named by its flag), then it starts, waits or dry-runs. */
+async function jobCommand(
+  build: 'enrichJob' | 'verifyEmailsJob' | 'intentExportJob',
+  flags: OptionValues,
+): Promise<number> {
+  const jobs = await import('./commands/job-commands.ts');
+  return jobs.runJobCommand(jobs[build](flags), flags);
+}
+
+/** Runs the CLI on `argv` (without node and the script) and resolves to the exit code. */
+export async function runCli(argv: string[], version: string): Promise<number> {
+  let code = 0;
+  const program = buildProgram(version, (c) => {
+    code = c;
+  });
+  const name = argv[0] ?? '';
+  typedArgs.set(program, argv);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
+      const where = ['signal-kit', ...commandPath(program, argv)].join(' ');
+      console.error(`${where}: ${error.message.replace(/^error: /, '')} (see ${where} --help)`);
+      return 2;
+    }
+    if (error instanceof UsageError || error instanceof ConfigError || isParseArgsError(error)) {
+      console.error(`signal-kit ${name}: ${(error as Error).message}`);
+      return 2;
+    }
+    console.error(`signal-kit ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+/** The command words at the start of `argv` that name commands (`['schedule', 'create']`). */
+function commandPath(program: Command, argv: string[]): string[] {
+  const path: string[] = [];
+  let current = program;
+  for (const word of argv) {
+    const next = current.commands.find((command) => command.name() === word);
+    if (!next) break;
+    path.push(word);
+    current = next;
+  }
+  return path;
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return (
+    error instanceof TypeError &&
+    typeof (error as { code?: unknown }).code === 'string' &&
+    String((error as unknown as { code: string }).code).startsWith('ERR_PARSE_ARGS')
+  );
+}

@@ -1,0 +1,83 @@
+import { constants, generateKeyPairSync, privateDecrypt, randomUUID } from 'node:crypto';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../activities/webhook-subscriptions.ts';
+import { parseTemporalConfig, type TemporalConfig } from '../config/worker.ts';
+import { SignalApiError, ValidationError } from '../connectors/errors.ts';
+import { manageWebhooks } from '../workflows/webhook-subscriptions.ts';
+import { noWorkerMessage, queuesWithoutWorker } from './pollers.ts';
+import { connectClient } from './temporal.ts';
+
+// The webhook subscriptions service behind `signal-kit webhooks subscribe|list|update|delete|test`: every call is made
+// by a worker (with its API key, on the rate-limited API queue), never by the CLI itself.
+
+/** How long a management command waits for a worker to take its call before saying that none is running. */
+const WORKER_WAIT_MS = 30_000;
+
+/**
+ * Runs one management call through a worker: a `manageWebhooks` workflow whose activity runs on the rate-limited
+ * API queue with the worker's API key. A new subscription's secret travels sealed to a key pair made for this
+ * command only, and is opened here.
+ */
+export async function callThroughWorker(
+  request: WebhookSubscriptionRequest,
+  temporal: TemporalConfig = parseTemporalConfig(),
+): Promise<Record<string, unknown>> {
+  const keys = request.action === 'subscribe' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : undefined;
+  const sealed: WebhookSubscriptionRequest =
+    request.action === 'subscribe' && keys
+      ? { ...request, sealSecretFor: keys.publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+      : request;
+  const client = await connectClient(temporal);
+  try {
+    const missing = await queuesWithoutWorker(client, temporal.namespace, temporal);
+    if (missing.length > 0) throw new NoWorkerError(noWorkerMessage(missing, temporal.namespace, temporal.address));
+    const handle = await client.workflow.start(manageWebhooks, {
+      workflowId: `webhooks-${request.action}-${randomUUID()}`,
+      taskQueue: temporal.taskQueue,
+      args: [{ request: sealed, apiTaskQueue: temporal.apiTaskQueue }],
+    });
+    const waited = new Promise<'none'>((resolve) => {
+      const timer = setTimeout(() => resolve('none'), WORKER_WAIT_MS);
+      timer.unref();
+    });
+    const result = await Promise.race([handle.result(), waited]);
+    if (result === 'none') {
+      await handle.terminate('no worker took the call').catch(() => undefined);
+      throw new NoWorkerError(noWorkerMessage([temporal.apiTaskQueue], temporal.namespace, temporal.address));
+    }
+    if (keys && typeof result.sealed_secret === 'string') {
+      const { sealed_secret: box, ...rest } = result;
+      const secret = privateDecrypt(
+        { key: keys.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+        Buffer.from(box as string, 'base64'),
+      ).toString();
+      return { ...rest, secret };
+    }
+    return result;
+  } catch (error) {
+    throw apiErrorOf(error) ?? error;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** No worker took the call: nothing was sent to the service. */
+export class NoWorkerError extends Error {
+  override readonly name = 'NoWorkerError';
+}
+
+/** The service's refusal carried in a workflow failure, rebuilt as the client's typed error. */
+function apiErrorOf(error: unknown): SignalApiError | undefined {
+  let cause: unknown = error instanceof WorkflowFailedError ? error.cause : undefined;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== WEBHOOK_API_ERROR) return undefined;
+  const info = (cause.details?.[0] ?? {}) as Partial<Record<string, unknown>>;
+  const init = {
+    status: Number(info.status ?? 0),
+    code: String(info.code ?? 'error'),
+    message: String(info.message ?? cause.message),
+    requestId: typeof info.requestId === 'string' ? info.requestId : undefined,
+    field: typeof info.field === 'string' ? info.field : undefined,
+  };
+  return info.name === 'ValidationError' ? new ValidationError(init) : new SignalApiError(init);
+}
