@@ -133,7 +133,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--health-port <n>', 'serve /healthz and /readyz on this port')
     .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
     .option('--make-current', "make this worker's build the current one of its deployment")
-    .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(argvOf(command))));
+    .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(command.opts())));
 
   program
     .command('build-workflows')
@@ -143,7 +143,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .action(
       action(
         (command) => async () =>
-          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(argvOf(command)),
+          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(command.opts()),
       ),
     );
 

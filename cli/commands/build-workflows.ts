@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { writeWorkflowBundle } from '../../workers/bundle.ts';
 import { workflowsPath } from '../../workers/worker.ts';
 
@@ -7,14 +6,13 @@ import { workflowsPath } from '../../workers/worker.ts';
  * DIR/workflow-bundle.json) for workers started with SIGNAL_KIT_WORKFLOW_BUNDLE. `--workflows` bundles a module of
  * your own that re-exports the kit's workflows next to yours.
  */
-export async function runBuildWorkflowsCommand(argv: string[], print = console.log): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { output: { type: 'string', default: 'dist/worker' }, workflows: { type: 'string' } },
-  });
+export async function runBuildWorkflowsCommand(
+  flags: { output?: string; workflows?: string } = {},
+  print = console.log,
+): Promise<number> {
   const { codePath, info } = await writeWorkflowBundle({
-    workflowsPath: values.workflows ?? workflowsPath(),
-    outDir: values.output,
+    workflowsPath: flags.workflows ?? workflowsPath(),
+    outDir: flags.output ?? 'dist/worker',
   });
   print(JSON.stringify({ bundle: codePath, buildId: info.buildId }));
   return 0;

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { parseDeploymentConfig } from '../../config/deployment.ts';
 import { ConfigError } from '../../config/errors.ts';
 import { parseObservabilityConfig } from '../../config/observability.ts';
@@ -22,26 +21,30 @@ function secretsOf(config: WorkerConfig, webhooks: WebhookDeliveryConfig): strin
   return secrets;
 }
 
+/** `worker`'s flags, as commander hands them over (declared in cli/program.ts). */
+export interface WorkerFlags {
+  healthPort?: string;
+  metricsPort?: string;
+  makeCurrent?: boolean;
+}
+
 /**
  * `worker [--health-port N] [--metrics-port N]`: hosts the workflows and activities until SIGINT or SIGTERM, then
  * drains (see `shutdownGraceMs`) and exits 0. Logs are JSON lines on stderr (readable lines on a terminal).
  */
-export async function runWorkerCommand(argv: string[] = []): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'health-port': { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'make-current': { type: 'boolean', default: false },
-    },
-  });
+export async function runWorkerCommand(flags: WorkerFlags = {}): Promise<number> {
+  const values = {
+    'health-port': flags.healthPort,
+    'metrics-port': flags.metricsPort,
+    'make-current': flags.makeCurrent === true,
+  };
   const env = {
     ...process.env,
     ...(values['health-port'] !== undefined ? { SIGNAL_KIT_HEALTH_PORT: values['health-port'] } : {}),
     ...(values['metrics-port'] !== undefined ? { SIGNAL_KIT_METRICS_PORT: values['metrics-port'] } : {}),
   };
-  if (values['health-port'] !== undefined) positiveInt('--health-port', values['health-port']);
-  if (values['metrics-port'] !== undefined) positiveInt('--metrics-port', values['metrics-port']);
+  if (values['health-port'] !== undefined) positiveInt('health-port', values['health-port']);
+  if (values['metrics-port'] !== undefined) positiveInt('metrics-port', values['metrics-port']);
   const observability = parseObservabilityConfig(env);
   const config = parseWorkerConfig(env);
   const webhooks = parseWebhookDeliveryConfig(env);
