@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import type { JobResult, Manifest } from '../activities/jobs/types.ts';
 import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
 import { DEFAULT_BATCH_CONCURRENCY } from '../workflows/constants.ts';
-import { maxInWindow, startCountingProxy } from './lib/counting-proxy.ts';
+import { maxInWindow, startApiProxy } from './lib/api-proxy.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { writeDomainsCsv } from './lib/files.ts';
 import { mib, num, pct, secs } from './lib/format.ts';
@@ -92,7 +92,7 @@ async function runOnStack(
     temporalArgs: [...(configurations[0]?.args ?? [])],
   });
   const { env } = bench;
-  const proxy = await startCountingProxy(env.sandbox.url);
+  const proxy = await startApiProxy(env.sandbox.url);
   // The worker's budget per minute, scaled like the sandbox's window: `rateLimit` per `windowMs`.
   const perMinute = Math.round((rateLimit * 60_000) / windowMs);
   const workerEnv = env.childEnv({ SIGNAL_API_URL: proxy.url, SIGNAL_API_RATE_LIMIT: String(perMinute) });
@@ -108,14 +108,14 @@ async function runOnStack(
     return outcomes;
   } finally {
     for (const worker of workers) await worker.stop();
-    await proxy.close();
+    await proxy.stop();
     await bench.stop();
   }
 }
 
 interface Stack {
   bench: Awaited<ReturnType<typeof startBenchEnv>>;
-  proxy: Awaited<ReturnType<typeof startCountingProxy>>;
+  proxy: Awaited<ReturnType<typeof startApiProxy>>;
   workers: Awaited<ReturnType<typeof startWorkerProcess>>[];
   perMinute: number;
 }
@@ -178,7 +178,7 @@ async function runCase(
   const enrich = proxy.calls.slice(firstCall).filter((call) => call.path === '/v1/companies/enrich/bulk');
   const accepted = enrich.filter((call) => call.status === 200);
   const limited = enrich.filter((call) => call.status === 429).length;
-  const times = accepted.map((call) => call.at);
+  const times = accepted.map((call) => call.startedAt);
   const spanMs = Math.max(...times) - Math.min(...times);
   const achievedPerMin = (accepted.length / wallMs) * 60_000;
   // Where a batch's time goes, from the workflows' own history: waiting for dispatch and a slot, running.

@@ -8,9 +8,11 @@
  * - an activity interceptor: what each activity published (rows and signals written, failed batches, webhook
  *   deliveries by outcome, dead-lettered events). Results of parts that already existed are not counted again.
  */
+
 import type { MetricMeter } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { type Dispatcher, getGlobalDispatcher } from 'undici';
+import { parseRetryAfter } from '../connectors/retry-after.ts';
 
 export const METRIC = {
   apiCalls: 'signal_kit_api_calls',
@@ -52,8 +54,8 @@ export function createKitMetrics(meter: MetricMeter) {
       if (Number.isFinite(charged) && charged > 0) credits.add(charged);
       if (status === 429) {
         rateLimited.add(1);
-        // Runtime counters hold integers: milliseconds keep short waits visible.
-        const wait = Math.round(retryAfterSeconds(first(headers['retry-after'])) * 1000);
+        // Runtime counters hold integers: milliseconds keep short waits visible (capped as the kit waits them).
+        const wait = parseRetryAfter(headers['retry-after']) ?? 0;
         if (wait > 0) rateLimitWait.add(wait, { reason: 'retry_after' });
       }
     },
@@ -68,14 +70,6 @@ export function createKitMetrics(meter: MetricMeter) {
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function retryAfterSeconds(value: string | undefined): number {
-  if (!value) return 0;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const date = Date.parse(value);
-  return Number.isFinite(date) ? Math.max(0, (date - Date.now()) / 1000) : 0;
 }
 
 /** Passes every callback through, recording the answer's status and headers (or the failure) once. */

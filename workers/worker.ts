@@ -148,24 +148,22 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     : {};
   const graceMs = shutdownGraceMs(config);
   const shutdown = { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 15_000 };
-  const main = await Worker.create({
+  const common = {
     connection,
     namespace: config.namespace,
     ...encryption,
     ...interceptors,
     ...shutdown,
     ...versioning,
+  };
+  const main = await Worker.create({
+    ...common,
     taskQueue: config.taskQueue,
     ...workflows,
     activities: createMainQueueActivities({ ...deps, webhooks }),
   });
   const api = await Worker.create({
-    connection,
-    namespace: config.namespace,
-    ...encryption,
-    ...interceptors,
-    ...shutdown,
-    ...versioning,
+    ...common,
     taskQueue: config.apiTaskQueue,
     activities: createApiActivities(deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,

@@ -17,17 +17,11 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
-import {
-  type ChildWorker,
-  checkJobOutput,
-  type KillDrillOutcome,
-  removeTempDirs,
-  runKillDrill,
-  startApiProxy,
-  startChildWorker,
-  tempDir,
-  writeDomainsCsv,
-} from '../../test/helpers/drills.ts';
+import { startApiProxy } from '../lib/api-proxy.ts';
+import { type ChildWorker, startChildWorker } from '../lib/cli-process.ts';
+import { removeTempDirs, tempDir, writeDomainsCsv } from '../lib/drill-input.ts';
+import { checkJobOutput } from '../lib/job-output.ts';
+import { type KillDrillOutcome, runKillDrill } from '../lib/kill-drill.ts';
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
 /** The benchmark harness's own pieces: statistics, windows, the RESULTS.md section update, tables. */
 import { describe, expect, it } from 'vitest';
-import { maxInWindow } from '../../bench/lib/counting-proxy.ts';
+import { maxInWindow } from '../../bench/lib/api-proxy.ts';
 import { markdownTable } from '../../bench/lib/format.ts';
 import { machine } from '../../bench/lib/machine.ts';
 import { updateResultsMarkdown } from '../../bench/lib/results.ts';

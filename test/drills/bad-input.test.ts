@@ -15,21 +15,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
+import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
+import { removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_KEYS, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
-import {
-  type ChildWorker,
-  type CliResult,
-  checkJobOutput,
-  enrichTruthCredits,
-  readCheckedParts,
-  removeTempDirs,
-  runCli,
-  startChildWorker,
-  tempDir,
-  writeDomainsCsv,
-} from '../helpers/drills.ts';
+import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { enrichIdeal } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 30 * 86_400_000;

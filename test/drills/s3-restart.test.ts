@@ -8,23 +8,15 @@
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
+import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
+import { maxAttempt, until } from '../../bench/lib/kill-drill.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
-import {
-  type ApiProxy,
-  checkJobOutput,
-  type DrillInput,
-  enrichTruthCredits,
-  maxAttempt,
-  readCheckedParts,
-  removeTempDirs,
-  startApiProxy,
-  tempDir,
-  until,
-  writeDomainsCsv,
-} from '../helpers/drills.ts';
+import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { exportIdeal } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;

@@ -9,22 +9,15 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
+import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
+import { maxAttempt } from '../../bench/lib/kill-drill.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { type FaultOptions, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
-import {
-  type ApiProxy,
-  checkJobOutput,
-  type DrillInput,
-  enrichTruthCredits,
-  maxAttempt,
-  readCheckedParts,
-  removeTempDirs,
-  startApiProxy,
-  tempDir,
-  writeDomainsCsv,
-} from '../helpers/drills.ts';
+import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { exportIdeal } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 150 * 86_400_000;

@@ -8,20 +8,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
+import { runCli } from '../../bench/lib/cli-process.ts';
+import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import { checkJobOutput } from '../../bench/lib/job-output.ts';
+import { until } from '../../bench/lib/kill-drill.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
-import {
-  type ApiProxy,
-  checkJobOutput,
-  type DrillInput,
-  enrichTruthCredits,
-  removeTempDirs,
-  runCli,
-  startApiProxy,
-  tempDir,
-  until,
-  writeDomainsCsv,
-} from '../helpers/drills.ts';
+import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 

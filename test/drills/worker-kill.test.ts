@@ -19,23 +19,15 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
+import { type ChildWorker, startChildWorker } from '../../bench/lib/cli-process.ts';
+import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import { type CheckedOutput, checkJobOutput } from '../../bench/lib/job-output.ts';
+import { runKillDrill } from '../../bench/lib/kill-drill.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
-import {
-  type ApiProxy,
-  type CheckedOutput,
-  type ChildWorker,
-  checkJobOutput,
-  type DrillInput,
-  enrichTruthCredits,
-  removeTempDirs,
-  runKillDrill,
-  startApiProxy,
-  startChildWorker,
-  tempDir,
-  writeDomainsCsv,
-} from '../helpers/drills.ts';
+import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 
 const SEED = 20260501;
 /** A fixed service clock: every run sees the same signals. */

@@ -11,14 +11,14 @@ import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
-import { type CountingProxy, startCountingProxy } from '../../bench/lib/counting-proxy.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
+import { runCli } from '../../bench/lib/cli-process.ts';
 import type { DryRunReport } from '../../cli/dry-run.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { runCli } from '../helpers/drills.ts';
 
 let env: JobEnv;
-let proxy: CountingProxy;
+let proxy: ApiProxy;
 let dir: string;
 const bucket = 'cost-safety';
 const output = `s3://${bucket}/out`;
@@ -65,14 +65,14 @@ async function expectNoWorkflow(jobId: string): Promise<void> {
 describe('cost safety', () => {
   beforeAll(async () => {
     env = await startJobEnv({ s3: true, sandbox: { seed: 21 } });
-    proxy = await startCountingProxy(env.sandbox.url);
+    proxy = await startApiProxy(env.sandbox.url);
     await env.createBuckets(bucket);
     await env.startWorker({ url: proxy.url });
     dir = await mkdtemp(join(tmpdir(), 'signal-kit-cost-'));
   });
   afterAll(async () => {
     await env?.stop();
-    await proxy?.close();
+    await proxy?.stop();
   });
 
   it('enrich --dry-run counts an S3 input, bounds its cost, starts nothing, and the real run stays within it', {

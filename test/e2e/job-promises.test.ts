@@ -11,9 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
+import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
-import { type ChildWorker, removeTempDirs, runCli, startChildWorker, tempDir } from '../helpers/drills.ts';
 import { callsTo, PATHS } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 60 * 86_400_000;

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { apiRateLimiterId, slotsGrantedQuery } from '../../workflows/api-rate-limiter.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
-import { type ApiProxy, startApiProxy } from '../helpers/drills.ts';
 
 /** The sandbox allows 10 calls in any 2 s; the workers are told 180/min (one call every 335 ms), a third less. */
 const WINDOW_LIMIT = 10;

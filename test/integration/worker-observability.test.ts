@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
 import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import { freePort } from '../../devstack/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
 import { readJobOutput } from '../helpers/output.ts';
 
 const API_KEY = `sk_live_${randomBytes(12).toString('hex')}`;

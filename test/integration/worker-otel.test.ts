@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
 
 let env: JobEnv;
 let dir: string;

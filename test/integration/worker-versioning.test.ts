@@ -14,10 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../helpers/drills.ts';
 
 const nextRelease = fileURLToPath(new URL('../fixtures/workflows-next-release.ts', import.meta.url));
 const DEPLOYMENT = 'signal-kit-test';

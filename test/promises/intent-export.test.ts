@@ -6,10 +6,10 @@
  */
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { jobFailureMessage } from '../../cli/job-service.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
-import { removeTempDirs, tempDir } from '../helpers/drills.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { runJob } from './helpers.ts';
 import { callsTo, chargedSince, exportIdeal, PATHS } from './oracle.ts';

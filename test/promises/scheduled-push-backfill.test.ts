@@ -11,9 +11,9 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../activities/push/layout.ts';
 import { readPushState } from '../../activities/push/watermarks.ts';
+import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { removeTempDirs, tempDir } from '../helpers/drills.ts';
 import { MAX_LIMIT } from './oracle.ts';
 import { bulkCallsSince, chargedSince, newSignals, readPushRun, runPush, sorted } from './push-helpers.ts';
 

@@ -8,9 +8,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushResult } from '../../activities/push/types.ts';
+import { type ChildWorker, startChildWorker } from '../../bench/lib/cli-process.ts';
+import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
+import { until } from '../../bench/lib/kill-drill.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { type ChildWorker, removeTempDirs, startChildWorker, tempDir, until } from '../helpers/drills.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, PATHS } from './oracle.ts';
 import { newSignals, readPushRun, sorted } from './push-helpers.ts';
 

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPushState } from '../../activities/push/watermarks.ts';
+import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { removeTempDirs, tempDir } from '../helpers/drills.ts';
 import {
   allowedCalls,
   bulkCallsSince,

@@ -1,0 +1,27 @@
+import type { DrillInput } from '../../bench/lib/drill-input.ts';
+import type { Line } from '../../bench/lib/job-output.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
+import { enrichIdeal } from '../promises/oracle.ts';
+
+/**
+ * Holds the output of a bulk enrichment of `input` against the sandbox's truth: every `ok` line carries exactly the
+ * signals that exist for its domain (the newest `limit`), every `not_found` line a domain that resolves to nothing.
+ * Returns what the spec charges for the distinct domains (2 credits per signal): the cost a drill must equal.
+ */
+export function enrichTruthCredits(sandbox: Sandbox, input: DrillInput, lines: Line[], limit: number): number {
+  const ideal = enrichIdeal(sandbox, [...input.distinct], { limit });
+  const status = new Map(ideal.domains.map((d) => [d.domain, d.status]));
+  const problems: string[] = [];
+  for (const line of lines) {
+    if (line['status'] === 'invalid') continue;
+    const domain = String(line['domain']);
+    const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
+    const truth = ideal.signalIds.get(domain) ?? [];
+    if (line['status'] !== status.get(domain))
+      problems.push(`${domain}: ${line['status']}, truth ${status.get(domain)}`);
+    else if (ids.join() !== truth.join()) problems.push(`${domain}: ${ids.length} signals, truth ${truth.length}`);
+  }
+  if (problems.length)
+    throw new Error(`output differs from the sandbox's truth:\n  ${problems.slice(0, 10).join('\n  ')}`);
+  return ideal.credits;
+}
