@@ -130,7 +130,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   program
     .command('worker')
     .description('run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...) until SIGINT or SIGTERM')
-    .option('--health-port <n>', 'serve /healthz and /readyz on this port')
+    .option('--health-port <n>', 'serve /livez and /readyz on this port')
     .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
     .option('--make-current', "make this worker's build the current one of its deployment")
     .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(command.opts())));
