@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { generateWebhookSecret, signWebhook, verifyWebhook } from '../connectors/webhooks/signature.ts';
@@ -33,8 +34,8 @@ export const SIZES = {
 /** Requests in flight at most; past it the generator skips a send (and counts it) instead of queueing. */
 const MAX_IN_FLIGHT = 512;
 
-interface StepResult {
-  offeredPerS: number;
+/** One open-loop run at a fixed rate: what was sent, how it was answered, how fast. */
+interface OpenLoopResult {
   sent: number;
   skipped: number;
   accepted: number;
@@ -43,6 +44,70 @@ interface StepResult {
   acceptedPerS: number;
   p50Ms: number;
   p99Ms: number;
+}
+
+interface StepResult extends OpenLoopResult {
+  offeredPerS: number;
+  /** Bare `client.workflow.start` calls offered at the same rate, on the same server, next to this step. */
+  bareStarts: OpenLoopResult;
+  /** The step's p99 acknowledgement over the bare starts' p99 (goal: at most 1.5). */
+  p99Ratio: number;
+  /** 1-minute load average at the end of the step (the machine may be shared). */
+  loadAvg: number;
+}
+
+/**
+ * Offers `send` at `rate` per second for `ms`, open loop: a send is due at its time whatever the earlier ones do,
+ * and is skipped (counted) when MAX_IN_FLIGHT are pending. Resolves once every answer is in.
+ */
+async function offerAtRate(
+  rate: number,
+  ms: number,
+  inFlight: { count: number },
+  send: () => Promise<boolean>,
+): Promise<OpenLoopResult> {
+  const latencies: number[] = [];
+  const step = { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 };
+  let lastDone = 0;
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  const total = Math.round((rate * ms) / 1000);
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (inFlight.count >= MAX_IN_FLIGHT) {
+      step.skipped += 1;
+      continue;
+    }
+    step.sent += 1;
+    inFlight.count += 1;
+    const sentAt = performance.now();
+    pending.push(
+      send()
+        .then((ok) => {
+          lastDone = performance.now();
+          latencies.push(lastDone - sentAt);
+          if (ok) step.accepted += 1;
+          else step.rejected += 1;
+        })
+        .catch(() => {
+          step.failed += 1;
+        })
+        .finally(() => {
+          inFlight.count -= 1;
+        }),
+    );
+  }
+  await Promise.all(pending);
+  // Accepted over the time from the first send to the last answer: the offered rate while the other side keeps up,
+  // its capacity once answers fall behind.
+  return {
+    ...step,
+    acceptedPerS: (step.accepted / Math.max(ms, lastDone - t0)) * 1000,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+  };
 }
 
 function event(signalId: string) {
@@ -161,71 +226,53 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     const results: StepResult[] = [];
     const accepted = new Set<string>();
     let counter = 0;
-    let inFlight = 0;
-    for (const share of steps) {
+    let bareCounter = 0;
+    const inFlight = { count: 0 };
+    const postEvent = async (): Promise<boolean> => {
+      const signalId = `bench-${tag}-${counter++}`;
+      const body = JSON.stringify(event(signalId));
+      const headers = signWebhook({ id: `msg_${signalId}`, timestamp: new Date(), body, secret: receiverSecret });
+      const response = await pool!.request({
+        path: target.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
+      await response.body.dump();
+      if (response.statusCode !== 202) return false;
+      accepted.add(signalId);
+      return true;
+    };
+    // The same start the intake makes for an event (same input, same id policies), straight from a client.
+    const bareStart = async (): Promise<boolean> => {
+      const n = bareCounter++;
+      await env.client.workflow.start('deliverSignalEvent', {
+        taskQueue: idleQueue,
+        workflowId: `signal-bare-${tag}-${n}`,
+        args: [{ event: event(`bare-${tag}-${n}`) }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+      });
+      return true;
+    };
+    for (const [index, share] of steps.entries()) {
       const rate = Math.max(1, Math.round(baselineRate * share));
-      log(`step: ${rate} events/s for ${stepMs / 1000} s`);
-      const latencies: number[] = [];
-      const step = { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 };
-      let lastDone = 0;
-      const pending: Promise<void>[] = [];
-      const t0 = performance.now();
-      const total = Math.round((rate * stepMs) / 1000);
-      for (let i = 0; i < total; i++) {
-        const due = t0 + (i * 1000) / rate;
-        const wait = due - performance.now();
-        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-        if (inFlight >= MAX_IN_FLIGHT) {
-          step.skipped += 1;
-          continue;
-        }
-        const signalId = `bench-${tag}-${counter++}`;
-        const body = JSON.stringify(event(signalId));
-        const headers = signWebhook({
-          id: `msg_${signalId}`,
-          timestamp: new Date(),
-          body,
-          secret: receiverSecret,
-        });
-        step.sent += 1;
-        inFlight += 1;
-        const sentAt = performance.now();
-        pending.push(
-          pool
-            .request({
-              path: target.pathname,
-              method: 'POST',
-              headers: { 'content-type': 'application/json', ...headers },
-              body,
-              headersTimeout: 30_000,
-              bodyTimeout: 30_000,
-            })
-            .then(async (response) => {
-              await response.body.dump();
-              lastDone = performance.now();
-              latencies.push(lastDone - sentAt);
-              if (response.statusCode === 202) {
-                step.accepted += 1;
-                accepted.add(signalId);
-              } else step.rejected += 1;
-            })
-            .catch(() => {
-              step.failed += 1;
-            })
-            .finally(() => {
-              inFlight -= 1;
-            }),
-        );
-      }
-      await Promise.all(pending);
-      // Accepted over the time from the step's first send to its last answer: the offered rate while the intake
-      // keeps up, its capacity once answers fall behind.
+      // Alternate which side goes first, so that drift (and the deliveries the intake leaves behind) weighs on both.
+      const bareFirst = index % 2 === 0;
+      log(`step: ${rate}/s for ${stepMs / 1000} s, intake and bare starts (${bareFirst ? 'bare' : 'intake'} first)`);
+      let bareStarts: OpenLoopResult | undefined;
+      if (bareFirst) bareStarts = await offerAtRate(rate, stepMs, inFlight, bareStart);
+      const intake = await offerAtRate(rate, stepMs, inFlight, postEvent);
+      if (!bareStarts) bareStarts = await offerAtRate(rate, stepMs, inFlight, bareStart);
+      log(`step ${rate}/s: p99 intake ${num(intake.p99Ms, 1)} ms, bare starts ${num(bareStarts.p99Ms, 1)} ms`);
       results.push({
         offeredPerS: rate,
-        ...step,
-        acceptedPerS: (step.accepted / Math.max(stepMs, lastDone - t0)) * 1000,
-        p50Ms: quantile(latencies, 0.5),
-        p99Ms: quantile(latencies, 0.99),
+        ...intake,
+        bareStarts,
+        p99Ratio: intake.p99Ms / bareStarts.p99Ms,
+        loadAvg: loadavg()[0]!,
       });
     }
 
@@ -254,7 +301,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     return {
       name: 'webhook-intake',
       size,
-      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) at rising rates, ${stepMs / 1000} s per step; a worker process delivers to a loopback HTTP destination. Baseline: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s against the same Temporal dev server.`,
+      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) at rising rates, ${stepMs / 1000} s per step; a worker process delivers to a loopback HTTP destination. Baselines on the same Temporal dev server: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s (the ceiling that sets the step rates), and per step bare client.workflow.start calls offered open loop at the step's rate for ${stepMs / 1000} s (alternately before and after the intake) for the p99 ratio.`,
       startedAt: startedAt.toISOString(),
       durationS: (Date.now() - startedAt.getTime()) / 1000,
       table: {
@@ -264,6 +311,9 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
           'accepted/s',
           'p50 ack',
           'p99 ack',
+          'bare starts at the same rate: p50, p99 (accepted/s)',
+          'p99 ratio intake / bare (goal ≤ 1.5)',
+          'load avg',
           'accepted',
           'not accepted (4xx/5xx, errors, skipped)',
         ],
@@ -274,6 +324,9 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
             num(r.acceptedPerS, 0),
             `${num(r.p50Ms, 1)} ms`,
             `${num(r.p99Ms, 1)} ms`,
+            `${num(r.bareStarts.p50Ms, 1)} ms, ${num(r.bareStarts.p99Ms, 1)} ms (${num(r.bareStarts.acceptedPerS, 0)})`,
+            ratio(r.p99Ms, r.bareStarts.p99Ms),
+            num(r.loadAvg, 1),
             r.accepted,
             `${r.rejected}, ${r.failed}, ${r.skipped}`,
           ]),
@@ -283,12 +336,18 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
             num(baselineRate, 0),
             `${num(quantile(startLatencies, 0.5), 1)} ms`,
             `${num(quantile(startLatencies, 0.99), 1)} ms`,
+            '',
+            '',
+            '',
             started,
             `${startErrors}, 0, 0`,
           ],
-          ['ratio best intake step / baseline', '', ratio(best.acceptedPerS, baselineRate), '', '', '', ''],
+          ['ratio best intake step / baseline', '', ratio(best.acceptedPerS, baselineRate), '', '', '', '', '', '', ''],
           [
             'delivered to the destination at the end',
+            '',
+            '',
+            '',
             '',
             '',
             '',
@@ -327,7 +386,8 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         'events were accepted': accepted.size > 0,
       },
       notes: [
-        `CPU s during the ${num(loadSeconds, 0)} s of load (${m.cores} cores): receiver ${num(loadCpu.receiver, 1)}, worker (delivering meanwhile) ${num(loadCpu.worker, 1)}, Temporal server ${num(loadCpu.temporal, 1)}, load generator + destination ${num(loadCpu.driver, 1)}.`,
+        `Bare starts go from the benchmark process to a task queue no worker polls (same input and id policies as the intake's starts); the intake's own starts are executed and delivered while later runs go on.`,
+        `CPU s during the ${num(loadSeconds, 0)} s of load (intake and bare-start runs) (${m.cores} cores): receiver ${num(loadCpu.receiver, 1)}, worker (delivering meanwhile) ${num(loadCpu.worker, 1)}, Temporal server ${num(loadCpu.temporal, 1)}, load generator + destination ${num(loadCpu.driver, 1)}.`,
         `Peak RSS: receiver ${mib(receiver.watch.peakKb)}, worker ${mib(worker.watch.peakKb)}. Redeliveries seen at the destination (at-least-once): ${redeliveries}.`,
         `The load generator and the destination run in the benchmark process; receiver, worker and Temporal server in their own; all share ${m.cores} cores, so deliveries compete with intake while a step runs.`,
       ],

@@ -9,13 +9,28 @@ describe('bench webhook-intake (smoke)', () => {
     expectWellFormed(result, 'webhook-intake');
     const m = result.metrics as {
       baseline: { started: number; ratePerS: number };
-      steps: { sent: number; accepted: number; rejected: number; failed: number; skipped: number }[];
+      steps: {
+        sent: number;
+        accepted: number;
+        rejected: number;
+        failed: number;
+        skipped: number;
+        p99Ms: number;
+        bareStarts: { sent: number; accepted: number; rejected: number; failed: number; p99Ms: number };
+        p99Ratio: number;
+      }[];
       accepted: number;
       delivered: number;
       strays: number;
     };
     expect(m.steps).toHaveLength(SIZES.smoke.steps.length);
-    for (const step of m.steps) expect(step.accepted + step.rejected + step.failed).toBe(step.sent);
+    for (const step of m.steps) {
+      expect(step.accepted + step.rejected + step.failed).toBe(step.sent);
+      // The bare-start baseline of the step ran at the same rate, and every start was answered.
+      expect(step.bareStarts.accepted + step.bareStarts.rejected + step.bareStarts.failed).toBe(step.bareStarts.sent);
+      expect(step.bareStarts.accepted).toBeGreaterThan(0);
+      expect(step.p99Ratio).toBe(step.p99Ms / step.bareStarts.p99Ms);
+    }
     expect(m.steps.reduce((sum, s) => sum + s.accepted, 0)).toBe(m.accepted);
     expect(m.delivered).toBe(m.accepted);
     expect(m.strays).toBe(0);
