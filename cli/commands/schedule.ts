@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import {
   type Client,
   ScheduleAlreadyRunning,
@@ -27,23 +26,6 @@ import { connectClient } from '../temporal.ts';
  * `signal-kit schedule …`: scheduled pushes on Temporal Schedules. A schedule `signal-kit-push-<name>` starts the
  * `scheduledPush` workflow every `--every`; each run fetches only the signals after each domain's watermark.
  */
-export const SCHEDULE_USAGE = `usage:
-  signal-kit schedule create --name NAME --watchlist URL --output URL --every 6h [--signal-types a,b]
-                             [--signal-subtypes a,b] [--column NAME] [--limit N] [--since ISO] [--max-credits N]
-                             [--concurrency N] [--lookback 6h]
-                             [--overlap skip|buffer-one|buffer-all|cancel-other|terminate-other|allow-all]
-                             [--paused] [--note TEXT]
-  signal-kit schedule list
-  signal-kit schedule describe NAME
-  signal-kit schedule pause NAME [--note TEXT]
-  signal-kit schedule unpause NAME [--note TEXT]
-  signal-kit schedule trigger NAME [--overlap POLICY]        (default: the schedule's own policy)
-  signal-kit schedule run NAME [--full-refresh] [--wait]      (one run now; --wait exits like a job: 0, 1, 3, 4)
-  signal-kit schedule backfill NAME --from ISO --to ISO [--wait]   (the signals detected in [from, to), own partition)
-  signal-kit schedule state NAME [--domain D]... [--domains] [--output URL]
-  signal-kit schedule reset NAME [--domain D]... [--output URL]    (forget watermarks: the next run starts over)
-  signal-kit schedule delete NAME`;
-
 export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
 export const scheduleIdOf = (name: string) => `${SCHEDULE_ID_PREFIX}${name}`;
 
@@ -156,42 +138,41 @@ function watchlistUrl(flag: string, value: string | undefined): string {
   return url;
 }
 
-export function parseCreate(argv: string[]): PushScheduleDefinition {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      name: { type: 'string' },
-      watchlist: { type: 'string' },
-      output: { type: 'string' },
-      every: { type: 'string' },
-      column: { type: 'string' },
-      'signal-types': { type: 'string' },
-      'signal-subtypes': { type: 'string' },
-      limit: { type: 'string' },
-      since: { type: 'string' },
-      'max-credits': { type: 'string' },
-      concurrency: { type: 'string' },
-      lookback: { type: 'string' },
-      overlap: { type: 'string' },
-      paused: { type: 'boolean', default: false },
-      note: { type: 'string' },
-    },
-  });
+/** `schedule create`'s flags, as commander hands them over (declared in cli/program.ts). */
+export interface CreateFlags {
+  name?: string;
+  watchlist?: string;
+  output?: string;
+  every?: string;
+  column?: string;
+  signalTypes?: string;
+  signalSubtypes?: string;
+  limit?: string;
+  since?: string;
+  maxCredits?: string;
+  concurrency?: string;
+  lookback?: string;
+  overlap?: string;
+  paused?: boolean;
+  note?: string;
+}
+
+/** `schedule create`'s flags as the schedule to create; every mistake is a `UsageError` naming its flag. */
+export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   const limit = positiveInt('limit', values.limit);
   if (limit !== undefined && limit > MAX_SIGNALS_PER_CALL)
     throw new UsageError(`--limit must be at most ${MAX_SIGNALS_PER_CALL} (signals per domain)`);
-  const subtypes = list(values['signal-subtypes']);
+  const subtypes = list(values.signalSubtypes);
   if (subtypes && subtypes.length > MAX_SIGNAL_SUBTYPES)
     throw new UsageError(`--signal-subtypes takes at most ${MAX_SIGNAL_SUBTYPES} subtypes`);
-  const types = list(values['signal-types']);
+  const types = list(values.signalTypes);
   const definition: PushScheduleDefinition = {
     name: pushName('name', values.name, 'create'),
     watchlist: watchlistUrl('watchlist', values.watchlist),
     output: locationUrl('output', values.output),
     everyMs: parseEvery('every', values.every),
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
-    paused: values.paused,
+    paused: values.paused === true,
   };
   if (values.column) definition.column = values.column;
   if (types) definition.signalTypes = types;
@@ -199,7 +180,7 @@ export function parseCreate(argv: string[]): PushScheduleDefinition {
   if (limit !== undefined) definition.limit = limit;
   const since = isoDate('since', values.since);
   if (since) definition.since = since;
-  const maxCredits = positiveInt('max-credits', values['max-credits']);
+  const maxCredits = positiveInt('max-credits', values.maxCredits);
   if (maxCredits !== undefined) definition.maxCredits = maxCredits;
   const concurrency = positiveInt('concurrency', values.concurrency);
   if (concurrency !== undefined) definition.concurrency = concurrency;
@@ -443,15 +424,15 @@ export interface ScheduleCommandDeps {
   print?: (text: string) => void;
 }
 
-/** `signal-kit schedule SUBCOMMAND …`. */
-export async function runScheduleCommand(argv: string[], deps: ScheduleCommandDeps = {}): Promise<number> {
-  const [sub, ...rest] = argv;
+/** `signal-kit schedule SUBCOMMAND [NAME] …`: one operation on the server, its answer printed as JSON. */
+export async function runScheduleCommand(
+  sub: string,
+  name: string | undefined,
+  flags: CreateFlags & ScheduleFlags,
+  deps: ScheduleCommandDeps = {},
+): Promise<number> {
   const print = deps.print ?? ((text: string) => console.log(text));
-  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
-    print(SCHEDULE_USAGE);
-    return sub ? 0 : 2;
-  }
-  const action = parseSubcommand(sub, rest);
+  const action = parseSubcommand(sub, name, flags);
   const temporal = deps.temporal ?? parseTemporalConfig();
   const client = deps.client ?? (await connectClient(temporal));
   try {
@@ -479,59 +460,51 @@ class WithExit {
   }
 }
 
-/** Parses a subcommand completely (every flag checked) before anything is sent to the server. */
-export function parseSubcommand(sub: string, argv: string[]): Action {
+/** The flags of the subcommands other than `create`, as commander hands them over; each takes its own. */
+export interface ScheduleFlags {
+  note?: string;
+  overlap?: string;
+  from?: string;
+  to?: string;
+  wait?: boolean;
+  fullRefresh?: boolean;
+  domain?: string[];
+  domains?: boolean;
+  output?: string;
+}
+
+/**
+ * A subcommand with its schedule name and flags (commander has checked which ones it takes), checked completely
+ * before anything is sent to the server.
+ */
+export function parseSubcommand(
+  sub: string,
+  scheduleName: string | undefined,
+  values: CreateFlags & ScheduleFlags = {},
+): Action {
   if (sub === 'create') {
-    const definition = parseCreate(argv);
+    const definition = parseCreate(values);
     return async (client, temporal) => {
       const scheduleId = await createPushSchedule(client, temporal, definition);
       return { name: definition.name, scheduleId, created: true, every: formatEvery(definition.everyMs) };
     };
   }
-  if (sub === 'list') {
-    parseArgs({ args: argv, strict: true, options: {} });
-    return (client) => listPushSchedules(client);
-  }
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      note: { type: 'string' },
-      overlap: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      wait: { type: 'boolean' },
-      'full-refresh': { type: 'boolean' },
-      domain: { type: 'string', multiple: true },
-      domains: { type: 'boolean' },
-      output: { type: 'string' },
-    },
-  });
-  const name = pushName(undefined, positionals[0], sub);
-  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
-  const allow = (flags: string[]) => {
-    const extra = Object.keys(values).find((flag) => !flags.includes(flag));
-    if (extra) throw new UsageError(`--${extra} does not apply to "schedule ${sub}"`);
-  };
+  if (sub === 'list') return (client) => listPushSchedules(client);
+  const name = pushName(undefined, scheduleName, sub);
   switch (sub) {
     case 'describe':
-      allow([]);
       return (client) => describePushSchedule(client, name);
     case 'pause':
-      allow(['note']);
       return async (client) => {
         await pausePushSchedule(client, name, values.note);
         return { name, paused: true };
       };
     case 'unpause':
-      allow(['note']);
       return async (client) => {
         await unpausePushSchedule(client, name, values.note);
         return { name, paused: false };
       };
     case 'trigger': {
-      allow(['overlap']);
       const overlap = parseOverlap('overlap', values.overlap);
       return async (client) => {
         await triggerPushSchedule(client, name, overlap);
@@ -539,15 +512,13 @@ export function parseSubcommand(sub: string, argv: string[]): Action {
       };
     }
     case 'run': {
-      allow(['wait', 'full-refresh']);
       return async (client) => {
-        const started = await startPushRun(client, name, { fullRefresh: values['full-refresh'] === true });
+        const started = await startPushRun(client, name, { fullRefresh: values.fullRefresh === true });
         if (values.wait) return waitForRun(started.result);
-        return { name, workflowId: started.workflowId, fullRefresh: values['full-refresh'] === true };
+        return { name, workflowId: started.workflowId, fullRefresh: values.fullRefresh === true };
       };
     }
     case 'backfill': {
-      allow(['from', 'to', 'wait']);
       const from = isoDate('from', required('from', values.from))!;
       const to = isoDate('to', required('to', values.to))!;
       if (Date.parse(to) <= Date.parse(from)) throw new UsageError('--to must be later than --from');
@@ -558,7 +529,6 @@ export function parseSubcommand(sub: string, argv: string[]): Action {
       };
     }
     case 'state': {
-      allow(['domain', 'domains', 'output']);
       const output = values.output === undefined ? undefined : locationUrl('output', values.output);
       return (client) =>
         pushState(client, name, {
@@ -568,7 +538,6 @@ export function parseSubcommand(sub: string, argv: string[]): Action {
         });
     }
     case 'reset': {
-      allow(['domain', 'output']);
       const output = values.output === undefined ? undefined : locationUrl('output', values.output);
       return (client) =>
         resetPush(client, name, {
@@ -577,12 +546,11 @@ export function parseSubcommand(sub: string, argv: string[]): Action {
         });
     }
     case 'delete':
-      allow([]);
       return async (client) => {
         await deletePushSchedule(client, name);
         return { name, deleted: true };
       };
     default:
-      throw new UsageError(`unknown subcommand "${sub}"\n${SCHEDULE_USAGE}`);
+      throw new UsageError(`unknown subcommand "schedule ${sub}"`);
   }
 }
