@@ -6,13 +6,9 @@ import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
-import {
-  type PushScheduleDetails,
-  type PushScheduleInfo,
-  runScheduleCommand,
-  scheduleIdOf,
-} from '../../cli/commands/schedule.ts';
+import { runScheduleCommand } from '../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../cli/program.ts';
+import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';

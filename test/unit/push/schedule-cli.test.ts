@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   parseCreate as createFromFlags,
-  formatEvery,
   parseEvery,
   parseOverlap,
-  pushInputOf,
-  scheduleIdOf,
   parseSubcommand as subcommandFromFlags,
 } from '../../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../../cli/program.ts';
+import { formatEvery, pushInputOf, scheduleIdOf } from '../../../cli/push-schedules.ts';
 import { runIdOf } from '../../../workflows/scheduled-push.ts';
 
 /** argv through the real command list (which flags each subcommand takes), then the command's own checks. */
