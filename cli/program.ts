@@ -130,7 +130,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   program
     .command('worker')
     .description('run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...) until SIGINT or SIGTERM')
-    .option('--health-port <n>', 'serve /healthz and /readyz on this port')
+    .option('--health-port <n>', 'serve /livez and /readyz on this port')
     .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
     .option('--make-current', "make this worker's build the current one of its deployment")
     .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(command.opts())));
@@ -151,7 +151,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   const schedule = program.command('schedule').description('scheduled pushes of new signals for a watchlist');
   const scheduleAction = action(
     (command) => async () =>
-      (await import('./commands/schedule.ts')).runScheduleCommand(argvOf(command.parent ?? command)),
+      (await import('./commands/schedule.ts')).runScheduleCommand(command.name(), command.args[0], command.opts()),
   );
   const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
   schedule
@@ -292,14 +292,30 @@ async function jobCommand(
   return jobs.runJobCommand(jobs[build](flags), flags);
 }
 
+/**
+ * `schedule` argv (`['create', '--name', …]`) parsed by the command list, without running anything: the subcommand,
+ * its schedule name and its flags, for callers that drive `runScheduleCommand` in process (tests).
+ */
+export function parseScheduleArgv(argv: string[]): { sub: string; name: string | undefined; flags: OptionValues } {
+  const [sub = '', ...rest] = argv;
+  const schedule = buildProgram('', () => {}).commands.find((command) => command.name() === 'schedule');
+  const command = schedule?.commands.find((candidate) => candidate.name() === sub);
+  if (!command) throw new UsageError(`unknown subcommand "schedule ${sub}"`);
+  const { operands, unknown } = command.parseOptions(rest);
+  if (unknown.length > 0) throw new UsageError(`unknown option '${unknown[0]}' for "schedule ${sub}"`);
+  if (operands.length > command.registeredArguments.length)
+    throw new UsageError(`unexpected argument "${operands[command.registeredArguments.length]}"`);
+  return { sub, name: operands[0], flags: command.opts() };
+}
+
 /** Runs the CLI on `argv` (without node and the script) and resolves to the exit code. */
 export async function runCli(argv: string[], version: string): Promise<number> {
   let code = 0;
   const program = buildProgram(version, (c) => {
     code = c;
   });
-  const name = argv[0] ?? '';
   typedArgs.set(program, argv);
+  const where = ['signal-kit', ...commandPath(program, argv)].join(' ');
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
@@ -307,15 +323,14 @@ export async function runCli(argv: string[], version: string): Promise<number> {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
       if (error.code === 'commander.help') return error.exitCode === 0 ? 0 : 2;
-      const where = ['signal-kit', ...commandPath(program, argv)].join(' ');
       console.error(`${where}: ${error.message.replace(/^error: /, '')} (see ${where} --help)`);
       return 2;
     }
     if (error instanceof UsageError || error instanceof ConfigError || isParseArgsError(error)) {
-      console.error(`signal-kit ${name}: ${(error as Error).message}`);
+      console.error(`${where}: ${(error as Error).message}`);
       return 2;
     }
-    console.error(`signal-kit ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`${where}: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
 }

@@ -1,20 +1,17 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Storage } from '@google-cloud/storage';
 import { locateBinary } from './binaries.ts';
 import { freePort } from './ports.ts';
-import { retryOnPortClash, type ServerProcess, startProcess, waitUntilReady } from './process.ts';
+import { type ManagedServer, manageServer, readyOrStopped, type ServerProcess, startProcess } from './process.ts';
 
-export interface GcsServer {
+export interface GcsServer extends ManagedServer {
   /** http://127.0.0.1:PORT, for STORAGE_EMULATOR_HOST (or `new Storage({ apiEndpoint })`). */
   readonly emulatorHost: string;
   readonly projectId: string;
-  readonly process: () => ServerProcess;
   /** A Storage client pointed at the emulator (no credentials). */
   client(): Storage;
-  restart(options?: { hard?: boolean; downMs?: number }): Promise<void>;
-  stop(): Promise<void>;
 }
 
 export interface StartGcsOptions {
@@ -61,40 +58,14 @@ export async function startGcs(options: StartGcsOptions = {}): Promise<GcsServer
     ];
     const proc = startProcess({ name: 'fake-gcs-server', command: binary, args, cwd: stateDir, stateDir });
     const storage = new Storage({ apiEndpoint: `http://${host}`, projectId, retryOptions: { autoRetry: false } });
-    try {
-      await waitUntilReady(proc, () => storage.getBuckets(), { timeoutMs, what: 'getBuckets' });
-    } catch (err) {
-      await proc.stop(1_000);
-      throw err;
-    }
-    return proc;
+    return readyOrStopped(proc, () => storage.getBuckets(), { timeoutMs, what: 'getBuckets' });
   };
-
-  let current: ServerProcess;
-  try {
-    current = await retryOnPortClash(async () => {
-      port = await freePort();
-      return launch();
-    });
-  } catch (err) {
-    if (ownsDir) await rm(stateDir, { recursive: true, force: true });
-    throw err;
-  }
+  const start = async () => {
+    port = await freePort();
+    return launch();
+  };
+  const server = await manageServer(start, launch, { dir: stateDir, owned: ownsDir });
 
   const emulatorHost = `http://127.0.0.1:${port}`;
-  return {
-    emulatorHost,
-    projectId,
-    process: () => current,
-    client: () => gcsClientFor(emulatorHost, projectId),
-    async restart({ hard = false, downMs = 0 } = {}) {
-      await (hard ? current.kill() : current.stop());
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      current = await launch();
-    },
-    async stop() {
-      await current.stop();
-      if (ownsDir) await rm(stateDir, { recursive: true, force: true });
-    },
-  };
+  return { ...server, emulatorHost, projectId, client: () => gcsClientFor(emulatorHost, projectId) };
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { groupAlive, RUN_ID_ENV, registerGroup, unregisterGroup } from './registry.ts';
 
@@ -243,4 +244,58 @@ export async function retryOnPortClash<T>(start: () => Promise<T>, attempts = 3)
       if (!clash || attempt >= attempts) throw err;
     }
   }
+}
+
+/** Waits until a just-started server answers `check` (see waitUntilReady); stops it when it never does. */
+export async function readyOrStopped(
+  proc: ServerProcess,
+  check: () => Promise<unknown>,
+  options: { timeoutMs: number; what: string },
+): Promise<ServerProcess> {
+  try {
+    await waitUntilReady(proc, check, options);
+  } catch (err) {
+    await proc.stop(1_000);
+    throw err;
+  }
+  return proc;
+}
+
+/** A server the dev stack runs: its current process, a restart on the same ports and state, and a stop. */
+export interface ManagedServer {
+  readonly process: () => ServerProcess;
+  /** Stops the server (hard: SIGKILL, a crash) and starts it again on the same ports and state. */
+  restart(options?: { hard?: boolean; downMs?: number }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a server: `start` picks ports and launches it (again on a port clash), `relaunch` starts it again on the same
+ * ports after a restart. A state directory the stack made (`owned`) is removed when the server stops or cannot start.
+ */
+export async function manageServer(
+  start: () => Promise<ServerProcess>,
+  relaunch: () => Promise<ServerProcess>,
+  state: { dir: string; owned: boolean },
+): Promise<ManagedServer> {
+  const removeState = () => (state.owned ? rm(state.dir, { recursive: true, force: true }) : Promise.resolve());
+  let current: ServerProcess;
+  try {
+    current = await retryOnPortClash(start);
+  } catch (err) {
+    await removeState();
+    throw err;
+  }
+  return {
+    process: () => current,
+    async restart({ hard = false, downMs = 0 } = {}) {
+      await (hard ? current.kill() : current.stop());
+      if (downMs > 0) await sleep(downMs);
+      current = await relaunch();
+    },
+    async stop() {
+      await current.stop();
+      await removeState();
+    },
+  };
 }

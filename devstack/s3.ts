@@ -1,23 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { locateBinary } from './binaries.ts';
 import { freePort } from './ports.ts';
-import { retryOnPortClash, type ServerProcess, ServerStartError, startProcess, waitUntilReady } from './process.ts';
+import {
+  type ManagedServer,
+  manageServer,
+  readyOrStopped,
+  type ServerProcess,
+  ServerStartError,
+  startProcess,
+} from './process.ts';
 
-export interface S3Server {
+export interface S3Server extends ManagedServer {
   /** http://127.0.0.1:PORT, for AWS_ENDPOINT_URL_S3 (path-style addressing). */
   readonly endpoint: string;
   readonly region: string;
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
-  readonly process: () => ServerProcess;
   /** An S3 client configured for this server (the caller destroys it). */
   client(): S3Client;
-  restart(options?: { hard?: boolean; downMs?: number }): Promise<void>;
-  stop(): Promise<void>;
 }
 
 export interface StartS3Options {
@@ -77,47 +81,31 @@ export async function startS3(options: StartS3Options = {}): Promise<S3Server> {
     const proc = startProcess({ name: 'versitygw', command: binary, args, cwd: stateDir, stateDir, env });
     const client = s3ClientFor({ endpoint: `http://127.0.0.1:${port}`, ...credentials });
     try {
-      await waitUntilReady(proc, () => client.send(new ListBucketsCommand({})), { timeoutMs, what: 'ListBuckets' });
-    } catch (err) {
-      await proc.stop(1_000);
-      throw err;
+      return await readyOrStopped(proc, () => client.send(new ListBucketsCommand({})), {
+        timeoutMs,
+        what: 'ListBuckets',
+      });
     } finally {
       client.destroy();
     }
-    return proc;
   };
-
-  let current: ServerProcess;
-  try {
-    current = await retryOnPortClash(async () => {
-      port = await freePort();
-      try {
-        return await launch();
-      } catch (err) {
-        if (useSidecar || !(err instanceof ServerStartError && /xattr/i.test(err.output))) throw err;
-        useSidecar = true;
-        return launch();
-      }
-    });
-  } catch (err) {
-    if (ownsDir) await rm(stateDir, { recursive: true, force: true });
-    throw err;
-  }
+  const start = async () => {
+    port = await freePort();
+    try {
+      return await launch();
+    } catch (err) {
+      if (useSidecar || !(err instanceof ServerStartError && /xattr/i.test(err.output))) throw err;
+      useSidecar = true;
+      return launch();
+    }
+  };
+  const server = await manageServer(start, launch, { dir: stateDir, owned: ownsDir });
 
   const handle: S3Server = {
+    ...server,
     endpoint: `http://127.0.0.1:${port}`,
     ...credentials,
-    process: () => current,
     client: () => s3ClientFor(handle),
-    async restart({ hard = false, downMs = 0 } = {}) {
-      await (hard ? current.kill() : current.stop());
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      current = await launch();
-    },
-    async stop() {
-      await current.stop();
-      if (ownsDir) await rm(stateDir, { recursive: true, force: true });
-    },
   };
   return handle;
 }

@@ -1,21 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { locateBinary } from './binaries.ts';
 import { freePorts } from './ports.ts';
-import { retryOnPortClash, type ServerProcess, startProcess, waitUntilReady } from './process.ts';
+import { type ManagedServer, manageServer, readyOrStopped, type ServerProcess, startProcess } from './process.ts';
 
-export interface TemporalServer {
+export interface TemporalServer extends ManagedServer {
   /** host:port of the frontend gRPC service, for Connection.connect / NativeConnection.connect. */
   readonly address: string;
   readonly namespace: string;
   /** The SQLite file holding all state; it survives restart(). */
   readonly dbFile: string;
-  readonly process: () => ServerProcess;
-  /** Stops the server (hard: SIGKILL, a crash) and starts it again on the same ports and database. */
-  restart(options?: { hard?: boolean; downMs?: number }): Promise<void>;
-  stop(): Promise<void>;
 }
 
 export interface StartTemporalOptions {
@@ -70,42 +66,15 @@ export async function startTemporal(options: StartTemporalOptions = {}): Promise
       ...(options.extraArgs ?? []),
     ];
     const proc = startProcess({ name: 'temporal', command: binary, args, cwd: stateDir, stateDir });
-    try {
-      await waitUntilReady(proc, () => namespaceAnswers(`127.0.0.1:${port}`, namespace), {
-        timeoutMs,
-        what: `describeNamespace(${namespace})`,
-      });
-    } catch (err) {
-      await proc.stop(1_000);
-      throw err;
-    }
-    return proc;
-  };
-
-  let current: ServerProcess;
-  try {
-    current = await retryOnPortClash(async () => {
-      ports = await freePorts(3);
-      return launch();
+    return readyOrStopped(proc, () => namespaceAnswers(`127.0.0.1:${port}`, namespace), {
+      timeoutMs,
+      what: `describeNamespace(${namespace})`,
     });
-  } catch (err) {
-    if (ownsDir) await rm(stateDir, { recursive: true, force: true });
-    throw err;
-  }
-
-  return {
-    address: `127.0.0.1:${ports[0]}`,
-    namespace,
-    dbFile,
-    process: () => current,
-    async restart({ hard = false, downMs = 0 } = {}) {
-      await (hard ? current.kill() : current.stop());
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      current = await launch();
-    },
-    async stop() {
-      await current.stop();
-      if (ownsDir) await rm(stateDir, { recursive: true, force: true });
-    },
   };
+  const start = async () => {
+    ports = await freePorts(3);
+    return launch();
+  };
+  const server = await manageServer(start, launch, { dir: stateDir, owned: ownsDir });
+  return { ...server, address: `127.0.0.1:${ports[0]}`, namespace, dbFile };
 }

@@ -34,7 +34,7 @@ import type {
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { MAX_RETRY_AFTER_MS } from '../connectors/signal-api/limits.ts';
 
-/** Svix's schedule: the delay before each attempt. 8 attempts over about 38 hours. */
+/** Svix's schedule: the delay before each attempt. 8 attempts over about 28 hours (plus jitter). */
 export const DEFAULT_DELIVERY_SCHEDULE_MS: readonly number[] = [
   0,
   5_000,

@@ -6,12 +6,9 @@ import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
-import {
-  type PushScheduleDetails,
-  type PushScheduleInfo,
-  runScheduleCommand,
-  scheduleIdOf,
-} from '../../cli/commands/schedule.ts';
+import { runScheduleCommand } from '../../cli/commands/schedule.ts';
+import { parseScheduleArgv } from '../../cli/program.ts';
+import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
@@ -38,7 +35,8 @@ describe('signal-kit schedule against a real Temporal server', () => {
   /** Runs `signal-kit schedule ...argv` in process against the test server; returns exit code and parsed output. */
   const cli = async <T = unknown>(...argv: string[]): Promise<{ code: number; out: T }> => {
     const printed: string[] = [];
-    const code = await runScheduleCommand(argv, {
+    const { sub, name, flags } = parseScheduleArgv(argv);
+    const code = await runScheduleCommand(sub, name, flags, {
       client: env.client,
       temporal: config,
       print: (t) => printed.push(t),

@@ -1,0 +1,290 @@
+import {
+  type Client,
+  ScheduleAlreadyRunning,
+  type ScheduleDescription,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type ScheduleSummary,
+} from '@temporalio/client';
+import { watermarksKey } from '../activities/push/layout.ts';
+import type { PushResult, PushWindow } from '../activities/push/types.ts';
+import { readPushState, resetPushState } from '../activities/push/watermarks.ts';
+import type { TemporalConfig } from '../config/worker.ts';
+import { openStore } from '../connectors/storage/index.ts';
+import { DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+import { backfillRunId, runIdOf } from '../workflows/push-ids.ts';
+import { type ScheduledPushInput, scheduledPush } from '../workflows/scheduled-push.ts';
+import { UsageError } from './args.ts';
+
+// The push schedules service behind `signal-kit schedule`: Temporal Schedules named `signal-kit-push-<name>` that
+// start the `scheduledPush` workflow, one-off runs and backfills, and the push's state kept beside its output.
+
+/** Milliseconds → a duration string Temporal reads back exactly: the largest whole unit (`1d`, `90m`, `86401s`). */
+export function formatEvery(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
+export const scheduleIdOf = (name: string) => `${SCHEDULE_ID_PREFIX}${name}`;
+
+/** What `create` needs; everything but the timing becomes the workflow's input. */
+export interface PushScheduleDefinition {
+  name: string;
+  watchlist: string;
+  output: string;
+  everyMs: number;
+  column?: string;
+  signalTypes?: string[];
+  signalSubtypes?: string[];
+  limit?: number;
+  since?: string;
+  maxCredits?: number;
+  concurrency?: number;
+  lookbackMs?: number;
+  overlap?: ScheduleOverlapPolicy;
+  paused?: boolean;
+  note?: string;
+}
+
+export interface PushScheduleInfo {
+  name: string;
+  scheduleId: string;
+  paused: boolean;
+  note?: string;
+  every?: string;
+  nextRuns: string[];
+  recentRuns: { scheduledAt: string; takenAt: string; workflowId: string }[];
+}
+
+export interface PushScheduleDetails extends PushScheduleInfo {
+  overlap: string;
+  push: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'> | undefined;
+  taskQueue: string;
+  actionsTaken: number;
+  skippedOverlap: number;
+  running: string[];
+  createdAt: string;
+  /** The last run that committed the push's state (from `_watermarks.json`), or null before the first. */
+  lastRun: LastRunView | { unreadable: string } | null;
+}
+
+export type LastRunView = NonNullable<Awaited<ReturnType<typeof readPushState>>['lastRun']>;
+
+/** The workflow input a schedule carries (task queues from the configuration of whoever creates it). */
+export function pushInputOf(definition: PushScheduleDefinition, temporal: TemporalConfig): ScheduledPushInput {
+  const { everyMs: _every, overlap: _overlap, paused: _paused, note: _note, ...push } = definition;
+  return { ...push, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
+}
+
+export async function createPushSchedule(
+  client: Client,
+  temporal: TemporalConfig,
+  definition: PushScheduleDefinition,
+): Promise<string> {
+  const scheduleId = scheduleIdOf(definition.name);
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: definition.everyMs }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: scheduledPush,
+        workflowId: scheduleId,
+        taskQueue: temporal.taskQueue,
+        args: [pushInputOf(definition, temporal)],
+      },
+      policies: { overlap: definition.overlap ?? ScheduleOverlapPolicy.SKIP },
+      memo: { 'signal-kit': 'scheduled-push', name: definition.name },
+      state: { paused: definition.paused ?? false, ...(definition.note ? { note: definition.note } : {}) },
+    });
+  } catch (error) {
+    if (error instanceof ScheduleAlreadyRunning) {
+      throw new UsageError(`schedule "${definition.name}" already exists (${scheduleId}); delete it first`);
+    }
+    throw error;
+  }
+  return scheduleId;
+}
+
+export async function listPushSchedules(client: Client): Promise<PushScheduleInfo[]> {
+  const found: PushScheduleInfo[] = [];
+  for await (const summary of client.schedule.list()) {
+    if (!summary.scheduleId.startsWith(SCHEDULE_ID_PREFIX)) continue;
+    found.push(infoOf(summary.scheduleId, summary));
+  }
+  return found.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+export async function describePushSchedule(client: Client, name: string): Promise<PushScheduleDetails> {
+  const description = await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+  const args = description.action.args as [ScheduledPushInput] | undefined;
+  const push = args?.[0];
+  const { taskQueue: _tq, apiTaskQueue: _atq, ...definition } = push ?? ({} as ScheduledPushInput);
+  return {
+    ...infoOf(description.scheduleId, description),
+    overlap: String(description.policies.overlap).toLowerCase().replace(/_/g, '-'),
+    push: push ? definition : undefined,
+    taskQueue: description.action.taskQueue,
+    actionsTaken: description.info.numActionsTaken,
+    skippedOverlap: description.info.numActionsSkippedOverlap,
+    running: description.info.runningActions.map((action) => action.workflow.workflowId),
+    createdAt: description.info.createdAt.toISOString(),
+    lastRun: push ? await lastRunOf(push.output, name) : null,
+  };
+}
+
+/** The push's last committed run; describe still answers when the output cannot be read (say so instead). */
+async function lastRunOf(output: string, name: string): Promise<LastRunView | { unreadable: string } | null> {
+  try {
+    return (await readPushState(openStore(output), name)).lastRun ?? null;
+  } catch (error) {
+    return { unreadable: `${output}: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** The schedule's push definition (what every run of it is started with). */
+async function pushOf(client: Client, name: string): Promise<ScheduledPushInput> {
+  const description = await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+  const push = (description.action.args as [ScheduledPushInput] | undefined)?.[0];
+  if (!push) throw new UsageError(`schedule "${name}" carries no push definition`);
+  return push;
+}
+
+/** Starts one run of the schedule's push outside its timing: now, as a full refresh, or for a past window. */
+export async function startPushRun(
+  client: Client,
+  name: string,
+  options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
+): Promise<{ workflowId: string; result: () => Promise<PushResult> }> {
+  const push = await pushOf(client, name);
+  // To the millisecond: two runs started in the same second are two runs (a run id names its keys).
+  const at = (options.now ?? new Date()).toISOString();
+  const workflowId = options.window
+    ? `${scheduleIdOf(name)}-${backfillRunId(options.window)}`
+    : `${scheduleIdOf(name)}-run-${runIdOf(at)}`;
+  const input: ScheduledPushInput = {
+    ...push,
+    runAt: at,
+    ...(options.fullRefresh ? { fullRefresh: true } : {}),
+    ...(options.window ? { window: options.window } : {}),
+  };
+  const handle = await client.workflow.start(scheduledPush, {
+    workflowId,
+    taskQueue: push.taskQueue ?? DEFAULT_TASK_QUEUE,
+    args: [input],
+  });
+  return { workflowId, result: () => handle.result() };
+}
+
+/** What `schedule state` shows: the watermarks in summary (or per domain), the remembered signals, the last run. */
+export async function pushState(
+  client: Client,
+  name: string,
+  options: { output?: string; domains?: string[]; all?: boolean },
+): Promise<Record<string, unknown>> {
+  const output = options.output ?? (await pushOf(client, name)).output;
+  const state = await readPushState(openStore(output), name);
+  const times = [...state.marks.values()].sort();
+  const view: Record<string, unknown> = {
+    name,
+    state: openStore(output).urlOf(watermarksKey(name)),
+    committedBy: state.runId,
+    domains: state.marks.size,
+    watermarks: new Set(times).size,
+    oldest: times[0] ?? null,
+    newest: times.at(-1) ?? null,
+    remembering: state.pushed.size,
+    lastRun: state.lastRun ?? null,
+  };
+  const wanted = options.all ? [...state.marks.keys(), ...state.pushed.keys()] : (options.domains ?? []);
+  if (wanted.length > 0) {
+    view['perDomain'] = Object.fromEntries(
+      [...new Set(wanted)]
+        .sort()
+        .map((domain) => [
+          domain,
+          { watermark: state.marks.get(domain) ?? null, pushedAboveWatermark: state.pushed.get(domain)?.length ?? 0 },
+        ]),
+    );
+  }
+  return view;
+}
+
+/** Forgets watermarks (all, or of `domains`); refused while a run of the schedule is in progress. */
+export async function resetPush(
+  client: Client,
+  name: string,
+  options: { output?: string; domains?: string[] },
+): Promise<Record<string, unknown>> {
+  let output = options.output;
+  try {
+    const details = await describePushSchedule(client, name);
+    if (details.running.length > 0) {
+      throw new UsageError(`schedule "${name}" has a run in progress (${details.running.join(', ')}); wait or pause`);
+    }
+    output ??= details.push?.output;
+  } catch (error) {
+    if (!(error instanceof UsageError) || output === undefined || /in progress/.test(error.message)) throw error;
+  }
+  if (output === undefined) throw new UsageError(`--output is required: schedule "${name}" has no output`);
+  const reset = await resetPushState(openStore(output), name, options.domains);
+  return { name, reset: options.domains ?? 'all', ...reset };
+}
+
+export async function pausePushSchedule(client: Client, name: string, note?: string): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).pause(note ?? 'paused by signal-kit'));
+}
+
+export async function unpausePushSchedule(client: Client, name: string, note?: string): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).unpause(note ?? 'unpaused by signal-kit'));
+}
+
+/** Starts a run now. Without `overlap`, the schedule's own policy applies (so a run in progress is not doubled). */
+export async function triggerPushSchedule(
+  client: Client,
+  name: string,
+  overlap?: ScheduleOverlapPolicy,
+): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleIdOf(name));
+  const policy = overlap ?? (await known(name, () => handle.describe())).policies.overlap;
+  await known(name, () => handle.trigger(policy));
+}
+
+export async function deletePushSchedule(client: Client, name: string): Promise<void> {
+  await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).delete());
+}
+
+async function known<T>(name: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof ScheduleNotFoundError)
+      throw new UsageError(`no schedule named "${name}" (${scheduleIdOf(name)})`);
+    throw error;
+  }
+}
+
+function infoOf(scheduleId: string, schedule: ScheduleSummary | ScheduleDescription): PushScheduleInfo {
+  const every = schedule.spec?.intervals?.[0]?.every;
+  return {
+    name: scheduleId.slice(SCHEDULE_ID_PREFIX.length),
+    scheduleId,
+    paused: schedule.state.paused,
+    ...(schedule.state.note ? { note: schedule.state.note } : {}),
+    ...(every !== undefined ? { every: formatEvery(Number(every)) } : {}),
+    nextRuns: schedule.info.nextActionTimes.slice(0, 3).map((time) => time.toISOString()),
+    recentRuns: schedule.info.recentActions.map((action) => ({
+      scheduledAt: action.scheduledAt.toISOString(),
+      takenAt: action.takenAt.toISOString(),
+      workflowId: action.action.workflow.workflowId,
+    })),
+  };
+}
