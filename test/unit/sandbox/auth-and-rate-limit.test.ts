@@ -1,17 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../../sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../../sandbox/rate-limit.ts';
-import { ACCOUNT, call, charged, KEY_1, KEY_2, start } from './helpers.ts';
+import { ACCOUNT, call, charged, KEY_1, KEY_2, startStoppedAfterEach } from './helpers.ts';
 
-let sb: Sandbox | undefined;
-afterEach(async () => {
-  await sb?.stop();
-  sb = undefined;
-});
+const start = startStoppedAfterEach();
 
 describe('authentication', () => {
   it('accepts X-API-KEY in any case and Authorization: Bearer', async () => {
-    sb = await start();
+    const sb = await start();
     const forms: Record<string, string>[] = [
       { 'X-API-KEY': KEY_1 },
       { 'x-api-key': KEY_2 },
@@ -29,7 +24,7 @@ describe('authentication', () => {
   });
 
   it('answers 401 for a missing or unknown key, with the common headers and no charge', async () => {
-    sb = await start();
+    const sb = await start();
     for (const options of [{ key: null }, { key: 'sk_nope' }, { key: null, headers: { authorization: 'Basic abc' } }]) {
       const r = await call(sb, 'POST', '/v1/companies/enrich', { domain: 'acme.com' }, options);
       expect(r.status).toBe(401);
@@ -42,7 +37,7 @@ describe('authentication', () => {
   });
 
   it('keeps accounts apart: each key charges its own account', async () => {
-    sb = await start({
+    const sb = await start({
       accounts: [
         { id: 'a', keys: ['ka'], credits: 100 },
         { id: 'b', keys: ['kb1', 'kb2'], credits: 100 },
@@ -58,7 +53,7 @@ describe('authentication', () => {
 
 describe('rate limit', () => {
   it('is shared by the keys of one account: past it, 429 with Retry-After; rejected calls do not count', async () => {
-    sb = await start({ rateLimitPerMinute: 4 });
+    const sb = await start({ rateLimitPerMinute: 4 });
     const keys = [KEY_1, KEY_2, KEY_1, KEY_2];
     for (const key of keys) expect((await call(sb, 'GET', '/v1/stats', undefined, { key })).status).toBe(200);
     for (const key of [KEY_1, KEY_2]) {
@@ -77,7 +72,7 @@ describe('rate limit', () => {
 
   it('frees a slot when the oldest call leaves the sliding window', async () => {
     // Both keys share the account's slots (through the server) ...
-    sb = await start({ rateLimitPerMinute: 2, rateLimitWindowMs: 60_000 });
+    const sb = await start({ rateLimitPerMinute: 2, rateLimitWindowMs: 60_000 });
     expect((await call(sb, 'GET', '/v1/stats')).status).toBe(200);
     expect((await call(sb, 'GET', '/v1/stats', undefined, { key: KEY_2 })).status).toBe(200);
     const limited = await call(sb, 'GET', '/v1/stats');

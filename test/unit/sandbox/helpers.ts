@@ -1,6 +1,7 @@
 /** Helpers for the sandbox's own tests: plain fetch, no kit client. */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../sandbox/index.ts';
 
 export const KEY_1 = 'sk_test_1';
@@ -26,6 +27,19 @@ export function movableClock(start = T0): Clock {
 
 export function start(options: SandboxOptions = {}): Promise<Sandbox> {
   return startSandbox({ seed: 11, rateLimitPerMinute: 0, clock: () => T0, ...options });
+}
+
+/** Returns a `start` whose sandboxes are all stopped after each test of the calling file. */
+export function startStoppedAfterEach(): (options?: SandboxOptions) => Promise<Sandbox> {
+  const running: Sandbox[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((sb) => sb.stop()));
+  });
+  return async (options) => {
+    const sb = await start(options);
+    running.push(sb);
+    return sb;
+  };
 }
 
 /** Test replies are loosely typed JSON. */

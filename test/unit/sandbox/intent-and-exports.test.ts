@@ -1,19 +1,15 @@
 import { request } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXPORT_LINE_WIDTH } from '../../../sandbox/data/intent.ts';
 import { parseRange } from '../../../sandbox/exports.ts';
 import type { Sandbox } from '../../../sandbox/index.ts';
-import { call, charged, type Json, movableClock, start, T0 } from './helpers.ts';
+import { call, charged, type Json, movableClock, startStoppedAfterEach, T0 } from './helpers.ts';
 
-let sb: Sandbox | undefined;
-afterEach(async () => {
-  await sb?.stop();
-  sb = undefined;
-});
+const start = startStoppedAfterEach();
 
 describe('buyer-intent contacts', () => {
   it('pages a topic to the end with keyset cursors: no repeats, no gaps, null cursor last', async () => {
-    sb = await start();
+    const sb = await start();
     const whole = await call(sb, 'POST', '/v1/buyer-intent/contacts', { topic_ids: ['b2b_42'], page_size: 1000 });
     expect(whole.json.next_cursor).toBeNull();
     const total = whole.json.contacts.length;
@@ -43,7 +39,7 @@ describe('buyer-intent contacts', () => {
   });
 
   it('applies filters across topics, and refuses a cursor from another query', async () => {
-    sb = await start();
+    const sb = await start();
     const q = { topic_ids: ['b2b_3', 'b2b_4'], email_validated: true, seniority: ['vp', 'Cxo'], page_size: 5 };
     const r = await call(sb, 'POST', '/v1/buyer-intent/contacts', q);
     for (const c of r.json.contacts) {
@@ -66,7 +62,7 @@ describe('buyer-intent contacts', () => {
   });
 
   it('serves the 38,000-topic catalog with search and paging', async () => {
-    sb = await start();
+    const sb = await start();
     const first = await call(sb, 'GET', '/v1/buyer-intent/topics?limit=3');
     expect(first.json.topics.map((t: { topic_id: string }) => t.topic_id)).toEqual(['b2b_1', 'b2b_2', 'b2b_3']);
     const next = await call(sb, 'GET', `/v1/buyer-intent/topics?limit=3&cursor=${first.json.next_cursor}`);
@@ -92,7 +88,7 @@ async function poll(sbx: Sandbox, id: string): Promise<Json> {
 describe('export jobs', () => {
   it('moves queued → running → ready with the clock, then serves a signed JSONL download', async () => {
     const clock = movableClock();
-    sb = await start({ clock, exportTiming: { queuedMs: 1000, runningMs: 2000, linkTtlMs: 60_000 } });
+    const sb = await start({ clock, exportTiming: { queuedMs: 1000, runningMs: 2000, linkTtlMs: 60_000 } });
     const submit = await call(sb, 'POST', '/v1/buyer-intent/contacts/export', {
       topic_ids: ['b2b_10', 'b2b_11'],
       limit: 100,
@@ -162,7 +158,7 @@ describe('export jobs', () => {
 
   it('expires jobs after jobTtlMs, and ends failed under the exportFailure fault', async () => {
     const clock = movableClock();
-    sb = await start({ clock, exportTiming: { queuedMs: 0, runningMs: 0, jobTtlMs: 10_000 } });
+    const sb = await start({ clock, exportTiming: { queuedMs: 0, runningMs: 0, jobTtlMs: 10_000 } });
     const a = await call(sb, 'POST', '/v1/buyer-intent/contacts/export', { topic_ids: ['b2b_1'] });
     const link = (await poll(sb, a.json.export_id)).download_url;
     clock.advance(10_000);
@@ -178,7 +174,7 @@ describe('export jobs', () => {
   });
 
   it('streams a multi-hundred-MiB export (exportRows) with backpressure, every line whole and in order', async () => {
-    sb = await start({ exportRows: 1_000_000, exportTiming: { queuedMs: 0, runningMs: 0 } });
+    const sb = await start({ exportRows: 1_000_000, exportTiming: { queuedMs: 0, runningMs: 0 } });
     const submit = await call(sb, 'POST', '/v1/buyer-intent/contacts/export', { topic_ids: ['b2b_9'] });
     const ready = await poll(sb, submit.json.export_id);
     expect(ready.row_count).toBe(1_000_000);

@@ -1,16 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../../sandbox/index.ts';
-import { call, charged, knownDomains, movableClock, start, T0 } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { call, charged, knownDomains, movableClock, startStoppedAfterEach, T0 } from './helpers.ts';
 
-let sb: Sandbox | undefined;
-afterEach(async () => {
-  await sb?.stop();
-  sb = undefined;
-});
+const start = startStoppedAfterEach();
 
 describe('the sandbox as an oracle', () => {
   it('companySignals lists what bulk enrich returns without a limit, filters and window applied', async () => {
-    sb = await start();
+    const sb = await start();
     const domains = await knownDomains(sb, 5, 3);
     const inputs = [...domains, 'WWW.' + domains[0]!.toUpperCase(), 'nowhere.example', 'bad..domain'];
     const after = '2025-06-01T00:00:00Z';
@@ -41,7 +36,7 @@ describe('the sandbox as an oracle', () => {
 
   it('companySignals sees what the clock reveals, like enrich does', async () => {
     const clock = movableClock();
-    sb = await start({ clock });
+    const sb = await start({ clock });
     const [domain] = await knownDomains(sb, 1, 20);
     const now = sb.truth.companySignals([domain!])[0]!.signals.length;
     clock.advance(365 * 86_400_000);
@@ -51,7 +46,7 @@ describe('the sandbox as an oracle', () => {
   });
 
   it('records every call: what it asked, what it returned, its status, credits and fault', async () => {
-    sb = await start({ faults: { errorRate: 0 } });
+    const sb = await start({ faults: { errorRate: 0 } });
     const mark = sb.truth.lastCall();
     const domains = await knownDomains(sb, 2, 1);
     const calls0 = sb.truth.calls({ after: mark });
@@ -76,7 +71,7 @@ describe('the sandbox as an oracle', () => {
   });
 
   it('verification truth gives each address its price; upstream failures show in the call record', async () => {
-    sb = await start({ faults: { verifyUpstreamFailureRate: 0.5 } });
+    const sb = await start({ faults: { verifyUpstreamFailureRate: 0.5 } });
     const emails = Array.from({ length: 40 }, (_, i) => `person${i}@acme-robotics.com`);
     const truth = sb.truth.emailVerifications([...emails, 'unknown1@acme-robotics.com', 'not-an-email']);
     expect(truth.at(-2)).toMatchObject({ valid: true, result: 'unknown', credits: 0 });
@@ -96,7 +91,7 @@ describe('the sandbox as an oracle', () => {
   });
 
   it('an export with no rows is free (spec 7); one with rows costs the flat rate per topic', async () => {
-    sb = await start();
+    const sb = await start();
     const empty = {
       topic_ids: ['b2b_7'],
       has_email: true,
@@ -121,7 +116,7 @@ describe('the sandbox as an oracle', () => {
   });
 
   it('a lost answer does the work and charges, then answers 5xx (with x-credits-charged) or resets', async () => {
-    sb = await start({
+    const sb = await start({
       faults: {
         lostAnswerRate: 1,
         lostAnswerAs: '5xx',
