@@ -60,19 +60,36 @@ async function runKit(bench: BenchEnv, input: string, jobId: string, concurrency
   return { result, manifest, parts };
 }
 
-async function runBaseline(bench: BenchEnv, input: string, name: string, concurrency: number) {
-  const output = join(bench.dir, `${name}.jsonl`);
+/** The two plain scripts the kit is measured against: B, the user's script, and A0, the kit's activities in a loop. */
+const SCRIPTS = {
+  baseline: { label: 'enrich-baseline', file: baselineScript, failure: 'the baseline script' },
+  loop: { label: 'enrich-activities-loop', file: activitiesLoop, failure: 'the activities loop' },
+} as const;
+
+/**
+ * Runs one plain script on `input` and reads the report it writes. The baseline writes one JSONL file; the loop
+ * (see lib/activities-loop.ts) writes the kit's parts below an output folder.
+ */
+async function runScript(
+  bench: BenchEnv,
+  kind: keyof typeof SCRIPTS,
+  input: string,
+  name: string,
+  concurrency: number,
+) {
+  const script = SCRIPTS[kind];
+  const output = join(bench.dir, kind === 'baseline' ? `${name}.jsonl` : `${name}-out`);
   const report = join(bench.dir, `${name}-report.json`);
   const { env } = bench;
-  await rm(output, { force: true });
+  await rm(output, { recursive: true, force: true });
   const run = await runNodeScript(
-    'enrich-baseline',
+    script.label,
     [
-      baselineScript,
+      script.file,
       '--input',
       input,
       '--output',
-      output,
+      kind === 'baseline' ? output : pathToFileURL(output).href,
       '--url',
       env.sandbox.url,
       '--key',
@@ -85,56 +102,21 @@ async function runBaseline(bench: BenchEnv, input: string, name: string, concurr
     env.childEnv(),
     30 * 60_000,
   );
-  if (run.code !== 0) throw new Error(`the baseline script failed (exit ${run.code}):\n${run.output}`);
+  if (run.code !== 0) throw new Error(`${script.failure} failed (exit ${run.code}):\n${run.output}`);
   const stats = JSON.parse(await readFile(report, 'utf8')) as {
+    jobId?: string;
     domains: number;
     lines: number;
     elapsedMs: number;
     maxRssKb: number;
     cpuS: number;
   };
-  const fileLines = await countLines(output);
-  await rm(output, { force: true });
+  const fileLines =
+    kind === 'baseline'
+      ? await countLines(output)
+      : (await countLinesIn(join(output, String(stats.jobId), 'parts'), /^part-\d+\.jsonl$/)).lines;
+  await rm(output, { recursive: true, force: true });
   return { stats, fileLines, peakKb: Math.max(run.peakKb, stats.maxRssKb) };
-}
-
-/** A0: the same activities in a plain loop, no Temporal (see lib/activities-loop.ts). */
-async function runLoop(bench: BenchEnv, input: string, concurrency: number) {
-  const outDir = join(bench.dir, 'loop-out');
-  const report = join(bench.dir, 'loop-report.json');
-  const { env } = bench;
-  const run = await runNodeScript(
-    'enrich-activities-loop',
-    [
-      activitiesLoop,
-      '--input',
-      input,
-      '--output',
-      pathToFileURL(outDir).href,
-      '--url',
-      env.sandbox.url,
-      '--key',
-      'sk_test_1',
-      '--concurrency',
-      String(concurrency),
-      '--report',
-      report,
-    ],
-    env.childEnv(),
-    30 * 60_000,
-  );
-  if (run.code !== 0) throw new Error(`the activities loop failed (exit ${run.code}):\n${run.output}`);
-  const stats = JSON.parse(await readFile(report, 'utf8')) as {
-    jobId: string;
-    domains: number;
-    lines: number;
-    elapsedMs: number;
-    maxRssKb: number;
-    cpuS: number;
-  };
-  const parts = await countLinesIn(join(outDir, stats.jobId, 'parts'), /^part-\d+\.jsonl$/);
-  await rm(outDir, { recursive: true, force: true });
-  return { stats, fileLines: parts.lines, peakKb: Math.max(run.peakKb, stats.maxRssKb) };
 }
 
 export interface EnrichOptions {
@@ -165,28 +147,36 @@ export async function run(size: Size, options: EnrichOptions = {}): Promise<Benc
       log(`warm-up: ${warmup} domains through each side`);
       const warm = join(bench.dir, 'warmup.csv');
       await writeDomainsCsv(warm, warmup, 'warmup');
-      await runBaseline(bench, warm, 'warmup-baseline', concurrency);
+      await runScript(bench, 'baseline', warm, 'warmup-baseline', concurrency);
       await runKit(bench, warm, `warmup-${Date.now()}`, concurrency);
     }
 
-    const baseline = async (round: number): Promise<Side> => {
-      log(`round ${round}, B: baseline script, ${domains} domains, concurrency ${concurrency}`);
+    /** One round of a plain script (B or A0): its own report gives the time and the resources. */
+    const measureScript = async (round: number, kind: keyof typeof SCRIPTS): Promise<Side> => {
+      log(
+        kind === 'baseline'
+          ? `round ${round}, B: baseline script, ${domains} domains, concurrency ${concurrency}`
+          : `round ${round}, A0: the same activities in a plain loop, no Temporal`,
+      );
       const driver = ownCpuSeconds();
       bench.temporal.mark();
-      const b = await runBaseline(bench, input, 'baseline', concurrency);
-      checks[`round ${round}: baseline wrote one line per domain`] =
-        b.fileLines === domains && b.stats.lines === domains;
+      const r = await runScript(bench, kind, input, kind, concurrency);
+      const what = kind === 'baseline' ? 'baseline' : 'activities loop';
+      checks[`round ${round}: ${what} wrote one line per domain`] =
+        r.fileLines === domains && r.stats.lines === domains;
       return {
-        domains: b.stats.domains,
-        lines: b.fileLines,
-        ms: b.stats.elapsedMs,
-        rate: (b.stats.domains / b.stats.elapsedMs) * 1000,
-        peakKb: b.peakKb,
-        cpuS: b.stats.cpuS,
+        domains: r.stats.domains,
+        lines: r.fileLines,
+        ms: r.stats.elapsedMs,
+        rate: (r.stats.domains / r.stats.elapsedMs) * 1000,
+        peakKb: r.peakKb,
+        cpuS: r.stats.cpuS,
         driverCpuS: ownCpuSeconds() - driver,
         temporalCpuS: bench.temporal.cpuSinceMark(),
       };
     };
+    const baseline = (round: number) => measureScript(round, 'baseline');
+    const loop = (round: number) => measureScript(round, 'loop');
     const kit = async (round: number | string): Promise<Side> => {
       log(`round ${round}, A: signal-kit bulkEnrich, ${workers.length} worker process(es)`);
       const driver = ownCpuSeconds();
@@ -205,25 +195,6 @@ export async function run(size: Size, options: EnrichOptions = {}): Promise<Benc
         rate: (a.manifest.counts.distinct / ms) * 1000,
         peakKb: Math.max(...workers.map((worker) => worker.watch.peakKb)),
         cpuS: workers.reduce((sum, worker) => sum + worker.watch.cpuSinceMark(), 0),
-        driverCpuS: ownCpuSeconds() - driver,
-        temporalCpuS: bench.temporal.cpuSinceMark(),
-      };
-    };
-
-    const loop = async (round: number): Promise<Side> => {
-      log(`round ${round}, A0: the same activities in a plain loop, no Temporal`);
-      const driver = ownCpuSeconds();
-      bench.temporal.mark();
-      const l = await runLoop(bench, input, concurrency);
-      checks[`round ${round}: activities loop wrote one line per domain`] =
-        l.fileLines === domains && l.stats.lines === domains;
-      return {
-        domains: l.stats.domains,
-        lines: l.fileLines,
-        ms: l.stats.elapsedMs,
-        rate: (l.stats.domains / l.stats.elapsedMs) * 1000,
-        peakKb: l.peakKb,
-        cpuS: l.stats.cpuS,
         driverCpuS: ownCpuSeconds() - driver,
         temporalCpuS: bench.temporal.cpuSinceMark(),
       };

@@ -35,20 +35,23 @@ export function formatEvery(ms: number): string {
 export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
 export const scheduleIdOf = (name: string) => `${SCHEDULE_ID_PREFIX}${name}`;
 
-/** What `create` needs; everything but the timing becomes the workflow's input. */
-export interface PushScheduleDefinition {
-  name: string;
-  watchlist: string;
-  output: string;
+/** What `create` needs: the push settings a user picks (the workflow's input) plus the schedule's timing and state. */
+export interface PushScheduleDefinition
+  extends Pick<
+    ScheduledPushInput,
+    | 'name'
+    | 'watchlist'
+    | 'output'
+    | 'column'
+    | 'signalTypes'
+    | 'signalSubtypes'
+    | 'limit'
+    | 'since'
+    | 'maxCredits'
+    | 'concurrency'
+    | 'lookbackMs'
+  > {
   everyMs: number;
-  column?: string;
-  signalTypes?: string[];
-  signalSubtypes?: string[];
-  limit?: number;
-  since?: string;
-  maxCredits?: number;
-  concurrency?: number;
-  lookbackMs?: number;
   overlap?: ScheduleOverlapPolicy;
   paused?: boolean;
   note?: string;

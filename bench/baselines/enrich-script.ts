@@ -7,27 +7,13 @@
  *   node bench/baselines/enrich-script.ts --input domains.csv --output out.jsonl --url URL --key KEY \
  *     [--concurrency 8] [--column domain] [--report report.json]
  */
-import { open, readFile, writeFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { parseEnrichScriptArgs, writeScriptReport } from '../lib/script-io.ts';
 
-const { values } = parseArgs({
-  options: {
-    input: { type: 'string' },
-    output: { type: 'string' },
-    url: { type: 'string' },
-    key: { type: 'string' },
-    concurrency: { type: 'string', default: '8' },
-    column: { type: 'string', default: 'domain' },
-    report: { type: 'string' },
-  },
-});
-if (!values.input || !values.output || !values.url || !values.key) {
-  console.error('usage: enrich-script.ts --input CSV --output JSONL --url URL --key KEY [--concurrency N]');
-  process.exit(2);
-}
-const concurrency = Number(values.concurrency);
+const values = parseEnrichScriptArgs('enrich-script.ts');
+const concurrency = values.concurrency;
 const started = performance.now();
 
 const [header, ...rows] = (await readFile(values.input, 'utf8')).split('\n').filter((line) => line.trim() !== '');
@@ -49,7 +35,7 @@ async function enrich(batch: string[]): Promise<{ results: { domain: string }[] 
     const response = await request(`${values.url}/v1/companies/enrich/bulk`, {
       method: 'POST',
       dispatcher: agent,
-      headers: { 'content-type': 'application/json', 'x-api-key': values.key! },
+      headers: { 'content-type': 'application/json', 'x-api-key': values.key },
       body: JSON.stringify({ domains: batch }),
     });
     if (response.statusCode === 200) return (await response.body.json()) as { results: { domain: string }[] };
@@ -79,16 +65,11 @@ await out.close();
 await agent.close();
 
 const elapsedMs = performance.now() - started;
-const usage = process.resourceUsage();
-const report = {
+await writeScriptReport(values.report, {
   domains: domains.length,
   batches: batches.length,
   lines,
   calls,
   retries,
   elapsedMs,
-  maxRssKb: usage.maxRSS,
-  cpuS: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
-};
-if (values.report) await writeFile(values.report, JSON.stringify(report));
-else console.log(JSON.stringify(report));
+});

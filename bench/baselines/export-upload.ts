@@ -5,11 +5,11 @@
  *
  *   node bench/baselines/export-upload.ts --url DOWNLOAD_URL --bucket BUCKET --key KEY [--report report.json]
  */
-import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { request } from 'undici';
+import { writeScriptReport } from '../lib/script-io.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,12 +45,4 @@ await new Upload({
 const elapsedMs = performance.now() - started;
 s3.destroy();
 
-const usage = process.resourceUsage();
-const report = {
-  bytes,
-  elapsedMs,
-  maxRssKb: usage.maxRSS,
-  cpuS: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
-};
-if (values.report) await writeFile(values.report, JSON.stringify(report));
-else console.log(JSON.stringify(report));
+await writeScriptReport(values.report, { bytes, elapsedMs });

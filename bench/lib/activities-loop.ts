@@ -6,8 +6,6 @@
  *
  *   node bench/lib/activities-loop.ts --input CSV --output URL --url URL --key KEY [--concurrency 8] [--report FILE]
  */
-import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { enrichBatch } from '../../activities/jobs/enrich.ts';
 import { finalizeJob } from '../../activities/jobs/finalize.ts';
@@ -16,22 +14,10 @@ import type { JobRef, PreparedInput } from '../../activities/jobs/types.ts';
 import { SignalClient } from '../../connectors/signal-api/client.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { cachedStoreOpener } from '../../workers/worker.ts';
+import { parseEnrichScriptArgs, writeScriptReport } from './script-io.ts';
 
-const { values } = parseArgs({
-  options: {
-    input: { type: 'string' },
-    output: { type: 'string' },
-    url: { type: 'string' },
-    key: { type: 'string' },
-    concurrency: { type: 'string', default: '8' },
-    report: { type: 'string' },
-  },
-});
-if (!values.input || !values.output || !values.url || !values.key) {
-  console.error('usage: activities-loop.ts --input CSV --output URL --url URL --key KEY [--concurrency N]');
-  process.exit(2);
-}
-const concurrency = Number(values.concurrency);
+const values = parseEnrichScriptArgs('activities-loop.ts');
+const concurrency = values.concurrency;
 const client = new SignalClient({ baseUrl: values.url, apiKey: values.key, retry: false });
 const stores = cachedStoreOpener(openStore);
 const job: JobRef = { jobId: `loop-${Date.now()}`, kind: 'enrich', output: values.output, compression: 'none' };
@@ -39,7 +25,7 @@ const startedAt = new Date().toISOString();
 
 const started = performance.now();
 const prepared: PreparedInput = await new MockActivityEnvironment().run(() =>
-  prepareInput(stores, { job, input: values.input!, batchSize: 100 }),
+  prepareInput(stores, { job, input: values.input, batchSize: 100 }),
 );
 let next = 0;
 await Promise.all(
@@ -60,14 +46,9 @@ const result = await finalizeJob(stores(job.output), {
 const elapsedMs = performance.now() - started;
 await client.close();
 
-const usage = process.resourceUsage();
-const report = {
+await writeScriptReport(values.report, {
   jobId: job.jobId,
   domains: prepared.distinct,
   lines: result.counts.lines,
   elapsedMs,
-  maxRssKb: usage.maxRSS,
-  cpuS: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
-};
-if (values.report) await writeFile(values.report, JSON.stringify(report));
-else console.log(JSON.stringify(report));
+});

@@ -4,7 +4,7 @@ import type { WebhookSubscriptionRequest } from '../../activities/webhook-subscr
 import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { SignalApiError, ValidationError } from '../../connectors/errors.ts';
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
-import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from '../../connectors/webhooks/signature.ts';
+import { isWebhookSecret } from '../../connectors/webhooks/signature.ts';
 import {
   type ReceiverAuth,
   type ReceiverLogEntry,
@@ -73,18 +73,9 @@ export function parseServe(flags: ServeFlags): ServeOptions {
   return { port, host: values.host, path: values.path, auth, allowUnauthenticated };
 }
 
-const whsecSecret = z.string().refine(
-  (s) => {
-    if (!s.startsWith(WEBHOOK_SECRET_PREFIX)) return false;
-    try {
-      decodeWebhookSecret(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be whsec_<base64> (comma-separated for several)' },
-);
+const whsecSecret = z
+  .string()
+  .refine(isWebhookSecret, { message: 'must be whsec_<base64> (comma-separated for several)' });
 
 const commaList = (value: string) =>
   value

@@ -233,6 +233,27 @@ interface FailureContext extends ErrorContext {
   requestId?: string | undefined;
 }
 
+/** One attempt's abort wiring: the timeout (which marks `ctx.timedOut`) and the caller's signal both abort `ac`. */
+interface ArmedAttempt {
+  ctx: FailureContext;
+  ac: AbortController;
+  timer: ReturnType<typeof setTimeout>;
+  /** Stops listening to the caller's signal. */
+  release: () => void;
+}
+
+function armAttempt(base: ErrorContext, timeoutMs: number, signal: AbortSignal | undefined): ArmedAttempt {
+  const ctx: FailureContext = { ...base, timedOut: false, timeoutMs, signal };
+  const ac = new AbortController();
+  const timer = setTimeout(() => {
+    ctx.timedOut = true;
+    ac.abort(new Error('timeout'));
+  }, timeoutMs);
+  const onAbort = () => ac.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return { ctx, ac, timer, release: () => signal?.removeEventListener('abort', onAbort) };
+}
+
 /** Maps a thrown transport error: the caller's abort reason as is, everything network-like to `NetworkError`. */
 function networkFailure(err: unknown, ctx: FailureContext): unknown {
   if (err instanceof SignalApiErrorClass) return err;
@@ -507,21 +528,11 @@ export class Transport {
       ...this.#authHeaders,
     };
     if (bodyText !== undefined) headers['content-type'] = 'application/json';
-    const ctx: FailureContext = {
-      method: req.method,
-      path: req.path,
-      redact: this.redact,
-      timedOut: false,
+    const { ctx, ac, timer, release } = armAttempt(
+      { method: req.method, path: req.path, redact: this.redact },
       timeoutMs,
       signal,
-    };
-    const ac = new AbortController();
-    const timer = setTimeout(() => {
-      ctx.timedOut = true;
-      ac.abort(new Error('timeout'));
-    }, timeoutMs);
-    const onAbort = () => ac.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    );
     try {
       let res: Dispatcher.ResponseData;
       try {
@@ -579,7 +590,7 @@ export class Transport {
       return { status, body, meta };
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      release();
     }
   }
 
@@ -596,22 +607,11 @@ export class Transport {
       'user-agent': this.#userAgent,
     };
     if (pos > 0) headers['range'] = `bytes=${pos}-`;
-    const ctx: FailureContext = {
-      method: 'GET',
-      path: url.pathname,
-      redact: this.redact,
-      timedOut: false,
+    const { ctx, ac, timer, release } = armAttempt(
+      { method: 'GET', path: url.pathname, redact: this.redact },
       timeoutMs,
       signal,
-    };
-    const ac = new AbortController();
-    const timer = setTimeout(() => {
-      ctx.timedOut = true;
-      ac.abort(new Error('timeout'));
-    }, timeoutMs);
-    const onAbort = () => ac.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const release = () => signal?.removeEventListener('abort', onAbort);
+    );
     let res: Dispatcher.ResponseData;
     try {
       res = await this.#downloadDispatcher(url).request({

@@ -11,25 +11,14 @@
  */
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { decodeWebhookSecret, WEBHOOK_SECRET_PREFIX } from './signature.ts';
+import { isWebhookSecret } from './signature.ts';
 
 export const DESTINATION_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 const destinationId = z.string().regex(DESTINATION_ID_PATTERN, 'must be 1..63 of a-z 0-9 _ - (starting alphanumeric)');
 const signalTypes = z.array(z.string().min(1)).min(1).optional();
 
-const secret = z.string().refine(
-  (s) => {
-    if (!s.startsWith(WEBHOOK_SECRET_PREFIX)) return false;
-    try {
-      decodeWebhookSecret(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be whsec_<base64>' },
-);
+const secret = z.string().refine(isWebhookSecret, { message: 'must be whsec_<base64>' });
 
 export const HttpDestinationSchema = z.object({
   id: destinationId,

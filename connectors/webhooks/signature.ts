@@ -50,6 +50,17 @@ export function decodeWebhookSecret(secret: string): Buffer {
 }
 
 /** A fresh `whsec_<base64>` secret of `bytes` random bytes (default 32; Standard Webhooks asks for 24 to 64). */
+/** Whether `secret` is a well-formed `whsec_<base64>` secret (the check config parsing shares). */
+export function isWebhookSecret(secret: string): boolean {
+  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) return false;
+  try {
+    decodeWebhookSecret(secret);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function generateWebhookSecret(bytes = 32): string {
   if (!Number.isInteger(bytes) || bytes < 24 || bytes > 64) throw new RangeError('secret size must be 24..64 bytes');
   return WEBHOOK_SECRET_PREFIX + randomBytes(bytes).toString('base64');
