@@ -1,17 +1,17 @@
 /** Smoke size of bench/push-incremental.ts: full bulk calls on both runs, every new signal once, credits as priced. */
 import { describe, expect, it } from 'vitest';
 import { run, SIZES } from '../../bench/push-incremental.ts';
-import { expectWellFormed } from './helpers.ts';
+import { runSmoke } from './helpers.ts';
+
+interface Metrics {
+  domains: number;
+  ideal: number;
+  runs: { calls: number; ideal: number; newSignals: number; written: number; credits: number }[];
+}
 
 describe('bench push-incremental (smoke)', () => {
   it('pushes every new signal once in ceil(domains / 100) calls per run', async () => {
-    const result = await run('smoke', { log: () => {} });
-    expectWellFormed(result, 'push-incremental');
-    const m = result.metrics as {
-      domains: number;
-      ideal: number;
-      runs: { calls: number; ideal: number; newSignals: number; written: number; credits: number }[];
-    };
+    const { metrics: m } = await runSmoke<Metrics>(run, 'push-incremental');
     expect(m.domains).toBe(SIZES.smoke.domains);
     expect(m.runs).toHaveLength(2);
     for (const r of m.runs) {

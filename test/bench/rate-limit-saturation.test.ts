@@ -1,25 +1,25 @@
 /** Smoke size of bench/rate-limit-saturation.ts: two workers, a small window, every call counted by the proxy. */
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATIONS, run, SIZES } from '../../bench/rate-limit-saturation.ts';
-import { expectWellFormed } from './helpers.ts';
+import { runSmoke } from './helpers.ts';
+
+interface Metrics {
+  batches: number;
+  perMinute: number;
+  outcomes: {
+    name: string;
+    accepted: number;
+    rateLimited: number;
+    wallMs: number;
+    share: number;
+    achievedPerMin: number;
+    busiestWindow: number;
+  }[];
+}
 
 describe('bench rate-limit-saturation (smoke)', () => {
   it('makes one accepted call per batch, no 429 and never exceeds the window, in every case', async () => {
-    const result = await run('smoke', { log: () => {} });
-    expectWellFormed(result, 'rate-limit-saturation');
-    const m = result.metrics as {
-      batches: number;
-      perMinute: number;
-      outcomes: {
-        name: string;
-        accepted: number;
-        rateLimited: number;
-        wallMs: number;
-        share: number;
-        achievedPerMin: number;
-        busiestWindow: number;
-      }[];
-    };
+    const { result, metrics: m } = await runSmoke<Metrics>(run, 'rate-limit-saturation');
     expect(m.batches).toBe(Math.ceil(SIZES.smoke.domains / 100));
     expect(m.outcomes.map((o) => o.name)).toEqual(CONFIGURATIONS.map((c) => c.name));
     expect(result.table.columns).toHaveLength(1 + CONFIGURATIONS.length);

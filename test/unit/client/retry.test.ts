@@ -56,6 +56,18 @@ afterAll(async () => {
   await server.close();
 });
 
+/** Enriches one domain against `step` and expects it to fail with `Cls` after a single request. */
+async function expectOneFailedAttempt(
+  client: SignalClient,
+  step: Step,
+  Cls: new (...a: never[]) => Error,
+): Promise<void> {
+  script = [step];
+  const err = await settle(client.enrichCompany({ domain: 'acme.com' }));
+  expect(err).toBeInstanceOf(Cls);
+  expect(server.requests).toHaveLength(1);
+}
+
 function makeClient(
   retry: ConstructorParameters<typeof SignalClient>[0]['retry'] = { baseDelayMs: 5, maxDelayMs: 20 },
 ) {
@@ -145,10 +157,7 @@ describe('retries on', () => {
     ];
     for (const [step, Cls] of cases) {
       server.requests.length = 0;
-      script = [step];
-      const err = await settle(client.enrichCompany({ domain: 'acme.com' }));
-      expect(err).toBeInstanceOf(Cls);
-      expect(server.requests).toHaveLength(1);
+      await expectOneFailedAttempt(client, step, Cls);
     }
     expect(events).toHaveLength(0);
     await client.close();
@@ -201,10 +210,7 @@ describe('retries off', () => {
   for (const [name, step, Cls] of cases) {
     it(`surfaces ${name} as ${Cls.name} after one attempt`, async () => {
       const client = makeClient(false);
-      script = [step];
-      const err = await settle(client.enrichCompany({ domain: 'acme.com' }));
-      expect(err).toBeInstanceOf(Cls);
-      expect(server.requests).toHaveLength(1);
+      await expectOneFailedAttempt(client, step, Cls);
       expect(events).toHaveLength(0);
       await client.close();
     });

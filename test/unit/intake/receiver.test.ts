@@ -74,15 +74,13 @@ function signed(body: string, opts: { secret?: string; timestamp?: Date; id?: st
   });
 }
 
-async function post(
-  url: string,
-  body: string | Buffer,
-  headers: Record<string, string> = {},
-): Promise<{
+interface Posted {
   status: number;
   json: { error?: { code: string; message: string; field?: string } } & Record<string, unknown>;
   headers: Record<string, unknown>;
-}> {
+}
+
+async function post(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Posted> {
   const res = await request(url, {
     method: 'POST',
     body,
@@ -90,6 +88,12 @@ async function post(
   });
   const text = await res.body.text();
   return { status: res.statusCode, json: text ? JSON.parse(text) : {}, headers: res.headers };
+}
+
+/** The receiver refused the post with this status and error code. */
+function expectRefused(res: Posted, status: number, code: string): void {
+  expect(res.status).toBe(status);
+  expect(res.json.error?.code).toBe(code);
 }
 
 async function postSigned(h: Harness, event: unknown, extra: Record<string, string> = {}) {
@@ -219,8 +223,7 @@ describe('webhook receiver: authentication', () => {
   it('401 for missing signature headers', async () => {
     const h = await start();
     const res = await post(h.receiver.webhookUrl, JSON.stringify(sampleEvent()));
-    expect(res.status).toBe(401);
-    expect(res.json.error?.code).toBe('missing_signature');
+    expectRefused(res, 401, 'missing_signature');
     expect(h.enqueued).toHaveLength(0);
   });
 
@@ -228,12 +231,10 @@ describe('webhook receiver: authentication', () => {
     const h = await start();
     const body = JSON.stringify(sampleEvent());
     const wrong = await post(h.receiver.webhookUrl, body, signed(body, { secret: generateWebhookSecret() }));
-    expect(wrong.status).toBe(401);
-    expect(wrong.json.error?.code).toBe('invalid_signature');
+    expectRefused(wrong, 401, 'invalid_signature');
     const tampered = body.replace('Acme raises', 'Acme sells');
     const res = await post(h.receiver.webhookUrl, tampered, signed(body));
-    expect(res.status).toBe(401);
-    expect(res.json.error?.code).toBe('invalid_signature');
+    expectRefused(res, 401, 'invalid_signature');
     expect(h.enqueued).toHaveLength(0);
   });
 
@@ -241,12 +242,10 @@ describe('webhook receiver: authentication', () => {
     const h = await start();
     const body = JSON.stringify(sampleEvent());
     const stale = await post(h.receiver.webhookUrl, body, signed(body, { timestamp: new Date(Date.now() - 301_000) }));
-    expect(stale.status).toBe(401);
-    expect(stale.json.error?.code).toBe('stale_timestamp');
+    expectRefused(stale, 401, 'stale_timestamp');
     expect(stale.json.error?.message).toMatch(/old/);
     const future = await post(h.receiver.webhookUrl, body, signed(body, { timestamp: new Date(Date.now() + 400_000) }));
-    expect(future.status).toBe(401);
-    expect(future.json.error?.code).toBe('stale_timestamp');
+    expectRefused(future, 401, 'stale_timestamp');
     expect(future.json.error?.message).toMatch(/future/);
     expect(h.enqueued).toHaveLength(0);
   });
@@ -262,11 +261,9 @@ describe('webhook receiver: authentication', () => {
     const h = await start({ auth: { kind: 'token', header: 'X-Webhook-Token', value: [TOKEN, `${TOKEN}-next`] } });
     const body = JSON.stringify(sampleEvent());
     const missing = await post(h.receiver.webhookUrl, body);
-    expect(missing.status).toBe(401);
-    expect(missing.json.error?.code).toBe('missing_token');
+    expectRefused(missing, 401, 'missing_token');
     const wrong = await post(h.receiver.webhookUrl, body, { 'x-webhook-token': `${TOKEN.slice(0, -1)}X` });
-    expect(wrong.status).toBe(401);
-    expect(wrong.json.error?.code).toBe('invalid_token');
+    expectRefused(wrong, 401, 'invalid_token');
     const short = await post(h.receiver.webhookUrl, body, { 'x-webhook-token': 'x' });
     expect(short.status).toBe(401);
     expect(h.enqueued).toHaveLength(0);
@@ -320,8 +317,7 @@ describe('webhook receiver: malformed requests', () => {
     const h = await start();
     const bad = '{"event": "signal.created", ';
     const res = await post(h.receiver.webhookUrl, bad, signed(bad));
-    expect(res.status).toBe(400);
-    expect(res.json.error?.code).toBe('invalid_json');
+    expectRefused(res, 400, 'invalid_json');
     const latin = Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]);
     const res2 = await post(
       h.receiver.webhookUrl,
@@ -378,8 +374,7 @@ describe('webhook receiver: body size', () => {
     const h = await start({ maxBodyBytes: LIMIT });
     const body = bigEvent(LIMIT + 10);
     const res = await post(h.receiver.webhookUrl, body, signed(body));
-    expect(res.status).toBe(413);
-    expect(res.json.error?.code).toBe('payload_too_large');
+    expectRefused(res, 413, 'payload_too_large');
     expect(h.enqueued).toHaveLength(0);
     // A body just under the limit passes.
     const fits = bigEvent(LIMIT - 1000);

@@ -26,6 +26,27 @@ function recording(store: Store): { store: Store; writes: string[] } {
   return { store: wrapped, writes };
 }
 
+/** The push run both tests finalize, stored under `store`. */
+function runIn(store: Store): PushRunRef {
+  return { name: 'p', output: store.url, runId: '20260306T000000Z', date: '2026-03-06' };
+}
+
+/** A clean plan (no duplicates, invalid or mixed rows) with the sizes a test chooses. */
+function storedPlan(
+  sizes: Pick<StoredPlan, 'rows' | 'distinct' | 'batches' | 'groups' | 'watermarksFrom'>,
+): StoredPlan {
+  return {
+    duplicates: 0,
+    invalid: 0,
+    mixed: 0,
+    watchlist: 'file:///w.csv',
+    since: null,
+    planned_at: '2026-03-06T00:00:00.000Z',
+    invalid_rows: [],
+    ...sizes,
+  };
+}
+
 const client = {
   async enrichCompanies(params: EnrichCompaniesParams) {
     const results = params.domains.map((domain) => ({
@@ -57,21 +78,8 @@ describe('finalizePushRun', () => {
   it('publishes the manifest before the watermarks, and a failed batch leaves its domains where they were', async () => {
     const { store, writes } = recording(openStore(join(root, 'one')));
     await commitPushState(store, 'p', 'r0', new Map([['c.com', { through: '2026-03-01T00:00:00.000Z', pushed: [] }]]));
-    const run: PushRunRef = { name: 'p', output: store.url, runId: '20260306T000000Z', date: '2026-03-06' };
-    const plan: StoredPlan = {
-      rows: 3,
-      distinct: 3,
-      duplicates: 0,
-      invalid: 0,
-      batches: 2,
-      groups: 2,
-      mixed: 0,
-      watermarksFrom: 'r0',
-      watchlist: 'file:///w.csv',
-      since: null,
-      planned_at: '2026-03-06T00:00:00.000Z',
-      invalid_rows: [],
-    };
+    const run = runIn(store);
+    const plan = storedPlan({ rows: 3, distinct: 3, batches: 2, groups: 2, watermarksFrom: 'r0' });
     await store.writeText(planKey(run), JSON.stringify(plan));
     await store.writeText(
       pushBatchKey(run, 0),
@@ -159,21 +167,8 @@ describe('a domain with more than 500 new signals', () => {
 
   it('is asked once per signal type, writes each signal once, and names what one type still leaves out', async () => {
     const store = openStore(join(root, 'narrow'));
-    const run: PushRunRef = { name: 'p', output: store.url, runId: '20260306T000000Z', date: '2026-03-06' };
-    const plan: StoredPlan = {
-      rows: 1,
-      distinct: 1,
-      duplicates: 0,
-      invalid: 0,
-      batches: 1,
-      groups: 1,
-      mixed: 0,
-      watermarksFrom: null,
-      watchlist: 'file:///w.csv',
-      since: null,
-      planned_at: '2026-03-06T00:00:00.000Z',
-      invalid_rows: [],
-    };
+    const run = runIn(store);
+    const plan = storedPlan({ rows: 1, distinct: 1, batches: 1, groups: 1, watermarksFrom: null });
     await store.writeText(planKey(run), JSON.stringify(plan));
     const start = '2026-03-01T00:00:00.000Z';
     await store.writeText(

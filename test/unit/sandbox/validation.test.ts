@@ -1,12 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../../sandbox/index.ts';
-import { call, charged, start } from './helpers.ts';
+import { call, charged, type Reply, start } from './helpers.ts';
 
 let sb: Sandbox;
 beforeAll(async () => {
   sb = await start();
 });
 afterAll(() => sb.stop());
+
+/** Calls the sandbox and expects the reply to charge nothing, in its header and in the ledger. */
+async function callUncharged(method: string, path: string, body: unknown): Promise<Reply> {
+  const before = sb.ledger.total();
+  const r = await call(sb, method, path, body);
+  expect(charged(r)).toBe(0);
+  expect(sb.ledger.total()).toBe(before);
+  return r;
+}
 
 const many = (n: number, f: (i: number) => string): string[] => Array.from({ length: n }, (_, i) => f(i));
 
@@ -101,14 +110,11 @@ const cases: { name: string; path: string; body: unknown; field: string }[] = [
 describe('bad input: 422 naming the field, nothing charged', () => {
   for (const t of cases) {
     it(t.name, async () => {
-      const before = sb.ledger.total();
-      const r = await call(sb, 'POST', t.path, t.body);
+      const r = await callUncharged('POST', t.path, t.body);
       expect(r.status).toBe(422);
       expect(r.json.error.code).toBe('validation_error');
       expect(r.json.error.field).toBe(t.field);
       expect(r.json.error.message).toContain(t.field);
-      expect(charged(r)).toBe(0);
-      expect(sb.ledger.total()).toBe(before);
     });
   }
 
@@ -124,12 +130,9 @@ describe('bad input: 422 naming the field, nothing charged', () => {
 describe('malformed requests', () => {
   it('malformed JSON is 400 invalid_json, an empty body too', async () => {
     for (const body of ['{"domain": "acme.com",', '']) {
-      const before = sb.ledger.total();
-      const r = await call(sb, 'POST', '/v1/companies/enrich', body);
+      const r = await callUncharged('POST', '/v1/companies/enrich', body);
       expect(r.status).toBe(400);
       expect(r.json.error.code).toBe('invalid_json');
-      expect(charged(r)).toBe(0);
-      expect(sb.ledger.total()).toBe(before);
     }
   });
 
