@@ -4,7 +4,7 @@
  */
 import { manifestKey } from '../activities/jobs/layout.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
-import type { JobKind, Manifest } from '../activities/jobs/types.ts';
+import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
 import { MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
@@ -21,18 +21,13 @@ export interface CreditEstimate {
   expectedBasis: string;
 }
 
-export interface DryRunReport {
+/** The job's input as it would be split (the input counts of `PreparedInput`), and what it would cost. */
+export interface DryRunReport extends Omit<PreparedInput, 'input'> {
   dryRun: true;
   jobId: string;
   kind: JobKind;
   input: string | null;
   output: string;
-  rows: number;
-  distinct: number;
-  duplicates: number;
-  invalid: number;
-  batches: number;
-  batchSize: number;
   /** Paid API calls the job would make (one per batch; one submit for an export). */
   calls: number;
   credits: CreditEstimate;

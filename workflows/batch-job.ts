@@ -1,10 +1,15 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
-import type { JobActivities } from '../activities/registry.ts';
+import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
-import { isFatalFailure, storageActivityOptions } from './activity-options.ts';
+import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
-import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import {
+  DEFAULT_API_TASK_QUEUE,
+  DEFAULT_BATCH_CONCURRENCY,
+  DEFAULT_BATCHES_PER_RUN,
+  DEFAULT_TASK_QUEUE,
+} from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
 
@@ -47,6 +52,14 @@ export interface BatchJobSpec {
   worstCaseCredits: (size: number) => number;
   details: Record<string, unknown>;
   continueAsNew: (carried: CarriedState) => Promise<never>;
+}
+
+/** A batch job's activity stubs: storage work on the job queue, API calls on the rate-limited API queue. */
+export function batchJobActivities(input: BatchJobInput) {
+  return {
+    jobs: proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE)),
+    api: proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE)),
+  };
 }
 
 /**

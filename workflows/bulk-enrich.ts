@@ -1,9 +1,7 @@
-import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { continueAsNew } from '@temporalio/workflow';
 import type { EnrichOptions } from '../activities/jobs/enrich.ts';
-import type { ApiActivities, JobActivities } from '../activities/registry.ts';
-import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
-import { type BatchJobInput, runBatchJob } from './batch-job.ts';
-import { CREDITS_PER_SIGNAL, DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
+import { type BatchJobInput, batchJobActivities, runBatchJob } from './batch-job.ts';
+import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
 import type { JobResult } from './job-progress.ts';
 
 export interface BulkEnrichInput extends BatchJobInput {
@@ -18,8 +16,7 @@ export const ENRICH_BATCH_SIZE = 100;
 
 /** Enriches every distinct domain of an input, 100 per API call, into `<output>/<jobId>/parts/`. */
 export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  const { jobs, api } = batchJobActivities(input);
   const options = input.options ?? {};
   const perDomain = options.limit ?? MAX_SIGNALS_PER_DOMAIN;
   return runBatchJob(input, {

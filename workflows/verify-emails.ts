@@ -1,8 +1,5 @@
-import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
-import type { ApiActivities, JobActivities } from '../activities/registry.ts';
-import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
-import { type BatchJobInput, runBatchJob } from './batch-job.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { continueAsNew, sleep } from '@temporalio/workflow';
+import { type BatchJobInput, batchJobActivities, runBatchJob } from './batch-job.ts';
 import type { JobResult } from './job-progress.ts';
 
 export interface VerifyEmailsInput extends BatchJobInput {
@@ -23,8 +20,7 @@ export const VERIFY_CHUNK_SIZE = 1000;
 
 /** Verifies every distinct address of an input, 1,000 per API call, into `<output>/<jobId>/parts/`. */
 export async function verifyEmails(input: VerifyEmailsInput): Promise<JobResult> {
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  const { jobs, api } = batchJobActivities(input);
   return runBatchJob(input, {
     kind: 'verify-emails',
     batchSize: VERIFY_CHUNK_SIZE,

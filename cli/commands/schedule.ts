@@ -202,6 +202,15 @@ export interface ScheduleFlags {
   output?: string;
 }
 
+/** Which watermarks `state` and `reset` look at: `--output` (checked) and the `--domain`s, normalized. */
+function watermarkTarget(values: ScheduleFlags): { output?: string; domains?: string[] } {
+  const output = values.output === undefined ? undefined : locationUrl('output', values.output);
+  return {
+    ...(output ? { output } : {}),
+    ...(values.domain ? { domains: values.domain.map((d) => d.trim().toLowerCase()) } : {}),
+  };
+}
+
 /**
  * A subcommand with its schedule name and flags (commander has checked which ones it takes), checked completely
  * before anything is sent to the server.
@@ -258,21 +267,12 @@ export function parseSubcommand(
       };
     }
     case 'state': {
-      const output = values.output === undefined ? undefined : locationUrl('output', values.output);
-      return (client) =>
-        pushState(client, name, {
-          ...(output ? { output } : {}),
-          ...(values.domain ? { domains: values.domain.map((d) => d.trim().toLowerCase()) } : {}),
-          ...(values.domains ? { all: true } : {}),
-        });
+      const target = watermarkTarget(values);
+      return (client) => pushState(client, name, { ...target, ...(values.domains ? { all: true } : {}) });
     }
     case 'reset': {
-      const output = values.output === undefined ? undefined : locationUrl('output', values.output);
-      return (client) =>
-        resetPush(client, name, {
-          ...(output ? { output } : {}),
-          ...(values.domain ? { domains: values.domain.map((d) => d.trim().toLowerCase()) } : {}),
-        });
+      const target = watermarkTarget(values);
+      return (client) => resetPush(client, name, target);
     }
     case 'delete':
       return async (client) => {
