@@ -1,17 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmokeActivities } from '../../activities/smoke.ts';
-import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
+import type { DevStackWith } from '../../devstack/index.ts';
 import type { smokeWorkflow } from '../../workflows/smoke.ts';
+import { startStackAndBundle } from '../helpers/temporal-stack.ts';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/smoke.ts', import.meta.url));
 
@@ -20,11 +14,7 @@ describe('dev stack: Temporal', () => {
   let bundle: WorkflowBundleWithSourceMap;
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    [stack, bundle] = await Promise.all([
-      startDevStack({ temporal: true, s3: false, gcs: false }),
-      bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
-    ]);
+    [stack, bundle] = await startStackAndBundle({ temporal: true, s3: false, gcs: false }, workflowsPath, 'WARN');
   });
   afterAll(async () => {
     await stack?.stop();

@@ -12,14 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../activities/collector.ts';
 import { readPart } from '../../activities/parts.ts';
@@ -32,9 +25,10 @@ import {
   webhookDeliveryConfig,
 } from '../../connectors/webhooks/destinations.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
-import { type DevStackWith, s3ClientFor, startDevStack } from '../../devstack/index.ts';
+import { type DevStackWith, s3ClientFor } from '../../devstack/index.ts';
 import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-collector.ts';
 import type { deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
+import { startStackAndBundle } from '../helpers/temporal-stack.ts';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
 
@@ -67,11 +61,7 @@ describe('bucket collector (Temporal)', () => {
   let openAny: (url: string) => Store;
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    [stack, bundle] = await Promise.all([
-      startDevStack({ temporal: true, s3: true, gcs: false }),
-      bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
-    ]);
+    [stack, bundle] = await startStackAndBundle({ temporal: true, s3: true, gcs: false }, workflowsPath);
     await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: 'lake' }));
     workDir = await mkdtemp(join(tmpdir(), 'signal-kit-collector-'));
     const fileUrl = (name: string) => pathToFileURL(join(workDir, name)).href;

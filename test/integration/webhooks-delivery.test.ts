@@ -12,14 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -34,9 +27,10 @@ import {
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import type { Resolver } from '../../connectors/webhooks/safe-dispatcher.ts';
 import { generateWebhookSecret, signWebhook } from '../../connectors/webhooks/signature.ts';
-import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
+import type { DevStackWith } from '../../devstack/index.ts';
 import { startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../../intake/index.ts';
 import type { DeliverSignalEventInput, deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
+import { startStackAndBundle } from '../helpers/temporal-stack.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
@@ -196,11 +190,7 @@ describe('webhook delivery (Temporal)', () => {
       }
       return (realConnect as (...a: unknown[]) => net.Socket).apply(this, args);
     });
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    [stack, bundle] = await Promise.all([
-      startDevStack({ temporal: true, s3: false, gcs: false }),
-      bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
-    ]);
+    [stack, bundle] = await startStackAndBundle({ temporal: true, s3: false, gcs: false }, workflowsPath);
     workDir = await mkdtemp(join(tmpdir(), 'signal-kit-webhooks-'));
     deadLetterUrl = pathToFileURL(join(workDir, 'state')).href;
     endpoint = new Endpoint(secrets);

@@ -36,6 +36,12 @@ async function setup(handler: Handler) {
   return { client, store, job, submit };
 }
 
+/** What the status call makes of one 200 answer from the service for `exportId`, and the store it wrote to. */
+async function statusAnswered(exportId: string, body: Record<string, unknown>) {
+  const { client, store, job } = await setup((_req, res) => reply(res, 200, body));
+  return { state: await getIntentExportStatus(client, store, { job, exportId }), store };
+}
+
 const submits = () => server!.requests.filter((r) => r.url === '/v1/buyer-intent/contacts/export').length;
 
 describe('intent export submit: the id is saved as soon as it is known, and no submit is repeated silently', () => {
@@ -91,20 +97,16 @@ describe('intent export submit: the id is saved as soon as it is known, and no s
   });
 
   it('the status call quotes what the service said and notices a link under a status it does not know', async () => {
-    const { client, store, job } = await setup((_req, res) =>
-      reply(res, 200, { export_id: 'exp_4', status: 'almost', download_url: '/dl/exp_4?sig=abc', note: 'hi' }),
-    );
-    const state = await getIntentExportStatus(client, store, { job, exportId: 'exp_4' });
+    const answer = { export_id: 'exp_4', status: 'almost', download_url: '/dl/exp_4?sig=abc', note: 'hi' };
+    const { state } = await statusAnswered('exp_4', answer);
     expect(state).toMatchObject({ status: 'almost', downloadable: true });
     expect(state.said).toContain('"note":"hi"');
     expect(state.said).not.toContain('sig=abc');
   });
 
   it('the status call reads an answer of an unexpected shape for its status and link', async () => {
-    const { client, store, job } = await setup((_req, res) =>
-      reply(res, 200, { id: 'exp_5', status: 'ready', row_count: 'twelve', download_url: '/dl/exp_5' }),
-    );
-    const state = await getIntentExportStatus(client, store, { job, exportId: 'exp_5' });
+    const answer = { id: 'exp_5', status: 'ready', row_count: 'twelve', download_url: '/dl/exp_5' };
+    const { state, store } = await statusAnswered('exp_5', answer);
     expect(state).toMatchObject({ status: 'ready', downloadable: true });
     expect(state.said).toContain('"row_count":"twelve"');
     expect(JSON.parse(await store.readText('j1/work/export-link.json'))).toMatchObject({ download_url: '/dl/exp_5' });

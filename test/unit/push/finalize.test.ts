@@ -6,7 +6,7 @@ import { fetchPushBatch, recordFailedPushBatch } from '../../../activities/push/
 import { finalizePushRun } from '../../../activities/push/finalize.ts';
 import { planKey, pushBatchKey, pushManifestKey, watermarksKey } from '../../../activities/push/layout.ts';
 import { preparePushCatchUp, type StoredPlan } from '../../../activities/push/plan.ts';
-import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
+import type { PushManifest, PushRound, PushRunRef } from '../../../activities/push/types.ts';
 import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
@@ -45,6 +45,18 @@ function storedPlan(
     invalid_rows: [],
     ...sizes,
   };
+}
+
+/** Finalizes `run` as completed, started and scheduled at the plan's time. */
+function finalizeCompleted(store: Store, run: PushRunRef, plan: StoredPlan, rounds: PushRound[]) {
+  return finalizePushRun(store, {
+    run,
+    watchlist: plan.watchlist,
+    status: 'completed',
+    startedAt: '2026-03-06T00:00:00.000Z',
+    scheduledAt: '2026-03-06T00:00:00.000Z',
+    rounds,
+  });
 }
 
 const client = {
@@ -105,14 +117,7 @@ describe('finalizePushRun', () => {
     await recordFailedPushBatch(store, { run, index: 1, message: 'service unavailable' });
     writes.length = 0;
 
-    const result = await finalizePushRun(store, {
-      run,
-      watchlist: plan.watchlist,
-      status: 'completed',
-      startedAt: '2026-03-06T00:00:00.000Z',
-      scheduledAt: '2026-03-06T00:00:00.000Z',
-      rounds: [],
-    });
+    const result = await finalizeCompleted(store, run, plan, []);
     expect(writes).toEqual([pushManifestKey(run), watermarksKey('p')]);
     expect(result).toMatchObject({
       status: 'completed_with_errors',
@@ -217,14 +222,7 @@ describe('a domain with more than 500 new signals', () => {
       [500, ['sec-8k']],
     ]);
 
-    const result = await finalizePushRun(store, {
-      run,
-      watchlist: plan.watchlist,
-      status: 'completed',
-      startedAt: '2026-03-06T00:00:00.000Z',
-      scheduledAt: '2026-03-06T00:00:00.000Z',
-      rounds: [limitRound, narrow],
-    });
+    const result = await finalizeCompleted(store, run, plan, [limitRound, narrow]);
     const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
     // n3 and n2 once (first call), s1 once (its type's call); everything returned again is overlap.
     expect(result).toMatchObject({ signals: 3, status: 'completed_with_errors', incompleteDomains: ['a.com'] });
