@@ -26,27 +26,35 @@ export const METRIC = {
   deadLettered: 'signal_kit_webhook_dead_lettered',
 } as const;
 
+/** Each metric's unit and description, as the exporter shows them. */
+const METRIC_HELP: Record<keyof typeof METRIC, [unit: string, description: string]> = {
+  apiCalls: ['calls', 'Answers of the Signal API by HTTP status ("error": none came)'],
+  credits: ['credits', 'Credits the Signal API charged (x-credits-charged)'],
+  rateLimited: ['calls', '429 answers of the Signal API'],
+  rateLimitWait: [
+    'ms',
+    'Time API calls waited on the rate limit: for a slot of the account limiter (reason="slot"), or the Retry-After of a 429 (reason="retry_after")',
+  ],
+  rowsWritten: ['rows', 'Output lines published in parts, by job kind'],
+  signalsWritten: ['signals', 'Signals published in output lines, by job kind'],
+  batchesFailed: ['batches', 'Batches published as error records after all retries'],
+  webhookDeliveries: ['deliveries', 'Webhook delivery attempts by outcome'],
+  deadLettered: ['events', 'Webhook events written to the dead-letter location'],
+};
+
 export type KitMetrics = ReturnType<typeof createKitMetrics>;
 
 export function createKitMetrics(meter: MetricMeter) {
-  const counter = (name: string, unit: string, description: string) => meter.createCounter(name, unit, description);
-  const apiCalls = counter(METRIC.apiCalls, 'calls', 'Answers of the Signal API by HTTP status ("error": none came)');
-  const credits = counter(METRIC.credits, 'credits', 'Credits the Signal API charged (x-credits-charged)');
-  const rateLimited = counter(METRIC.rateLimited, 'calls', '429 answers of the Signal API');
-  const rateLimitWait = counter(
-    METRIC.rateLimitWait,
-    'ms',
-    'Time API calls waited on the rate limit: for a slot of the account limiter (reason="slot"), or the Retry-After of a 429 (reason="retry_after")',
-  );
-  const rows = counter(METRIC.rowsWritten, 'rows', 'Output lines published in parts, by job kind');
-  const signals = counter(METRIC.signalsWritten, 'signals', 'Signals published in output lines, by job kind');
-  const batchesFailed = counter(
-    METRIC.batchesFailed,
-    'batches',
-    'Batches published as error records after all retries',
-  );
-  const deliveries = counter(METRIC.webhookDeliveries, 'deliveries', 'Webhook delivery attempts by outcome');
-  const deadLettered = counter(METRIC.deadLettered, 'events', 'Webhook events written to the dead-letter location');
+  const counter = (key: keyof typeof METRIC) => meter.createCounter(METRIC[key], ...METRIC_HELP[key]);
+  const apiCalls = counter('apiCalls');
+  const credits = counter('credits');
+  const rateLimited = counter('rateLimited');
+  const rateLimitWait = counter('rateLimitWait');
+  const rows = counter('rowsWritten');
+  const signals = counter('signalsWritten');
+  const batchesFailed = counter('batchesFailed');
+  const deliveries = counter('webhookDeliveries');
+  const deadLettered = counter('deadLettered');
   return {
     apiAnswer(status: number | 'error', headers: Record<string, string | string[] | undefined> = {}) {
       apiCalls.add(1, { status: String(status) });

@@ -44,7 +44,6 @@ export interface BatchJobSpec {
   kind: JobKind;
   batchSize: number;
   maxCredits?: number;
-  prepare: (job: JobRef) => Promise<PreparedInput>;
   runBatch: (job: JobRef, index: number) => Promise<BatchResult>;
   /** Runs a batch sending only the items that fit `creditCap` at their worst (see WindowOptions.capped). */
   runCappedBatch?: (job: JobRef, index: number, creditCap: number) => Promise<BatchResult>;
@@ -54,17 +53,15 @@ export interface BatchJobSpec {
   continueAsNew: (carried: CarriedState) => Promise<never>;
 }
 
-/** A batch job's activity stubs: storage work on the job queue, API calls on the rate-limited API queue. */
-export function batchJobActivities(input: BatchJobInput) {
-  return {
-    jobs: proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE)),
-    api: proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE)),
-  };
+/** The stubs of a batch job's API activities, on the rate-limited API queue. */
+export function batchApiActivities(input: BatchJobInput) {
+  return proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
 }
 
 /**
- * The shape every batched job shares: prepare the input into batch files (once), run batches through a sliding
- * window under the credit budget, continue as new to keep history small, then write the manifest last.
+ * The shape every batched job shares: prepare the input into batch files of `spec.batchSize` (once), run batches
+ * through a sliding window under the credit budget, continue as new to keep history small, then write the manifest
+ * last.
  */
 export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Promise<JobResult> {
   const badJobId = jobIdProblem(input.jobId);
@@ -95,7 +92,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   if (!prepared) {
     const finished = await jobs.findFinishedJob({ job });
     if (finished) return finished;
-    prepared = await spec.prepare(job);
+    prepared = await jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: spec.batchSize });
     phase = 'running';
   }
   const plan = prepared;

@@ -1,6 +1,6 @@
 import { continueAsNew } from '@temporalio/workflow';
 import type { EnrichOptions } from '../activities/jobs/enrich.ts';
-import { type BatchJobInput, batchJobActivities, runBatchJob } from './batch-job.ts';
+import { type BatchJobInput, batchApiActivities, runBatchJob } from './batch-job.ts';
 import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
 import type { JobResult } from './job-progress.ts';
 
@@ -16,15 +16,13 @@ export const ENRICH_BATCH_SIZE = 100;
 
 /** Enriches every distinct domain of an input, 100 per API call, into `<output>/<jobId>/parts/`. */
 export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
-  const { jobs, api } = batchJobActivities(input);
+  const api = batchApiActivities(input);
   const options = input.options ?? {};
   const perDomain = options.limit ?? MAX_SIGNALS_PER_DOMAIN;
   return runBatchJob(input, {
     kind: 'enrich',
     batchSize: ENRICH_BATCH_SIZE,
     maxCredits: input.maxCredits,
-    prepare: (job) =>
-      jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: ENRICH_BATCH_SIZE }),
     runBatch: (job, index) => api.enrichBatch({ job, index, options }),
     runCappedBatch: (job, index, creditCap) => api.enrichBatch({ job, index, options, creditCap }),
     worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,

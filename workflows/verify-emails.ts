@@ -1,5 +1,5 @@
 import { continueAsNew, sleep } from '@temporalio/workflow';
-import { type BatchJobInput, batchJobActivities, runBatchJob } from './batch-job.ts';
+import { type BatchJobInput, batchApiActivities, runBatchJob } from './batch-job.ts';
 import type { JobResult } from './job-progress.ts';
 
 export interface VerifyEmailsInput extends BatchJobInput {
@@ -20,13 +20,11 @@ export const VERIFY_CHUNK_SIZE = 1000;
 
 /** Verifies every distinct address of an input, 1,000 per API call, into `<output>/<jobId>/parts/`. */
 export async function verifyEmails(input: VerifyEmailsInput): Promise<JobResult> {
-  const { jobs, api } = batchJobActivities(input);
+  const api = batchApiActivities(input);
   return runBatchJob(input, {
     kind: 'verify-emails',
     batchSize: VERIFY_CHUNK_SIZE,
     maxCredits: input.maxCredits,
-    prepare: (job) =>
-      jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: VERIFY_CHUNK_SIZE }),
     runBatch: async (job, index) => {
       let result = await api.verifyBatch({ job, index });
       for (const delay of input.upstreamRetryDelaysMs ?? DEFAULT_UPSTREAM_RETRY_DELAYS_MS) {
