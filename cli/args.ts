@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { MAX_SIGNAL_SUBTYPES, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 
 /** A command-line mistake, named by its flag; exits with code 2. */
 export class UsageError extends Error {
@@ -21,6 +22,21 @@ export function positiveInt(flag: string, value: string | undefined): number | u
   if (!Number.isInteger(number) || number <= 0)
     throw new UsageError(`--${flag} must be a positive integer, got "${value}"`);
   return number;
+}
+
+/** The signal filters `enrich` and `schedule create` share (`--limit`, `--signal-types`, `--signal-subtypes`), checked. */
+export function signalFilters(flags: {
+  limit?: string | undefined;
+  signalTypes?: string | undefined;
+  signalSubtypes?: string | undefined;
+}) {
+  const limit = positiveInt('limit', flags.limit);
+  if (limit !== undefined && limit > MAX_SIGNALS_PER_CALL)
+    throw new UsageError(`--limit must be at most ${MAX_SIGNALS_PER_CALL} (signals per domain)`);
+  const subtypes = list(flags.signalSubtypes);
+  if (subtypes && subtypes.length > MAX_SIGNAL_SUBTYPES)
+    throw new UsageError(`--signal-subtypes takes at most ${MAX_SIGNAL_SUBTYPES} subtypes`);
+  return { limit, types: list(flags.signalTypes), subtypes };
 }
 
 export function isoDate(flag: string, value: string | undefined): string | undefined {

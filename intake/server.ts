@@ -539,10 +539,14 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
         ...(signalId ? { signalId } : {}),
       });
     };
+    /** Answers a request turned away before its body is read, and logs it. */
+    const reject = (rejection: Rejection): undefined => {
+      answerRejection(req, res, rejection, true);
+      return finish(rejection.status, rejection.code);
+    };
 
     if (pathname === undefined) {
-      answerRejection(req, res, new Rejection(400, 'bad_request', 'the request target is not a path'), true);
-      return finish(400, 'bad_request');
+      return reject(new Rejection(400, 'bad_request', 'the request target is not a path'));
     }
     if (pathname === '/readyz' && options.readiness && (method === 'GET' || method === 'HEAD')) {
       void options.readiness().then(
@@ -559,29 +563,16 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     }
     if (pathname === '/healthz') {
       if (method !== 'GET' && method !== 'HEAD') {
-        answerRejection(
-          req,
-          res,
-          new Rejection(405, 'method_not_allowed', 'use GET', undefined, { allow: 'GET, HEAD' }),
-          true,
-        );
-        return finish(405, 'method_not_allowed');
+        return reject(new Rejection(405, 'method_not_allowed', 'use GET', undefined, { allow: 'GET, HEAD' }));
       }
       send(req, res, 200, { ok: true });
       return finish(200);
     }
     if (pathname !== path) {
-      answerRejection(req, res, new Rejection(404, 'not_found', `no such path; events go to POST ${path}`), true);
-      return finish(404, 'not_found');
+      return reject(new Rejection(404, 'not_found', `no such path; events go to POST ${path}`));
     }
     if (method !== 'POST') {
-      answerRejection(
-        req,
-        res,
-        new Rejection(405, 'method_not_allowed', 'use POST', undefined, { allow: 'POST' }),
-        true,
-      );
-      return finish(405, 'method_not_allowed');
+      return reject(new Rejection(405, 'method_not_allowed', 'use POST', undefined, { allow: 'POST' }));
     }
     void handleEvent(req, res).then((r) => finish(r.status, r.code, r.signalId));
   }

@@ -1,14 +1,9 @@
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
-import {
-  CREDITS,
-  MAX_SIGNAL_SUBTYPES,
-  MAX_SIGNALS_PER_CALL,
-  TOPIC_ID_PATTERN,
-} from '../../connectors/signal-api/limits.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
-import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
+import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
 import {
   budgetMessage,
   defaultJobId,
@@ -78,13 +73,7 @@ function compression(value: string | undefined): 'gzip' | 'none' | undefined {
 
 /** `enrich`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
 export function enrichJob(flags: EnrichFlags): JobStart {
-  const limit = positiveInt('limit', flags.limit);
-  if (limit !== undefined && limit > MAX_SIGNALS_PER_CALL)
-    throw new UsageError(`--limit must be at most ${MAX_SIGNALS_PER_CALL} (signals per domain)`);
-  const subtypes = list(flags.signalSubtypes);
-  if (subtypes && subtypes.length > MAX_SIGNAL_SUBTYPES)
-    throw new UsageError(`--signal-subtypes takes at most ${MAX_SIGNAL_SUBTYPES} subtypes`);
-  const types = list(flags.signalTypes);
+  const { limit, types, subtypes } = signalFilters(flags);
   const options = {
     ...(types ? { signal_types: types } : {}),
     ...(subtypes ? { signal_subtypes: subtypes } : {}),

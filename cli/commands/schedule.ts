@@ -4,8 +4,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
-import { MAX_SIGNAL_SUBTYPES, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
-import { isoDate, list, locationUrl, positiveInt, required, UsageError } from '../args.ts';
+import { isoDate, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
 import { EXIT } from '../job-service.ts';
 import {
   createPushSchedule,
@@ -101,13 +100,7 @@ export interface CreateFlags {
 
 /** `schedule create`'s flags as the schedule to create; every mistake is a `UsageError` naming its flag. */
 export function parseCreate(values: CreateFlags): PushScheduleDefinition {
-  const limit = positiveInt('limit', values.limit);
-  if (limit !== undefined && limit > MAX_SIGNALS_PER_CALL)
-    throw new UsageError(`--limit must be at most ${MAX_SIGNALS_PER_CALL} (signals per domain)`);
-  const subtypes = list(values.signalSubtypes);
-  if (subtypes && subtypes.length > MAX_SIGNAL_SUBTYPES)
-    throw new UsageError(`--signal-subtypes takes at most ${MAX_SIGNAL_SUBTYPES} subtypes`);
-  const types = list(values.signalTypes);
+  const { limit, types, subtypes } = signalFilters(values);
   const definition: PushScheduleDefinition = {
     name: pushName('name', values.name, 'create'),
     watchlist: watchlistUrl('watchlist', values.watchlist),
