@@ -6,39 +6,27 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type CliResult, cliMain, repoRoot, runCli } from '../helpers/cli.ts';
 import { readJobOutput } from '../helpers/output.ts';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
-const cliMain = join(repo, 'cli/main.ts');
 const execFileAsync = promisify(execFile);
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let env: JobEnv;
 let dir: string;
 
-async function cli(args: string[], extra: Record<string, string> = {}, timeout = 60_000): Promise<CliResult> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [cliMain, ...args], {
-      cwd: dir,
-      env: { ...env.childEnv(), ...extra },
-      timeout,
-      maxBuffer: 32 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+function cli(args: string[], extra: Record<string, string> = {}, timeout = 60_000): Promise<CliResult> {
+  const options = { cwd: dir, env: { ...env.childEnv(), ...extra }, timeout, maxBuffer: 32 * 1024 * 1024 };
+  return runCli(args, options, 'minus-one');
+}
+
+/** Runs a job command writing under out/ as `jobId` and waits for the job to end. */
+function cliJob(jobId: string, args: string[]): Promise<CliResult> {
+  return cli([...args, '--output', 'out', '--job-id', jobId, '--wait']);
 }
 
 describe('signal-kit job commands', () => {
@@ -59,18 +47,7 @@ describe('signal-kit job commands', () => {
   });
 
   it('enrich --wait logs JSON progress without a terminal, prints the result and exits 0', async () => {
-    const result = await cli([
-      'enrich',
-      '--input',
-      'crm.csv',
-      '--output',
-      'out',
-      '--limit',
-      '2',
-      '--job-id',
-      'cli-enrich',
-      '--wait',
-    ]);
+    const result = await cliJob('cli-enrich', ['enrich', '--input', 'crm.csv', '--limit', '2']);
     expect(result.code, result.stderr).toBe(0);
     const job = JSON.parse(result.stdout) as JobResult;
     expect(job).toMatchObject({ jobId: 'cli-enrich', kind: 'enrich', status: 'completed' });
@@ -90,16 +67,7 @@ describe('signal-kit job commands', () => {
   });
 
   it('verify-emails reads JSONL: a non-JSON line becomes an invalid record naming its line', async () => {
-    const result = await cli([
-      'verify-emails',
-      '--input',
-      'emails.jsonl',
-      '--output',
-      'out',
-      '--job-id',
-      'cli-verify',
-      '--wait',
-    ]);
+    const result = await cliJob('cli-verify', ['verify-emails', '--input', 'emails.jsonl']);
     expect(result.code, result.stderr).toBe(0);
     const job = JSON.parse(result.stdout) as JobResult;
     expect(job.counts).toMatchObject({ input_rows: 3, distinct: 2, invalid: 1 });
@@ -109,16 +77,7 @@ describe('signal-kit job commands', () => {
   });
 
   it('intent-export --wait writes the download and exits 0', async () => {
-    const result = await cli([
-      'intent-export',
-      '--topics',
-      'b2b_5',
-      '--output',
-      'out',
-      '--job-id',
-      'cli-intent',
-      '--wait',
-    ]);
+    const result = await cliJob('cli-intent', ['intent-export', '--topics', 'b2b_5']);
     expect(result.code, result.stderr).toBe(0);
     const job = JSON.parse(result.stdout) as JobResult;
     expect(job.status).toBe('completed');
@@ -126,20 +85,7 @@ describe('signal-kit job commands', () => {
   });
 
   it('a budget below the job cost exits 3 (budget exhausted)', async () => {
-    const result = await cli([
-      'enrich',
-      '--input',
-      'crm.csv',
-      '--output',
-      'out',
-      '--limit',
-      '2',
-      '--max-credits',
-      '450',
-      '--job-id',
-      'cli-budget',
-      '--wait',
-    ]);
+    const result = await cliJob('cli-budget', ['enrich', '--input', 'crm.csv', '--limit', '2', '--max-credits', '450']);
     expect(result.code, result.stderr).toBe(3);
     const job = JSON.parse(result.stdout) as JobResult;
     expect(job).toMatchObject({ status: 'budget_exhausted' });
@@ -173,7 +119,7 @@ describe('signal-kit job commands', () => {
   });
 
   it('an input that does not exist fails the job with exit 1 and names the input', async () => {
-    const result = await cli(['enrich', '--input', 'nope.csv', '--output', 'out', '--job-id', 'cli-missing', '--wait']);
+    const result = await cliJob('cli-missing', ['enrich', '--input', 'nope.csv']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/nope\.csv does not exist/);
   });
@@ -183,7 +129,7 @@ describe('signal-kit demo', () => {
   it('runs the main job end to end on its own stack and exits 0 with a summary', { timeout: 180_000 }, async () => {
     const out = await mkdtemp(join(tmpdir(), 'signal-kit-demo-'));
     const { stdout } = await execFileAsync(process.execPath, [cliMain, 'demo', '--output', out], {
-      cwd: repo,
+      cwd: repoRoot,
       timeout: 170_000,
       maxBuffer: 32 * 1024 * 1024,
     });

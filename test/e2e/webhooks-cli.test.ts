@@ -3,7 +3,7 @@
  * sandbox (subscriptions) and a real Temporal dev server (intake), with a worker that registers the webhook
  * workflows and delivers to a local HTTP destination. Everything listens on 127.0.0.1.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -11,8 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
@@ -20,16 +19,7 @@ import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { generateWebhookSecret, signWebhook } from '../../index.ts';
 import type { WorkerHandle } from '../../workers/worker.ts';
 import { startWorker } from '../../workers/worker.ts';
-
-const repo = fileURLToPath(new URL('../../', import.meta.url));
-const cliMain = join(repo, 'cli/main.ts');
-const run = promisify(execFile);
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { type CliResult, cliMain, repoRoot as repo, runCli } from '../helpers/cli.ts';
 
 let env: JobEnv;
 let worker: WorkerHandle | undefined;
@@ -47,19 +37,8 @@ function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...base, ...extra };
 }
 
-async function cli(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [cliMain, ...args], {
-      cwd: repo,
-      env: cliEnv(extra),
-      timeout: 30_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number | string; stdout?: string; stderr?: string };
-    if (typeof e.code !== 'number') throw error;
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+function cli(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { cwd: repo, env: cliEnv(extra), timeout: 30_000 }, 'throw');
 }
 
 function json<T = Record<string, unknown>>(result: CliResult): T {
