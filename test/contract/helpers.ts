@@ -6,6 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type RetryEvent, SignalClient, type SignalClientOptions } from '../../connectors/signal-api/index.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { type Recorder, startRecorder } from '../helpers/http-endpoint.ts';
+import { parseJsonOr } from '../helpers/parse-json.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 export type SandboxOptions = NonNullable<Parameters<typeof startSandbox>[0]>;
@@ -90,13 +91,7 @@ export async function raw(
     ...(body === undefined ? {} : { body }),
   });
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json, headers: res.headers };
+  return { status: res.status, json: parseJsonOr(text, text), headers: res.headers };
 }
 
 /** Domains the sandbox resolves to a company and one it does not, found with one bulk call. */

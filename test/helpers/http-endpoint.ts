@@ -30,16 +30,14 @@ export async function startRecorder<T>(
 ): Promise<Recorder<T>> {
   const items: T[] = [];
   let seen = 0;
-  const server = createServer((req, res) => {
+  const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const status = recorder.answer(seen++);
-      const item = record(req, Buffer.concat(chunks).toString('utf8'), status);
-      if (item !== undefined) items.push(item);
-      res.writeHead(status);
-      res.end();
-    });
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const status = recorder.answer(seen++);
+    const item = record(req, Buffer.concat(chunks).toString('utf8'), status);
+    if (item !== undefined) items.push(item);
+    res.writeHead(status);
+    res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const recorder: Recorder<T> = {

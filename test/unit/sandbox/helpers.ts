@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach } from 'vitest';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../sandbox/index.ts';
 import { type Recorder, startRecorder } from '../../helpers/http-endpoint.ts';
+import { parseJsonOr } from '../../helpers/parse-json.ts';
 
 export const KEY_1 = 'sk_test_1';
 export const KEY_2 = 'sk_test_2';
@@ -70,13 +71,7 @@ export async function call<T = Json>(
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json: json as T };
+  return { status: res.status, headers: res.headers, text, json: parseJsonOr(text, undefined) as T };
 }
 
 export const charged = (r: Reply): number => Number(r.headers.get('x-credits-charged'));
