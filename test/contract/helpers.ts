@@ -2,10 +2,11 @@
  * Contract-test helpers: a sandbox per test file, clients on its two default keys, a movable clock and a local
  * HTTP receiver for webhook deliveries.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { type RetryEvent, SignalClient, type SignalClientOptions } from '../../connectors/signal-api/index.ts';
 import { startSandbox } from '../../sandbox/index.ts';
+import { type Recorder, startRecorder } from '../helpers/http-endpoint.ts';
+import { parseJsonOr } from '../helpers/parse-json.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 export type SandboxOptions = NonNullable<Parameters<typeof startSandbox>[0]>;
@@ -62,53 +63,18 @@ export interface Delivery {
   at: number;
 }
 
-export interface Receiver {
-  url: string;
+export interface Receiver extends Recorder<Delivery> {
+  /** The 2xx-answered deliveries. */
   deliveries: Delivery[];
-  /** Answer status for the n-th delivery (0-based); default 200. */
-  answer: (n: number) => number;
-  waitFor(count: number, timeoutMs?: number): Promise<Delivery[]>;
-  close(): Promise<void>;
 }
 
 /** A local endpoint that records webhook deliveries. */
 export async function receiver(): Promise<Receiver> {
-  const deliveries: Delivery[] = [];
-  let seen = 0;
-  const r: Receiver = {
-    url: '',
-    deliveries,
-    answer: () => 200,
-    async waitFor(count, timeoutMs = 10_000) {
-      const until = Date.now() + timeoutMs;
-      while (deliveries.length < count) {
-        if (Date.now() > until) throw new Error(`expected ${count} deliveries, got ${deliveries.length}`);
-        await new Promise((res) => setTimeout(res, 10));
-      }
-      return deliveries;
-    },
-    close: async () => {},
-  };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const status = r.answer(seen++);
-      if (status >= 200 && status < 300) {
-        deliveries.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      }
-      res.writeHead(status);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  r.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  return r;
+  const options = { what: 'deliveries', waitTimeoutMs: 10_000, pollMs: 10 };
+  const r = await startRecorder<Delivery>('/hooks', options, (req, body, status) =>
+    status >= 200 && status < 300 ? { headers: req.headers, body, at: Date.now() } : undefined,
+  );
+  return Object.assign(r, { deliveries: r.items });
 }
 
 /** Raw JSON call, bypassing the client's checks. */
@@ -125,13 +91,7 @@ export async function raw(
     ...(body === undefined ? {} : { body }),
   });
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json, headers: res.headers };
+  return { status: res.status, json: parseJsonOr(text, text), headers: res.headers };
 }
 
 /** Domains the sandbox resolves to a company and one it does not, found with one bulk call. */

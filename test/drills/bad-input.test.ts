@@ -99,6 +99,16 @@ describe('drill: bad inputs and settings through the CLI', () => {
     expect(result.code, result.stderr).toBe(0);
     return JSON.parse(result.stdout) as JobResult;
   };
+  /** The job enriched alpha-one.com and gamma-three.com and made row 2 its one invalid record, returned. */
+  const expectRow2Invalid = async (result: CliResult, jobId: string) => {
+    const job = expectDone(result);
+    expect(job.counts).toMatchObject({ input_rows: 3, distinct: 2, invalid: 1 });
+    const { lines } = await checkJobOutput(out, jobId, {
+      distinct: new Set(['alpha-one.com', 'gamma-three.com']),
+      invalidRows: [2],
+    });
+    return lines.find((line) => line['status'] === 'invalid')!;
+  };
 
   it('a CSV with an unclosed quote: exit 1, the message names the line the quote opens on', async () => {
     const rows = ['id,website', '1,alpha-one.com', '2,"beta-two.com', '3,gamma-three.com', '4,delta-four.com'];
@@ -120,13 +130,7 @@ describe('drill: bad inputs and settings through the CLI', () => {
       'huge-line.jsonl',
       `{"domain":"alpha-one.com"}\n{"domain":"${huge}.com"}\n{"domain":"gamma-three.com"}\n`,
     );
-    const job = expectDone(await enrich(input, 'bad-huge-jsonl'));
-    expect(job.counts).toMatchObject({ input_rows: 3, distinct: 2, invalid: 1 });
-    const { lines } = await checkJobOutput(out, 'bad-huge-jsonl', {
-      distinct: new Set(['alpha-one.com', 'gamma-three.com']),
-      invalidRows: [2],
-    });
-    const invalid = lines.find((line) => line['status'] === 'invalid')!;
+    const invalid = await expectRow2Invalid(await enrich(input, 'bad-huge-jsonl'), 'bad-huge-jsonl');
     expect(invalid['error']).toMatch(/253/);
     expect(String(invalid['raw']).length).toBeLessThan(2_000);
   });
@@ -140,13 +144,7 @@ describe('drill: bad inputs and settings through the CLI', () => {
         Buffer.from('-paris.fr\n3,gamma-three.com\n'),
       ]),
     );
-    const job = expectDone(await enrich(input, 'bad-utf8'));
-    expect(job.counts).toMatchObject({ input_rows: 3, distinct: 2, invalid: 1 });
-    const { lines } = await checkJobOutput(out, 'bad-utf8', {
-      distinct: new Set(['alpha-one.com', 'gamma-three.com']),
-      invalidRows: [2],
-    });
-    const invalid = lines.find((line) => line['status'] === 'invalid')!;
+    const invalid = await expectRow2Invalid(await enrich(input, 'bad-utf8'), 'bad-utf8');
     expect(invalid['row']).toBe(2);
     expect(invalid['error']).toMatch(/not valid UTF-8/);
   });
@@ -161,13 +159,7 @@ describe('drill: bad inputs and settings through the CLI', () => {
       'mixed.jsonl',
       '{"domain":"alpha-one.com"}\n{"domain": "beta-two.com",\n\n{"website":"gamma-three.com"}\n',
     );
-    const job = expectDone(await enrich(input, 'bad-jsonl'));
-    expect(job.counts).toMatchObject({ input_rows: 3, distinct: 2, invalid: 1 });
-    const { lines } = await checkJobOutput(out, 'bad-jsonl', {
-      distinct: new Set(['alpha-one.com', 'gamma-three.com']),
-      invalidRows: [2],
-    });
-    const invalid = lines.find((line) => line['status'] === 'invalid')!;
+    const invalid = await expectRow2Invalid(await enrich(input, 'bad-jsonl'), 'bad-jsonl');
     expect(invalid['row']).toBe(2);
     expect(invalid['error']).toMatch(/not valid JSON/);
   });

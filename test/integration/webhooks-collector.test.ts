@@ -112,6 +112,17 @@ describe('bucket collector (Temporal)', () => {
     return openAny(config.destinations.find((d) => d.id === id)!.url);
   }
 
+  /** Delivers `count` fresh events to destination `id`, then waits until its manifest counts them all. */
+  async function deliverAndAwaitEvents(id: string, count: number) {
+    const store = storeOf(id);
+    const events = Array.from({ length: count }, makeEvent);
+    await deliverAll(id, events);
+    await expect
+      .poll(async () => (await manifest(store, `collector/${id}/_manifest.json`))?.events, { timeout: 20_000 })
+      .toBe(count);
+    return { store, events };
+  }
+
   async function deliverAll(destinationId: string, events: SignalCreatedEvent[]): Promise<void> {
     const handles = await Promise.all(
       events.map((event) =>
@@ -215,14 +226,7 @@ describe('bucket collector (Temporal)', () => {
   });
 
   it('re-sent input, a retried part write and a full history replay never create a second copy of a part', async () => {
-    const store = storeOf('replay');
-    const events = Array.from({ length: 4 }, makeEvent);
-    await deliverAll('replay', events);
-    await expect
-      .poll(async () => (await manifest(store, 'collector/replay/_manifest.json'))?.events, {
-        timeout: 20_000,
-      })
-      .toBe(4);
+    const { store, events } = await deliverAndAwaitEvents('replay', 4);
     const before = await listKeys(store, 'collector/replay/');
     const contents = await Promise.all(before.map((k) => store.readText(k)));
     expect(before.filter((k) => k.includes('part-'))).toEqual([
@@ -320,14 +324,7 @@ describe('bucket collector (Temporal)', () => {
   });
 
   it('writes parts and the manifest to S3', async () => {
-    const store = storeOf('s3');
-    const events = Array.from({ length: 3 }, makeEvent);
-    await deliverAll('s3', events);
-    await expect
-      .poll(async () => (await manifest(store, 'collector/s3/_manifest.json'))?.events, {
-        timeout: 20_000,
-      })
-      .toBe(3);
+    const { store } = await deliverAndAwaitEvents('s3', 3);
     const m = (await manifest(store, 'collector/s3/_manifest.json'))!;
     expect(m.parts.map((p) => p.count)).toEqual([2, 1]);
     expect(await listKeys(store, 'collector/s3/staging/')).toEqual([]);

@@ -4,7 +4,6 @@
  * mid-delivery. Every outbound socket is checked: a connect to anything but 127.0.0.1 fails the suite.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
@@ -24,12 +23,13 @@ import {
   type DestinationRef,
   webhookDeliveryConfig,
 } from '../../connectors/webhooks/destinations.ts';
-import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
+import type { SignalCreatedEvent } from '../../connectors/webhooks/events.ts';
 import type { Resolver } from '../../connectors/webhooks/safe-dispatcher.ts';
 import { generateWebhookSecret, signWebhook } from '../../connectors/webhooks/signature.ts';
 import type { DevStackWith } from '../../devstack/index.ts';
 import { startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../../intake/index.ts';
 import type { DeliverSignalEventInput, deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
+import { acmeSignalEvent } from '../helpers/signal-event.ts';
 import { startStackAndBundle } from '../helpers/temporal-stack.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -136,20 +136,7 @@ class Endpoint {
 const FAST = { delaysMs: [0, 200, 200, 200], jitterRatio: 0 };
 
 function makeEvent(type = 'news'): SignalCreatedEvent {
-  return SignalCreatedEventSchema.parse({
-    event: 'signal.created',
-    signal: {
-      id: randomUUID(),
-      type,
-      company: { name: 'Acme', domain: 'acme.com' },
-      title: 'Acme does something',
-      detected_at: '2026-03-01T12:00:00.000+00:00',
-      source: 'news',
-      data: { summary: 'something happened' },
-    },
-    webhook_id: 'wh_test',
-    delivered_at: new Date().toISOString(),
-  });
+  return acmeSignalEvent({ type, title: 'Acme does something', data: { summary: 'something happened' } });
 }
 
 describe('webhook delivery (Temporal)', () => {

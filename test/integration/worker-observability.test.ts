@@ -5,7 +5,7 @@
  * job id, workflow id and activity and never a secret; /readyz follows Temporal going away and coming back, and so
  * does the webhook receiver's.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,11 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
-import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import { freePort } from '../../devstack/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { readJobOutput } from '../helpers/output.ts';
+import { acmeSignalEvent } from '../helpers/signal-event.ts';
 
 const API_KEY = `sk_live_${randomBytes(12).toString('hex')}`;
 const SECRET_OK = `whsec_${randomBytes(24).toString('base64')}`;
@@ -178,20 +178,7 @@ describe('worker metrics, logs and health', () => {
   });
 
   it('counts webhook deliveries by outcome and the events it dead-letters', async () => {
-    const event = SignalCreatedEventSchema.parse({
-      event: 'signal.created',
-      signal: {
-        id: randomUUID(),
-        type: 'news',
-        company: { name: 'Acme', domain: 'acme.com' },
-        title: 'Acme opens an office',
-        detected_at: '2026-03-01T12:00:00.000+00:00',
-        source: 'news',
-        data: { summary: 'an office' },
-      },
-      webhook_id: 'wh_test',
-      delivered_at: new Date().toISOString(),
-    });
+    const event = acmeSignalEvent({ title: 'Acme opens an office', data: { summary: 'an office' } });
     const before = await scrape();
     const result = (await env.client.workflow.execute('deliverSignalEvent', {
       taskQueue: env.config().taskQueue,

@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
+import { acmeSignalEvent } from '../helpers/signal-event.ts';
 
 const nextRelease = fileURLToPath(new URL('../fixtures/workflows-next-release.ts', import.meta.url));
 const DEPLOYMENT = 'signal-kit-test';
@@ -95,20 +95,7 @@ describe('a prebuilt, versioned worker', () => {
     expect(before.code, before.stderr).toBe(0);
 
     const { taskQueue } = env.config();
-    const event = SignalCreatedEventSchema.parse({
-      event: 'signal.created',
-      signal: {
-        id: randomUUID(),
-        type: 'news',
-        company: { name: 'Acme', domain: 'acme.com' },
-        title: 'Acme hires',
-        detected_at: '2026-03-01T12:00:00.000+00:00',
-        source: 'news',
-        data: {},
-      },
-      webhook_id: 'wh_test',
-      delivered_at: new Date().toISOString(),
-    });
+    const event = acmeSignalEvent({ title: 'Acme hires', data: {} });
     const delivery = await env.client.workflow.start('deliverSignalEvent', {
       taskQueue,
       workflowId: `signal-${event.signal.id}`,

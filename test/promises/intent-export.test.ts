@@ -11,6 +11,7 @@ import { jobFailureMessage } from '../../cli/job-service.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import { readJobOutput } from '../helpers/output.ts';
+import { lostAnswers } from './faults.ts';
 import { runJob } from './helpers.ts';
 import { callsTo, chargedSince, exportIdeal, PATHS } from './oracle.ts';
 
@@ -49,12 +50,7 @@ describe('promise: an intent export with a lost answer', () => {
     const ideal = exportIdeal(env.sandbox, input.request);
     expect(ideal.credits).toBeGreaterThan(0);
     const mark = env.sandbox.truth.lastCall();
-    env.sandbox.setFaults({
-      lostAnswerRate: 1,
-      lostAnswerAs: '5xx',
-      lostAnswerPaths: [PATHS.exportSubmit],
-      lostAnswerMax: 1,
-    });
+    env.sandbox.setFaults(lostAnswers(PATHS.exportSubmit, '5xx', 1));
     const message = await failureOf(input);
     expect(message).toContain('--resubmit');
     expect(message).toContain(`${ideal.credits} credits were charged`);
@@ -88,12 +84,7 @@ describe('promise: an intent export with a lost answer', () => {
     const input = job('export-lost-reset', output, ['b2b_21']);
     const ideal = exportIdeal(env.sandbox, input.request);
     const mark = env.sandbox.truth.lastCall();
-    env.sandbox.setFaults({
-      lostAnswerRate: 1,
-      lostAnswerAs: 'reset',
-      lostAnswerPaths: [PATHS.exportSubmit],
-      lostAnswerMax: 1,
-    });
+    env.sandbox.setFaults(lostAnswers(PATHS.exportSubmit, 'reset', 1));
     const message = await failureOf(input);
     env.sandbox.setFaults({});
     expect(message).toContain('unknown outcome');

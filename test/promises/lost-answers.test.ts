@@ -12,6 +12,7 @@ import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';
+import { lostAnswers, underFaults } from './faults.ts';
 import { addressList, runJob } from './helpers.ts';
 import { callsTo, chargedSince, enrichIdeal, lostAnswerCredits, PATHS, verifyIdeal } from './oracle.ts';
 
@@ -36,25 +37,16 @@ describe('promise: answers paid for and lost are counted', () => {
     const limit = 4;
     const ideal = enrichIdeal(env.sandbox, domains, { limit });
     const mark = env.sandbox.truth.lastCall();
-    // The first three answers are lost after their charge (deterministic, whatever the order of the calls).
-    env.sandbox.setFaults({
-      lostAnswerRate: 1,
-      lostAnswerMax: 3,
-      lostAnswerAs: '5xx',
-      lostAnswerPaths: [PATHS.enrichBulk],
-    });
     const output = 's3://lost/enrich';
-    let result: Awaited<ReturnType<typeof runJob>>;
-    try {
-      result = await runJob<BulkEnrichInput>(env, 'bulkEnrich', {
+    // The first three answers are lost after their charge (deterministic, whatever the order of the calls).
+    const result = await underFaults(env.sandbox, lostAnswers(PATHS.enrichBulk, '5xx', 3), () =>
+      runJob<BulkEnrichInput>(env, 'bulkEnrich', {
         jobId: 'lost-enrich',
         input: pathToFileURL(join(dir, 'domains.csv')).href,
         output,
         options: { limit },
-      });
-    } finally {
-      env.sandbox.setFaults({});
-    }
+      }),
+    );
     expect(result.status).toBe('completed');
     const lost = lostAnswerCredits(env.sandbox, mark);
     expect(lost).toBeGreaterThan(0);
@@ -77,23 +69,14 @@ describe('promise: answers paid for and lost are counted', () => {
     await writeFile(join(dir, 'emails.csv'), `email\n${rows.join('\n')}\n`);
     const ideal = verifyIdeal(env.sandbox, distinct);
     const mark = env.sandbox.truth.lastCall();
-    env.sandbox.setFaults({
-      lostAnswerRate: 1,
-      lostAnswerMax: 2,
-      lostAnswerAs: '5xx',
-      lostAnswerPaths: [PATHS.verifyBulk],
-    });
     const output = pathToFileURL(join(dir, 'verify-out')).href;
-    let result: Awaited<ReturnType<typeof runJob>>;
-    try {
-      result = await runJob<VerifyEmailsInput>(env, 'verifyEmails', {
+    const result = await underFaults(env.sandbox, lostAnswers(PATHS.verifyBulk, '5xx', 2), () =>
+      runJob<VerifyEmailsInput>(env, 'verifyEmails', {
         jobId: 'lost-verify',
         input: pathToFileURL(join(dir, 'emails.csv')).href,
         output,
-      });
-    } finally {
-      env.sandbox.setFaults({});
-    }
+      }),
+    );
     expect(result.status).toBe('completed');
     const lost = lostAnswerCredits(env.sandbox, mark);
     expect(lost).toBeGreaterThan(0);

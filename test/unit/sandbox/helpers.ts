@@ -1,8 +1,9 @@
 /** Helpers for the sandbox's own tests: plain fetch, no kit client. */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach } from 'vitest';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../../sandbox/index.ts';
+import { type Recorder, startRecorder } from '../../helpers/http-endpoint.ts';
+import { parseJsonOr } from '../../helpers/parse-json.ts';
 
 export const KEY_1 = 'sk_test_1';
 export const KEY_2 = 'sk_test_2';
@@ -70,13 +71,7 @@ export async function call<T = Json>(
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json: json as T };
+  return { status: res.status, headers: res.headers, text, json: parseJsonOr(text, undefined) as T };
 }
 
 export const charged = (r: Reply): number => Number(r.headers.get('x-credits-charged'));
@@ -100,47 +95,16 @@ export interface Received {
   status: number;
 }
 
-export interface Receiver {
-  url: string;
+export interface Receiver extends Recorder<Received> {
   received: Received[];
-  /** Status to answer the n-th request (0-based). */
-  answer: (n: number) => number;
-  waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
-  close(): Promise<void>;
 }
 
 export async function receiver(): Promise<Receiver> {
-  const received: Received[] = [];
-  const r: Receiver = {
-    url: '',
-    received,
-    answer: () => 200,
-    async waitFor(n, timeoutMs = 5_000) {
-      const until = Date.now() + timeoutMs;
-      while (received.length < n) {
-        if (Date.now() > until) throw new Error(`expected ${n} requests, got ${received.length}`);
-        await new Promise((res) => setTimeout(res, 5));
-      }
-      return received;
-    },
-    close: async () => {},
-  };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const status = r.answer(received.length);
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status });
-      res.writeHead(status);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  r.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  return r;
+  const options = { what: 'requests', waitTimeoutMs: 5_000, pollMs: 5 };
+  const r = await startRecorder<Received>('/hook', options, (req, body, status) => ({
+    headers: req.headers,
+    body,
+    status,
+  }));
+  return Object.assign(r, { received: r.items });
 }
