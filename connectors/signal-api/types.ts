@@ -6,26 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type {
-  BulkEnrichBody,
-  BuyerIntentContactsBody,
-  CompanyEnrichment,
-  CompanySearchBody,
-  ContactEnrichment,
-  ContactSearchBody,
-  IntentExport,
-  LegacyCompanyEnrichment,
-  Signal,
-  SignalTypesBody,
-  StatsBody,
-  TopicsBody,
-  VerifyEmailBody,
-  VerifyEmailsBody,
-  Webhook,
-  WebhookDeleteBody,
-  WebhookListBody,
-  WebhookTestBody,
-} from './schemas.ts';
+import type * as schema from './schemas.ts';
 
 // ─── client options ────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -164,25 +145,25 @@ export type {
   WebhookTestBody,
 } from './schemas.ts';
 
-export type CompanyEnrichResult = WithMeta<CompanyEnrichment>;
+export type CompanyEnrichResult = WithMeta<schema.CompanyEnrichment>;
 /** The legacy form mapped onto the company enrichment result; the original body is kept in `legacy`. */
-export type LegacyCompanyEnrichResult = WithMeta<LegacyCompanyEnrichment>;
-export type ContactEnrichResult = WithMeta<ContactEnrichment>;
-export type BulkEnrichResult = WithMeta<BulkEnrichBody>;
-export type CompanySearchResult = WithMeta<CompanySearchBody>;
-export type ContactSearchResult = WithMeta<ContactSearchBody>;
-export type SignalResult = WithMeta<Signal>;
-export type SignalTypesResult = WithMeta<SignalTypesBody>;
-export type StatsResult = WithMeta<StatsBody>;
-export type BuyerIntentContactsPage = WithMeta<BuyerIntentContactsBody>;
-export type TopicsPage = WithMeta<TopicsBody>;
-export type IntentExportResult = WithMeta<IntentExport>;
-export type VerifyEmailResult = WithMeta<VerifyEmailBody>;
-export type VerifyEmailsResult = WithMeta<VerifyEmailsBody>;
-export type WebhookResult = WithMeta<Webhook>;
-export type WebhookListResult = WithMeta<WebhookListBody>;
-export type WebhookDeleteResult = WithMeta<WebhookDeleteBody>;
-export type WebhookTestResult = WithMeta<WebhookTestBody>;
+export type LegacyCompanyEnrichResult = WithMeta<schema.LegacyCompanyEnrichment>;
+export type ContactEnrichResult = WithMeta<schema.ContactEnrichment>;
+export type BulkEnrichResult = WithMeta<schema.BulkEnrichBody>;
+export type CompanySearchResult = WithMeta<schema.CompanySearchBody>;
+export type ContactSearchResult = WithMeta<schema.ContactSearchBody>;
+export type SignalResult = WithMeta<schema.Signal>;
+export type SignalTypesResult = WithMeta<schema.SignalTypesBody>;
+export type StatsResult = WithMeta<schema.StatsBody>;
+export type BuyerIntentContactsPage = WithMeta<schema.BuyerIntentContactsBody>;
+export type TopicsPage = WithMeta<schema.TopicsBody>;
+export type IntentExportResult = WithMeta<schema.IntentExport>;
+export type VerifyEmailResult = WithMeta<schema.VerifyEmailBody>;
+export type VerifyEmailsResult = WithMeta<schema.VerifyEmailsBody>;
+export type WebhookResult = WithMeta<schema.Webhook>;
+export type WebhookListResult = WithMeta<schema.WebhookListBody>;
+export type WebhookDeleteResult = WithMeta<schema.WebhookDeleteBody>;
+export type WebhookTestResult = WithMeta<schema.WebhookTestBody>;
 
 // ─── downloads ──────────────────────────────────────────────────────────────────────────────────────────────────
 
