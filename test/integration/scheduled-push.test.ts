@@ -9,32 +9,15 @@ import type { PushBatch, PushManifest, PushResult } from '../../activities/push/
 import { openStore, type Store } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { readPushRun } from '../promises/push-helpers.ts';
 
 const DAY = 86_400_000;
 
-interface Line {
-  domain: string;
-  signal_id: string;
-  detected_at: string;
-  [key: string]: unknown;
-}
-
 /** Reads a run's manifest and its manifested parts, as a consumer of the bucket would. */
-async function readRun(store: Store, result: PushResult): Promise<{ manifest: PushManifest; lines: Line[] }> {
-  const prefix = `${result.name}/signals/dt=${result.dt}/run-${result.runId}/`;
-  const manifest = JSON.parse(await store.readText(`${prefix}_manifest.json`)) as PushManifest;
-  const lines: Line[] = [];
-  for (const part of manifest.parts) {
-    expect(part.key.startsWith(prefix)).toBe(true);
-    expect(part.key).toMatch(/\/part-\d{5}\.jsonl\.gz$/);
-    const chunks: Buffer[] = [];
-    for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
-    const text = gunzipSync(Buffer.concat(chunks)).toString('utf8');
-    const partLines = text.split('\n').filter(Boolean);
-    expect(partLines).toHaveLength(part.lines);
-    for (const line of partLines) lines.push(JSON.parse(line) as Line);
-  }
-  return { manifest, lines };
+async function readRun(store: Store, result: PushResult) {
+  const run = await readPushRun(store, result);
+  for (const part of run.manifest.parts) expect(part.key).toMatch(/\/part-\d{5}\.jsonl\.gz$/);
+  return run;
 }
 
 async function readMarks(store: Store, name: string): Promise<{ run_id: string; domains: Record<string, string> }> {
