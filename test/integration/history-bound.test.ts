@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { DEFAULT_BATCHES_PER_RUN } from '../../workflows/constants.ts';
 
 const DOMAINS = 1_000_000;
 /** Batches per workflow run before continue-as-new (the production default). */
-const BATCHES_PER_RUN = 400;
+const BATCHES_PER_RUN = DEFAULT_BATCHES_PER_RUN;
 const MAX_EVENTS_PER_RUN = 4_000;
 
 describe('history stays bounded for a 1,000,000-domain job', () => {
