@@ -13,6 +13,7 @@
 import type { z } from 'zod';
 import { SignalApiError, UnexpectedResponseError, ValidationError } from '../errors.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../webhooks/events.ts';
+import { parseBulkEnrichAnswer } from './bulk-answer.ts';
 import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
   BuyerIntentPageSchema,
@@ -22,7 +23,6 @@ import {
   ContactSearchSchema,
   IntentExportSchema,
   LegacyEnrichSchema,
-  parseBulkEnrichAnswer,
   SignalSchema,
   SignalTypesSchema,
   StatsSchema,

@@ -29,7 +29,11 @@ export interface S3StoreOptions {
   /** A configured client; by default one is built from the standard AWS variables of `env`. */
   client?: S3Client;
   env?: NodeJS.ProcessEnv;
-  /** Multipart part size in bytes (S3 minimum 5 MiB). Memory per write is about partSize × (queueSize + 1). */
+  /**
+   * Multipart part size in bytes (S3 minimum 5 MiB) and parts in flight; memory per write is about
+   * partSize × (queueSize + 1). The defaults are lib-storage's own (5 MiB × 4): four parts in flight keep a fast
+   * download from waiting on the upload, and 10,000 parts of 5 MiB still hold a 48 GiB object.
+   */
   partSize?: number;
   queueSize?: number;
   /** Server-side encryption of every object written; by default from `SIGNAL_KIT_S3_SSE` and `…_KMS_KEY_ID`. */
@@ -144,8 +148,8 @@ export class S3Store implements Store {
     this.bucket = location.bucket;
     this.prefix = location.prefix;
     this.client = options.client ?? clientFor(options.env ?? process.env);
-    this.partSize = options.partSize ?? 8 * 1024 * 1024;
-    this.queueSize = options.queueSize ?? 2;
+    this.partSize = options.partSize ?? 5 * 1024 * 1024;
+    this.queueSize = options.queueSize ?? 4;
     this.encryption =
       options.encryption === undefined ? s3EncryptionFromEnv(options.env ?? process.env) : options.encryption;
     this.staleUploadMs = options.staleUploadMs ?? STALE_UPLOAD_MS;
