@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { generateWebhookSecret, signWebhook, verifyWebhook } from '../connectors/webhooks/signature.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
-import { mib, num, ratio } from './lib/format.ts';
+import { mib, num, peakOverIdle, ratio } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { cliMain, ownCpuSeconds, startNode, startWorkerProcess } from './lib/proc.ts';
 import { quantile } from './lib/stats.ts';
@@ -376,6 +376,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         loadSeconds,
         loadCpu,
         workerPeakKb: worker.watch.peakKb,
+        workerIdleKb: worker.idleKb,
         receiverPeakKb: receiver.watch.peakKb,
         ratio: best.acceptedPerS / baselineRate,
       },
@@ -388,7 +389,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
       notes: [
         `Bare starts go from the benchmark process to a task queue no worker polls (same input and id policies as the intake's starts); the intake's own starts are executed and delivered while later runs go on.`,
         `CPU s during the ${num(loadSeconds, 0)} s of load (intake and bare-start runs) (${m.cores} cores): receiver ${num(loadCpu.receiver, 1)}, worker (delivering meanwhile) ${num(loadCpu.worker, 1)}, Temporal server ${num(loadCpu.temporal, 1)}, load generator + destination ${num(loadCpu.driver, 1)}.`,
-        `Peak RSS: receiver ${mib(receiver.watch.peakKb)}, worker ${mib(worker.watch.peakKb)}. Redeliveries seen at the destination (at-least-once): ${redeliveries}.`,
+        `Peak RSS: receiver ${mib(receiver.watch.peakKb)}, worker ${peakOverIdle(worker.watch.peakKb, worker.idleKb)}. Redeliveries seen at the destination (at-least-once): ${redeliveries}.`,
         `The load generator and the destination run in the benchmark process; receiver, worker and Temporal server in their own; all share ${m.cores} cores, so deliveries compete with intake while a step runs.`,
       ],
     };
