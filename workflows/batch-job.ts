@@ -1,9 +1,9 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
+import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import {
   DEFAULT_API_TASK_QUEUE,
   DEFAULT_BATCH_CONCURRENCY,
@@ -145,28 +145,12 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });
   }
 
-  const status = finalStatus(outcome, totals);
-  phase = 'finalizing';
-  const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
-  const result = await jobs.finalizeJob({
-    job,
-    input: input.input,
-    status,
-    startedAt,
-    prepared: plan,
-    error,
-    details: { ...spec.details, max_credits: spec.maxCredits ?? null },
-  });
-  phase = status;
-  if (error !== undefined) {
-    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${error}`, 'JobFailed', result);
-  }
-  return result;
-}
-
-/** The innermost message of an activity failure, which is the service's or the storage's own words. */
-export function failureMessage(error: unknown): string {
-  let current: unknown = error;
-  while (current instanceof ActivityFailure && current.cause) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
+  const details = { ...spec.details, max_credits: spec.maxCredits ?? null };
+  return finishRun(
+    outcome,
+    totals,
+    `job ${job.jobId}`,
+    (p) => (phase = p),
+    (ending) => jobs.finalizeJob({ job, input: input.input, startedAt, prepared: plan, ...ending, details }),
+  );
 }
