@@ -29,6 +29,12 @@ export interface BatchJobInput {
   apiTaskQueue?: string;
   /** Batches scheduled per workflow run before continue-as-new. */
   batchesPerRun?: number;
+  /**
+   * How long one of the job's activities may go without a heartbeat before Temporal gives it to another worker, i.e.
+   * how soon the job notices a dead worker (default 10 s for API calls, 20 s for storage steps). The worker beats
+   * every second; keep this several seconds above that.
+   */
+  heartbeatTimeoutMs?: number;
   /** Carried across continue-as-new; not for callers. */
   carried?: CarriedState;
 }
@@ -55,7 +61,9 @@ export interface BatchJobSpec {
 
 /** The stubs of a batch job's API activities, on the rate-limited API queue. */
 export function batchApiActivities(input: BatchJobInput) {
-  return proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  return proxyActivities<ApiActivities>(
+    apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE, undefined, input.heartbeatTimeoutMs),
+  );
 }
 
 /**
@@ -72,7 +80,9 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     output: input.output,
     compression: input.compression ?? 'gzip',
   };
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  const jobs = proxyActivities<JobActivities>(
+    storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.heartbeatTimeoutMs),
+  );
   const startedAt = input.carried?.startedAt ?? new Date().toISOString();
   const totals = input.carried?.totals ?? emptyTotals();
   let prepared = input.carried?.prepared;
