@@ -10,7 +10,7 @@ import type { JobResult, Manifest } from '../activities/jobs/types.ts';
 import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
 import { type BenchEnv, logger, startBenchEnv } from './lib/env.ts';
 import { countLines, countLinesIn, writeDomainsCsv } from './lib/files.ts';
-import { mib, num, ratio, secs } from './lib/format.ts';
+import { mib, num, peakOverIdle, ratio, secs } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { ownCpuSeconds, runNodeScript, startWorkerProcess } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
@@ -296,7 +296,7 @@ export async function run(size: Size, options: EnrichOptions = {}): Promise<Benc
       notes: [
         `Latency alone bounds both at ${num((domains / idealMs) * 1000, 0)} domains/s (${batches} calls ÷ ${concurrency} in flight × ${latencyMs} ms); the rest is CPU, and every process (sandbox, Temporal, worker or script) shares ${m.cores} cores.`,
         `CPU per bulk call: kit worker ${num((a.cpuS / batches) * 1000, 1)} ms + Temporal server ${num((a.temporalCpuS / batches) * 1000, 1)} ms (A), the same activities without Temporal ${num((a0.cpuS / batches) * 1000, 1)} ms (A0), the script ${num((b.cpuS / batches) * 1000, 1)} ms (B); the sandbox ${num((b.driverCpuS / batches) * 1000, 1)} ms for either. A/A0 is what orchestration costs; A0/B is the work the kit does per answer that the script does not (schema validation, normalization, one checksummed part per batch) and the garbage it makes.`,
-        `Peak RSS of A is the worker process (VmHWM; idle, once it polled and before any job: ${mib(workers[0]!.idleKb)}); of B the script (getrusage maxRSS). CPU s are per process over the measured run; "sandbox + driver" is the benchmark process, which hosts the sandbox.`,
+        `Peak RSS of A is the worker process (VmHWM): ${peakOverIdle(a.peakKb, workers[0]!.idleKb)}, idle being its RSS once it polled, before any job; of B the script (getrusage maxRSS). CPU s are per process over the measured run; "sandbox + driver" is the benchmark process, which hosts the sandbox.`,
       ],
     };
   } finally {

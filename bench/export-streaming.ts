@@ -14,7 +14,7 @@ import { s3ClientFor } from '../devstack/index.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import type { IntentExportInput } from '../workflows/intent-export.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
-import { mib, num, secs } from './lib/format.ts';
+import { mib, num, peakOverIdle, secs } from './lib/format.ts';
 import { activitySpan } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
 import { runNodeScript, startWorkerProcess } from './lib/proc.ts';
@@ -242,7 +242,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         ),
       },
       notes: [
-        `Peak RSS of the signal-kit worker (a fresh process per size, whole lifetime): ${perSize.map((e) => `${label(e.target)} → ${mib(e.kitPeakKb)} (idle ${mib(e.kitIdleKb)})`).join(', ')}. Idle: the worker's high-water mark once it polls, before any job (start-up included).`,
+        `Peak RSS of the signal-kit worker (a fresh process per size, whole lifetime): ${perSize.map((e) => `${label(e.target)} → ${peakOverIdle(e.kitPeakKb, e.kitIdleKb)}`).join(', ')}. Idle: the worker's RSS once it polls, before any job.`,
         'The sandbox that serves the download runs in the benchmark process and shares the cores with both sides.',
       ],
     };

@@ -19,7 +19,7 @@ import { slotIntervalMs } from '../workflows/rate-schedule.ts';
 import { maxInWindow, startApiProxy } from './lib/api-proxy.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { writeDomainsCsv } from './lib/files.ts';
-import { mib, num, pct, secs } from './lib/format.ts';
+import { num, pct, peakOverIdle, secs } from './lib/format.ts';
 import { activityTimings, chainEvents } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
 import { startWorkerProcess } from './lib/proc.ts';
@@ -78,6 +78,8 @@ interface Outcome {
   busiestWindow: number;
   queuedMs: number;
   runningMs: number;
+  /** Each worker's RSS once it polled, before any job. */
+  workerIdleKb: number[];
   workerPeakKb: number[];
 }
 
@@ -214,6 +216,7 @@ async function runCase(
     busiestWindow: maxInWindow(times, windowMs),
     queuedMs: median(timings.map((t) => t.startedMs - t.scheduledMs)),
     runningMs: median(timings.map((t) => t.closedMs - t.startedMs)),
+    workerIdleKb: workers.map((worker) => worker.idleKb),
     workerPeakKb: workers.map((worker) => {
       worker.watch.sample();
       return worker.watch.peakKb;
@@ -278,7 +281,7 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
           (o) => `${num(o.queuedMs, 0)} ms / ${num(o.runningMs, 0)} ms`,
         ),
         row('peak RSS of the workers (since their stack started)', (o) =>
-          o.workerPeakKb.map((kb) => mib(kb)).join(', '),
+          o.workerPeakKb.map((kb, i) => peakOverIdle(kb, o.workerIdleKb[i] ?? 0)).join(', '),
         ),
       ],
     },

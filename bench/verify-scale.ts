@@ -14,7 +14,7 @@ import type { JobResult, Manifest, VerificationSummary } from '../activities/job
 import { DEFAULT_BATCHES_PER_RUN } from '../workflows/constants.ts';
 import type { VerifyEmailsInput } from '../workflows/verify-emails.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
-import { mib, num, secs } from './lib/format.ts';
+import { num, peakOverIdle, secs } from './lib/format.ts';
 import { chainHistory } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
 import { ownCpuSeconds, startWorkerProcess } from './lib/proc.ts';
@@ -179,10 +179,10 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         rows: [
           ['addresses/s (input rows ÷ job wall time)', num(rate, 0)],
           ['job wall time', secs(wallMs)],
-          ['worker peak RSS (idle: once it polled, before any job)', `${mib(peakKb)} (idle ${mib(worker.idleKb)})`],
+          ['worker peak RSS (idle: its RSS once it polled, before any job)', peakOverIdle(peakKb, worker.idleKb)],
           [
             `worker peak RSS at ${probe.addresses.toLocaleString('en-US')} addresses, fresh worker`,
-            `${mib(probe.peakKb)} (idle ${mib(probe.idleKb)})`,
+            peakOverIdle(probe.peakKb, probe.idleKb),
           ],
           [
             'CPU s: worker / sandbox + driver / Temporal server',

@@ -166,43 +166,34 @@ export class SignalApiError extends KitError {
   }
 }
 
+/** A `SignalApiError` class that differs from it only in its rule (stripe-node's one-line subclasses). */
+function apiErrorWithRule(rule: FailureRule): typeof SignalApiError {
+  return class extends SignalApiError {
+    override readonly rule = rule;
+  };
+}
+
 /** 400 or 422 from the server, or a limit checked by the client before sending (then `status` is 0). */
-export class ValidationError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.validation;
-}
-
+export class ValidationError extends apiErrorWithRule(FAILURE_RULES.validation) {}
 /** 401 (missing or unknown key) or 403 (forbidden, or a bad download-link signature). */
-export class AuthenticationError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.authentication;
-}
-
+export class AuthenticationError extends apiErrorWithRule(FAILURE_RULES.authentication) {}
 /** 402: the account's balance does not cover the call; nothing was charged. */
-export class InsufficientCreditsError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.insufficientCredits;
-}
-
+export class InsufficientCreditsError extends apiErrorWithRule(FAILURE_RULES.insufficientCredits) {}
 /** 404, or 410 for an expired signed download link (`code` `gone`). */
-export class NotFoundError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.notFound;
-}
-
+export class NotFoundError extends apiErrorWithRule(FAILURE_RULES.notFound) {}
 /** 429. `retryAfterMs` is the server's `Retry-After` (seconds or an HTTP date) in milliseconds, when sent. */
-export class RateLimitedError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.rateLimited;
-}
-
+export class RateLimitedError extends apiErrorWithRule(FAILURE_RULES.rateLimited) {}
 /** 5xx. `retryAfterMs` is set when a 503 carried `Retry-After`. */
-export class ServerError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.server;
-}
+export class ServerError extends apiErrorWithRule(FAILURE_RULES.server) {}
+/** A complete JSON body that does not have the documented shape. Retrying the same call will not help. */
+export class UnexpectedResponseError extends apiErrorWithRule(FAILURE_RULES.unexpectedResponse) {}
 
 /**
  * No usable answer: a timeout, a refused or reset connection, a 2xx body cut off or not JSON
  * (`malformed_body`), a download shorter than its `Content-Length` (`truncated_body`).
  * `status` is the HTTP status when headers had arrived, else 0.
  */
-export class NetworkError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.network;
+export class NetworkError extends apiErrorWithRule(FAILURE_RULES.network) {
   /** An answer over the size cap (`answer_too_large`) will be over it again. */
   override get retryable(): boolean {
     return this.code !== 'answer_too_large';
@@ -211,11 +202,6 @@ export class NetworkError extends SignalApiError {
   get notSent(): boolean {
     return NOT_SENT_CODES.has(this.code);
   }
-}
-
-/** A complete JSON body that does not have the documented shape. Retrying the same call will not help. */
-export class UnexpectedResponseError extends SignalApiError {
-  override readonly rule = FAILURE_RULES.unexpectedResponse;
 }
 
 const NOT_SENT_CODES = new Set(['connection_refused', 'connect_timeout', 'dns_failure']);

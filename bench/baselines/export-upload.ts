@@ -5,24 +5,16 @@
  *
  *   node bench/baselines/export-upload.ts --url DOWNLOAD_URL --bucket BUCKET --key KEY [--report report.json]
  */
-import { parseArgs } from 'node:util';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { request } from 'undici';
-import { writeScriptReport } from '../lib/script-io.ts';
+import { parseScriptFlags, writeScriptReport } from '../lib/script-io.ts';
 
-const { values } = parseArgs({
-  options: {
-    url: { type: 'string' },
-    bucket: { type: 'string' },
-    key: { type: 'string' },
-    report: { type: 'string' },
-  },
-});
-if (!values.url || !values.bucket || !values.key) {
-  console.error('usage: export-upload.ts --url URL --bucket BUCKET --key KEY [--report FILE]');
-  process.exit(2);
-}
+const values = parseScriptFlags(
+  'export-upload.ts --url URL --bucket BUCKET --key KEY [--report FILE]',
+  ['url', 'bucket', 'key'],
+  { report: undefined },
+);
 
 const s3 = new S3Client({
   region: process.env['AWS_REGION'] ?? 'us-east-1',

@@ -9,6 +9,9 @@ export function num(value: number, digits = 1): string {
 }
 
 export const mib = (kb: number) => `${num(kb / 1024, 0)} MiB`;
+/** A worker's peak next to its idle RSS and the difference (the budget: idle + 150 MiB). */
+export const peakOverIdle = (peakKb: number, idleKb: number) =>
+  `${mib(peakKb)} (idle ${mib(idleKb)}, peak − idle ${mib(peakKb - idleKb)})`;
 export const ratio = (a: number, b: number) => (b > 0 ? `${num(a / b, 2)}×` : 'n/a');
 export const pct = (share: number) => `${num(share * 100, 1)} %`;
 export const secs = (ms: number) => `${num(ms / 1000, 1)} s`;

@@ -141,10 +141,10 @@ export async function startWorkerProcess(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  // Idle: polling, nothing run yet. The high-water mark so far includes start-up (loading the workflow bundle).
+  // Idle: polling, nothing run yet; the resident set then, not the start-up's high-water mark.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   child.watch.sample();
-  return Object.assign(child, { idleKb: child.watch.peakKb });
+  return Object.assign(child, { idleKb: memoryOf(child.proc.pid)?.rssKb ?? child.watch.peakKb });
 }
 
 /** Runs `node <script> <args>` to its end (bounded), returning its exit code and the peak memory seen. */

@@ -17,33 +17,35 @@ export interface EnrichScriptArgs {
   report: string | undefined;
 }
 
-/** Parses an enrichment script's arguments, or prints its usage and exits 2 when one is missing. */
-export function parseEnrichScriptArgs(script: string): EnrichScriptArgs {
-  const { values } = parseArgs({
-    options: {
-      input: { type: 'string' },
-      output: { type: 'string' },
-      url: { type: 'string' },
-      key: { type: 'string' },
-      concurrency: { type: 'string', default: '8' },
-      column: { type: 'string', default: 'domain' },
-      report: { type: 'string' },
-    },
-  });
-  const { input, output, url, key } = values;
-  if (!input || !output || !url || !key) {
-    console.error(`usage: ${script} --input CSV --output OUT --url URL --key KEY [--concurrency N] [--report FILE]`);
+/**
+ * Reads a script's `--name value` flags: each of `required` must be given; each of `defaults` may be, and is its
+ * default otherwise (none where the default is undefined). A missing one prints `usage: <usage>` and exits 2.
+ */
+export function parseScriptFlags<R extends string, D extends Record<string, string | undefined>>(
+  usage: string,
+  required: readonly R[],
+  defaults: D,
+): { [K in R]: string } & { [K in keyof D]: D[K] extends string ? string : string | undefined } {
+  const options: Record<string, { type: 'string'; default?: string }> = {};
+  for (const name of required) options[name] = { type: 'string' };
+  for (const [name, value] of Object.entries(defaults))
+    options[name] = value === undefined ? { type: 'string' } : { type: 'string', default: value };
+  const { values } = parseArgs({ options });
+  if (required.some((name) => !values[name])) {
+    console.error(`usage: ${usage}`);
     process.exit(2);
   }
-  return {
-    input,
-    output,
-    url,
-    key,
-    concurrency: Number(values.concurrency),
-    column: values.column,
-    report: values.report,
-  };
+  return values as { [K in R]: string } & { [K in keyof D]: D[K] extends string ? string : string | undefined };
+}
+
+/** Parses an enrichment script's arguments, or prints its usage and exits 2 when one is missing. */
+export function parseEnrichScriptArgs(script: string): EnrichScriptArgs {
+  const values = parseScriptFlags(
+    `${script} --input CSV --output OUT --url URL --key KEY [--concurrency N] [--report FILE]`,
+    ['input', 'output', 'url', 'key'],
+    { concurrency: '8', column: 'domain', report: undefined },
+  );
+  return { ...values, concurrency: Number(values.concurrency) };
 }
 
 /** Writes a script's report (its counts plus its own peak memory and CPU time) to `path`, or to stdout without one. */

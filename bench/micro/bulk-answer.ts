@@ -12,7 +12,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { parseBulkEnrichAnswer } from '../../connectors/signal-api/schemas.ts';
+import { parseBulkEnrichAnswer } from '../../connectors/signal-api/bulk-answer.ts';
 import { DEFAULT_KEYS, startSandbox } from '../../sandbox/index.ts';
 import { median } from '../lib/stats.ts';
 

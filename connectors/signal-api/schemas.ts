@@ -28,6 +28,39 @@ const optNum = num.nullish();
 const optDate = isoDateTime.nullish();
 const counts = z.record(z.string(), z.number());
 
+/** The same zod type for each of `names`, so one list of field names serves an answer's input and its output. */
+function fields<const K extends string, T extends z.ZodType>(names: readonly K[], type: T): Record<K, T> {
+  return Object.fromEntries(names.map((name) => [name, type])) as Record<K, T>;
+}
+
+/** `{ <key>: [...] }`, or a bare array of the items. */
+function listOrBareArray<const K extends string, T extends z.ZodType>(key: K, item: T) {
+  const list = z.array(item);
+  return z.union([
+    z.looseObject(fields([key], list)),
+    list.transform((items) => ({ [key]: items }) as Record<K, z.output<T>[]> & { [k: string]: unknown }),
+  ]);
+}
+
+/** `{ <key>: [...], count }`; a `count` the service left out is the number of items. */
+function countedList<const K extends string, T extends z.ZodType>(key: K, item: T) {
+  return z.looseObject({ ...fields([key], z.array(item)), count: optNum }).transform((body) => {
+    const { [key]: items, count, ...rest } = body as Record<string, unknown> & { count?: number | null };
+    const list = items as z.output<T>[];
+    return { [key]: list, count: count ?? list.length, ...rest } as Record<K, z.output<T>[]> & {
+      count: number;
+      [k: string]: unknown;
+    };
+  });
+}
+
+/** `sent` with each of `counted`'s fields the service left out (or sent as null) filled in from `counted`. */
+function withCounted<T extends Record<string, number>>(sent: Record<string, unknown>, counted: T): typeof sent & T {
+  const out: Record<string, unknown> = { ...sent };
+  for (const [k, n] of Object.entries(counted)) out[k] = sent[k] ?? n;
+  return out as typeof sent & T;
+}
+
 function setIfPresent(target: object, key: string, value: unknown): void {
   if (value !== null && value !== undefined) (target as Record<string, unknown>)[key] = value;
 }
@@ -305,35 +338,30 @@ export const LegacyEnrichSchema = z.unknown().transform((raw, ctx): LegacyCompan
   };
 });
 
+/** A contact's fields as the service sends them, all strings. */
+const CONTACT_FIELDS = [
+  'first_name',
+  'last_name',
+  'full_name',
+  'email',
+  'job_title',
+  'linkedin_url',
+  'city',
+  'state',
+  'country',
+] as const;
+
 export const ContactOut = z.looseObject({
-  first_name: z.string().optional(),
-  last_name: z.string().optional(),
-  full_name: z.string().optional(),
-  email: z.string().optional(),
-  job_title: z.string().optional(),
-  linkedin_url: z.string().optional(),
+  ...fields(CONTACT_FIELDS, z.string().optional()),
   linkedin_url_absolute: z.string().optional(),
-  city: z.string().optional(),
-  state: z.string().optional(),
-  country: z.string().optional(),
 });
 export type Contact = z.output<typeof ContactOut>;
 
 export const ContactSchema = z
-  .looseObject({
-    first_name: optString,
-    last_name: optString,
-    full_name: optString,
-    email: optString,
-    job_title: optString,
-    linkedin_url: optString,
-    city: optString,
-    state: optString,
-    country: optString,
-  })
-  .transform(({ linkedin_url, ...fields }): Contact => {
+  .looseObject(fields(CONTACT_FIELDS, optString))
+  .transform(({ linkedin_url, ...sent }): Contact => {
     const out: Contact = {};
-    copyPresent(out, fields);
+    copyPresent(out, sent);
     withLinkedin(out, linkedin_url);
     return out;
   });
@@ -457,87 +485,56 @@ export const BulkEnrichSchema = z
     };
   });
 
-/**
- * A bulk-enrich answer (the parsed JSON body) to the normalized result. The hottest per-call path of bulk
- * enrichment (about 1.8 MB per 100 domains): the one place to make faster, measured by bench/micro/bulk-answer.ts.
- */
-export function parseBulkEnrichAnswer(body: unknown): z.ZodSafeParseResult<BulkEnrichBody> {
-  return BulkEnrichSchema.safeParse(body);
-}
-
 // ─── search (spec 4.4, 4.5) ──────────────────────────────────────────────────────────────────────────────────
+
+/** What every search hit carries beside its subject: how many signals matched, and when the latest was detected. */
+const searchHitIn = { signal_count: optNum, latest_signal_at: optDate };
+const searchHitOut = { signal_count: z.number(), latest_signal_at: z.string().optional() };
 
 export const CompanySearchItemOut = z.looseObject({
   name: z.string(),
   domain: z.string(),
-  signal_count: z.number(),
-  latest_signal_at: z.string().optional(),
+  ...searchHitOut,
   industries: strings.optional(),
 });
-export const CompanySearchOut = z.looseObject({ companies: z.array(CompanySearchItemOut), count: z.number() });
 export type CompanySearchItem = z.output<typeof CompanySearchItemOut>;
+export const CompanySearchOut = z.looseObject({ companies: z.array(CompanySearchItemOut), count: z.number() });
 export type CompanySearchBody = z.output<typeof CompanySearchOut>;
 
-export const CompanySearchSchema = z
-  .looseObject({
-    companies: z.array(
-      z
-        .looseObject({
-          name: optString,
-          domain: z.string(),
-          signal_count: optNum,
-          latest_signal_at: optDate,
-          industries: strings.nullish(),
-        })
-        .transform(({ name, domain, signal_count, latest_signal_at, industries, ...rest }): CompanySearchItem => {
-          const out: CompanySearchItem = {
-            name: name ?? '',
-            domain: normalizeDomain(domain),
-            signal_count: signal_count ?? 0,
-          };
-          setIfPresent(out, 'latest_signal_at', latest_signal_at);
-          setIfPresent(out, 'industries', industries);
-          return Object.assign(out, rest);
-        }),
-    ),
-    count: optNum,
-  })
-  .transform(
-    ({ companies, count, ...rest }): CompanySearchBody => ({ companies, count: count ?? companies.length, ...rest }),
-  );
+const CompanySearchItemSchema = z
+  .looseObject({ name: optString, domain: z.string(), ...searchHitIn, industries: strings.nullish() })
+  .transform(({ name, domain, signal_count, latest_signal_at, industries, ...rest }): CompanySearchItem => {
+    const out: CompanySearchItem = {
+      name: name ?? '',
+      domain: normalizeDomain(domain),
+      signal_count: signal_count ?? 0,
+    };
+    setIfPresent(out, 'latest_signal_at', latest_signal_at);
+    setIfPresent(out, 'industries', industries);
+    return Object.assign(out, rest);
+  });
+
+export const CompanySearchSchema = countedList('companies', CompanySearchItemSchema);
 
 export const ContactSearchItemOut = z.looseObject({
   contact: ContactOut,
   company: CompanyOut.optional(),
-  signal_count: z.number(),
-  latest_signal_at: z.string().optional(),
+  ...searchHitOut,
 });
-export const ContactSearchOut = z.looseObject({ contacts: z.array(ContactSearchItemOut), count: z.number() });
 export type ContactSearchItem = z.output<typeof ContactSearchItemOut>;
+export const ContactSearchOut = z.looseObject({ contacts: z.array(ContactSearchItemOut), count: z.number() });
 export type ContactSearchBody = z.output<typeof ContactSearchOut>;
 
-export const ContactSearchSchema = z
-  .looseObject({
-    contacts: z.array(
-      z
-        .looseObject({
-          contact: ContactSchema,
-          company: CompanySchema.nullish(),
-          signal_count: optNum,
-          latest_signal_at: optDate,
-        })
-        .transform(({ contact, company, signal_count, latest_signal_at, ...rest }): ContactSearchItem => {
-          const out: ContactSearchItem = { contact, signal_count: signal_count ?? 0 };
-          if (company) out.company = company;
-          setIfPresent(out, 'latest_signal_at', latest_signal_at);
-          return Object.assign(out, rest);
-        }),
-    ),
-    count: optNum,
-  })
-  .transform(
-    ({ contacts, count, ...rest }): ContactSearchBody => ({ contacts, count: count ?? contacts.length, ...rest }),
-  );
+const ContactSearchItemSchema = z
+  .looseObject({ contact: ContactSchema, company: CompanySchema.nullish(), ...searchHitIn })
+  .transform(({ contact, company, signal_count, latest_signal_at, ...rest }): ContactSearchItem => {
+    const out: ContactSearchItem = { contact, signal_count: signal_count ?? 0 };
+    if (company) out.company = company;
+    setIfPresent(out, 'latest_signal_at', latest_signal_at);
+    return Object.assign(out, rest);
+  });
+
+export const ContactSearchSchema = countedList('contacts', ContactSearchItemSchema);
 
 // ─── lookups (spec 4.6 to 4.8) ───────────────────────────────────────────────────────────────────────────────
 
@@ -572,15 +569,7 @@ const SignalTypeSchema = z
   });
 
 /** `{ types: [...] }`, or a bare array of types. */
-export const SignalTypesSchema = z.union([
-  z.looseObject({ types: z.array(SignalTypeSchema) }).transform(
-    ({ types, ...rest }): SignalTypesBody => ({
-      types,
-      ...rest,
-    }),
-  ),
-  z.array(SignalTypeSchema).transform((types): SignalTypesBody => ({ types })),
-]);
+export const SignalTypesSchema = listOrBareArray('types', SignalTypeSchema);
 
 export const StatsOut = z.looseObject({
   total_signals: z.number().optional(),
@@ -646,14 +635,9 @@ export const BuyerIntentContactSchema = z
   .looseObject({
     topic_id: z.string(),
     intent_score: num,
-    contact: z.looseObject({
-      first_name: optString,
-      last_name: optString,
-      email: optString,
-      email_validation_status: optString,
-      job_title: optString,
-      linkedin_url: optString,
-    }),
+    contact: z.looseObject(
+      fields(['first_name', 'last_name', 'email', 'email_validation_status', 'job_title', 'linkedin_url'], optString),
+    ),
     company: z.looseObject({ name: optString, domain: optString, industry: optString }).nullish(),
   })
   .transform(({ topic_id, intent_score, contact, company, ...rest }): BuyerIntentContact => {
@@ -756,12 +740,7 @@ export const IntentExportSchema = z
     const exportId = export_id ?? id;
     if (exportId === undefined) return missing(ctx, 'export_id', x);
     const out: IntentExport = { export_id: exportId };
-    setIfPresent(out, 'status', status);
-    setIfPresent(out, 'created_at', created_at);
-    setIfPresent(out, 'updated_at', updated_at);
-    setIfPresent(out, 'row_count', row_count);
-    setIfPresent(out, 'download_url', download_url);
-    setIfPresent(out, 'expires_at', expires_at);
+    copyPresent(out, { status, created_at, updated_at, row_count, download_url, expires_at });
     if (error) {
       out.error =
         typeof error === 'string'
@@ -774,6 +753,11 @@ export const IntentExportSchema = z
 
 // ─── email verification (spec 2.8, 4.12, 4.13) ───────────────────────────────────────────────────────────────
 
+/** The yes/no facts a verification's `details` may carry. */
+const EMAIL_FLAGS = ['is_free_provider', 'is_disposable', 'is_role_account', 'is_catch_all', 'has_mx_record'] as const;
+/** What a verification's `result` may be (the service may send others). */
+const VERIFY_RESULTS = ['deliverable', 'undeliverable', 'risky', 'unknown'] as const;
+
 export const EmailVerificationOut = z.looseObject({
   email: z.string(),
   /** `deliverable`, `undeliverable`, `risky`, `unknown`, or what else the service says. */
@@ -782,11 +766,7 @@ export const EmailVerificationOut = z.looseObject({
   reason: z.string().optional(),
   risk_level: z.string().optional(),
   details: z.looseObject({
-    is_free_provider: z.boolean().optional(),
-    is_disposable: z.boolean().optional(),
-    is_role_account: z.boolean().optional(),
-    is_catch_all: z.boolean().optional(),
-    has_mx_record: z.boolean().optional(),
+    ...fields(EMAIL_FLAGS, z.boolean().optional()),
     email_provider: z.string().optional(),
     domain_age_days: z.number().optional(),
     suggested_correction: z.string().nullable().optional(),
@@ -805,11 +785,7 @@ export const EmailVerificationSchema = z
     risk_level: optString,
     details: z
       .looseObject({
-        is_free_provider: z.boolean().nullish(),
-        is_disposable: z.boolean().nullish(),
-        is_role_account: z.boolean().nullish(),
-        is_catch_all: z.boolean().nullish(),
-        has_mx_record: z.boolean().nullish(),
+        ...fields(EMAIL_FLAGS, z.boolean().nullish()),
         email_provider: optString,
         domain_age_days: optNum,
         suggested_correction: optString,
@@ -835,12 +811,7 @@ export type VerifyEmailBody = z.output<typeof VerifyEmailOut>;
 
 /** `{ result: <verification> }` (spec 4.12), or the verification itself. */
 export const VerifyEmailSchema = z.union([
-  z.looseObject({ result: EmailVerificationSchema }).transform(
-    ({ result, ...rest }): VerifyEmailBody => ({
-      result,
-      ...rest,
-    }),
-  ),
+  z.looseObject({ result: EmailVerificationSchema }),
   EmailVerificationSchema.transform((result): VerifyEmailBody => ({ result })),
 ]);
 
@@ -849,13 +820,7 @@ export const BulkVerifyErrorOut = z.looseObject({
   code: z.string(),
   message: z.string().optional(),
 });
-export const BulkVerifySummaryOut = z.looseObject({
-  total: z.number(),
-  deliverable: z.number(),
-  undeliverable: z.number(),
-  risky: z.number(),
-  unknown: z.number(),
-});
+export const BulkVerifySummaryOut = z.looseObject({ total: z.number(), ...fields(VERIFY_RESULTS, z.number()) });
 export const VerifyEmailsOut = z.looseObject({
   verifications: z.array(EmailVerificationOut),
   summary: BulkVerifySummaryOut,
@@ -869,9 +834,7 @@ export type VerifyEmailsBody = z.output<typeof VerifyEmailsOut>;
 export const VerifyEmailsSchema = z
   .looseObject({
     verifications: z.array(EmailVerificationSchema),
-    summary: z
-      .looseObject({ total: optNum, deliverable: optNum, undeliverable: optNum, risky: optNum, unknown: optNum })
-      .nullish(),
+    summary: z.looseObject({ total: optNum, ...fields(VERIFY_RESULTS, optNum) }).nullish(),
     errors: z
       .array(
         z.union([
@@ -883,18 +846,11 @@ export const VerifyEmailsSchema = z
     validated_at: optDate,
   })
   .transform(({ verifications, summary, errors, validated_at, ...rest }): VerifyEmailsBody => {
-    const by = (r: string) => verifications.filter((v) => v.result === r).length;
-    const s = summary ?? {};
+    const counted: Record<string, number> = { total: verifications.length };
+    for (const r of VERIFY_RESULTS) counted[r] = verifications.filter((v) => v.result === r).length;
     const out = {
       verifications,
-      summary: {
-        ...s,
-        total: s.total ?? verifications.length,
-        deliverable: s.deliverable ?? by('deliverable'),
-        undeliverable: s.undeliverable ?? by('undeliverable'),
-        risky: s.risky ?? by('risky'),
-        unknown: s.unknown ?? by('unknown'),
-      },
+      summary: withCounted(summary ?? {}, counted),
       errors: (errors ?? []).map((e) => {
         const err: BulkVerifyError = { code: 'error' };
         copyPresent(err, e);
@@ -948,15 +904,7 @@ export const WebhookListOut = z.looseObject({ webhooks: z.array(WebhookOut) });
 export type WebhookListBody = z.output<typeof WebhookListOut>;
 
 /** `{ webhooks: [...] }`, or a bare array. */
-export const WebhookListSchema = z.union([
-  z.looseObject({ webhooks: z.array(WebhookSchema) }).transform(
-    ({ webhooks, ...rest }): WebhookListBody => ({
-      webhooks,
-      ...rest,
-    }),
-  ),
-  z.array(WebhookSchema).transform((webhooks): WebhookListBody => ({ webhooks })),
-]);
+export const WebhookListSchema = listOrBareArray('webhooks', WebhookSchema);
 
 export const WebhookDeleteOut = z.looseObject({ webhook_id: z.string(), deleted: z.boolean() });
 export type WebhookDeleteBody = z.output<typeof WebhookDeleteOut>;

@@ -2,14 +2,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planKey, pushBatchKey, watermarksKey } from '../../activities/push/layout.ts';
-import type { PushBatch, PushManifest, PushResult } from '../../activities/push/types.ts';
+import type { PushBatch, PushResult } from '../../activities/push/types.ts';
 import { openStore, type Store } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
-import { readPushRun } from '../promises/push-helpers.ts';
+import { readPushRun, runPush } from '../promises/push-helpers.ts';
 
 const DAY = 86_400_000;
 
@@ -46,15 +44,6 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
     await env?.stop();
   });
 
-  const run = async (workflowId: string, input: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'>) => {
-    const c = env.config();
-    return env.client.workflow.execute('scheduledPush', {
-      workflowId,
-      taskQueue: c.taskQueue,
-      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-    }) as Promise<PushResult>;
-  };
-
   it('the second run asks only for signals after each watermark, writes only those, and pays only for them', async () => {
     const output = pathToFileURL(join(dir, 'out')).href;
     const store = openStore(output);
@@ -62,7 +51,7 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
 
     // Run 1 (no watermarks yet): every visible signal of every domain.
     const before1 = env.sandbox.ledger.total();
-    const first = await run('push-crm-1', { ...push, runAt: '2026-03-01T06:00:00Z' });
+    const first = await runPush(env, 'push-crm-1', { ...push, runAt: '2026-03-01T06:00:00Z' });
     const charged1 = env.sandbox.ledger.total() - before1;
     expect(first).toMatchObject({ status: 'completed', runId: '20260301T060000Z', dt: '2026-03-01' });
     const run1 = await readRun(store, first);
@@ -94,7 +83,7 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
     now += 45 * DAY;
     const before2 = env.sandbox.ledger.total();
     const mark2 = env.sandbox.truth.lastCall();
-    const second = await run('push-crm-2', {
+    const second = await runPush(env, 'push-crm-2', {
       ...push,
       runAt: '2026-04-15T06:00:00Z',
       batchesPerRun: 10,
@@ -138,7 +127,7 @@ describe('scheduled push: incremental runs over a sandbox whose clock moves forw
 
     // A retried run for the same scheduled time writes the same keys and fetches (and pays) nothing again.
     const entries3 = env.sandbox.ledger.entries.length;
-    const again = await run('push-crm-2-retry', { ...push, runAt: '2026-04-15T06:00:00Z' });
+    const again = await runPush(env, 'push-crm-2-retry', { ...push, runAt: '2026-04-15T06:00:00Z' });
     expect(env.sandbox.ledger.entries.length).toBe(entries3);
     expect(again).toMatchObject({
       runId: second.runId,

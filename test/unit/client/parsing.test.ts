@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalClient, UnexpectedResponseError } from '../../../connectors/signal-api/index.ts';
-import { enrichBody, sendJson, startTestServer, type TestServer } from './server.ts';
+import { enrichBody, sendJson, signalBody, startTestServer, type TestServer } from './server.ts';
 
 let server: TestServer;
 let client: SignalClient;
@@ -29,28 +29,19 @@ describe('signals', () => {
       '/v1/companies/enrich',
       enrichBody({
         signals: [
-          {
-            signal_id: 'sig_1',
-            signal_type: 'news',
-            signal_subtype: 'companyNews',
-            signal_name: 'One',
-            detected_at: '2026-03-01T12:00:00Z',
-            data: { summary: 's1' },
-          },
-          {
-            signal_id: UUID,
+          signalBody('sig_1', { signal_subtype: 'companyNews', signal_name: 'One', data: { summary: 's1' } }),
+          signalBody(UUID, {
             signal_type: 'sec-8k',
             signal_subtype: 'cfoChange',
             signal_name: 'Two',
             detected_at: '2026-03-01T14:30:00.250+02:00',
             data: { summary: 's2', filing_date: '2026-02-28', metrics: { timeframe: 'next_quarter' } },
-          },
-          {
-            signal_id: 'sig_3',
+          }),
+          signalBody('sig_3', {
             signal_type: 'hiring-velocity',
             detected_at: '2026-03-02T00:00:00.000+00:00',
             data: { summary: 's3' },
-          },
+          }),
         ],
       }),
     );
@@ -78,26 +69,9 @@ describe('signals', () => {
       '/v1/companies/enrich',
       enrichBody({
         signals: [
-          {
-            signal_id: 'sig_1',
-            signal_type: 'news',
-            signal_name: '',
-            detected_at: '2026-03-01T12:00:00Z',
-            data: { summary: 'From summary' },
-          },
-          {
-            signal_id: 'sig_2',
-            signal_type: 'news',
-            signal_name: '  ',
-            detected_at: '2026-03-01T12:00:00Z',
-            data: { summary: 'Also' },
-          },
-          {
-            signal_id: 'sig_3',
-            signal_type: 'news',
-            detected_at: '2026-03-01T12:00:00Z',
-            data: { summary: 'Missing' },
-          },
+          signalBody('sig_1', { signal_name: '', data: { summary: 'From summary' } }),
+          signalBody('sig_2', { signal_name: '  ', data: { summary: 'Also' } }),
+          signalBody('sig_3', { data: { summary: 'Missing' } }),
         ],
       }),
     );
@@ -112,15 +86,12 @@ describe('signals', () => {
         company: { name: 'Acme', domain: 'WWW.Acme.COM ', founded: 1999, linkedin_url: null },
         brand_new_top_level: { a: 1 },
         signals: [
-          {
-            signal_id: 'sig_1',
-            signal_type: 'news',
+          signalBody('sig_1', {
             signal_name: 'x',
-            detected_at: '2026-03-01T12:00:00Z',
             company: { name: 'Acme', domain: 'ACME.com', hq: 'Berlin' },
             data: { summary: 'x', novel: [1, 2] },
             sentiment_v2: 'up',
-          },
+          }),
         ],
       }),
     );
@@ -138,11 +109,8 @@ describe('signals', () => {
       enrichBody({
         company: { name: 'Acme', domain: 'acme.com', linkedin_url: '/company/acme' },
         signals: [
-          {
-            signal_id: 'sig_1',
-            signal_type: 'news',
+          signalBody('sig_1', {
             signal_name: 'x',
-            detected_at: '2026-03-01T12:00:00Z',
             company: {
               name: 'Acme',
               domain: 'acme.com',
@@ -154,15 +122,12 @@ describe('signals', () => {
               description: null,
             },
             data: { summary: 'x' },
-          },
-          {
-            signal_id: 'sig_2',
-            signal_type: 'news',
+          }),
+          signalBody('sig_2', {
             signal_name: 'y',
-            detected_at: '2026-03-01T12:00:00Z',
             company: { name: 'Acme', domain: 'acme.com' },
             data: { summary: 'y' },
-          },
+          }),
         ],
       }),
     );

@@ -89,21 +89,23 @@ export function sendError(
   sendJson(res, status, { error }, extra.headers);
 }
 
+/** One signal as the service sends it: news detected at 2026-03-01T12:00:00Z, with `fields` added or replaced. */
+export function signalBody(signal_id: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return { signal_id, signal_type: 'news', detected_at: '2026-03-01T12:00:00Z', ...fields };
+}
+
 /** A minimal company enrichment body. */
 export function enrichBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     company: { name: 'Acme', domain: 'acme.com' },
     signals: [
-      {
-        signal_id: 'sig_abc123',
-        signal_type: 'news',
+      signalBody('sig_abc123', {
         signal_subtype: 'companyNews',
         signal_name: 'Acme raises',
-        detected_at: '2026-03-01T12:00:00Z',
         association: 'company',
         company: { name: 'Acme', domain: 'acme.com' },
         data: { summary: 'Acme raises a round' },
-      },
+      }),
     ],
     signal_summary: { news: 1 },
     coverage: {

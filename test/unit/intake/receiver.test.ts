@@ -12,28 +12,18 @@ import {
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from '../../../intake/index.ts';
+import { acmeWireEvent } from '../../helpers/signal-event.ts';
 
 const secret = generateWebhookSecret();
 const TOKEN = 'tok_0123456789abcdef0123';
 
-function sampleEvent(overrides: Record<string, unknown> = {}) {
-  return {
-    event: 'signal.created',
-    signal: {
-      id: randomUUID(),
-      type: 'news',
-      company: { name: 'Acme', domain: 'Acme.COM', linkedin_url: '/company/acme' },
-      title: 'Acme raises a Series B',
-      detected_at: '2026-03-01T12:00:00.000+00:00',
-      source: 'news',
-      data: { summary: 'Acme raised $20M', amount: 20_000_000 },
-      extra_signal_field: 'kept',
-    },
-    webhook_id: 'wh_abc',
+function sampleEvent() {
+  return acmeWireEvent({
+    id: randomUUID(),
+    domain: 'Acme.COM',
+    detected_at: '2026-03-01T12:00:00.000+00:00',
     delivered_at: '2026-03-01T12:00:05Z',
-    extra_top_field: { nested: true },
-    ...overrides,
-  };
+  });
 }
 
 interface Harness {

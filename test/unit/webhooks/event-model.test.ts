@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignalEvent, ValidationError } from '../../../connectors/signal-api/index.ts';
 import type { SignalCreatedEvent } from '../../../connectors/webhooks/events.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../intake/index.ts';
+import { acmeWireEvent } from '../../helpers/signal-event.ts';
 
 const TOKEN = 'tok_event_model_0123456789';
 let receiver: WebhookReceiver;
@@ -41,22 +42,12 @@ const UUID = '2f1c7a9e-5b3d-4c8e-9a1f-0e2d3c4b5a69';
 
 /** Bodies in the forms the spec admits, each once with every optional field and once with the fewest. */
 const bodies: Record<string, unknown> = {
-  full: {
-    event: 'signal.created',
-    signal: {
-      id: 'sig_0a1b2c',
-      type: 'news',
-      company: { name: 'Acme', domain: 'Acme.COM ', linkedin_url: '/company/acme' },
-      title: 'Acme raises a Series B',
-      detected_at: '2026-03-01T12:00:00.000+00:00',
-      source: 'news',
-      data: { summary: 'Acme raised $20M', amount: 20_000_000 },
-      extra_signal_field: 'kept',
-    },
-    webhook_id: 'wh_abc',
+  full: acmeWireEvent({
+    id: 'sig_0a1b2c',
+    domain: 'Acme.COM ',
+    detected_at: '2026-03-01T12:00:00.000+00:00',
     delivered_at: '2026-03-01T14:00:05.250+02:00',
-    extra_top_field: { nested: true },
-  },
+  }),
   fewest: {
     event: 'signal.created',
     signal: { id: UUID, type: 'news', company: { domain: 'acme.com' }, detected_at: '2026-03-01T12:00:00Z' },
@@ -89,22 +80,14 @@ describe('the signal.created event: one model for the client and the receiver', 
   }
 
   it('normalizes: UTC Z with milliseconds, lower-case domain, title from the summary, unknown fields kept', () => {
-    expect(parseSignalEvent(bodies['full'])).toStrictEqual({
-      event: 'signal.created',
-      signal: {
+    expect(parseSignalEvent(bodies['full'])).toStrictEqual(
+      acmeWireEvent({
         id: 'sig_0a1b2c',
-        type: 'news',
-        company: { name: 'Acme', domain: 'acme.com', linkedin_url: '/company/acme' },
-        title: 'Acme raises a Series B',
+        domain: 'acme.com',
         detected_at: '2026-03-01T12:00:00.000Z',
-        source: 'news',
-        data: { summary: 'Acme raised $20M', amount: 20_000_000 },
-        extra_signal_field: 'kept',
-      },
-      webhook_id: 'wh_abc',
-      delivered_at: '2026-03-01T12:00:05.250Z',
-      extra_top_field: { nested: true },
-    });
+        delivered_at: '2026-03-01T12:00:05.250Z',
+      }),
+    );
     expect(parseSignalEvent(bodies['fewest'])).toStrictEqual({
       event: 'signal.created',
       signal: {
