@@ -8,13 +8,11 @@ import { type Person, personExists, personFromEmail, staffCount, staffEmail } fr
 import { SIGNAL_TYPES, SOCIAL_TYPES } from './signal-types.ts';
 import { buildSignal, scanTimeline } from './signals.ts';
 
-export interface ContentFilters {
-  keywords?: string[];
-  technologies?: string[];
-  competitors?: string[];
-  pain_points?: string[];
-  initiatives?: string[];
-}
+/** Content categories a search may filter on, each matched against the signal data's field of that name. */
+const CONTENT_CATEGORIES = ['technologies', 'competitors', 'pain_points', 'initiatives'] as const;
+/** The content filters: the categories, and `keywords` (matched against a signal's text). */
+export const CONTENT_FILTER_KEYS = ['keywords', ...CONTENT_CATEGORIES] as const;
+export type ContentFilters = { [K in (typeof CONTENT_FILTER_KEYS)[number]]?: string[] };
 
 export interface CompanySearchParams {
   types?: Set<string>;
@@ -40,7 +38,7 @@ function lowerAll(list: string[] | undefined): string[] | undefined {
 function contentMatcher(c: ContentFilters | undefined): ((data: Record<string, unknown>) => boolean) | undefined {
   if (!c) return undefined;
   const fields: [string, string[]][] = [];
-  for (const key of ['technologies', 'competitors', 'pain_points', 'initiatives'] as const) {
+  for (const key of CONTENT_CATEGORIES) {
     const wanted = lowerAll(c[key]);
     if (wanted) fields.push([key, wanted]);
   }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ApiRequest, Route } from '../api.ts';
 import { isValidDomain, legacyFunding, normalizeDomain, resolveCompany } from '../data/companies.ts';
-import { searchCompanies } from '../data/search.ts';
+import { CONTENT_FILTER_KEYS, searchCompanies } from '../data/search.ts';
 import { toEnrichSignal } from '../data/signals.ts';
 import { notFound, validationError } from '../errors.ts';
 import type { DataStore } from '../store.ts';
@@ -46,6 +46,8 @@ const bulkSchema = z.strictObject({
 
 const list = z.array(z.string()).max(50, { error: 'at most 50 entries' });
 
+type ContentFilterShape = Record<(typeof CONTENT_FILTER_KEYS)[number], z.ZodOptional<typeof list>>;
+
 const searchSchema = z.strictObject({
   signal_types: signalTypes.optional(),
   detected_after: dateTime.optional(),
@@ -54,13 +56,7 @@ const searchSchema = z.strictObject({
   employee_count_min: boundedInt(0, 10_000_000).optional(),
   employee_count_max: boundedInt(0, 10_000_000).optional(),
   content_filters: z
-    .strictObject({
-      keywords: list.optional(),
-      technologies: list.optional(),
-      competitors: list.optional(),
-      pain_points: list.optional(),
-      initiatives: list.optional(),
-    })
+    .strictObject(Object.fromEntries(CONTENT_FILTER_KEYS.map((key) => [key, list.optional()])) as ContentFilterShape)
     .optional(),
 });
 
