@@ -20,19 +20,16 @@ import {
   collectorPartKey,
   collectorStagingKey,
   collectorWorkflowId,
-  type WebhookDeliveryConfig,
 } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
 import { readPart, writeManifest, writePart, zeroCounts } from './parts.ts';
+import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
 
-export interface CollectorActivityDeps {
-  config: WebhookDeliveryConfig;
-  openStore: (url: string) => Store;
+export interface CollectorActivityDeps extends WebhookActivityBaseDeps {
   /** For signalWithStart; default: the activity context's client. */
   temporalClient?: Client;
   /** Task queue of the collector workflows; default: the queue of the calling activity. */
   collectorTaskQueue?: string;
-  now?: () => Date;
 }
 
 /** The collector's workflow input (kept in sync with workflows/bucket-collector.ts). */

@@ -38,16 +38,20 @@ export type { DestinationRef, SignalCreatedEvent };
 
 export const USER_AGENT = 'signal-kit-webhooks/0.1';
 
-export interface WebhookActivityDeps {
+/** What every webhook activity is built with: delivery here, and the bucket collector (activities/collector.ts). */
+export interface WebhookActivityBaseDeps {
   config: WebhookDeliveryConfig;
   /** Opens a store for a base URL (file://, s3://, gs://), as the other activities get it. */
   openStore: (url: string) => Store;
+  /** Wall clock for signatures and records (tests may inject). */
+  now?: () => Date;
+}
+
+export interface WebhookActivityDeps extends WebhookActivityBaseDeps {
   /** Outbound HTTP; default: the SSRF-safe dispatcher with `config.allowlist`. */
   dispatcher?: Dispatcher;
   /** Host resolution for the default dispatcher (tests inject one). */
   resolver?: Resolver;
-  /** Wall clock for signatures and records (tests may inject). */
-  now?: () => Date;
 }
 
 export interface DeliverToEndpointInput {

@@ -16,6 +16,7 @@ import { logger, startBenchEnv } from './lib/env.ts';
 import { mib, num, peakOverIdle, ratio } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { cliMain, ownCpuSeconds, startNode, startWorkerProcess } from './lib/proc.ts';
+import { signalCreatedEvent } from './lib/signal-event.ts';
 import { quantile } from './lib/stats.ts';
 import type { Benchmark, BenchResult, Size } from './lib/types.ts';
 
@@ -110,23 +111,6 @@ async function offerAtRate(
   };
 }
 
-function event(signalId: string) {
-  return {
-    event: 'signal.created',
-    signal: {
-      id: signalId,
-      type: 'news',
-      company: { name: 'Acme Robotics', domain: 'Acme-Robotics.com' },
-      title: 'Acme Robotics opens an office in Lyon',
-      detected_at: new Date().toISOString().replace('Z', '+00:00'),
-      source: 'news',
-      data: { headline: 'Acme Robotics opens an office in Lyon', publisher: 'Bench Wire', sentiment: 'positive' },
-    },
-    webhook_id: null,
-    delivered_at: new Date().toISOString(),
-  };
-}
-
 export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
   const log = logger('webhook-intake', options.log);
   const { baselineMs, baselineConcurrency, steps, stepMs, drainMs } = SIZES[size];
@@ -202,7 +186,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
             await env.client.workflow.start('deliverSignalEvent', {
               taskQueue: idleQueue,
               workflowId: `signal-baseline-${tag}-${loop}-${n}`,
-              args: [{ event: event(`baseline-${tag}-${loop}-${n}`) }],
+              args: [{ event: signalCreatedEvent(`baseline-${tag}-${loop}-${n}`) }],
               workflowIdReusePolicy: 'REJECT_DUPLICATE',
               workflowIdConflictPolicy: 'FAIL',
             });
@@ -230,7 +214,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     const inFlight = { count: 0 };
     const postEvent = async (): Promise<boolean> => {
       const signalId = `bench-${tag}-${counter++}`;
-      const body = JSON.stringify(event(signalId));
+      const body = JSON.stringify(signalCreatedEvent(signalId));
       const headers = signWebhook({ id: `msg_${signalId}`, timestamp: new Date(), body, secret: receiverSecret });
       const response = await pool!.request({
         path: target.pathname,
@@ -251,7 +235,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
       await env.client.workflow.start('deliverSignalEvent', {
         taskQueue: idleQueue,
         workflowId: `signal-bare-${tag}-${n}`,
-        args: [{ event: event(`bare-${tag}-${n}`) }],
+        args: [{ event: signalCreatedEvent(`bare-${tag}-${n}`) }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         workflowIdConflictPolicy: 'FAIL',
       });

@@ -17,6 +17,38 @@ const EXAMPLES = `Examples:
 
 const OVERLAP = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'];
 
+const WHERE = 'a path, file://, s3:// or gs:// URL';
+const JOB_OUTPUT = `where the job writes its parts and manifest: ${WHERE}`;
+
+// Flags that several commands declare alike, one group each: commander prints them in each command's help.
+
+/** A job that reads a list of `values` (one `value` a row): its input, output and the input's column. */
+const inputFlags = (command: Command, values: string, value: string) =>
+  command
+    .option('--input <url>', `CSV or JSONL of ${values}: ${WHERE}`)
+    .option('--output <url>', JOB_OUTPUT)
+    .option('--column <name>', `the column holding the ${value} (default: detected)`);
+
+/** Which signals enrich and push schedules ask for. */
+const signalFilterFlags = (command: Command) =>
+  command
+    .option('--signal-types <a,b>', 'only these signal types')
+    .option('--signal-subtypes <a,b>', 'only these signal subtypes (at most 25)');
+
+/** A schedule's watermark state: which domains, and the output it is kept in (`--domains`: list every domain). */
+const watermarkFlags = (command: Command, listFlag: boolean) => {
+  command.option('--domain <d>', 'only this domain (repeatable)', collect);
+  if (listFlag) command.option('--domains', 'list every domain');
+  return command.option('--output <url>', 'the output the state is kept in (default: the schedule’s)');
+};
+
+/** A webhook subscription's settings. */
+const subscriptionFlags = (command: Command) =>
+  command
+    .option('--url <url>', 'an absolute http(s) URL')
+    .option('--types <a,b>', 'signal types')
+    .option('--description <text>', 'a description');
+
 /** What a command's action gives back: the process exit code. */
 type Run = () => Promise<number>;
 
@@ -57,28 +89,17 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       .option('--wait', 'follow the job to its end and exit with its code')
       .option('--dry-run', 'print rows, distinct, invalid, batches and credits; start nothing and call no API');
 
+  const enrich = program.command('enrich').description('enrich a list of company domains with signals');
   jobFlags(
-    program
-      .command('enrich')
-      .description('enrich a list of company domains with signals')
-      .option('--input <url>', 'CSV or JSONL of domains: a path, file://, s3:// or gs:// URL')
-      .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
-      .option('--column <name>', 'the column holding the domain (default: detected)')
-      .option('--signal-types <a,b>', 'only these signal types')
-      .option('--signal-subtypes <a,b>', 'only these signal subtypes (at most 25)')
+    signalFilterFlags(inputFlags(enrich, 'domains', 'domain'))
       .option('--detected-after <iso>', 'only signals detected after this date')
       .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
       .option('--max-credits <n>', 'stop before spending more than this'),
   ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
+  const verifyEmails = program.command('verify-emails').description('verify a list of email addresses');
   jobFlags(
-    program
-      .command('verify-emails')
-      .description('verify a list of email addresses')
-      .option('--input <url>', 'CSV or JSONL of addresses: a path, file://, s3:// or gs:// URL')
-      .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
-      .option('--column <name>', 'the column holding the address (default: detected)')
-      .option('--max-credits <n>', 'stop before spending more than this'),
+    inputFlags(verifyEmails, 'addresses', 'address').option('--max-credits <n>', 'stop before spending more than this'),
   ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
 
   jobFlags(
@@ -86,7 +107,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       .command('intent-export')
       .description('export the people showing intent on some topics')
       .option('--topics <b2b_1,b2b_2>', 'topic ids')
-      .option('--output <url>', 'where the job writes its parts and manifest: a path, file://, s3:// or gs:// URL')
+      .option('--output <url>', JOB_OUTPUT)
       .option('--email-validated', 'only people with a validated email')
       .option('--seniority <a,b>', 'only these seniorities (e.g. Vp,Cxo)')
       .option('--department <a,b>', 'only these departments')
@@ -154,15 +175,14 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       (await import('./commands/schedule.ts')).runScheduleCommand(command.name(), command.args[0], command.opts()),
   );
   const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
-  schedule
+  const create = schedule
     .command('create')
     .description('create a schedule that pushes new signals for a watchlist')
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
-    .option('--watchlist <url>', 'a .csv or .jsonl(.gz) of domains: a path, file://, s3:// or gs:// URL')
-    .option('--output <url>', 'where each run writes: a path, file://, s3:// or gs:// URL')
-    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d')
-    .option('--signal-types <a,b>', 'only these signal types')
-    .option('--signal-subtypes <a,b>', 'only these signal subtypes (at most 25)')
+    .option('--watchlist <url>', `a .csv or .jsonl(.gz) of domains: ${WHERE}`)
+    .option('--output <url>', `where each run writes: ${WHERE}`)
+    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
+  signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
     .option('--limit <n>', 'signals per domain, at most 500')
     .option('--since <iso>', 'the first run pushes signals detected after this date')
@@ -212,21 +232,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--to <iso>', 'end of the window (exclusive)')
     .option('--wait', 'follow the run to its end')
     .action(scheduleAction);
-  schedule
-    .command('state')
-    .description("the schedule's watermarks")
-    .argument('<name>', 'the schedule name')
-    .option('--domain <d>', 'only this domain (repeatable)', collect)
-    .option('--domains', 'list every domain')
-    .option('--output <url>', 'the output the state is kept in (default: the schedule’s)')
-    .action(scheduleAction);
-  schedule
-    .command('reset')
-    .description('forget watermarks: the next run starts over')
-    .argument('<name>', 'the schedule name')
-    .option('--domain <d>', 'only this domain (repeatable)', collect)
-    .option('--output <url>', 'the output the state is kept in (default: the schedule’s)')
-    .action(scheduleAction);
+  const state = schedule.command('state').description("the schedule's watermarks");
+  watermarkFlags(state.argument('<name>', 'the schedule name'), true).action(scheduleAction);
+  const reset = schedule.command('reset').description('forget watermarks: the next run starts over');
+  watermarkFlags(reset.argument('<name>', 'the schedule name'), false).action(scheduleAction);
 
   // ─── webhooks ──────────────────────────────────────────────────────────────────────────────────────────────────
   const webhooks = program.command('webhooks').description('receive signal events, and manage subscriptions');
@@ -248,21 +257,13 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--auth <mode>', 'signature (default), token or none')
     .option('--allow-unauthenticated', 'required with --auth none')
     .action(action((command) => async () => (await import('./commands/webhooks.ts')).runServeCommand(command.opts())));
-  webhooks
-    .command('subscribe')
-    .description('subscribe a URL to signal events (through a running worker)')
-    .option('--url <url>', 'an absolute http(s) URL')
-    .option('--types <a,b>', 'signal types')
-    .option('--description <text>', 'a description')
-    .action(manage);
+  subscriptionFlags(
+    webhooks.command('subscribe').description('subscribe a URL to signal events (through a running worker)'),
+  ).action(manage);
   webhooks.command('list').description("the account's subscriptions").action(manage);
-  webhooks
-    .command('update')
-    .description('change a subscription')
-    .argument('<id>', 'the subscription id')
-    .option('--url <url>', 'an absolute http(s) URL')
-    .option('--types <a,b>', 'signal types')
-    .option('--description <text>', 'a description')
+  subscriptionFlags(
+    webhooks.command('update').description('change a subscription').argument('<id>', 'the subscription id'),
+  )
     .option('--status <status>', 'active or paused')
     .action(manage);
   webhooks

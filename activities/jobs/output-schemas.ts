@@ -24,6 +24,22 @@ const invalidLine = z
   })
   .describe('An input row without a usable value; it was never sent.');
 
+/** A job's output line: one of `lines` by `status`, or an input row without a usable value. */
+function lineSchema<const T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
+  title: string,
+  lines: T,
+) {
+  return z.discriminatedUnion('status', [...lines, invalidLine] as const).meta({ title });
+}
+
+/** A value (under `key`) the service did not answer for; `failure` says what failed. */
+function errorLine<const K extends string>(key: K, failure: string) {
+  const value = { [key]: z.string() } as Record<K, z.ZodString>;
+  return z
+    .looseObject({ ...value, status: z.literal('error'), row, input: z.string(), error: recordError })
+    .describe(`${failure}; a re-run of the job tries it again.`);
+}
+
 const company = z.looseObject({ name: z.string().optional(), domain: z.string().optional() });
 
 const signal = z.looseObject({
@@ -37,52 +53,42 @@ const signal = z.looseObject({
   data: z.looseObject({ summary: z.string().optional() }),
 });
 
-export const EnrichLineSchema = z
-  .discriminatedUnion('status', [
-    z
-      .looseObject({
-        domain: z.string().describe('the normalized domain (lower case, no scheme, www. or path)'),
-        status: z.literal('ok'),
-        row,
-        input: z.string().describe('the value as the input had it'),
-        company,
-        signals: z.array(signal),
-        signal_summary: z.record(z.string(), count).optional(),
-        coverage: z.looseObject({}).optional(),
-      })
-      .describe('The company and its signals.'),
-    z
-      .looseObject({ domain: z.string(), status: z.literal('not_found'), row, input: z.string() })
-      .describe('The service knows no company at this domain (free).'),
-    z
-      .looseObject({ domain: z.string(), status: z.literal('error'), row, input: z.string(), error: recordError })
-      .describe('The domain could not be enriched; a re-run of the job tries it again.'),
-    invalidLine,
-  ])
-  .meta({ title: 'signal-kit enrich output line' });
+export const EnrichLineSchema = lineSchema('signal-kit enrich output line', [
+  z
+    .looseObject({
+      domain: z.string().describe('the normalized domain (lower case, no scheme, www. or path)'),
+      status: z.literal('ok'),
+      row,
+      input: z.string().describe('the value as the input had it'),
+      company,
+      signals: z.array(signal),
+      signal_summary: z.record(z.string(), count).optional(),
+      coverage: z.looseObject({}).optional(),
+    })
+    .describe('The company and its signals.'),
+  z
+    .looseObject({ domain: z.string(), status: z.literal('not_found'), row, input: z.string() })
+    .describe('The service knows no company at this domain (free).'),
+  errorLine('domain', 'The domain could not be enriched'),
+]);
 
-export const VerifyEmailsLineSchema = z
-  .discriminatedUnion('status', [
-    z
-      .looseObject({
-        email: z.string().describe('the normalized address (trimmed, domain in lower case)'),
-        status: z.literal('ok'),
-        row,
-        input: z.string(),
-        result: z.enum(['deliverable', 'undeliverable', 'risky', 'unknown']),
-        confidence: z.number().min(0).max(1).optional(),
-        reason: z.string().optional(),
-        risk_level: z.string().optional(),
-        details: z.looseObject({}).optional(),
-        validated_at: timestamp.optional(),
-      })
-      .describe('The verification of one distinct address.'),
-    z
-      .looseObject({ email: z.string(), status: z.literal('error'), row, input: z.string(), error: recordError })
-      .describe('The address could not be verified; a re-run of the job tries it again.'),
-    invalidLine,
-  ])
-  .meta({ title: 'signal-kit verify-emails output line' });
+export const VerifyEmailsLineSchema = lineSchema('signal-kit verify-emails output line', [
+  z
+    .looseObject({
+      email: z.string().describe('the normalized address (trimmed, domain in lower case)'),
+      status: z.literal('ok'),
+      row,
+      input: z.string(),
+      result: z.enum(['deliverable', 'undeliverable', 'risky', 'unknown']),
+      confidence: z.number().min(0).max(1).optional(),
+      reason: z.string().optional(),
+      risk_level: z.string().optional(),
+      details: z.looseObject({}).optional(),
+      validated_at: timestamp.optional(),
+    })
+    .describe('The verification of one distinct address.'),
+  errorLine('email', 'The address could not be verified'),
+]);
 
 export const IntentExportLineSchema = z
   .looseObject({

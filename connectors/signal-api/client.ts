@@ -149,6 +149,9 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** What parses an answer: a schema in `schemas.ts` (tolerant in, normalized out). */
+type Answer<R> = { safeParse(body: unknown): z.ZodSafeParseResult<R> };
+
 export class SignalClient {
   readonly #http: Transport;
   readonly #baseUrl: string;
@@ -192,6 +195,16 @@ export class SignalClient {
     return withMeta(parsed.data, res.meta);
   }
 
+  /** A read that sends `params` as its JSON body (so it may be retried), its answer parsed by `answer`. */
+  #post<R extends object>(path: string, params: object, answer: Answer<R>, call?: CallOptions): Promise<WithMeta<R>> {
+    return this.#call({ method: 'POST', path, body: body(params), idempotent: true, call }, (b) => answer.safeParse(b));
+  }
+
+  /** A `GET` of `path` (with `query`), its answer parsed by `answer`. */
+  #get<R extends object>(path: string, answer: Answer<R>, call?: CallOptions, query?: ApiRequest['query']) {
+    return this.#call({ method: 'GET', path, query, idempotent: true, call }, (b) => answer.safeParse(b));
+  }
+
   // ─── companies and contacts ──────────────────────────────────────────────────────────────────────────────
 
   /** `POST /v1/companies/enrich`: one company (by `domain`, `company_name` or `linkedin_url`) with its signals. */
@@ -200,10 +213,7 @@ export class SignalClient {
     checkStringArray(params.signal_types, 'signal_types');
     checkSubtypes(params.signal_subtypes);
     checkSignalLimit(params.limit);
-    return this.#call(
-      { method: 'POST', path: '/v1/companies/enrich', body: body(params), idempotent: true, call },
-      (body) => CompanyEnrichSchema.safeParse(body),
-    );
+    return this.#post('/v1/companies/enrich', params, CompanyEnrichSchema, call);
   }
 
   /**
@@ -212,10 +222,7 @@ export class SignalClient {
    */
   async enrichCompanyLegacy(params: EnrichCompanyLegacyParams, call?: CallOptions): Promise<LegacyCompanyEnrichResult> {
     requireOneOf(params, ['domain']);
-    return this.#call(
-      { method: 'GET', path: '/v1/companies/enrich', query: { domain: params.domain }, idempotent: true, call },
-      (body) => LegacyEnrichSchema.safeParse(body),
-    );
+    return this.#get('/v1/companies/enrich', LegacyEnrichSchema, call, { domain: params.domain });
   }
 
   /** `POST /v1/companies/enrich/bulk`: up to 100 domains; one result per distinct domain (`ok`, `not_found`, `error`). */
@@ -235,54 +242,38 @@ export class SignalClient {
     requireOneOf(params, ['contact_email', 'contact_linkedin_url']);
     checkStringArray(params.signal_types, 'signal_types');
     checkSignalLimit(params.limit);
-    return this.#call(
-      { method: 'POST', path: '/v1/contacts/enrich', body: body(params), idempotent: true, call },
-      (body) => ContactEnrichSchema.safeParse(body),
-    );
+    return this.#post('/v1/contacts/enrich', params, ContactEnrichSchema, call);
   }
 
   /** `POST /v1/companies/search`: companies by signal activity, most recent signal first. */
   async searchCompanies(params: SearchCompaniesParams = {}, call?: CallOptions): Promise<CompanySearchResult> {
     checkStringArray(params.signal_types, 'signal_types');
     checkPositiveInteger(params.limit, 'limit');
-    return this.#call(
-      { method: 'POST', path: '/v1/companies/search', body: body(params), idempotent: true, call },
-      (body) => CompanySearchSchema.safeParse(body),
-    );
+    return this.#post('/v1/companies/search', params, CompanySearchSchema, call);
   }
 
   /** `POST /v1/contacts/search`: contacts by signal activity, with seniority, department and job title filters. */
   async searchContacts(params: SearchContactsParams = {}, call?: CallOptions): Promise<ContactSearchResult> {
     checkStringArray(params.signal_types, 'signal_types');
     checkPositiveInteger(params.limit, 'limit');
-    return this.#call(
-      { method: 'POST', path: '/v1/contacts/search', body: body(params), idempotent: true, call },
-      (body) => ContactSearchSchema.safeParse(body),
-    );
+    return this.#post('/v1/contacts/search', params, ContactSearchSchema, call);
   }
 
   // ─── lookups (free) ──────────────────────────────────────────────────────────────────────────────────────
 
   /** `GET /v1/signals/{id}`: one signal by its `sig_<id>` or UUID id. */
   async getSignal(id: string, call?: CallOptions): Promise<SignalResult> {
-    return this.#call(
-      { method: 'GET', path: `/v1/signals/${pathId(id, 'signal_id')}`, idempotent: true, call },
-      (body) => SignalSchema.safeParse(body),
-    );
+    return this.#get(`/v1/signals/${pathId(id, 'signal_id')}`, SignalSchema, call);
   }
 
   /** `GET /v1/signals/types`: every signal type with its subtypes. */
   async listSignalTypes(call?: CallOptions): Promise<SignalTypesResult> {
-    return this.#call({ method: 'GET', path: '/v1/signals/types', idempotent: true, call }, (body) =>
-      SignalTypesSchema.safeParse(body),
-    );
+    return this.#get('/v1/signals/types', SignalTypesSchema, call);
   }
 
   /** `GET /v1/stats`: database statistics. */
   async getStats(call?: CallOptions): Promise<StatsResult> {
-    return this.#call({ method: 'GET', path: '/v1/stats', idempotent: true, call }, (body) =>
-      StatsSchema.safeParse(body),
-    );
+    return this.#get('/v1/stats', StatsSchema, call);
   }
 
   // ─── buyer intent ────────────────────────────────────────────────────────────────────────────────────────
@@ -318,16 +309,8 @@ export class SignalClient {
   /** `GET /v1/buyer-intent/topics?q=&limit=&cursor=`: the topic catalog (path from the sandbox README). Free. */
   async searchTopics(params: SearchTopicsParams = {}, call?: CallOptions): Promise<TopicsPage> {
     checkPositiveInteger(params.limit, 'limit');
-    return this.#call(
-      {
-        method: 'GET',
-        path: '/v1/buyer-intent/topics',
-        query: { q: params.q, limit: params.limit, cursor: params.cursor },
-        idempotent: true,
-        call,
-      },
-      (body) => TopicsPageSchema.safeParse(body),
-    );
+    const query = { q: params.q, limit: params.limit, cursor: params.cursor };
+    return this.#get('/v1/buyer-intent/topics', TopicsPageSchema, call, query);
   }
 
   /** Every page of `searchTopics`, following `next_cursor` to the end. */
@@ -358,10 +341,7 @@ export class SignalClient {
 
   /** `GET /v1/buyer-intent/exports/{id}`: the job's state; `download_url` once `status` is `ready`. */
   async getIntentExport(exportId: string, call?: CallOptions): Promise<IntentExportResult> {
-    return this.#call(
-      { method: 'GET', path: `/v1/buyer-intent/exports/${pathId(exportId, 'export_id')}`, idempotent: true, call },
-      (body) => IntentExportSchema.safeParse(body),
-    );
+    return this.#get(`/v1/buyer-intent/exports/${pathId(exportId, 'export_id')}`, IntentExportSchema, call);
   }
 
   /**
@@ -410,19 +390,13 @@ export class SignalClient {
   /** `POST /v1/emails/verify`: `{ result }` with the verification of one address. */
   async verifyEmail(params: VerifyEmailParams, call?: CallOptions): Promise<VerifyEmailResult> {
     requireString(params.email, 'email');
-    return this.#call(
-      { method: 'POST', path: '/v1/emails/verify', body: body(params), idempotent: true, call },
-      (body) => VerifyEmailSchema.safeParse(body),
-    );
+    return this.#post('/v1/emails/verify', params, VerifyEmailSchema, call);
   }
 
   /** `POST /v1/emails/verify/bulk`: up to 1,000 addresses; duplicates collapsed and charged once. */
   async verifyEmails(params: VerifyEmailsParams, call?: CallOptions): Promise<VerifyEmailsResult> {
     checkEmails(params.emails);
-    return this.#call(
-      { method: 'POST', path: '/v1/emails/verify/bulk', body: body(params), idempotent: true, call },
-      (body) => VerifyEmailsSchema.safeParse(body),
-    );
+    return this.#post('/v1/emails/verify/bulk', params, VerifyEmailsSchema, call);
   }
 
   // ─── webhooks (free; paths from the sandbox README) ──────────────────────────────────────────────────────
@@ -472,9 +446,7 @@ export class SignalClient {
 
   /** `GET /v1/webhooks`: every subscription of the account (without secrets). */
   async listWebhooks(call?: CallOptions): Promise<WebhookListResult> {
-    return this.#call({ method: 'GET', path: '/v1/webhooks', idempotent: true, call }, (body) =>
-      WebhookListSchema.safeParse(body),
-    );
+    return this.#get('/v1/webhooks', WebhookListSchema, call);
   }
 }
 

@@ -6,30 +6,25 @@
  * read back through the AWS client, and the credits on the sandbox's ledger equal to what the spec charges (its truth).
  */
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
-import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
 import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
 import { maxAttempt, until } from '../../bench/lib/kill-drill.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { exportIdeal } from '../promises/oracle.ts';
+import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
 const EXPORT_ROWS = 40_000; // × 768 bytes: a 30 MB download, four 8 MiB parts of a multipart upload
 const LATENCY = { latencyMs: 50 };
 
 describe('drill: the S3 server restarted during part uploads', () => {
-  let env: JobEnv;
-  let proxy: ApiProxy;
-  let input: DrillInput;
-
-  beforeAll(async () => {
-    env = await startJobEnv({
+  const drill = useProxiedDrill({
+    label: 's3',
+    env: {
       s3: true,
       sandbox: {
         seed: 9,
@@ -38,19 +33,13 @@ describe('drill: the S3 server restarted during part uploads', () => {
         exportRows: EXPORT_ROWS,
         exportTiming: { queuedMs: 0, runningMs: 0 },
       },
-    });
-    await env.createBuckets('drills');
-    proxy = await startApiProxy(env.sandbox.url);
-    await env.startWorker({ url: proxy.url });
-    input = await writeDomainsCsv(await tempDir('s3'), 'crm.csv', { distinct: 3_000, seed: 77 });
-  });
-  afterAll(async () => {
-    await proxy?.stop();
-    await env?.stop();
-    await removeTempDirs();
+    },
+    bucket: 'drills',
+    csv: { distinct: 3_000, seed: 77 },
   });
 
   const run = <T>(workflow: string, args: T & { jobId: string }) => {
+    const { env } = drill;
     const c = env.config();
     return env.client.workflow.start(workflow, {
       workflowId: args.jobId,
@@ -60,13 +49,14 @@ describe('drill: the S3 server restarted during part uploads', () => {
   };
   const enrich = (jobId: string): BulkEnrichInput & { jobId: string } => ({
     jobId,
-    input: input.url,
+    input: drill.input.url,
     output: 's3://drills/enrich',
     options: { limit: 2 },
     concurrency: 6,
   });
 
   it('a bulk enrichment: S3 down while paid answers are written; every input once, credits unchanged', async () => {
+    const { env, proxy, input } = drill;
     const before = env.sandbox.ledger.total();
     const firstCall = proxy.calls.length;
     const answered = () => proxy.calls.slice(firstCall).filter((call) => call.domains && call.answeredAt);
@@ -95,6 +85,7 @@ describe('drill: the S3 server restarted during part uploads', () => {
   }, 120_000);
 
   it('an intent export: S3 down in the middle of a multipart upload; the published object has every line', async () => {
+    const { env } = drill;
     const request = { topic_ids: ['b2b_3', 'b2b_4'] };
     const exportJob = (jobId: string): IntentExportInput => ({
       jobId,

@@ -7,18 +7,16 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
-import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
 import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
 import { maxAttempt } from '../../bench/lib/kill-drill.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { type FaultOptions, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { exportIdeal } from '../promises/oracle.ts';
+import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 150 * 86_400_000;
 const PROFILE: FaultOptions = {
@@ -29,27 +27,14 @@ const PROFILE: FaultOptions = {
 };
 
 describe('drill: a sandbox with 5xx, 429 bursts, resets and truncated downloads', () => {
-  let env: JobEnv;
-  let proxy: ApiProxy;
-  let dir: string;
-  let input: DrillInput;
-
-  beforeAll(async () => {
-    env = await startJobEnv({
-      sandbox: { seed: 13, clock: () => CLOCK, exportTiming: { queuedMs: 0, runningMs: 0 } },
-    });
-    proxy = await startApiProxy(env.sandbox.url);
-    await env.startWorker({ url: proxy.url });
-    dir = await tempDir('faults');
-    input = await writeDomainsCsv(dir, 'crm.csv', { distinct: 5_000, seed: 31 });
-  });
-  afterAll(async () => {
-    await proxy?.stop();
-    await env?.stop();
-    await removeTempDirs();
+  const drill = useProxiedDrill({
+    label: 'faults',
+    env: { sandbox: { seed: 13, clock: () => CLOCK, exportTiming: { queuedMs: 0, runningMs: 0 } } },
+    csv: { distinct: 5_000, seed: 31 },
   });
 
   const execute = async (workflow: string, args: { jobId: string }): Promise<{ result: JobResult; cost: number }> => {
+    const { env } = drill;
     const c = env.config();
     const before = env.sandbox.ledger.total();
     const result: JobResult = await env.client.workflow.execute(workflow, {
@@ -61,18 +46,19 @@ describe('drill: a sandbox with 5xx, 429 bursts, resets and truncated downloads'
   };
   const enrich = (jobId: string): BulkEnrichInput => ({
     jobId,
-    input: input.url,
-    output: pathToFileURL(join(dir, 'out')).href,
+    input: drill.input.url,
+    output: pathToFileURL(join(drill.dir, 'out')).href,
     options: { limit: 3 },
     concurrency: 6,
   });
   const intent = (jobId: string): IntentExportInput => ({
     jobId,
-    output: pathToFileURL(join(dir, 'out')).href,
+    output: pathToFileURL(join(drill.dir, 'out')).href,
     request: { topic_ids: ['b2b_21', 'b2b_22', 'b2b_23'] },
     poll: { initialMs: 100, maxMs: 500 },
   });
   it('an enrichment and an intent export: every input once, complete parts, the credits the spec charges', async () => {
+    const { env, proxy, dir, input } = drill;
     const output = pathToFileURL(join(dir, 'out')).href;
     // The export's lines of a fault-free run, to compare contents with (the costs come from the sandbox's truth).
     const cleanExport = await execute('intentExport', intent('faults-export-baseline'));

@@ -6,36 +6,22 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
 import { runCli } from '../../bench/lib/cli-process.ts';
-import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
 import { checkJobOutput } from '../../bench/lib/job-output.ts';
 import { until } from '../../bench/lib/kill-drill.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
+import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 
 describe('drill: the Temporal server restarted in the middle of a job', () => {
-  let env: JobEnv;
-  let proxy: ApiProxy;
-  let dir: string;
-  let input: DrillInput;
-
-  beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 17, clock: () => CLOCK, faults: { latencyMs: 100 } } });
-    proxy = await startApiProxy(env.sandbox.url);
-    await env.startWorker({ url: proxy.url });
-    dir = await tempDir('temporal');
-    input = await writeDomainsCsv(dir, 'crm.csv', { distinct: 4_000, seed: 53 });
-  });
-  afterAll(async () => {
-    await proxy?.stop();
-    await env?.stop();
-    await removeTempDirs();
+  const drill = useProxiedDrill({
+    label: 'temporal',
+    env: { sandbox: { seed: 17, clock: () => CLOCK, faults: { latencyMs: 100 } } },
+    csv: { distinct: 4_000, seed: 53 },
   });
 
   it.each([
@@ -44,6 +30,7 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
   ])(
     'server %s and started again: the worker reconnects, `enrich --wait` exits 0',
     async (_how, hard) => {
+      const { env, proxy, dir, input } = drill;
       const output = pathToFileURL(join(dir, 'out')).href;
       const suffix = hard ? 'hard' : 'soft';
       const jobId = `temporal-drill-${suffix}`;

@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signalCreatedEvent } from '../../bench/lib/signal-event.ts';
 import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { generateWebhookSecret, signWebhook } from '../../index.ts';
@@ -77,21 +78,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
-}
-
-function signalEvent(signalId: string) {
-  return {
-    event: 'signal.created',
-    signal: {
-      id: signalId,
-      type: 'news',
-      company: { name: 'Acme', domain: 'Acme.com' },
-      title: 'Acme opens an office',
-      detected_at: '2026-03-01T12:00:00.000+00:00',
-      source: 'news',
-      data: { headline: 'Acme opens an office' },
-    },
-  };
 }
 
 async function post(url: string, body: string, headers: Record<string, string>) {
@@ -266,7 +252,7 @@ describe('signal-kit webhooks', () => {
     json(await cli(['webhooks', 'update', subscription.webhook_id, '--url', served.info.webhookUrl]));
 
     const signalId = randomUUID();
-    const body = JSON.stringify(signalEvent(signalId));
+    const body = JSON.stringify(signalCreatedEvent(signalId));
     const headers = signWebhook({ id: `msg_${signalId.slice(0, 8)}`, timestamp: new Date(), body, secret: ownSecret });
     const first = await post(served.info.webhookUrl, body, headers);
     expect(first.status).toBe(202);

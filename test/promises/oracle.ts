@@ -122,3 +122,27 @@ export function maxAcceptedInWindow(calls: CallRecord[], windowMs: number): numb
   }
   return most;
 }
+
+/** The truth of one push run: the signals detected in (after, clock] (before `before` for a backfill) per domain. */
+export function newSignals(
+  sandbox: Sandbox,
+  domains: string[],
+  window: { detected_after?: string | number; detected_before?: string | number; signal_types?: string[] },
+): { ids: string[]; perDomain: Map<string, number>; valid: number } {
+  const truth = sandbox.truth.companySignals(domains, window);
+  const perDomain = new Map<string, number>();
+  for (const t of truth) if (t.status === 'ok') perDomain.set(t.domain, t.signals.length);
+  return {
+    ids: truth.flatMap((t) => t.signals.map((s) => s.signal_id)),
+    perDomain,
+    valid: truth.filter((t) => t.status !== 'invalid').length,
+  };
+}
+
+/**
+ * The calls a push run may make: one per 100 distinct domains, one more when the leftovers of several watermark
+ * groups or new domains share a call, and the catch-up calls for the domains that had more new signals than `limit`.
+ */
+export function allowedCalls(valid: number, overLimit: number): number {
+  return Math.ceil(valid / BULK_DOMAINS) + 1 + Math.ceil(overLimit / BULK_DOMAINS);
+}

@@ -1,16 +1,29 @@
 /**
- * What the scheduled-push promise tests share: starting a run on the real workers, reading a run's manifest and
- * manifested parts as a consumer of the bucket would, and the sandbox's truth about which signals a run should
- * have written.
+ * What the scheduled-push promise tests share: their clock and watchlist files, running a push on the real workers,
+ * and reading a run's manifest and manifested parts as a consumer of the bucket would. The truth a run is checked
+ * against is in oracle.ts.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import type { JobEnv } from '../../devstack/job-env.ts';
-import type { Sandbox } from '../../sandbox/index.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
-import { BULK_DOMAINS, PATHS } from './oracle.ts';
+
+export const DAY = 86_400_000;
+
+/** When the push tests' first run happens (2026-03-01 06:00 UTC); each moves the sandbox's clock on from there. */
+export const FIRST_RUN_AT = Date.UTC(2026, 2, 1, 6);
+
+/** Writes `lines` (the header first) as `dir`/watchlist.csv and returns its file:// URL. */
+export async function writeWatchlist(dir: string, lines: string[]): Promise<string> {
+  const path = join(dir, 'watchlist.csv');
+  await writeFile(path, `${lines.join('\n')}\n`);
+  return pathToFileURL(path).href;
+}
 
 export interface PushLineRead {
   domain: string;
@@ -50,40 +63,6 @@ export async function readPushRun(
     for (const line of partLines) lines.push(JSON.parse(line) as PushLineRead);
   }
   return { manifest, lines };
-}
-
-/** The truth of one run: the signals detected in (after, clock] (before `before` for a backfill) per domain. */
-export function newSignals(
-  sandbox: Sandbox,
-  domains: string[],
-  window: { detected_after?: string | number; detected_before?: string | number; signal_types?: string[] },
-): { ids: string[]; perDomain: Map<string, number>; valid: number } {
-  const truth = sandbox.truth.companySignals(domains, window);
-  const perDomain = new Map<string, number>();
-  for (const t of truth) if (t.status === 'ok') perDomain.set(t.domain, t.signals.length);
-  return {
-    ids: truth.flatMap((t) => t.signals.map((s) => s.signal_id)),
-    perDomain,
-    valid: truth.filter((t) => t.status !== 'invalid').length,
-  };
-}
-
-/** Bulk enrich calls since a mark, counted from the sandbox's record of calls (not from ledger entries). */
-export function bulkCallsSince(sandbox: Sandbox, mark: number): number {
-  return sandbox.truth.calls({ after: mark, path: PATHS.enrichBulk }).length;
-}
-
-/** Credits the sandbox charged since a mark. */
-export function chargedSince(sandbox: Sandbox, mark: number): number {
-  return sandbox.truth.calls({ after: mark }).reduce((sum, call) => sum + call.credits, 0);
-}
-
-/**
- * The calls a run may make: one per 100 distinct domains, one more when the leftovers of several watermark groups
- * or new domains share a call, and the catch-up calls for the domains that had more new signals than `limit`.
- */
-export function allowedCalls(valid: number, overLimit: number): number {
-  return Math.ceil(valid / BULK_DOMAINS) + 1 + Math.ceil(overLimit / BULK_DOMAINS);
 }
 
 export function sorted(ids: Iterable<string>): string[] {

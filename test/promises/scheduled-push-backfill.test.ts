@@ -5,7 +5,6 @@
  * replaces the state; a run stopped before its catch-up names the domains left behind and the next run finishes
  * them. Checked against the sandbox's truth on real workers (Temporal, file output).
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,14 +13,12 @@ import { readPushState } from '../../activities/push/watermarks.ts';
 import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { MAX_LIMIT } from './oracle.ts';
-import { bulkCallsSince, chargedSince, newSignals, readPushRun, runPush, sorted } from './push-helpers.ts';
-
-const DAY = 86_400_000;
+import { callsTo, chargedSince, MAX_LIMIT, newSignals, PATHS } from './oracle.ts';
+import { DAY, FIRST_RUN_AT, readPushRun, runPush, sorted, writeWatchlist } from './push-helpers.ts';
 
 describe('scheduled push: backfill of a past window, lookback and full refresh (file output)', () => {
   let env: JobEnv;
-  let now = Date.UTC(2026, 2, 1, 6);
+  let now = FIRST_RUN_AT;
   const domains = Array.from({ length: 150 }, (_, i) => `window-co${i}.com`);
   let watchlist: string;
   let output: string;
@@ -30,9 +27,8 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
     env = await startJobEnv({ sandbox: { seed: 31, clock: () => now } });
     await env.startWorker();
     const dir = await tempDir('push-window');
-    watchlist = pathToFileURL(join(dir, 'watchlist.csv')).href;
+    watchlist = await writeWatchlist(dir, ['domain', ...domains]);
     output = pathToFileURL(join(dir, 'out')).href;
-    await writeFile(join(dir, 'watchlist.csv'), `${['domain', ...domains].join('\n')}\n`);
   });
   afterAll(async () => {
     await env?.stop();
@@ -75,14 +71,16 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
       signals: paid - inWindow.ids.length,
       credits: 2 * (paid - inWindow.ids.length),
     });
-    expect(bulkCallsSince(env.sandbox, mark)).toBe(Math.ceil(afterFrom.valid / 100) + Math.ceil(over / 100));
+    expect(callsTo(env.sandbox, PATHS.enrichBulk, mark)).toHaveLength(
+      Math.ceil(afterFrom.valid / 100) + Math.ceil(over / 100),
+    );
     expect(manifest).toMatchObject({ mode: 'backfill', window, watermarks: { committed: false } });
     expect(await store.exists(watermarksKey('daily'))).toBe(false);
 
     // The same backfill again: the same keys, no call, nothing paid.
     const again = env.sandbox.truth.lastCall();
     const repeated = await runPush(env, 'window-backfill-again', { name: 'daily', watchlist, output, limit, window });
-    expect(bulkCallsSince(env.sandbox, again)).toBe(0);
+    expect(callsTo(env.sandbox, PATHS.enrichBulk, again)).toHaveLength(0);
     expect(repeated).toMatchObject({ runId: result.runId, signals: result.signals, credits: result.credits });
   });
 
@@ -186,8 +184,6 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
 
   /** A watchlist file of its own for `list`. */
   async function watchlistOf(list: string[]): Promise<string> {
-    const dir = await tempDir('push-subset');
-    await writeFile(join(dir, 'watchlist.csv'), `${['domain', ...list].join('\n')}\n`);
-    return pathToFileURL(join(dir, 'watchlist.csv')).href;
+    return writeWatchlist(await tempDir('push-subset'), ['domain', ...list]);
   }
 });

@@ -3,7 +3,6 @@
  * answers that were in flight when it died. A real `signal-kit worker` process is SIGKILLed while paid bulk answers
  * are on their way to it (the sandbox holds each answer after charging), then another worker finishes the run.
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,14 +12,12 @@ import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { until } from '../../bench/lib/kill-drill.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import { BULK_DOMAINS, callsTo, chargedSince, PATHS } from './oracle.ts';
-import { newSignals, readPushRun, sorted } from './push-helpers.ts';
-
-const DAY = 86_400_000;
+import { BULK_DOMAINS, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
+import { DAY, FIRST_RUN_AT, readPushRun, sorted, writeWatchlist } from './push-helpers.ts';
 
 describe('promise: a scheduled push survives a killed worker', () => {
   let env: JobEnv;
-  const now = Date.UTC(2026, 2, 1, 6);
+  const now = FIRST_RUN_AT;
   const workers: ChildWorker[] = [];
 
   beforeAll(async () => {
@@ -35,7 +32,7 @@ describe('promise: a scheduled push survives a killed worker', () => {
   it('writes every signal once and pays again only for the answers the dead worker never received', async () => {
     const dir = await tempDir('push-crash');
     const domains = Array.from({ length: 420 }, (_, i) => `crash-co${i}.com`);
-    await writeFile(join(dir, 'watchlist.csv'), `${['domain', ...domains].join('\n')}\n`);
+    const watchlist = await writeWatchlist(dir, ['domain', ...domains]);
     const output = pathToFileURL(join(dir, 'out')).href;
     const since = new Date(now - 30 * DAY).toISOString();
     const truth = newSignals(env.sandbox, domains, { detected_after: since });
@@ -52,7 +49,7 @@ describe('promise: a scheduled push survives a killed worker', () => {
       args: [
         {
           name: 'crash',
-          watchlist: pathToFileURL(join(dir, 'watchlist.csv')).href,
+          watchlist,
           output,
           since,
           runAt: new Date(now).toISOString(),

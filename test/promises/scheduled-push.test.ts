@@ -1,33 +1,16 @@
-/**
- * Promise: a scheduled push writes every signal the service shows for its watchlist exactly once across runs, pays
- * 2 credits per new signal plus only the overlap it reports, and makes about one bulk call per 100 domains on every
- * run, also when domains have more new signals than `limit`. Checked against the sandbox's truth over three runs
- * with the clock moving, on real workers (Temporal, S3 output).
- */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPushState } from '../../activities/push/watermarks.ts';
 import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
-import {
-  allowedCalls,
-  bulkCallsSince,
-  chargedSince,
-  newSignals,
-  readPushRun,
-  runPush,
-  sorted,
-} from './push-helpers.ts';
+import { allowedCalls, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
+import { DAY, FIRST_RUN_AT, readPushRun, runPush, sorted, writeWatchlist } from './push-helpers.ts';
 
-const DAY = 86_400_000;
 const LIMIT = 6;
 
 describe('scheduled push keeps its promises over three runs with the clock moving (S3 output)', () => {
   let env: JobEnv;
-  let now = Date.UTC(2026, 2, 1, 6);
+  let now = FIRST_RUN_AT;
   const domains = Array.from({ length: 250 }, (_, i) => `promise-co${i}.com`);
   let watchlist: string;
 
@@ -37,8 +20,7 @@ describe('scheduled push keeps its promises over three runs with the clock movin
     await env.createBuckets('push-promise');
     const dir = await tempDir('push-promise');
     const rows = ['domain', ...domains, 'PROMISE-CO7.COM', 'https://www.promise-co8.com/about', 'not a domain'];
-    watchlist = pathToFileURL(join(dir, 'watchlist.csv')).href;
-    await writeFile(join(dir, 'watchlist.csv'), `${rows.join('\n')}\n`);
+    watchlist = await writeWatchlist(dir, rows);
   });
   afterAll(async () => {
     await env?.stop();
@@ -83,7 +65,7 @@ describe('scheduled push keeps its promises over three runs with the clock movin
 
       const result = await runPush(env, `promise-push-${i}`, { ...push, runAt: new Date(now).toISOString() });
       const { manifest, lines } = await readPushRun(store, result);
-      const calls = bulkCallsSince(env.sandbox, mark);
+      const calls = callsTo(env.sandbox, PATHS.enrichBulk, mark).length;
       const charged = chargedSince(env.sandbox, mark);
 
       // The flooded domain has more new signals than one call returns (500, newest first): it is asked once per
