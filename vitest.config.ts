@@ -11,7 +11,7 @@ const HEAVY_FILES = new Map<string, number>([
   ['test/e2e/cost-safety.test.ts', 59],
   ['test/promises/crash-drills.test.ts', 53],
   ['test/e2e/jobs-cli.test.ts', 31],
-  ['test/integration/history-bound.test.ts', 30],
+  ['test/integration/history-bound.test.ts', 35],
   ['test/integration/temporal-tls.test.ts', 28],
   ['test/integration/webhooks-delivery.test.ts', 27],
   ['test/bench/rate-limit-saturation.test.ts', 27],
