@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import type { JobResult, Manifest } from '../activities/jobs/types.ts';
 import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
 import { DEFAULT_BATCH_CONCURRENCY } from '../workflows/constants.ts';
+import { slotIntervalMs } from '../workflows/rate-schedule.ts';
 import { maxInWindow, startApiProxy } from './lib/api-proxy.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { writeDomainsCsv } from './lib/files.ts';
@@ -69,6 +70,9 @@ interface Outcome {
   otherFailures: number;
   wallMs: number;
   spanMs: number;
+  /** Job start → first accepted call, and last accepted call → last manifest. */
+  startupMs: number;
+  tailMs: number;
   achievedPerMin: number;
   share: number;
   busiestWindow: number;
@@ -182,6 +186,7 @@ async function runCase(
   const limited = enrich.filter((call) => call.status === 429).length;
   const times = accepted.map((call) => call.startedAt);
   const spanMs = Math.max(...times) - Math.min(...times);
+  const startupMs = Math.min(...times) - started;
   const achievedPerMin = (accepted.length / wallMs) * 60_000;
   // Where a batch's time goes, from the workflows' own history: waiting for dispatch and a slot, running.
   const timings = [];
@@ -204,6 +209,8 @@ async function runCase(
     otherFailures: enrich.length - accepted.length - limited,
     wallMs,
     spanMs,
+    startupMs,
+    tailMs: wallMs - startupMs - spanMs,
     achievedPerMin,
     share: achievedPerMin / perMinute,
     busiestWindow: maxInWindow(times, windowMs),
@@ -225,6 +232,7 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
   const perMinute = Math.round((rateLimit * 60_000) / windowMs);
   const idealMs = (batches / perMinute) * 60_000;
   const concurrency = options.concurrency ?? DEFAULT_BATCH_CONCURRENCY;
+  const interval = slotIntervalMs(perMinute, windowMs);
   const startedAt = new Date();
   const outcomes: Outcome[] = [];
   const chosen = CONFIGURATIONS.filter((c) => !options.configurations || options.configurations.includes(c.name));
@@ -259,6 +267,11 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
         row('429 answers', (o) => o.rateLimited),
         row('other failed answers', (o) => o.otherFailures),
         row('job wall time (start → last manifest)', (o) => secs(o.wallMs)),
+        row('… start → first call (input preparation, first slot)', (o) => secs(o.startupMs)),
+        row(`… first → last call, beyond the limiter's spacing (${num(interval, 1)} ms)`, (o) =>
+          secs(o.spanMs - (o.accepted - 1) * interval),
+        ),
+        row('… last call → last manifest', (o) => secs(o.tailMs)),
         row('each job (start → its manifest)', (o) => o.jobWallMs.map((ms) => secs(ms)).join(', ')),
         row(`ideal (${batches} calls ÷ ${perMinute}/min)`, () => secs(idealMs)),
         row('wall / ideal', (o) => `${num(o.wallMs / idealMs, 3)}×`),

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { createGunzip } from 'node:zlib';
 import type { JobResult, Manifest, VerificationSummary } from '../activities/jobs/types.ts';
+import { DEFAULT_BATCHES_PER_RUN } from '../workflows/constants.ts';
 import type { VerifyEmailsInput } from '../workflows/verify-emails.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { num, peakOverIdle, secs } from './lib/format.ts';
@@ -237,7 +238,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         'memory probe completed': probe.completed,
       },
       notes: [
-        'History events are counted per run of the chain after the job (fetchHistory of each run); the job continues as new every 400 chunks by default, so no run grows with the input.',
+        `History events are counted per run of the chain after the job (fetchHistory of each run); the job continues as new every ${DEFAULT_BATCHES_PER_RUN} chunks by default, so no run grows with the input.`,
       ],
     };
   } finally {

@@ -1,14 +1,19 @@
 import { constants, generateKeyPairSync, privateDecrypt, randomUUID } from 'node:crypto';
-import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
 import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../activities/webhook-subscriptions.ts';
+import { receiverAuthFromEnv, type ServeAuthMode } from '../config/webhooks.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../config/worker.ts';
 import { SignalApiError, ValidationError } from '../connectors/errors.ts';
+import { type ReceiverLogEntry, startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../intake/index.ts';
+import { runChecks } from '../workers/health.ts';
+import { temporalAnswers } from '../workers/temporal-health.ts';
 import { manageWebhooks } from '../workflows/webhook-subscriptions.ts';
 import { noWorkerMessage, queuesWithoutWorker } from './pollers.ts';
 import { connectClient } from './temporal.ts';
 
-// The webhook subscriptions service behind `signal-kit webhooks subscribe|list|update|delete|test`: every call is made
-// by a worker (with its API key, on the rate-limited API queue), never by the CLI itself.
+// The webhooks service behind `signal-kit webhooks …`: the intake (`serve`), and the subscriptions
+// (`subscribe|list|update|delete|test`), whose every call is made by a worker (with its API key, on the rate-limited
+// API queue), never by the CLI itself.
 
 /** How long a management command waits for a worker to take its call before saying that none is running. */
 const WORKER_WAIT_MS = 30_000;
@@ -80,4 +85,65 @@ function apiErrorOf(error: unknown): SignalApiError | undefined {
     field: typeof info.field === 'string' ? info.field : undefined,
   };
   return info.name === 'ValidationError' ? new ValidationError(init) : new SignalApiError(init);
+}
+
+// ─── the intake (`webhooks serve`) ─────────────────────────────────────────────────────────────────────────────
+
+/** Where and how the intake listens (`webhooks serve`'s flags, checked). */
+export interface ServeOptions {
+  port: number;
+  host: string;
+  path: string;
+  auth: ServeAuthMode;
+  allowUnauthenticated: boolean;
+}
+
+export interface WebhookIntake {
+  receiver: WebhookReceiver;
+  taskQueue: string;
+  /** Stops accepting events, then closes the Temporal connection (unless the client was given). */
+  close(): Promise<void>;
+}
+
+/**
+ * The intake wired to Temporal (programmatic form of `webhooks serve`): each accepted `signal.created` event
+ * starts `deliverSignalEvent` with workflow id `signal-<signal id>` on the configured task queue, and the sender
+ * gets its 2xx only after Temporal accepted the start (a redelivery is acknowledged as a duplicate).
+ */
+export async function startWebhookIntake(options: {
+  serve: ServeOptions;
+  env?: Record<string, string | undefined>;
+  temporal?: TemporalConfig;
+  /** A connected client (tests); otherwise one is connected from `temporal` and closed by `close()`. */
+  client?: Client;
+  log?: (entry: ReceiverLogEntry) => void;
+}): Promise<WebhookIntake> {
+  const { serve } = options;
+  const env = options.env ?? process.env;
+  const auth = receiverAuthFromEnv(serve.auth, env);
+  const temporal = options.temporal ?? parseTemporalConfig(env);
+  const client = options.client ?? (await connectClient(temporal));
+  try {
+    const receiver = await startWebhookReceiver({
+      port: serve.port,
+      host: serve.host,
+      path: serve.path,
+      auth,
+      allowUnauthenticated: serve.allowUnauthenticated,
+      enqueue: temporalEnqueue({ client, taskQueue: temporal.taskQueue }),
+      readiness: () => runChecks({ temporal: () => temporalAnswers(client.connection, temporal.address) }),
+      ...(options.log ? { log: options.log } : {}),
+    });
+    return {
+      receiver,
+      taskQueue: temporal.taskQueue,
+      async close() {
+        await receiver.close();
+        if (!options.client) await client.connection.close();
+      },
+    };
+  } catch (error) {
+    if (!options.client) await client.connection.close();
+    throw error;
+  }
 }

@@ -237,6 +237,18 @@ export function isRetryable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether a failed call provably cost nothing, so that sending it again cannot pay twice: its answer said it charged
+ * 0, the request never reached the service, the client refused it before sending (`status` 0), or the service
+ * refused it (a 4xx, 429 included: refusals come before any work, and the service charges only work it did).
+ */
+export function chargedNothing(err: unknown): boolean {
+  if (!(err instanceof SignalApiError)) return false;
+  if (err.creditsCharged === 0) return true;
+  if (err instanceof NetworkError) return err.notSent;
+  return err.status === 0 || (err.status >= 400 && err.status < 500);
+}
+
 /** The delay the server asked for before the next attempt (`Retry-After`), when it asked for one. */
 export function retryAfterMsOf(err: unknown): number | undefined {
   return err instanceof SignalApiError ? err.retryAfterMs : undefined;

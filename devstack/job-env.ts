@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
@@ -28,6 +28,18 @@ export interface JobEnv {
   stop(): Promise<void>;
 }
 
+/**
+ * A bundle of this checkout's workflows already built for the whole run (the test suite's global setup writes one), so
+ * that every stack does not bundle the same code again; absent, each stack bundles its own.
+ */
+export const PREBUILT_BUNDLE_ENV = 'SIGNAL_KIT_DEVSTACK_WORKFLOW_BUNDLE';
+
+async function workflowBundle(): Promise<{ bundle: WorkflowBundleWithSourceMap; path?: string }> {
+  const path = process.env[PREBUILT_BUNDLE_ENV];
+  if (path) return { bundle: { code: await readFile(path, 'utf8'), sourceMap: '' }, path };
+  return { bundle: await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') }) };
+}
+
 let runtimeInstalled = false;
 
 export async function startJobEnv(
@@ -37,20 +49,20 @@ export async function startJobEnv(
     Runtime.install({ logger: new DefaultLogger('WARN') });
     runtimeInstalled = true;
   }
-  const [stack, bundle] = await Promise.all([
+  const [stack, { bundle, path: prebuiltPath }] = await Promise.all([
     startDevStack({
       temporal: true,
       s3: options.s3 ?? false,
       gcs: options.gcs ?? false,
       ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
     }),
-    bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') }),
+    workflowBundle(),
   ]);
   // In-process workers open s3:// and gs:// stores from the standard variables, as a deployed worker would.
   Object.assign(process.env, stack.env());
   const sandbox = await startSandbox({ rateLimitPerMinute: 0, ...options.sandbox });
-  const bundlePath = join(stack.stateDir, 'workflow-bundle.js');
-  await writeFile(bundlePath, bundle.code);
+  const bundlePath = prebuiltPath ?? join(stack.stateDir, 'workflow-bundle.js');
+  if (!prebuiltPath) await writeFile(bundlePath, bundle.code);
   const temporal = stack.temporal!;
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection, namespace: temporal.namespace });

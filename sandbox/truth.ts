@@ -6,7 +6,7 @@
 import { isValidDomain, normalizeDomain, resolveCompany } from './data/companies.ts';
 import { isValidEmail, normalizeEmail, type VerificationResult, verifyEmail } from './data/emails.ts';
 import type { ExportService } from './exports.ts';
-import { quoteExport } from './routes/intent.ts';
+import { type ExportRequest, quoteExport } from './routes/intent.ts';
 import type { DataStore, SignalFilter } from './store.ts';
 import { isoZ, parseIsoDateTime } from './time.ts';
 
@@ -59,15 +59,8 @@ export interface ExportTruth {
   credits: number;
 }
 
-export interface ExportRequest {
-  topic_ids: string[];
-  email_validated?: boolean;
-  seniority?: string[];
-  department?: string[];
-  has_email?: boolean;
-  has_mobile?: boolean;
-  limit?: number;
-}
+/** An export submit's body, as the sandbox's route accepts it. */
+export type { ExportRequest };
 
 function ms(value: string | number | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;

@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
-import { ARRIVAL_GUARD_MS, MAX_SLOTS_PER_REQUEST, type SlotGrant, slotIntervalMs } from '../workflows/rate-schedule.ts';
+import {
+  ARRIVAL_GUARD_MS,
+  MAX_LEAD_MS,
+  MAX_SLOTS_PER_REQUEST,
+  type SlotGrant,
+  slotIntervalMs,
+} from '../workflows/rate-schedule.ts';
 
 export interface ApiPermitsOptions {
   client: Client;
@@ -37,6 +43,8 @@ export class ApiPermits {
   readonly #waiting: Waiter[] = [];
   #busy = false;
   #lastSentAt = Number.NEGATIVE_INFINITY;
+  /** How late a grant reaches this process after the limiter's `now` (smoothed): sent as the next request's lead. */
+  #arrivalMs = 0;
 
   constructor(options: ApiPermitsOptions) {
     this.#options = options;
@@ -53,10 +61,12 @@ export class ApiPermits {
       });
       const waitMs = slotAt - Date.now();
       if (waitMs > 0) await sleep(waitMs, undefined, options);
-      // Slots whose timers fired together (the event loop was busy parsing an answer) leave one interval apart, so
-      // that a late process does not send a burst.
+      // Slots whose timers fired together (the event loop was busy parsing an answer) do not leave as a burst: a
+      // process's calls stay an interval less STALE_SLOT_MS apart. Not a whole interval: a call sent late would then
+      // push the process's next call late by as much, and so on until one went stale and its slot was lost. The
+      // window is safe without more, since every call leaves within STALE_SLOT_MS of its slot.
       for (;;) {
-        const gap = this.#lastSentAt + interval - performance.now();
+        const gap = this.#lastSentAt + interval - STALE_SLOT_MS - performance.now();
         if (gap <= 0) break;
         await sleep(gap, undefined, options);
       }
@@ -76,6 +86,7 @@ export class ApiPermits {
     void this.#reserve(batch.length).then(
       (grant) => {
         const base = grant.grantedAt ?? Date.now();
+        this.#arrivalMs = 0.7 * this.#arrivalMs + 0.3 * Math.max(0, Date.now() - base);
         for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(base + waitMs);
         const rest = batch.slice(grant.waitsMs.length);
         if (rest.length === 0) {
@@ -106,7 +117,14 @@ export class ApiPermits {
     for (let attempt = 1; ; attempt++) {
       try {
         return await client.workflow.getHandle(workflowId).executeUpdate(reserveSlotsUpdate, {
-          args: [{ count, perMinute, ...(windowMs ? { windowMs } : {}) }],
+          args: [
+            {
+              count,
+              perMinute,
+              ...(windowMs ? { windowMs } : {}),
+              leadMs: Math.min(Math.round(this.#arrivalMs), MAX_LEAD_MS),
+            },
+          ],
         });
       } catch (error) {
         if (attempt >= RESERVE_ATTEMPTS) throw error;

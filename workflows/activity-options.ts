@@ -16,11 +16,15 @@ export function isFatalFailure(error: unknown): boolean {
  * while they run (workers/activity-failures.ts), so a worker that dies mid-call is noticed within the heartbeat timeout and
  * its batches are retried elsewhere, instead of waiting out the start-to-close timeout.
  */
-export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): ActivityOptions {
+export function apiActivityOptions(
+  taskQueue: string,
+  maximumAttempts = 8,
+  heartbeatTimeoutMs = 10_000,
+): ActivityOptions {
   return {
     taskQueue,
     startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: '10 seconds',
+    heartbeatTimeout: heartbeatTimeoutMs,
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
@@ -32,11 +36,11 @@ export function apiActivityOptions(taskQueue: string, maximumAttempts = 8): Acti
 }
 
 /** Options for activities that only touch storage (preparing input, writing manifests); they heartbeat too. */
-export function storageActivityOptions(taskQueue: string): ActivityOptions {
+export function storageActivityOptions(taskQueue: string, heartbeatTimeoutMs = 20_000): ActivityOptions {
   return {
     taskQueue,
     startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '20 seconds',
+    heartbeatTimeout: heartbeatTimeoutMs,
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,

@@ -8,7 +8,7 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { grantSlots, MAX_SLOTS_PER_REQUEST, type Schedule, type SlotGrant } from './rate-schedule.ts';
+import { grantSlots, MAX_LEAD_MS, MAX_SLOTS_PER_REQUEST, type Schedule, type SlotGrant } from './rate-schedule.ts';
 
 /**
  * The account's request budget, shared by every worker process and every job: one long-lived workflow per API task
@@ -27,6 +27,8 @@ export interface SlotRequest {
   perMinute: number;
   /** The service's rate window (SIGNAL_API_RATE_WINDOW_MS); a minute when absent. */
   windowMs?: number;
+  /** How long the asking process's last grant took to reach it: a slot granted now is put off by about as much. */
+  leadMs?: number;
 }
 
 export const reserveSlotsUpdate = defineUpdate<SlotGrant, [SlotRequest]>('reserveSlots');
@@ -59,7 +61,14 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
     reserveSlotsUpdate,
     (request) => {
       requests += 1;
-      const grant = grantSlots(schedule, Date.now(), request.count, request.perMinute, request.windowMs);
+      const grant = grantSlots(
+        schedule,
+        Date.now(),
+        request.count,
+        request.perMinute,
+        request.windowMs,
+        request.leadMs,
+      );
       granted += grant.waitsMs.length;
       return grant;
     },
@@ -70,6 +79,9 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
         }
         if (!(request.perMinute > 0 && Number.isFinite(request.perMinute))) {
           throw new RangeError('perMinute must be a positive number');
+        }
+        if (request.leadMs !== undefined && !(request.leadMs >= 0 && request.leadMs <= MAX_LEAD_MS)) {
+          throw new RangeError(`leadMs must be a number from 0 to ${MAX_LEAD_MS}`);
         }
       },
     },

@@ -1,9 +1,9 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
+import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import {
   DEFAULT_API_TASK_QUEUE,
   DEFAULT_BATCH_CONCURRENCY,
@@ -29,6 +29,12 @@ export interface BatchJobInput {
   apiTaskQueue?: string;
   /** Batches scheduled per workflow run before continue-as-new. */
   batchesPerRun?: number;
+  /**
+   * How long one of the job's activities may go without a heartbeat before Temporal gives it to another worker, i.e.
+   * how soon the job notices a dead worker (default 10 s for API calls, 20 s for storage steps). The worker beats
+   * every second; keep this several seconds above that.
+   */
+  heartbeatTimeoutMs?: number;
   /** Carried across continue-as-new; not for callers. */
   carried?: CarriedState;
 }
@@ -55,7 +61,9 @@ export interface BatchJobSpec {
 
 /** The stubs of a batch job's API activities, on the rate-limited API queue. */
 export function batchApiActivities(input: BatchJobInput) {
-  return proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  return proxyActivities<ApiActivities>(
+    apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE, undefined, input.heartbeatTimeoutMs),
+  );
 }
 
 /**
@@ -72,7 +80,9 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     output: input.output,
     compression: input.compression ?? 'gzip',
   };
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  const jobs = proxyActivities<JobActivities>(
+    storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.heartbeatTimeoutMs),
+  );
   const startedAt = input.carried?.startedAt ?? new Date().toISOString();
   const totals = input.carried?.totals ?? emptyTotals();
   let prepared = input.carried?.prepared;
@@ -135,28 +145,12 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });
   }
 
-  const status = finalStatus(outcome, totals);
-  phase = 'finalizing';
-  const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
-  const result = await jobs.finalizeJob({
-    job,
-    input: input.input,
-    status,
-    startedAt,
-    prepared: plan,
-    error,
-    details: { ...spec.details, max_credits: spec.maxCredits ?? null },
-  });
-  phase = status;
-  if (error !== undefined) {
-    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${error}`, 'JobFailed', result);
-  }
-  return result;
-}
-
-/** The innermost message of an activity failure, which is the service's or the storage's own words. */
-export function failureMessage(error: unknown): string {
-  let current: unknown = error;
-  while (current instanceof ActivityFailure && current.cause) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
+  const details = { ...spec.details, max_credits: spec.maxCredits ?? null };
+  return finishRun(
+    outcome,
+    totals,
+    `job ${job.jobId}`,
+    (p) => (phase = p),
+    (ending) => jobs.finalizeJob({ job, input: input.input, startedAt, prepared: plan, ...ending, details }),
+  );
 }

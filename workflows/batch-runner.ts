@@ -1,4 +1,4 @@
-import { condition } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition } from '@temporalio/workflow';
 import type { BatchResult, JobStatus, PartCounts } from '../activities/jobs/types.ts';
 
 /** Running totals of a batch job; carried across continue-as-new and returned by the `progress` query. */
@@ -133,4 +133,39 @@ export function finalStatus(outcome: WindowOutcome, totals: BatchTotals): Exclud
   if (outcome.fatal !== undefined) return 'failed';
   if (outcome.budgetExhausted) return 'budget_exhausted';
   return totals.batchesFailed > 0 ? 'completed_with_errors' : 'completed';
+}
+
+/** How a job or push run ended, as its finalize activity records it. */
+export interface RunEnding {
+  status: Exclude<JobStatus, 'running'>;
+  /** The fatal failure's message, when the run failed. */
+  error?: string;
+}
+
+/**
+ * Ends a job or push run that ran its window: `finalize` (its finalize activity) records the ending, `setPhase`
+ * follows along for the progress query, and a failed run then fails the workflow (`JobFailed`, with the finalize
+ * result as details). `what` names the run in that failure (`job <id>`).
+ */
+export async function finishRun<R extends { status: JobStatus }>(
+  outcome: WindowOutcome,
+  totals: BatchTotals,
+  what: string,
+  setPhase: (phase: 'finalizing' | JobStatus) => void,
+  finalize: (ending: RunEnding) => Promise<R>,
+): Promise<R> {
+  const status = finalStatus(outcome, totals);
+  const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
+  setPhase('finalizing');
+  const result = await finalize(error === undefined ? { status } : { status, error });
+  setPhase(result.status);
+  if (error !== undefined) throw ApplicationFailure.nonRetryable(`${what} failed: ${error}`, 'JobFailed', result);
+  return result;
+}
+
+/** The innermost message of an activity failure, which is the service's or the storage's own words. */
+export function failureMessage(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof ActivityFailure && current.cause) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
 }

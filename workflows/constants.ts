@@ -9,8 +9,12 @@ export const DEFAULT_API_TASK_QUEUE = 'signal-kit-api';
  */
 export const DEFAULT_BATCH_CONCURRENCY = 16;
 
-/** Batches scheduled by one workflow run before it continues as new; keeps history to a few thousand events. */
-export const DEFAULT_BATCHES_PER_RUN = 400;
+/**
+ * Batches scheduled by one workflow run before it continues as new; keeps history to a few thousand events (at most
+ * six per batch). A run drains its window before it continues, and the slots of the account's rate limit that pass
+ * meanwhile are lost (about a second each time), so runs are not made shorter than they need to be.
+ */
+export const DEFAULT_BATCHES_PER_RUN = 500;
 
 /** Spec section 8: 2 credits per signal returned by enrich. Used only to bound what a batch could cost. */
 export const CREDITS_PER_SIGNAL = 2;

@@ -4,7 +4,7 @@ import type { JobRef } from '../activities/jobs/types.ts';
 import type { ApiActivities, ExportActivities, JobActivities } from '../activities/registry.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
-import { failureMessage } from './batch-job.ts';
+import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';

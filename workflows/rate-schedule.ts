@@ -46,9 +46,16 @@ export interface Schedule {
   nextAt: number;
 }
 
+/** The most a caller may ask its first slot to be put off (see grantSlots' `leadMs`). */
+export const MAX_LEAD_MS = 1_000;
+
 /**
- * Grants up to `count` slots at `now`: each at the later of `now` and the previous slot plus the interval, none
- * beyond `now + MAX_AHEAD_MS`. Mutates `schedule`.
+ * Grants up to `count` slots at `now`: each at the later of `now + leadMs` and the previous slot plus the interval,
+ * none beyond `now + MAX_AHEAD_MS`. Mutates `schedule`.
+ *
+ * `leadMs` is about how long the grant takes to reach the caller. When the schedule has run dry, a slot at `now`
+ * would reach it already late, and a slot that late is given up (workers/api-permits.ts): the lead puts it where the
+ * caller can still use it.
  */
 export function grantSlots(
   schedule: Schedule,
@@ -56,11 +63,13 @@ export function grantSlots(
   count: number,
   perMinute: number,
   windowMs?: number,
+  leadMs = 0,
 ): SlotGrant {
   const interval = slotIntervalMs(perMinute, windowMs);
+  const earliest = now + Math.min(Math.max(leadMs, 0), MAX_LEAD_MS);
   const waitsMs: number[] = [];
   for (let i = 0; i < count; i++) {
-    const at = Math.max(now, schedule.nextAt);
+    const at = Math.max(earliest, schedule.nextAt);
     if (at - now > MAX_AHEAD_MS) break;
     waitsMs.push(at - now);
     schedule.nextAt = at + interval;

@@ -1,18 +1,10 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import {
-  ApplicationFailure,
-  continueAsNew,
-  defineQuery,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { failureMessage } from './batch-job.ts';
-import { type BatchTotals, emptyTotals, finalStatus, runWindow } from './batch-runner.ts';
+import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import {
   CREDITS_PER_SIGNAL,
   DEFAULT_API_TASK_QUEUE,
@@ -206,31 +198,30 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     next = nextRound.first;
   }
 
-  const status: JobStatus = finalStatus(outcome, totals);
-  phase = 'finalizing';
-  const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
-  const result = await jobs.finalizePushRun({
-    run,
-    watchlist: input.watchlist,
-    status,
-    startedAt,
-    scheduledAt,
-    rounds,
-    ...mode,
-    ...(error ? { error } : {}),
-    details: {
-      filters,
-      since: input.since ?? null,
-      lookback_ms: input.lookbackMs ?? 0,
-      max_credits: input.maxCredits ?? null,
-      workflow_id: workflowInfo().workflowId,
-    },
-  });
-  phase = result.status;
-  if (error !== undefined) {
-    throw ApplicationFailure.nonRetryable(`push ${run.name} run ${run.runId} failed: ${error}`, 'JobFailed', result);
-  }
-  return result;
+  const details = {
+    filters,
+    since: input.since ?? null,
+    lookback_ms: input.lookbackMs ?? 0,
+    max_credits: input.maxCredits ?? null,
+    workflow_id: workflowInfo().workflowId,
+  };
+  return finishRun(
+    outcome,
+    totals,
+    `push ${run.name} run ${run.runId}`,
+    (p) => (phase = p),
+    (ending) =>
+      jobs.finalizePushRun({
+        run,
+        watchlist: input.watchlist,
+        startedAt,
+        scheduledAt,
+        rounds,
+        ...mode,
+        ...ending,
+        details,
+      }),
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { NetworkError, ServerError, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
+import { chargedNothing, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { partContentType } from '../parts.ts';
@@ -58,15 +58,6 @@ export interface ExportRecord {
   abandoned?: AbandonedSubmit[];
   part?: ManifestPart;
 }
-
-/** Types of failure for which the service provably did nothing (so a new submit cannot pay twice). */
-const NOTHING_DONE = new Set([
-  'ValidationError',
-  'AuthenticationError',
-  'InsufficientCreditsError',
-  'NotFoundError',
-  'RateLimitedError',
-]);
 
 export async function readExportRecord(store: Store, job: JobRef): Promise<ExportRecord | undefined> {
   const key = exportStateKey(job);
@@ -128,7 +119,7 @@ export async function submitIntentExport(
       await save({ state: 'submitted', export_id: id, credits, abandoned });
       return { exportId: id, credits };
     }
-    if (nothingDone(error)) {
+    if (chargedNothing(error)) {
       await save({ state: 'not_submitted', credits: 0, abandoned });
       throw error;
     }
@@ -142,14 +133,6 @@ export async function submitIntentExport(
   }
   await save({ state: 'submitted', export_id: created.export_id, credits: created.credits, abandoned });
   return { exportId: created.export_id, credits: created.credits };
-}
-
-function nothingDone(error: unknown): boolean {
-  if (!(error instanceof SignalApiError)) return false;
-  if (NOTHING_DONE.has(error.name)) return true;
-  // The service's own answer saying it charged nothing: its work did not happen (or cost nothing to redo).
-  if (error instanceof ServerError && error.creditsCharged === 0) return true;
-  return error instanceof NetworkError && error.notSent;
 }
 
 /** The export id of a 2xx answer the client could not parse whole (tolerant in: the id is all the kit needs). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { NetworkError, SignalApiError } from '../../connectors/errors.ts';
+import { chargedNothing, SignalApiError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { jobPrefix } from './layout.ts';
 import type { JobRef } from './types.ts';
@@ -75,14 +75,6 @@ export class CallMarker {
       .writeText(this.key, JSON.stringify(record), { contentType: 'application/json' })
       .catch(() => undefined);
   }
-}
-
-function chargedNothing(error: unknown): boolean {
-  if (!(error instanceof SignalApiError)) return false;
-  if (error.creditsCharged === 0) return true;
-  if (error instanceof NetworkError) return error.notSent;
-  // 4xx and 429 answers come before any work (the service charges only a call that succeeds).
-  return error.status >= 400 && error.status < 500;
 }
 
 /** What the markers left under the job add up to. */

@@ -1,42 +1,21 @@
-import type { Client } from '@temporalio/client';
-import { z } from 'zod';
 import type { WebhookSubscriptionRequest } from '../../activities/webhook-subscriptions.ts';
-import { ConfigError, parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
+import { parseTemporalConfig } from '../../config/worker.ts';
 import { SignalApiError, ValidationError } from '../../connectors/errors.ts';
 import type { UpdateWebhookParams } from '../../connectors/signal-api/types.ts';
-import { isWebhookSecret } from '../../connectors/webhooks/signature.ts';
-import {
-  type ReceiverAuth,
-  type ReceiverLogEntry,
-  startWebhookReceiver,
-  temporalEnqueue,
-  type WebhookReceiver,
-} from '../../intake/index.ts';
-import { runChecks } from '../../workers/health.ts';
-import { temporalAnswers } from '../../workers/temporal-health.ts';
 import { list, UsageError } from '../args.ts';
-import { connectClient } from '../temporal.ts';
-import { callThroughWorker, NoWorkerError } from '../webhook-service.ts';
+import { callThroughWorker, NoWorkerError, type ServeOptions, startWebhookIntake } from '../webhook-service.ts';
 
 /**
  * `signal-kit webhooks …`: the intake (`serve`: signal.created events in, one durable `deliverSignalEvent` workflow
  * per signal id) and the management of the service's subscriptions (`subscribe`, `list`, `update`, `delete`, `test`).
  */
-type Env = Record<string, string | undefined>;
 
 // ─── serve ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
-export type ServeAuthMode = 'signature' | 'token' | 'none';
-
-export interface ServeOptions {
-  port: number;
-  host: string;
-  path: string;
-  auth: ServeAuthMode;
-  allowUnauthenticated: boolean;
-}
-
-export const DEFAULT_TOKEN_HEADER = 'x-webhook-token';
+// The intake itself (its authentication from the environment, the receiver wired to Temporal) lives in
+// config/webhooks.ts and cli/webhook-service.ts; this command only checks its flags, starts it and waits for a signal.
+export { DEFAULT_TOKEN_HEADER, receiverAuthFromEnv, type ServeAuthMode } from '../../config/webhooks.ts';
+export { type ServeOptions, startWebhookIntake, type WebhookIntake } from '../webhook-service.ts';
 
 /** `webhooks serve`'s flags, as commander hands them over (declared in cli/program.ts). */
 export interface ServeFlags {
@@ -71,116 +50,6 @@ export function parseServe(flags: ServeFlags): ServeOptions {
     throw new UsageError('--allow-unauthenticated applies only to --auth none');
   }
   return { port, host: values.host, path: values.path, auth, allowUnauthenticated };
-}
-
-const whsecSecret = z
-  .string()
-  .refine(isWebhookSecret, { message: 'must be whsec_<base64> (comma-separated for several)' });
-
-const commaList = (value: string) =>
-  value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-
-const signatureEnvSchema = z.object({
-  SIGNAL_KIT_WEBHOOK_SECRETS: z
-    .string({ message: 'is required for --auth signature (comma-separated whsec_... secrets)' })
-    .transform(commaList)
-    .pipe(z.array(whsecSecret).min(1, 'is required for --auth signature (comma-separated whsec_... secrets)')),
-  SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().positive().max(86_400).optional(),
-});
-
-const tokenEnvSchema = z.object({
-  SIGNAL_KIT_WEBHOOK_TOKEN: z
-    .string({ message: 'is required for --auth token' })
-    .min(16, 'must be at least 16 characters'),
-  SIGNAL_KIT_WEBHOOK_TOKEN_HEADER: z
-    .string()
-    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name')
-    .default(DEFAULT_TOKEN_HEADER),
-});
-
-function parseEnv<T extends z.ZodType>(schema: T, env: Env): z.output<T> {
-  const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  // Messages name the variable and never repeat its value (a secret).
-  const problems = result.error.issues.map((issue) => `${String(issue.path[0] ?? '(root)')} ${issue.message}`);
-  throw new ConfigError(`invalid configuration: ${[...new Set(problems)].join('; ')}`);
-}
-
-/** The receiver's authentication from the environment, checked before anything starts. */
-export function receiverAuthFromEnv(mode: ServeAuthMode, env: Env = process.env): ReceiverAuth {
-  switch (mode) {
-    case 'signature': {
-      const c = parseEnv(signatureEnvSchema, env);
-      return {
-        kind: 'standard-webhooks',
-        secrets: c.SIGNAL_KIT_WEBHOOK_SECRETS,
-        ...(c.SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS ? { toleranceSeconds: c.SIGNAL_KIT_WEBHOOK_TOLERANCE_SECONDS } : {}),
-      };
-    }
-    case 'token': {
-      const c = parseEnv(tokenEnvSchema, env);
-      return {
-        kind: 'token',
-        header: c.SIGNAL_KIT_WEBHOOK_TOKEN_HEADER.toLowerCase(),
-        value: c.SIGNAL_KIT_WEBHOOK_TOKEN,
-      };
-    }
-    case 'none':
-      return { kind: 'none' };
-  }
-}
-
-export interface WebhookIntake {
-  receiver: WebhookReceiver;
-  taskQueue: string;
-  /** Stops accepting events, then closes the Temporal connection (unless the client was given). */
-  close(): Promise<void>;
-}
-
-/**
- * The intake wired to Temporal (programmatic form of `webhooks serve`): each accepted `signal.created` event
- * starts `deliverSignalEvent` with workflow id `signal-<signal id>` on the configured task queue, and the sender
- * gets its 2xx only after Temporal accepted the start (a redelivery is acknowledged as a duplicate).
- */
-export async function startWebhookIntake(options: {
-  serve: ServeOptions;
-  env?: Env;
-  temporal?: TemporalConfig;
-  /** A connected client (tests); otherwise one is connected from `temporal` and closed by `close()`. */
-  client?: Client;
-  log?: (entry: ReceiverLogEntry) => void;
-}): Promise<WebhookIntake> {
-  const { serve } = options;
-  const env = options.env ?? process.env;
-  const auth = receiverAuthFromEnv(serve.auth, env);
-  const temporal = options.temporal ?? parseTemporalConfig(env);
-  const client = options.client ?? (await connectClient(temporal));
-  try {
-    const receiver = await startWebhookReceiver({
-      port: serve.port,
-      host: serve.host,
-      path: serve.path,
-      auth,
-      allowUnauthenticated: serve.allowUnauthenticated,
-      enqueue: temporalEnqueue({ client, taskQueue: temporal.taskQueue }),
-      readiness: () => runChecks({ temporal: () => temporalAnswers(client.connection, temporal.address) }),
-      ...(options.log ? { log: options.log } : {}),
-    });
-    return {
-      receiver,
-      taskQueue: temporal.taskQueue,
-      async close() {
-        await receiver.close();
-        if (!options.client) await client.connection.close();
-      },
-    };
-  } catch (error) {
-    if (!options.client) await client.connection.close();
-    throw error;
-  }
 }
 
 /** `signal-kit webhooks serve`: the intake, until SIGINT or SIGTERM. */

@@ -1,5 +1,6 @@
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { type File, type GetFilesResponse, Storage, type StorageOptions } from '@google-cloud/storage';
+import { type BucketLocation, BucketStore } from './bucket-store.ts';
 import { readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
@@ -9,7 +10,6 @@ import {
   WriteAbortedError,
 } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
-import { checkKey } from './url.ts';
 
 export interface GcsStoreOptions {
   /** A configured client; by default one is built from `env` (STORAGE_EMULATOR_HOST, else default credentials). */
@@ -64,30 +64,17 @@ function stringMetadata(metadata: Record<string, unknown> | undefined): Record<s
 }
 
 /** `gs://bucket/prefix`: writes are resumable uploads, which the server finalizes (publishes) atomically. */
-export class GcsStore implements Store {
-  readonly url: string;
-  readonly bucket: string;
-  readonly prefix: string;
+export class GcsStore extends BucketStore implements Store {
   private readonly storage: Storage;
   private bucketChecked = false;
 
-  constructor(location: { url: string; bucket: string; prefix: string }, options: GcsStoreOptions = {}) {
-    this.url = location.url;
-    this.bucket = location.bucket;
-    this.prefix = location.prefix;
+  constructor(location: BucketLocation, options: GcsStoreOptions = {}) {
+    super(location, 'gs');
     this.storage = options.storage ?? storageFor(options.env ?? process.env);
   }
 
-  urlOf(key: string): string {
-    return `gs://${this.bucket}/${this.objectName(key)}`;
-  }
-
-  private objectName(key: string): string {
-    return this.prefix + checkKey(key, this.url);
-  }
-
   private file(key: string, generation?: number | string): File {
-    return this.storage.bucket(this.bucket).file(this.objectName(key), generation ? { generation } : {});
+    return this.storage.bucket(this.bucket).file(this.objectKey(key), generation ? { generation } : {});
   }
 
   /** A 404 does not say whether the object or the bucket is missing: ask once. */

@@ -13,6 +13,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { type BucketLocation, BucketStore } from './bucket-store.ts';
 import { mapOrdered, readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
@@ -23,7 +24,6 @@ import {
   WriteAbortedError,
 } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
-import { checkKey } from './url.ts';
 
 export interface S3StoreOptions {
   /** A configured client; by default one is built from the standard AWS variables of `env`. */
@@ -130,10 +130,7 @@ const statusOf = (err: unknown) => (err as { $metadata?: { httpStatusCode?: numb
 const nameOf = (err: unknown) => (err as { name?: string }).name;
 
 /** `s3://bucket/prefix`: writes stream through a multipart Upload that completes (publishes) atomically. */
-export class S3Store implements Store {
-  readonly url: string;
-  readonly bucket: string;
-  readonly prefix: string;
+export class S3Store extends BucketStore implements Store {
   private readonly client: S3Client;
   private readonly partSize: number;
   private readonly queueSize: number;
@@ -143,24 +140,14 @@ export class S3Store implements Store {
   now: () => number = Date.now;
   private bucketChecked = false;
 
-  constructor(location: { url: string; bucket: string; prefix: string }, options: S3StoreOptions = {}) {
-    this.url = location.url;
-    this.bucket = location.bucket;
-    this.prefix = location.prefix;
+  constructor(location: BucketLocation, options: S3StoreOptions = {}) {
+    super(location, 's3');
     this.client = options.client ?? clientFor(options.env ?? process.env);
     this.partSize = options.partSize ?? 5 * 1024 * 1024;
     this.queueSize = options.queueSize ?? 4;
     this.encryption =
       options.encryption === undefined ? s3EncryptionFromEnv(options.env ?? process.env) : options.encryption;
     this.staleUploadMs = options.staleUploadMs ?? STALE_UPLOAD_MS;
-  }
-
-  urlOf(key: string): string {
-    return `s3://${this.bucket}/${this.objectKey(key)}`;
-  }
-
-  private objectKey(key: string): string {
-    return this.prefix + checkKey(key, this.url);
   }
 
   /** Backend error → typed error; a missing bucket is named whatever the operation. */

@@ -57,7 +57,8 @@ export class DestinationUnresolvableError extends Error {
   }
 }
 
-const BLOCKED_V4: Array<[string, number, string]> = [
+/** Every range a destination may not resolve into (unless allowlisted): network, prefix length, what it is. */
+const BLOCKED: Array<[string, number, string]> = [
   ['0.0.0.0', 8, 'unspecified ("this network")'],
   ['10.0.0.0', 8, 'private'],
   ['100.64.0.0', 10, 'carrier-grade NAT'],
@@ -73,9 +74,6 @@ const BLOCKED_V4: Array<[string, number, string]> = [
   ['203.0.113.0', 24, 'documentation'],
   ['224.0.0.0', 4, 'multicast'],
   ['240.0.0.0', 4, 'reserved / broadcast'],
-];
-
-const BLOCKED_V6: Array<[string, number, string]> = [
   ['::', 128, 'unspecified'],
   ['::1', 128, 'loopback'],
   ['::', 96, 'IPv4-compatible (deprecated)'],
@@ -95,18 +93,19 @@ interface RangeRule {
   label: string;
 }
 
-function rules(entries: Array<[string, number, string]>, family: 'ipv4' | 'ipv6'): RangeRule[] {
-  return entries.map(([net, prefix, label]) => {
+/** The blocked ranges of one address family, in table order (the first match names the range). */
+function rules(family: 'ipv4' | 'ipv6'): RangeRule[] {
+  return BLOCKED.filter(([net]) => (net.includes(':') ? 'ipv6' : 'ipv4') === family).map(([net, prefix, label]) => {
     const list = new BlockList();
     list.addSubnet(net, prefix, family);
     return { list, label: `${label} (${net}/${prefix})` };
   });
 }
 
-const V4_RULES = rules(BLOCKED_V4, 'ipv4');
+const V4_RULES = rules('ipv4');
 const LOCAL_NAT64_96 = new BlockList();
 LOCAL_NAT64_96.addSubnet('64:ff9b:1::', 96, 'ipv6');
-const V6_RULES = rules(BLOCKED_V6, 'ipv6');
+const V6_RULES = rules('ipv6');
 
 /** Expands an IPv6 address to its eight 16-bit groups (handles `::` and an embedded dotted IPv4 tail). */
 function ipv6Groups(address: string): number[] {

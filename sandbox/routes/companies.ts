@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ApiRequest, Route } from '../api.ts';
 import { isValidDomain, legacyFunding, normalizeDomain, resolveCompany } from '../data/companies.ts';
-import { searchCompanies } from '../data/search.ts';
+import { CONTENT_FILTER_KEYS, searchCompanies } from '../data/search.ts';
 import { toEnrichSignal } from '../data/signals.ts';
 import { notFound, validationError } from '../errors.ts';
 import type { DataStore } from '../store.ts';
@@ -18,7 +18,7 @@ import {
   signalSubtypes,
   signalTypes,
 } from '../validation.ts';
-import { coverageOf, filterOf, summaryOf } from './common.ts';
+import { coverageOf, filterOf, searchParamsOf, summaryOf } from './common.ts';
 
 export const DEFAULT_ENRICH_LIMIT = 100;
 
@@ -46,6 +46,8 @@ const bulkSchema = z.strictObject({
 
 const list = z.array(z.string()).max(50, { error: 'at most 50 entries' });
 
+type ContentFilterShape = Record<(typeof CONTENT_FILTER_KEYS)[number], z.ZodOptional<typeof list>>;
+
 const searchSchema = z.strictObject({
   signal_types: signalTypes.optional(),
   detected_after: dateTime.optional(),
@@ -54,13 +56,7 @@ const searchSchema = z.strictObject({
   employee_count_min: boundedInt(0, 10_000_000).optional(),
   employee_count_max: boundedInt(0, 10_000_000).optional(),
   content_filters: z
-    .strictObject({
-      keywords: list.optional(),
-      technologies: list.optional(),
-      competitors: list.optional(),
-      pain_points: list.optional(),
-      initiatives: list.optional(),
-    })
+    .strictObject(Object.fromEntries(CONTENT_FILTER_KEYS.map((key) => [key, list.optional()])) as ContentFilterShape)
     .optional(),
 });
 
@@ -200,10 +196,7 @@ function search(req: ApiRequest, store: DataStore) {
   ) {
     throw validationError('employee_count_min', 'must not exceed employee_count_max');
   }
-  const params: Parameters<typeof searchCompanies>[1] = { limit: body.limit ?? 25 };
-  const f = filterOf(body);
-  if (f.types) params.types = f.types;
-  if (f.after !== undefined) params.after = f.after;
+  const params: Parameters<typeof searchCompanies>[1] = searchParamsOf(body);
   const industries = lowerSet(body.industries);
   if (industries) params.industries = industries;
   if (body.employee_count_min !== undefined) params.employeeMin = body.employee_count_min;

@@ -45,6 +45,9 @@ const contactsSchema = z.strictObject({
 
 const exportSchema = z.strictObject({ ...filters, limit: boundedInt(1, 1_000_000).optional() });
 
+/** An export submit's body (spec 4.11). */
+export type ExportRequest = z.input<typeof exportSchema>;
+
 type Filters = z.infer<z.ZodObject<typeof filters>>;
 
 /** Catalog topic numbers (duplicates dropped, order kept); 422 for an id outside the catalog. */

@@ -4,13 +4,14 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
-import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type DrillInput, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import type { JobEnv } from '../../devstack/job-env.ts';
+import { useJobEnv } from '../helpers/job-env.ts';
 
 export interface ProxiedDrillOptions {
   /** Names the temporary directory. */
   label: string;
-  env: Parameters<typeof startJobEnv>[0];
+  env: Parameters<typeof useJobEnv>[1];
   /** A bucket to create on the stack's object stores before the worker starts. */
   bucket?: string;
   /** The input, written as `crm.csv` (see writeDomainsCsv). */
@@ -27,26 +28,24 @@ export interface ProxiedDrill {
 }
 
 /**
- * For the enclosing describe block: starts the drill's environment, proxy and in-process worker and writes its input
- * before the first test, and stops and removes all of it after the last. The returned object is filled in by then.
+ * For the enclosing describe block: starts the drill's environment (useJobEnv), proxy and in-process worker and
+ * writes its input before the first test, and stops and removes all of it after the last. The returned object is
+ * filled in by then.
  */
 export function useProxiedDrill(options: ProxiedDrillOptions): ProxiedDrill {
+  const jobEnv = useJobEnv(`drill-${options.label}`, options.env);
   const drill = {} as ProxiedDrill;
-  let env: JobEnv | undefined;
   let proxy: ApiProxy | undefined;
   beforeAll(async () => {
-    env = await startJobEnv(options.env);
+    const { env, dir } = jobEnv;
     if (options.bucket) await env.createBuckets(options.bucket);
     proxy = await startApiProxy(env.sandbox.url);
     await env.startWorker({ url: proxy.url });
-    const dir = await tempDir(options.label);
     const input = await writeDomainsCsv(dir, 'crm.csv', options.csv);
     Object.assign(drill, { env, proxy, dir, input });
   });
   afterAll(async () => {
     await proxy?.stop();
-    await env?.stop();
-    await removeTempDirs();
   });
   return drill;
 }

@@ -32,6 +32,8 @@ import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 const SEED = 20260501;
 /** A fixed service clock: every run sees the same signals. */
 const CLOCK = SANDBOX_EPOCH_MS + 90 * 86_400_000;
+/** A killed worker's batches go to the next one after 5 s of silence instead of the default 10 s (7 kills a run). */
+const HEARTBEAT_TIMEOUT_MS = 5_000;
 
 describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
   let env: JobEnv;
@@ -52,6 +54,7 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
       output,
       options: { limit: 2 },
       concurrency: 4,
+      heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
       taskQueue: c.taskQueue,
       apiTaskQueue: c.apiTaskQueue,
     };

@@ -1,8 +1,15 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   DefaultLogger,
   type LogLevel,
+  NativeConnection,
   Runtime,
+  Worker,
+  type WorkerOptions,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type DevStackOptions, type DevStackWith, startDevStack } from '../../devstack/index.ts';
@@ -21,4 +28,60 @@ export async function startStackAndBundle<const O extends DevStackOptions>(
     startDevStack(services),
     bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
   ]);
+}
+
+/** What a test of workflows run by in-process workers needs: the stack, the bundle, a client and a scratch directory. */
+export interface WorkflowTestbed<O extends DevStackOptions> {
+  stack: DevStackWith<O>;
+  bundle: WorkflowBundleWithSourceMap;
+  client: Client;
+  /** A fresh temporary directory, removed by stop(). */
+  workDir: string;
+  /** A worker of the bundle on its own native connection (closed once the worker has stopped, when `done` settles). */
+  startWorker(
+    options: Omit<WorkerOptions, 'connection' | 'namespace' | 'workflowBundle'>,
+  ): Promise<{ worker: Worker; done: Promise<void> }>;
+  /** Closes the client, stops the stack and removes workDir; the test shuts its workers down first. */
+  stop(): Promise<void>;
+}
+
+/** Starts the stack with Temporal and bundles `workflowsPath` (startStackAndBundle), then connects a client. */
+export async function startWorkflowTestbed<const O extends DevStackOptions & { temporal: true }>(
+  services: O,
+  workflowsPath: string,
+  label: string,
+): Promise<WorkflowTestbed<O>> {
+  const [stack, bundle] = await startStackAndBundle(services, workflowsPath);
+  const temporal = stack.temporal!;
+  let workDir: string | undefined;
+  try {
+    workDir = await mkdtemp(join(tmpdir(), `signal-kit-${label}-`));
+    const connection = await Connection.connect({ address: temporal.address });
+    const removeWorkDir = () => rm(workDir!, { recursive: true, force: true });
+    return {
+      stack,
+      bundle,
+      client: new Client({ connection, namespace: temporal.namespace }),
+      workDir,
+      async startWorker(options) {
+        const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+        const worker = await Worker.create({
+          ...options,
+          connection: nativeConnection,
+          namespace: temporal.namespace,
+          workflowBundle: bundle,
+        });
+        return { worker, done: worker.run().finally(() => nativeConnection.close()) };
+      },
+      async stop() {
+        await connection.close();
+        await stack.stop();
+        await removeWorkDir();
+      },
+    };
+  } catch (error) {
+    await stack.stop();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+    throw error;
+  }
 }

@@ -6,13 +6,10 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../activities/collector.ts';
 import { readPart } from '../../activities/parts.ts';
@@ -25,10 +22,10 @@ import {
   webhookDeliveryConfig,
 } from '../../connectors/webhooks/destinations.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
-import { type DevStackWith, s3ClientFor } from '../../devstack/index.ts';
+import { s3ClientFor } from '../../devstack/index.ts';
 import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-collector.ts';
 import type { deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
-import { startStackAndBundle } from '../helpers/temporal-stack.ts';
+import { startWorkflowTestbed, type WorkflowTestbed } from '../helpers/temporal-stack.ts';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
 
@@ -50,21 +47,16 @@ function makeEvent(): SignalCreatedEvent {
 }
 
 describe('bucket collector (Temporal)', () => {
-  let stack: DevStackWith<{ temporal: true; s3: true; gcs: false }>;
-  let bundle: WorkflowBundleWithSourceMap;
-  let workDir: string;
-  let connection: Connection;
-  let client: Client;
+  let tb: WorkflowTestbed<{ temporal: true; s3: true; gcs: false }>;
   let config: WebhookDeliveryConfig;
   const taskQueue = `collector-${Date.now()}`;
   const workers: Array<{ worker: Worker; done: Promise<void> }> = [];
   let openAny: (url: string) => Store;
 
   beforeAll(async () => {
-    [stack, bundle] = await startStackAndBundle({ temporal: true, s3: true, gcs: false }, workflowsPath);
-    await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: 'lake' }));
-    workDir = await mkdtemp(join(tmpdir(), 'signal-kit-collector-'));
-    const fileUrl = (name: string) => pathToFileURL(join(workDir, name)).href;
+    tb = await startWorkflowTestbed({ temporal: true, s3: true, gcs: false }, workflowsPath, 'collector');
+    await s3ClientFor(tb.stack.s3).send(new CreateBucketCommand({ Bucket: 'lake' }));
+    const fileUrl = (name: string) => pathToFileURL(join(tb.workDir, name)).href;
     const destinations: DestinationInput[] = [
       { id: 'by-count', kind: 'bucket', url: fileUrl('count'), prefix: 'events', max_events: 3, max_age_ms: 3_600_000 },
       { id: 'by-time', kind: 'bucket', url: fileUrl('time'), max_events: 1000, max_age_ms: 1_500 },
@@ -73,32 +65,20 @@ describe('bucket collector (Temporal)', () => {
       { id: 's3', kind: 'bucket', url: 's3://lake/webhooks', max_events: 2, max_age_ms: 1_000 },
     ];
     config = webhookDeliveryConfig({ destinations, deadLetterUrl: fileUrl('state') });
-    const env = stack.env();
+    const env = tb.stack.env();
     openAny = (url) => openStore(url, { env });
-    connection = await Connection.connect({ address: stack.temporal.address });
-    client = new Client({ connection, namespace: stack.temporal.namespace });
     await startWorker();
   });
 
   afterAll(async () => {
     await stopWorkers();
-    await connection?.close();
-    await stack?.stop();
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await tb?.stop();
   });
 
   async function startWorker(options: { maxCachedWorkflows?: number } = {}): Promise<void> {
-    const nativeConnection = await NativeConnection.connect({ address: stack.temporal.address });
     const deps = { config, openStore: openAny };
-    const worker = await Worker.create({
-      connection: nativeConnection,
-      namespace: stack.temporal.namespace,
-      taskQueue,
-      workflowBundle: bundle,
-      activities: { ...createWebhookDeliveryActivities(deps), ...createCollectorActivities(deps) },
-      ...options,
-    });
-    workers.push({ worker, done: worker.run().finally(() => nativeConnection.close()) });
+    const activities = { ...createWebhookDeliveryActivities(deps), ...createCollectorActivities(deps) };
+    workers.push(await tb.startWorker({ taskQueue, activities, ...options }));
   }
 
   async function stopWorkers(): Promise<void> {
@@ -126,7 +106,7 @@ describe('bucket collector (Temporal)', () => {
   async function deliverAll(destinationId: string, events: SignalCreatedEvent[]): Promise<void> {
     const handles = await Promise.all(
       events.map((event) =>
-        client.workflow.start<typeof deliverSignalEvent>('deliverSignalEvent', {
+        tb.client.workflow.start<typeof deliverSignalEvent>('deliverSignalEvent', {
           taskQueue,
           workflowId: `signal-${event.signal.id}-${destinationId}`,
           args: [{ event, destinations: [{ id: destinationId, kind: 'bucket' }] }],
@@ -149,7 +129,7 @@ describe('bucket collector (Temporal)', () => {
   }
 
   async function status(destinationId: string): Promise<CollectorStatus> {
-    return client.workflow.getHandle(collectorWorkflowId(destinationId)).query<CollectorStatus>('collectorStatus');
+    return tb.client.workflow.getHandle(collectorWorkflowId(destinationId)).query<CollectorStatus>('collectorStatus');
   }
 
   async function partIds(store: Store, key: string): Promise<string[]> {
@@ -176,7 +156,7 @@ describe('bucket collector (Temporal)', () => {
       'events/collector/by-count/part-00001.jsonl',
     ]);
     // The last event waits for its part; a flush writes it.
-    await client.workflow.getHandle(collectorWorkflowId('by-count')).signal('flushCollector');
+    await tb.client.workflow.getHandle(collectorWorkflowId('by-count')).signal('flushCollector');
     await expect
       .poll(async () => (await manifest(store, 'events/collector/by-count/_manifest.json'))?.events, {
         timeout: 20_000,
@@ -238,7 +218,7 @@ describe('bucket collector (Temporal)', () => {
     const again = events.map((e) => ({ ...e }));
     await Promise.all(
       again.map((event) =>
-        client.workflow
+        tb.client.workflow
           .start<typeof deliverSignalEvent>('deliverSignalEvent', {
             taskQueue,
             workflowId: `signal-${event.signal.id}-replay-again`,
@@ -247,7 +227,7 @@ describe('bucket collector (Temporal)', () => {
           .then((h) => h.result()),
       ),
     );
-    const handle = client.workflow.getHandle(collectorWorkflowId('replay'));
+    const handle = tb.client.workflow.getHandle(collectorWorkflowId('replay'));
     for (const e of events) await handle.signal('collectEvent', { signalId: e.signal.id });
     await handle.signal('flushCollector');
     // Wait on the collector having taken every re-sent signal, not on a sleep.
@@ -295,7 +275,7 @@ describe('bucket collector (Temporal)', () => {
 
   it('continues as new after partsPerRun parts and keeps its sequence', async () => {
     const store = storeOf('can');
-    const first = await client.workflow.start<typeof bucketCollector>('bucketCollector', {
+    const first = await tb.client.workflow.start<typeof bucketCollector>('bucketCollector', {
       taskQueue,
       workflowId: collectorWorkflowId('can'),
       args: [{ destinationId: 'can', maxEvents: 1, maxAgeMs: 3_600_000, partsPerRun: 2 }],
@@ -307,7 +287,7 @@ describe('bucket collector (Temporal)', () => {
         timeout: 20_000,
       })
       .toBe(5);
-    const desc = await client.workflow.getHandle(collectorWorkflowId('can')).describe();
+    const desc = await tb.client.workflow.getHandle(collectorWorkflowId('can')).describe();
     expect(desc.runId).not.toBe(first.firstExecutionRunId);
     expect((await status('can')).seq).toBe(5);
     const keys = (await listKeys(store, 'collector/can/part-')).map((k) => k.split('/').at(-1));

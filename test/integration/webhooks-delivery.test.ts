@@ -4,14 +4,13 @@
  * mid-delivery. Every outbound socket is checked: a connect to anything but 127.0.0.1 fails the suite.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -26,11 +25,10 @@ import {
 import type { SignalCreatedEvent } from '../../connectors/webhooks/events.ts';
 import type { Resolver } from '../../connectors/webhooks/safe-dispatcher.ts';
 import { generateWebhookSecret, signWebhook } from '../../connectors/webhooks/signature.ts';
-import type { DevStackWith } from '../../devstack/index.ts';
 import { startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../../intake/index.ts';
 import type { DeliverSignalEventInput, deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
 import { acmeSignalEvent } from '../helpers/signal-event.ts';
-import { startStackAndBundle } from '../helpers/temporal-stack.ts';
+import { startWorkflowTestbed, type WorkflowTestbed } from '../helpers/temporal-stack.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
@@ -140,11 +138,7 @@ function makeEvent(type = 'news'): SignalCreatedEvent {
 }
 
 describe('webhook delivery (Temporal)', () => {
-  let stack: DevStackWith<{ temporal: true; s3: false; gcs: false }>;
-  let bundle: WorkflowBundleWithSourceMap;
-  let workDir: string;
-  let connection: Connection;
-  let client: Client;
+  let tb: WorkflowTestbed<{ temporal: true; s3: false; gcs: false }>;
   let endpoint: Endpoint;
   let worker: Worker | undefined;
   let workerDone: Promise<void> | undefined;
@@ -177,9 +171,8 @@ describe('webhook delivery (Temporal)', () => {
       }
       return (realConnect as (...a: unknown[]) => net.Socket).apply(this, args);
     });
-    [stack, bundle] = await startStackAndBundle({ temporal: true, s3: false, gcs: false }, workflowsPath);
-    workDir = await mkdtemp(join(tmpdir(), 'signal-kit-webhooks-'));
-    deadLetterUrl = pathToFileURL(join(workDir, 'state')).href;
+    tb = await startWorkflowTestbed({ temporal: true, s3: false, gcs: false }, workflowsPath, 'webhooks');
+    deadLetterUrl = pathToFileURL(join(tb.workDir, 'state')).href;
     endpoint = new Endpoint(secrets);
     await endpoint.start();
     destinations = [
@@ -193,20 +186,22 @@ describe('webhook delivery (Temporal)', () => {
       { id: 'redirect', kind: 'http', url: endpoint.url('/redirect'), secret: secrets['/redirect'] },
       { id: 'internal', kind: 'http', url: 'http://internal.test/hook', secret: secrets['/a'] },
       { id: 'slow', kind: 'http', url: endpoint.url('/slow'), secret: secrets['/slow'], timeout_ms: 60_000 },
-      { id: 'lake', kind: 'bucket', url: pathToFileURL(join(workDir, 'lake')).href, max_events: 100, max_age_ms: 300 },
+      {
+        id: 'lake',
+        kind: 'bucket',
+        url: pathToFileURL(join(tb.workDir, 'lake')).href,
+        max_events: 100,
+        max_age_ms: 300,
+      },
     ];
-    connection = await Connection.connect({ address: stack.temporal.address });
-    client = new Client({ connection, namespace: stack.temporal.namespace });
     await startInProcessWorker();
   });
 
   afterAll(async () => {
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await workerDone;
-    await connection?.close();
     await endpoint?.stop();
-    await stack?.stop();
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await tb?.stop();
     vi.restoreAllMocks();
     expect(violations, 'a connect to a non-loopback address was attempted').toEqual([]);
   });
@@ -216,17 +211,9 @@ describe('webhook delivery (Temporal)', () => {
   }
 
   async function startInProcessWorker(): Promise<void> {
-    const nativeConnection = await NativeConnection.connect({ address: stack.temporal.address });
     const deps = { config: config(), openStore, resolver };
-    worker = await Worker.create({
-      connection: nativeConnection,
-      namespace: stack.temporal.namespace,
-      taskQueue,
-      workflowBundle: bundle,
-      activities: { ...createWebhookDeliveryActivities(deps), ...createCollectorActivities(deps) },
-    });
-    const w = worker;
-    workerDone = w.run().finally(() => nativeConnection.close());
+    const activities = { ...createWebhookDeliveryActivities(deps), ...createCollectorActivities(deps) };
+    ({ worker, done: workerDone } = await tb.startWorker({ taskQueue, activities }));
   }
 
   function refs(...ids: string[]): DestinationRef[] {
@@ -241,7 +228,7 @@ describe('webhook delivery (Temporal)', () => {
     input: Omit<DeliverSignalEventInput, 'event'>,
     queue = taskQueue,
   ): Promise<WorkflowHandle<typeof deliverSignalEvent>> {
-    return client.workflow.start<typeof deliverSignalEvent>('deliverSignalEvent', {
+    return tb.client.workflow.start<typeof deliverSignalEvent>('deliverSignalEvent', {
       taskQueue: queue,
       workflowId: `signal-${event.signal.id}`,
       args: [{ schedule: FAST, ...input, event }],
@@ -255,7 +242,7 @@ describe('webhook delivery (Temporal)', () => {
       receiver = await startWebhookReceiver({
         auth: { kind: 'standard-webhooks', secrets: [intakeSecret] },
         enqueue: temporalEnqueue({
-          client,
+          client: tb.client,
           taskQueue,
           input: { schedule: FAST, destinations: refs('crm', 'ops', 'hiring', 'lake') },
         }),
@@ -277,7 +264,9 @@ describe('webhook delivery (Temporal)', () => {
       expect(statuses).toEqual([202, 200, 200]);
       expect(answers[1]).toMatchObject({ accepted: true, duplicate: true });
 
-      const result = await client.workflow.getHandle<typeof deliverSignalEvent>(`signal-${event.signal.id}`).result();
+      const result = await tb.client.workflow
+        .getHandle<typeof deliverSignalEvent>(`signal-${event.signal.id}`)
+        .result();
       const byId = Object.fromEntries(result.destinations.map((d) => [d.id, d]));
       expect(byId['crm']?.outcome).toBe('delivered');
       expect(byId['ops']?.outcome).toBe('delivered');
@@ -290,7 +279,7 @@ describe('webhook delivery (Temporal)', () => {
       expect(mine.find((h) => h.path === '/a')?.webhookId).toBe(`msg_${event.signal.id}_crm`);
 
       // The bucket destination's collector writes it into a part within max_age_ms.
-      const lake = openStore(pathToFileURL(join(workDir, 'lake')).href);
+      const lake = openStore(pathToFileURL(join(tb.workDir, 'lake')).href);
       await expect
         .poll(
           async () => {
@@ -330,7 +319,7 @@ describe('webhook delivery (Temporal)', () => {
     expect(first.destinations[0]).toMatchObject({ outcome: 'gone' });
     expect(first.destinations[0]!.attempts).toHaveLength(1);
     expect(first.destinations[0]!.attempts[0]).toMatchObject({ status: 410, errorType: 'DestinationGone' });
-    const state = JSON.parse(await readFile(join(workDir, 'state/destinations/gone/state.json'), 'utf8'));
+    const state = JSON.parse(await readFile(join(tb.workDir, 'state/destinations/gone/state.json'), 'utf8'));
     expect(state).toMatchObject({ disabled: true, status: 410 });
 
     const second = await (await deliver(makeEvent(), { destinations: refs('gone') })).result();
@@ -346,7 +335,7 @@ describe('webhook delivery (Temporal)', () => {
     expect(d.outcome).toBe('dead_lettered');
     expect(d.attempts).toHaveLength(FAST.delaysMs.length);
     expect(d.deadLetterUrl).toBe(
-      pathToFileURL(join(workDir, 'state/dead-letter/down', `${event.signal.id}.json`)).href,
+      pathToFileURL(join(tb.workDir, 'state/dead-letter/down', `${event.signal.id}.json`)).href,
     );
     const dead = JSON.parse(await readFile(fileURLToPath(d.deadLetterUrl!), 'utf8'));
     expect(dead.event).toEqual(event);
@@ -399,11 +388,11 @@ describe('webhook delivery (Temporal)', () => {
   it('a worker killed mid-delivery: after restart every event is delivered, duplicates share the webhook-id', async () => {
     // The in-process worker must not take these tasks: use a queue only the child workers poll.
     const childQueue = `${taskQueue}-child`;
-    const bundlePath = join(workDir, 'workflow-bundle.js');
-    await writeFile(bundlePath, bundle.code);
+    const bundlePath = join(tb.workDir, 'workflow-bundle.js');
+    await writeFile(bundlePath, tb.bundle.code);
     const childEnv = JSON.stringify({
-      address: stack.temporal.address,
-      namespace: stack.temporal.namespace,
+      address: tb.stack.temporal.address,
+      namespace: tb.stack.temporal.namespace,
       taskQueue: childQueue,
       bundlePath,
       destinations,

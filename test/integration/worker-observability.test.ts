@@ -6,10 +6,9 @@
  * does the webhook receiver's.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +16,8 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
 import { freePort } from '../../devstack/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
+import { useJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { acmeSignalEvent } from '../helpers/signal-event.ts';
 
@@ -28,8 +27,6 @@ const SECRET_BROKEN = `whsec_${randomBytes(24).toString('base64')}`;
 const LIMIT = 2;
 const DOMAINS = 230;
 
-let env: JobEnv;
-let dir: string;
 let worker: ChildWorker;
 let endpoint: Server;
 let metricsUrl: string;
@@ -79,13 +76,14 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 }
 
 describe('worker metrics, logs and health', () => {
+  const jobEnv = useJobEnv('observe', {
+    // Slow answers and one batch at a time (--concurrency 1) leave most of a second between two batches' ends.
+    sandbox: { seed: 21, faults: { latencyMs: 800, rateLimitBurst: { every: 2, length: 1, retryAfterS: 1 } } },
+  });
+
   beforeAll(async () => {
-    env = await startJobEnv({
-      // Slow answers and one batch at a time (--concurrency 1) leave most of a second between two batches' ends.
-      sandbox: { seed: 21, faults: { latencyMs: 800, rateLimitBurst: { every: 2, length: 1, retryAfterS: 1 } } },
-    });
+    const { env, dir } = jobEnv;
     env.sandbox.accounts.addKey(env.sandbox.accounts.get()!.id, API_KEY);
-    dir = await mkdtemp(join(tmpdir(), 'signal-kit-observe-'));
     const rows = ['website', ...Array.from({ length: DOMAINS }, (_, i) => `company${i}.com`)];
     await writeFile(join(dir, 'crm.csv'), `${rows.join('\n')}\n`);
     endpoint = createServer((req, res) => {
@@ -116,11 +114,10 @@ describe('worker metrics, logs and health', () => {
   afterAll(async () => {
     await worker?.stop();
     await new Promise<void>((resolve) => (endpoint ? endpoint.close(() => resolve()) : resolve()));
-    await env?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('counts a job as its manifest and the sandbox record it, scraped during and after the job', async () => {
+    const { env, dir } = jobEnv;
     const firstCall = env.sandbox.truth.lastCall();
     const running = runCli(
       ['enrich', '--input', join(dir, 'crm.csv'), '--output', join(dir, 'out'), '--limit', String(LIMIT)].concat([
@@ -178,6 +175,7 @@ describe('worker metrics, logs and health', () => {
   });
 
   it('counts webhook deliveries by outcome and the events it dead-letters', async () => {
+    const { env } = jobEnv;
     const event = acmeSignalEvent({ title: 'Acme opens an office', data: { summary: 'an office' } });
     const before = await scrape();
     const result = (await env.client.workflow.execute('deliverSignalEvent', {
@@ -218,6 +216,7 @@ describe('worker metrics, logs and health', () => {
   });
 
   it('/livez and /readyz of the worker and the receiver follow Temporal going away and coming back', async () => {
+    const { env } = jobEnv;
     const intake: WebhookIntake = await startWebhookIntake({
       serve: { port: 0, host: '127.0.0.1', path: '/webhooks', auth: 'none', allowUnauthenticated: true },
       env: { SIGNAL_KIT_TASK_QUEUE: env.config().taskQueue },

@@ -3,26 +3,24 @@
  * `SIGNAL_KIT_OTEL_METRICS_URL` (OTLP over HTTP) pushes Temporal's metrics and the kit's counters to a collector,
  * here a stand-in on 127.0.0.1 that keeps what it receives.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { useJobEnv } from '../helpers/job-env.ts';
 
-let env: JobEnv;
-let dir: string;
 let collector: Server;
 let worker: ChildWorker | undefined;
 const received: { path: string; body: Buffer }[] = [];
 
 describe('worker metrics over OpenTelemetry', () => {
+  const jobEnv = useJobEnv('otel', { sandbox: { seed: 4 } });
+
   beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 4 } });
-    dir = await mkdtemp(join(tmpdir(), 'signal-kit-otel-'));
+    const { dir } = jobEnv;
     await writeFile(
       join(dir, 'crm.csv'),
       `website\n${Array.from({ length: 40 }, (_, i) => `otel${i}.com`).join('\n')}\n`,
@@ -44,11 +42,10 @@ describe('worker metrics over OpenTelemetry', () => {
   afterAll(async () => {
     await worker?.stop();
     await new Promise<void>((resolve) => (collector ? collector.close(() => resolve()) : resolve()));
-    await env?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it("pushes Temporal's metrics and the kit's counters to the collector", async () => {
+    const { env, dir } = jobEnv;
     const url = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/metrics`;
     worker = await startChildWorker(
       env.childEnv({ SIGNAL_KIT_OTEL_METRICS_URL: url, SIGNAL_KIT_OTEL_METRICS_HTTP: 'true' }),

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fastBulkEnrichAnswer, parseBulkEnrichAnswer } from '../../../connectors/signal-api/bulk-answer.ts';
-import { BulkEnrichSchema } from '../../../connectors/signal-api/schemas.ts';
+import { BulkEnrichSchema, CompanySchema } from '../../../connectors/signal-api/schemas.ts';
 import { DEFAULT_KEYS, type Sandbox, startSandbox } from '../../../sandbox/index.ts';
 import { Rng } from '../../../sandbox/random.ts';
 
@@ -157,16 +157,8 @@ function addProto(target: Json | undefined): void {
 }
 
 const SIGNAL_KEYS = ['signal_id', 'signal_type', 'signal_subtype', 'signal_name', 'association', 'company', 'data'];
-const COMPANY_KEYS = [
-  'name',
-  'domain',
-  'linkedin_url',
-  'industries',
-  'employee_count_low',
-  'employee_count_high',
-  'revenue',
-  'description',
-];
+/** The company fields the answer schema reads (the fast path must agree with it on each). */
+const COMPANY_KEYS = Object.keys(CompanySchema.in.shape);
 
 const MUTATIONS: Mutation[] = [
   (rng, body) => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   grantSlots,
   MAX_AHEAD_MS,
+  MAX_LEAD_MS,
   type Schedule,
   type SlotGrant,
   slotIntervalMs,
@@ -99,5 +100,16 @@ describe('grantSlots', () => {
     grantSlots(schedule, 0, 3, 300);
     const after = grantSlots(schedule, 600_000, 3, 300);
     expect(after.waitsMs.map((w) => Math.round(w))).toEqual([0, 201, 402]);
+  });
+
+  it('puts the first slot after a quiet spell off by the lead, so that it reaches the caller in time; a busy schedule does not move', () => {
+    const schedule: Schedule = { nextAt: 0 };
+    const dry = grantSlots(schedule, 600_000, 2, 300, undefined, 120);
+    expect(dry.waitsMs.map((w) => Math.round(w))).toEqual([120, 321]);
+    const busy = grantSlots(schedule, 600_000, 1, 300, undefined, 120);
+    expect(busy.waitsMs.map((w) => Math.round(w))).toEqual([522]);
+    // A lead beyond the limit counts as the limit: no caller can park the schedule.
+    const capped = grantSlots({ nextAt: 0 }, 0, 1, 300, undefined, 60_000);
+    expect(capped.waitsMs).toEqual([MAX_LEAD_MS]);
   });
 });
