@@ -144,6 +144,7 @@ export function budgetMessage(job: JobStart, result: JobResult): string {
   );
 }
 
-export function exitCodeOf(result: JobResult): number {
+/** The exit code of a job's or a push run's final status. */
+export function exitCodeOf(result: Pick<JobResult, 'status'>): number {
   return EXIT[result.status === 'running' ? 'failed' : result.status];
 }

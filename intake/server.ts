@@ -136,16 +136,15 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+/** A refused request: its status, the `error` its answer body holds, and any extra headers of the answer. */
 class Rejection extends Error {
   readonly status: number;
-  readonly code: string;
-  readonly field: string | undefined;
+  readonly error: { code: string; message: string; field?: string };
   readonly headers: Record<string, string>;
   constructor(status: number, code: string, message: string, field?: string, headers: Record<string, string> = {}) {
     super(message);
     this.status = status;
-    this.code = code;
-    this.field = field;
+    this.error = field === undefined ? { code, message } : { code, message, field };
     this.headers = headers;
   }
 }
@@ -275,9 +274,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
   }
 
   function answerRejection(req: IncomingMessage, res: ServerResponse, r: Rejection, bodyPending: boolean): void {
-    const error: Record<string, string> = { code: r.code, message: r.message };
-    if (r.field !== undefined) error['field'] = r.field;
-    send(req, res, r.status, { error }, { headers: r.headers, close: bodyPending });
+    send(req, res, r.status, { error: r.error }, { headers: r.headers, close: bodyPending });
   }
 
   function checkToken(req: IncomingMessage): void {
@@ -464,7 +461,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
           : new Rejection(500, 'internal_error', 'the receiver failed to handle the event');
       if (!(err instanceof Rejection)) console.error('webhook receiver:', err);
       if (!res.headersSent) answerRejection(req, res, r, bodyPending);
-      return { status: r.status, code: r.code };
+      return { status: r.status, code: r.error.code };
     }
   }
 
@@ -542,7 +539,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     /** Answers a request turned away before its body is read, and logs it. */
     const reject = (rejection: Rejection): undefined => {
       answerRejection(req, res, rejection, true);
-      return finish(rejection.status, rejection.code);
+      return finish(rejection.status, rejection.error.code);
     };
 
     if (pathname === undefined) {

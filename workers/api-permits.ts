@@ -29,9 +29,6 @@ interface Waiter {
 /** How late after its time a slot may still be used: a third of the limiter's guard for late arrivals. */
 const STALE_SLOT_MS = ARRIVAL_GUARD_MS / 3;
 
-/** How long the limiter's workflow task may run before Temporal gives it to another worker (its tasks are tiny). */
-const LIMITER_TASK_TIMEOUT_MS = 5_000;
-
 /** Attempts of one reservation before the waiting calls fail (the activity is then retried by Temporal). */
 const RESERVE_ATTEMPTS = 5;
 
@@ -171,15 +168,7 @@ export class ApiPermits {
         // process that starts it at the same moment joins the same run.
         if (error instanceof WorkflowNotFoundError) {
           await client.workflow
-            .start(apiRateLimiter, {
-              workflowId,
-              taskQueue,
-              args: [{}],
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              // Every API call of the account waits on this workflow: a task held by a worker that died is handed to
-              // another after 5 s instead of Temporal's default 10 s. Its tasks take milliseconds.
-              workflowTaskTimeout: LIMITER_TASK_TIMEOUT_MS,
-            })
+            .start(apiRateLimiter, { workflowId, taskQueue, args: [{}], workflowIdConflictPolicy: 'USE_EXISTING' })
             .catch(() => {});
         } else {
           await sleep(100 * 2 ** attempt);

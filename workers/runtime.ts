@@ -38,6 +38,8 @@ export function installRuntime(config: ObservabilityConfig, secrets: readonly st
   const coreLevel = config.logLevel === 'trace' || config.logLevel === 'debug' ? 'DEBUG' : 'WARN';
   Runtime.install({
     logger: temporalLogger(logger),
+    // The worker command stops its workers itself, in order (WorkerHandle.shutdown), instead of all at once.
+    shutdownSignals: [],
     telemetryOptions: {
       logging: { forward: {}, filter: { core: coreLevel, other: 'ERROR' } },
       ...(metrics ? { metrics } : {}),

@@ -171,7 +171,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     activities: createApiActivities(deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentApiActivities ?? 16,
   });
-  const done = Promise.all([main.run(), api.run()]).then(async () => {
+  const mainRun = main.run();
+  const apiRun = api.run();
+  const done = Promise.all([mainRun, apiRun]).then(async () => {
     await connection.close();
     if (!options.deps?.client) await client.close();
     await dispatcher?.close();
@@ -211,7 +213,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       }
     },
     async shutdown() {
-      for (const worker of [main, api]) if (worker.getState() === 'RUNNING') worker.shutdown();
+      // The API queue drains first: its running calls wait for slots from the rate limiter, a workflow that only the
+      // main worker runs. Stopped together, a lone worker's calls waited for a limiter nobody served until the grace
+      // period ran out.
+      if (api.getState() === 'RUNNING') api.shutdown();
+      await apiRun.catch(() => {});
+      if (main.getState() === 'RUNNING') main.shutdown();
       await done;
     },
   };

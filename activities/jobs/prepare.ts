@@ -4,6 +4,7 @@ import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import { normalizeEmail } from '../../connectors/normalize/email.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writePart, zeroCounts } from '../parts.ts';
+import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
 import type { JobKind, JobRef, PreparedInput } from './types.ts';
@@ -37,8 +38,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
 
   const normalize = normalizerFor(job.kind);
   const candidates = request.column ? [request.column] : (DEFAULT_COLUMNS[job.kind] ?? []);
-  const seen = new Set<string>();
-  let batch: { v: string; row: number; raw: string }[] = [];
+  let batch: string[] = [];
   let invalid: unknown[] = [];
   const stats = { rows: 0, distinct: 0, duplicates: 0, invalid: 0, batches: 0, invalidParts: 0 };
   const pending = new Set<Promise<unknown>>();
@@ -50,7 +50,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
     if (pending.size >= PENDING_WRITES) await Promise.race(pending);
   };
   const flushBatch = async () => {
-    const lines = batch.map((item) => JSON.stringify(item)).join('\n') + '\n';
+    const lines = batch.join('\n') + '\n';
     await enqueue(out.writeText(batchKey(job, stats.batches++), lines));
     batch = [];
   };
@@ -60,25 +60,38 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
     invalid = [];
   };
 
-  const source = await openInput(openStore, request.input);
-  for await (const record of readInputRecords(source, candidates)) {
-    stats.rows += 1;
-    heartbeat();
-    const outcome = classify(record, normalize);
-    if (!outcome.ok) {
-      stats.invalid += 1;
-      invalid.push({ status: 'invalid', row: record.row, raw: clipRaw(record.raw), error: outcome.reason });
-      if (invalid.length >= INVALID_PER_PART) await flushInvalid();
-      continue;
-    }
-    if (seen.has(outcome.value)) {
-      stats.duplicates += 1;
-      continue;
-    }
-    seen.add(outcome.value);
+  const addToBatch = async (line: string) => {
     stats.distinct += 1;
-    batch.push({ v: outcome.value, row: record.row, raw: String(record.raw) });
+    batch.push(line);
     if (batch.length >= batchSize) await flushBatch();
+  };
+
+  // Past a size, first occurrences are sorted out on local disk, so that memory stays flat as the input grows.
+  const seen = new FirstSeen();
+  try {
+    const source = await openInput(openStore, request.input);
+    for await (const record of readInputRecords(source, candidates)) {
+      stats.rows += 1;
+      heartbeat();
+      const outcome = classify(record, normalize);
+      if (!outcome.ok) {
+        stats.invalid += 1;
+        invalid.push({ status: 'invalid', row: record.row, raw: clipRaw(record.raw), error: outcome.reason });
+        if (invalid.length >= INVALID_PER_PART) await flushInvalid();
+        continue;
+      }
+      const line = () => JSON.stringify({ v: outcome.value, row: record.row, raw: String(record.raw) });
+      const verdict = await seen.add(outcome.value, record.row, line);
+      if (verdict === 'duplicate') stats.duplicates += 1;
+      else if (verdict === 'new') await addToBatch(line());
+    }
+    for await (const deferred of seen.drain()) {
+      heartbeat();
+      await addToBatch(deferred);
+    }
+    stats.duplicates += seen.deferredDuplicates;
+  } finally {
+    await seen.close();
   }
   if (batch.length > 0) await flushBatch();
   if (invalid.length > 0) await flushInvalid();

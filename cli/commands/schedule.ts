@@ -5,7 +5,7 @@ import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { isoDate, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import { EXIT } from '../job-service.ts';
+import { EXIT, exitCodeOf } from '../job-service.ts';
 import {
   createPushSchedule,
   deletePushSchedule,
@@ -146,39 +146,31 @@ export async function runScheduleCommand(
   const temporal = deps.temporal ?? parseTemporalConfig();
   const client = deps.client ?? (await connectClient(temporal));
   try {
-    const result = await action(client, temporal);
-    if (result instanceof WithExit) {
-      print(JSON.stringify(result.value, null, 2));
-      return result.code;
-    }
+    let code = 0;
+    const result = await action(client, temporal, (exitCode) => {
+      code = exitCode;
+    });
     print(JSON.stringify(result, null, 2));
-    return 0;
+    return code;
   } finally {
     if (!deps.client) await client.connection.close();
   }
 }
 
-type Action = (client: Client, temporal: TemporalConfig) => Promise<unknown>;
+/** A subcommand: what it prints; `exit` sets the exit code when it is not 0 (a run waited for exits like a job). */
+type Action = (client: Client, temporal: TemporalConfig, exit: (code: number) => void) => Promise<unknown>;
 
-/** A run's result as the command prints it, with the exit code of its status (a failed run's partial result too). */
-async function waitForRun(result: () => Promise<PushResult>): Promise<WithExit> {
+/** A run's result as the command prints it (a failed run's partial result too), exiting with its status's code. */
+async function waitForRun(result: () => Promise<PushResult>, exit: (code: number) => void): Promise<unknown> {
   try {
     const value = await result();
-    return new WithExit(value, EXIT[value.status === 'running' ? 'failed' : value.status]);
+    exit(exitCodeOf(value));
+    return value;
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
+    exit(EXIT.failed);
     const details = (error.cause as { details?: unknown[] } | undefined)?.details?.[0];
-    return new WithExit(details ?? { error: error.cause?.message ?? error.message }, EXIT.failed);
-  }
-}
-
-/** What a subcommand printed and the exit code it chose (a run waited for exits like a job). */
-class WithExit {
-  readonly value: unknown;
-  readonly code: number;
-  constructor(value: unknown, code: number) {
-    this.value = value;
-    this.code = code;
+    return details ?? { error: error.cause?.message ?? error.message };
   }
 }
 
@@ -243,9 +235,9 @@ export function parseSubcommand(
       };
     }
     case 'run': {
-      return async (client) => {
+      return async (client, _temporal, exit) => {
         const started = await startPushRun(client, name, { fullRefresh: values.fullRefresh === true });
-        if (values.wait) return waitForRun(started.result);
+        if (values.wait) return waitForRun(started.result, exit);
         return { name, workflowId: started.workflowId, fullRefresh: values.fullRefresh === true };
       };
     }
@@ -253,9 +245,9 @@ export function parseSubcommand(
       const from = isoDate('from', required('from', values.from))!;
       const to = isoDate('to', required('to', values.to))!;
       if (Date.parse(to) <= Date.parse(from)) throw new UsageError('--to must be later than --from');
-      return async (client) => {
+      return async (client, _temporal, exit) => {
         const started = await startPushRun(client, name, { window: { from, to } });
-        if (values.wait) return waitForRun(started.result);
+        if (values.wait) return waitForRun(started.result, exit);
         return { name, backfill: { from, to }, workflowId: started.workflowId };
       };
     }

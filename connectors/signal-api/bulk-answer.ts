@@ -16,8 +16,11 @@ import {
   type BulkEnrichItem,
   BulkEnrichSchema,
   type Company,
+  CompanySchema,
   type Coverage,
+  CoverageSchema,
   type Signal,
+  SignalSchema,
   signalSummaryOf,
 } from './schemas.ts';
 
@@ -85,16 +88,10 @@ function copyUnknown(target: Json, source: Json, known: ReadonlySet<string>): vo
   }
 }
 
-const COMPANY_FIELDS = new Set([
-  'name',
-  'domain',
-  'linkedin_url',
-  'industries',
-  'employee_count_low',
-  'employee_count_high',
-  'revenue',
-  'description',
-]);
+/** The fields an answer object's schema reads (any other field is the service's own, copied as sent). */
+const fieldsOf = (schema: { in: { shape: object } }) => new Set(Object.keys(schema.in.shape));
+
+const COMPANY_FIELDS = fieldsOf(CompanySchema);
 
 function company(raw: unknown): Company {
   const c = object(raw);
@@ -120,16 +117,7 @@ function company(raw: unknown): Company {
   return out;
 }
 
-const SIGNAL_FIELDS = new Set([
-  'signal_id',
-  'signal_type',
-  'signal_subtype',
-  'signal_name',
-  'detected_at',
-  'association',
-  'company',
-  'data',
-]);
+const SIGNAL_FIELDS = fieldsOf(SignalSchema);
 
 /** The schema's `data`: `summary` first when it was sent, else last; the other fields as sent. */
 function signalData(raw: unknown, summary: string): Signal['data'] {
@@ -174,12 +162,7 @@ function signal(raw: unknown): Signal {
   return out;
 }
 
-const COVERAGE_FIELDS = new Set([
-  'total_before_filters',
-  'total_after_filters',
-  'signal_types_available',
-  'date_range',
-]);
+const COVERAGE_FIELDS = fieldsOf(CoverageSchema);
 const DATE_RANGE_FIELDS = new Set(['earliest', 'latest']);
 
 function coverage(raw: unknown): Coverage {

@@ -33,9 +33,8 @@ const CANONICAL_UTC = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]
 
 /** ISO 8601 UTC with `Z` and milliseconds, or undefined for a value that is not a date-time. */
 export function isoUtcOf(value: unknown): string | undefined {
-  if (typeof value === 'string') {
-    const canonical = CANONICAL_UTC.exec(value);
-    if (canonical) return canonical[4] ? value : `${value.slice(0, -1)}.000Z`;
+  if (typeof value === 'string' && CANONICAL_UTC.test(value)) {
+    return value.length === 24 ? value : `${value.slice(0, -1)}.000Z`; // with or without the milliseconds
   }
   const ms = parseDateTime(value);
   return ms === undefined ? undefined : new Date(ms).toISOString();

@@ -6,7 +6,7 @@ import type { DataStore } from '../store.ts';
 import type { CompanyProfile } from './companies.ts';
 import { type Person, personExists, personFromEmail, staffCount, staffEmail } from './contacts.ts';
 import { SIGNAL_TYPES, SOCIAL_TYPES } from './signal-types.ts';
-import { buildSignal, scanTimeline } from './signals.ts';
+import { buildSignal, scanTimeline, type Timeline } from './signals.ts';
 
 /** Content categories a search may filter on, each matched against the signal data's field of that name. */
 const CONTENT_CATEGORIES = ['technologies', 'competitors', 'pain_points', 'initiatives'] as const;
@@ -58,6 +58,35 @@ function contentMatcher(c: ContentFilters | undefined): ((data: Record<string, u
   };
 }
 
+/**
+ * How many of a timeline's signals detected after `after` are of the wanted `types` and pass `keep`, and when the
+ * newest of them was detected (0 when none).
+ */
+function countMatching(
+  tl: Timeline,
+  { after, types }: { after?: number | undefined; types?: Set<string> | undefined },
+  keep: (index: number, type: number) => boolean = () => true,
+): { count: number; latest: number } {
+  let count = 0;
+  let latest = 0;
+  for (let i = tl.times.length - 1; i >= 0; i--) {
+    const t = tl.times[i]!;
+    if (after !== undefined && t <= after) break;
+    const ty = tl.types[i]!;
+    if (types && !types.has(SIGNAL_TYPES[ty]!.type)) continue;
+    if (!keep(i, ty)) continue;
+    if (count === 0) latest = t;
+    count++;
+  }
+  return { count, latest };
+}
+
+/** The `limit` hits with the newest signals, ties broken by `name`. */
+function newestFirst<H extends { latest: number }>(hits: H[], name: (hit: H) => string, limit: number): H[] {
+  hits.sort((a, b) => b.latest - a.latest || (name(a) < name(b) ? -1 : 1));
+  return hits.slice(0, limit);
+}
+
 export function searchCompanies(store: DataStore, p: CompanySearchParams, now: number): CompanyHit[] {
   const catalog = store.catalog;
   const content = contentMatcher(p.content);
@@ -73,25 +102,14 @@ export function searchCompanies(store: DataStore, p: CompanySearchParams, now: n
       if (p.employeeMax !== undefined && co.employee_count_low > p.employeeMax) continue;
     }
     const tl = scanTimeline(profile, now);
-    let count = 0;
-    let latest = 0;
-    for (let i = tl.times.length - 1; i >= 0; i--) {
-      const t = tl.times[i]!;
-      if (p.after !== undefined && t <= p.after) break;
-      const ty = tl.types[i]!;
-      if (p.types && !p.types.has(SIGNAL_TYPES[ty]!.type)) continue;
-      if (content) {
-        if (!SOCIAL_TYPES.has(ty)) continue;
-        const rec = buildSignal(store.seed, profile, i, t, ty, tl.subs[i]!);
-        if (!content(rec.data)) continue;
-      }
-      if (count === 0) latest = t;
-      count++;
-    }
-    if (count > 0) hits.push({ profile, count, latest });
+    const matched = countMatching(tl, p, (i, ty) => {
+      if (!content) return true;
+      if (!SOCIAL_TYPES.has(ty)) return false;
+      return content(buildSignal(store.seed, profile, i, tl.times[i]!, ty, tl.subs[i]!).data);
+    });
+    if (matched.count > 0) hits.push({ profile, ...matched });
   }
-  hits.sort((a, b) => b.latest - a.latest || (a.profile.domain < b.profile.domain ? -1 : 1));
-  return hits.slice(0, p.limit);
+  return newestFirst(hits, (hit) => hit.profile.domain, p.limit);
 }
 
 export interface ContactSearchParams {
@@ -130,21 +148,11 @@ export function searchContacts(store: DataStore, p: ContactSearchParams, now: nu
       if (p.seniority && !p.seniority.has(ct.seniority.toLowerCase())) continue;
       if (p.department && !p.department.has(ct.department.toLowerCase())) continue;
       if (title && !ct.job_title.toLowerCase().includes(title)) continue;
-      const tl = scanTimeline(person, now);
-      let count = 0;
-      let latest = 0;
-      for (let i = tl.times.length - 1; i >= 0; i--) {
-        const t = tl.times[i]!;
-        if (p.after !== undefined && t <= p.after) break;
-        if (p.types && !p.types.has(SIGNAL_TYPES[tl.types[i]!]!.type)) continue;
-        if (count === 0) latest = t;
-        count++;
-      }
-      if (count > 0) hits.push({ person, count, latest });
+      const matched = countMatching(scanTimeline(person, now), p);
+      if (matched.count > 0) hits.push({ person, ...matched });
     }
   }
-  hits.sort((a, b) => b.latest - a.latest || (a.person.email < b.person.email ? -1 : 1));
-  return hits.slice(0, p.limit);
+  return newestFirst(hits, (hit) => hit.person.email, p.limit);
 }
 
 export interface CatalogStats {

@@ -52,6 +52,16 @@ export function filterOf(body: {
   return f;
 }
 
+/** What both searches take from their body: `limit` (25 by default), `signal_types` and `detected_after`. */
+export function searchParamsOf(body: { limit?: number; signal_types?: string[]; detected_after?: number }): {
+  limit: number;
+  types?: Set<string>;
+  after?: number;
+} {
+  const { types, after } = filterOf(body);
+  return { limit: body.limit ?? 25, ...(types ? { types } : {}), ...(after !== undefined ? { after } : {}) };
+}
+
 /** The body must be a JSON object (also for endpoints whose fields are all optional). */
 export function objectBody(body: unknown): Record<string, unknown> {
   if (body === undefined) return {};

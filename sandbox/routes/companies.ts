@@ -18,7 +18,7 @@ import {
   signalSubtypes,
   signalTypes,
 } from '../validation.ts';
-import { coverageOf, filterOf, summaryOf } from './common.ts';
+import { coverageOf, filterOf, searchParamsOf, summaryOf } from './common.ts';
 
 export const DEFAULT_ENRICH_LIMIT = 100;
 
@@ -196,10 +196,7 @@ function search(req: ApiRequest, store: DataStore) {
   ) {
     throw validationError('employee_count_min', 'must not exceed employee_count_max');
   }
-  const params: Parameters<typeof searchCompanies>[1] = { limit: body.limit ?? 25 };
-  const f = filterOf(body);
-  if (f.types) params.types = f.types;
-  if (f.after !== undefined) params.after = f.after;
+  const params: Parameters<typeof searchCompanies>[1] = searchParamsOf(body);
   const industries = lowerSet(body.industries);
   if (industries) params.industries = industries;
   if (body.employee_count_min !== undefined) params.employeeMin = body.employee_count_min;

@@ -9,7 +9,7 @@ import { notFound, validationError } from '../errors.ts';
 import type { DataStore } from '../store.ts';
 import { isoOffset } from '../time.ts';
 import { boundedInt, dateTime, enrichLimit, lowerSet, parse, signalTypes } from '../validation.ts';
-import { companyHead, coverageOf, filterOf, summaryOf } from './common.ts';
+import { companyHead, coverageOf, filterOf, searchParamsOf, summaryOf } from './common.ts';
 import { DEFAULT_ENRICH_LIMIT } from './companies.ts';
 
 const enrichSchema = z.strictObject({
@@ -73,10 +73,7 @@ function enrich(req: ApiRequest, store: DataStore) {
 
 function search(req: ApiRequest, store: DataStore) {
   const body = parse(searchSchema, req.body);
-  const params: Parameters<typeof searchContacts>[1] = { limit: body.limit ?? 25 };
-  const f = filterOf(body);
-  if (f.types) params.types = f.types;
-  if (f.after !== undefined) params.after = f.after;
+  const params: Parameters<typeof searchContacts>[1] = searchParamsOf(body);
   const seniority = lowerSet(body.seniority);
   if (seniority) params.seniority = seniority;
   const department = lowerSet(body.department);
