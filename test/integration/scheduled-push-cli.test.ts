@@ -80,13 +80,12 @@ describe('signal-kit schedule against a real Temporal server', () => {
       cli('create', '--name', 'nightly', '--watchlist', watchlist, '--output', output, '--every', '1d'),
     ).rejects.toThrow(/schedule "nightly" already exists/);
 
-    const listed = await cli<PushScheduleInfo[]>('list');
-    expect(listed.out.map((s) => [s.name, s.scheduleId, s.paused, s.every])).toContainEqual([
-      'nightly',
-      scheduleIdOf('nightly'),
-      false,
-      '1d',
-    ]);
+    // Temporal lists schedules from its visibility store, which can lag a moment behind create and delete.
+    const listedRows = async () =>
+      (await cli<PushScheduleInfo[]>('list')).out.map((s) => [s.name, s.scheduleId, s.paused, s.every]);
+    await expect
+      .poll(listedRows, { timeout: 15_000, interval: 200 })
+      .toContainEqual(['nightly', scheduleIdOf('nightly'), false, '1d']);
 
     const described = await cli<PushScheduleDetails>('describe', 'nightly');
     expect(described.out).toMatchObject({
@@ -195,7 +194,9 @@ describe('signal-kit schedule against a real Temporal server', () => {
     expect(await store.readText('nightly/_watermarks.json')).toBe(marksBefore);
 
     expect((await cli('delete', 'nightly')).out).toEqual({ name: 'nightly', deleted: true });
-    expect((await cli<PushScheduleInfo[]>('list')).out.map((s) => s.name)).not.toContain('nightly');
+    await expect
+      .poll(async () => (await listedRows()).map(([name]) => name), { timeout: 15_000, interval: 200 })
+      .not.toContain('nightly');
     await expect(cli('describe', 'nightly')).rejects.toThrow(/no schedule named "nightly"/);
     await expect(cli('trigger', 'nightly')).rejects.toThrow(/no schedule named "nightly"/);
   });
