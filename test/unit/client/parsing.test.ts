@@ -252,8 +252,8 @@ describe('other results', () => {
   });
 
   it('rejects a bulk answer with one bad signal, naming the field, with UnexpectedResponseError', async () => {
-    const ok = { domain: 'acme.com', status: 'ok', ...enrichBody() };
-    const signals = (ok as { signals: Record<string, unknown>[] }).signals;
+    const ok: Record<string, unknown> = { domain: 'acme.com', status: 'ok', ...enrichBody() };
+    const signals = ok['signals'] as Record<string, unknown>[];
     signals[0] = { ...signals[0], detected_at: 'last tuesday' };
     bodies.set('/v1/companies/enrich/bulk', { results: [{ domain: 'x.io', status: 'not_found' }, ok] });
     const err = await client.enrichCompanies({ domains: ['x.io', 'acme.com'] }).catch((e: unknown) => e);
