@@ -45,6 +45,9 @@ export class ApiPermits {
   #lastSentAt = Number.NEGATIVE_INFINITY;
   /** How late a grant reaches this process after the limiter's `now` (smoothed): sent as the next request's lead. */
   #arrivalMs = 0;
+  /** Slot times of this process's calls waiting for their slot, and who waits for the next of them to leave. */
+  readonly #due = new Set<number>();
+  #onLeave: (() => void)[] = [];
 
   constructor(options: ApiPermitsOptions) {
     this.#options = options;
@@ -59,25 +62,58 @@ export class ApiPermits {
         this.#waiting.push({ resolve, reject });
         this.#pump();
       });
-      const waitMs = slotAt - Date.now();
-      if (waitMs > 0) await sleep(waitMs, undefined, options);
-      // Slots whose timers fired together (the event loop was busy parsing an answer) do not leave as a burst: a
-      // process's calls stay an interval less STALE_SLOT_MS apart. Not a whole interval: a call sent late would then
-      // push the process's next call late by as much, and so on until one went stale and its slot was lost. The
-      // window is safe without more, since every call leaves within STALE_SLOT_MS of its slot.
-      for (;;) {
-        const gap = this.#lastSentAt + interval - STALE_SLOT_MS - performance.now();
-        if (gap <= 0) break;
-        await sleep(gap, undefined, options);
+      this.#due.add(slotAt);
+      try {
+        if (await this.#waitForSlot(slotAt, interval, options)) return;
+      } finally {
+        this.#due.delete(slotAt);
+        // After the request has been handed to the socket (it is written in this turn of the event loop).
+        const leaving = this.#onLeave.splice(0);
+        if (leaving.length > 0) {
+          setImmediate(() => {
+            for (const leave of leaving) leave();
+          });
+        }
       }
-      // A slot used much later than its time could meet the next slots in one window: it is given up (it only
-      // costs a little speed) and another is asked for.
-      if (Date.now() - slotAt <= STALE_SLOT_MS) {
-        this.#lastSentAt = performance.now();
+    }
+  };
+
+  /**
+   * Resolves before work that holds the event loop for a while (parsing a large answer): when one of this
+   * process's calls is due within about an interval, after that call has left. A timer cannot fire while the loop
+   * is busy, and a call held past its slot is given up: its slot is lost to the whole account.
+   */
+  readonly beforeBusyWork = async (): Promise<void> => {
+    const soon = Date.now() + slotIntervalMs(this.#options.perMinute, this.#options.windowMs);
+    for (const at of this.#due) {
+      if (at <= soon) {
+        await new Promise<void>((resolve) => this.#onLeave.push(resolve));
         return;
       }
     }
   };
+
+  /** Waits for a granted slot; true when the call may leave, false when the slot went stale. */
+  async #waitForSlot(slotAt: number, interval: number, options?: { signal: AbortSignal }): Promise<boolean> {
+    const waitMs = slotAt - Date.now();
+    if (waitMs > 0) await sleep(waitMs, undefined, options);
+    // Slots whose timers fired together (the event loop was busy parsing an answer) do not leave as a burst: a
+    // process's calls stay an interval less STALE_SLOT_MS apart. Not a whole interval: a call sent late would then
+    // push the process's next call late by as much, and so on until one went stale and its slot was lost. The
+    // window is safe without more, since every call leaves within STALE_SLOT_MS of its slot.
+    for (;;) {
+      const gap = this.#lastSentAt + interval - STALE_SLOT_MS - performance.now();
+      if (gap <= 0) break;
+      await sleep(gap, undefined, options);
+    }
+    // A slot used much later than its time could meet the next slots in one window: it is given up (it only
+    // costs a little speed) and another is asked for.
+    if (Date.now() - slotAt <= STALE_SLOT_MS) {
+      this.#lastSentAt = performance.now();
+      return true;
+    }
+    return false;
+  }
 
   #pump(): void {
     if (this.#busy || this.#waiting.length === 0) return;

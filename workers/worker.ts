@@ -129,7 +129,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       timeoutMs: config.timeoutMs,
       retry: false,
       ...(config.ratePerMinute <= UNPACED_ABOVE_PER_MINUTE
-        ? { beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire }
+        ? {
+            beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire,
+            beforeParse: permits.beforeBusyWork,
+          }
         : {}),
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });

@@ -50,7 +50,15 @@ export interface RequestPacing {
    * The attempt's timeout starts after it.
    */
   beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+  /**
+   * Awaited before a large answer is parsed, which holds the event loop: a pacing process lets a call that is about
+   * due leave first, since its timer could not fire meanwhile.
+   */
+  beforeParse?: () => Promise<void>;
 }
+
+/** Answers at least this long are parsed after `beforeParse` (shorter ones take too little time to matter). */
+const BUSY_PARSE_BYTES = 64 * 1024;
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 4,
   baseDelayMs: 250,
@@ -344,6 +352,7 @@ export class Transport {
   readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
   readonly #userAgent: string;
   readonly #beforeRequest: RequestPacing['beforeRequest'];
+  readonly #beforeParse: RequestPacing['beforeParse'];
   /** For download links on another host than the API: the SSRF guard's dispatcher, made on first use. */
   #foreignDownloads: Agent | undefined;
   #closed = false;
@@ -374,6 +383,7 @@ export class Transport {
     this.#onResponse = options.onResponse;
     this.#userAgent = options.userAgent ?? USER_AGENT;
     this.#beforeRequest = options.beforeRequest;
+    this.#beforeParse = options.beforeParse;
     if (options.dispatcher) {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
@@ -572,6 +582,7 @@ export class Transport {
           path: req.path,
         });
       }
+      if (this.#beforeParse && text.length >= BUSY_PARSE_BYTES) await this.#beforeParse();
       let body: unknown;
       try {
         body = JSON.parse(text);
