@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { WORKER_NODE_OPTIONS } from '../../config/worker.ts';
 import { type ServerProcess, startProcess } from '../../devstack/process.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -128,7 +129,13 @@ export async function startWorkerProcess(
   env: NodeJS.ProcessEnv,
   timeoutMs = 90_000,
 ): Promise<NodeChild & { idleKb: number }> {
-  const child = startNode(name, [cliMain, 'worker'], { ...env, SIGNAL_KIT_LOG_LEVEL: 'WARN' });
+  // Started the way README tells a deployment to start it (the recommended V8 flags in NODE_OPTIONS).
+  const nodeOptions = `${env['NODE_OPTIONS'] ?? ''} ${WORKER_NODE_OPTIONS}`.trim();
+  const child = startNode(name, [cliMain, 'worker'], {
+    ...env,
+    NODE_OPTIONS: nodeOptions,
+    SIGNAL_KIT_LOG_LEVEL: 'WARN',
+  });
   const deadline = Date.now() + timeoutMs;
   while (!/signal-kit worker: pid \d+/.test(child.proc.outputTail())) {
     if (child.proc.hasExited()) {

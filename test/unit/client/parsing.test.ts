@@ -251,6 +251,17 @@ describe('other results', () => {
     expect(r.summary).toEqual({ requested: 3, ok: 1, not_found: 1, error: 1, signals: 1 });
   });
 
+  it('rejects a bulk answer with one bad signal, naming the field, with UnexpectedResponseError', async () => {
+    const ok: Record<string, unknown> = { domain: 'acme.com', status: 'ok', ...enrichBody() };
+    const signals = ok['signals'] as Record<string, unknown>[];
+    signals[0] = { ...signals[0], detected_at: 'last tuesday' };
+    bodies.set('/v1/companies/enrich/bulk', { results: [{ domain: 'x.io', status: 'not_found' }, ok] });
+    const err = await client.enrichCompanies({ domains: ['x.io', 'acme.com'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnexpectedResponseError);
+    expect((err as UnexpectedResponseError).message).toContain('results.1.signals.0.detected_at');
+    expect((err as UnexpectedResponseError).creditsCharged).toBe(4);
+  });
+
   it('verifyEmail accepts { result } and a bare verification', async () => {
     const verification = {
       email: 'a@gmial.com',
