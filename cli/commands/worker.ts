@@ -2,10 +2,11 @@ import { parseDeploymentConfig } from '../../config/deployment.ts';
 import { ConfigError } from '../../config/errors.ts';
 import { parseObservabilityConfig } from '../../config/observability.ts';
 import { parseWebhookDeliveryConfig } from '../../config/webhooks.ts';
-import { parseWorkerConfig, type WorkerConfig } from '../../config/worker.ts';
+import { parseWorkerConfig, parseWorkerHeapConfig, type WorkerConfig } from '../../config/worker.ts';
 import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
 import { bundleBuildId } from '../../workers/bundle.ts';
 import { startHealthServer } from '../../workers/health.ts';
+import { applyWorkerHeapConfig } from '../../workers/heap.ts';
 import { installRuntime } from '../../workers/runtime.ts';
 import { shutdownGraceMs, startWorker } from '../../workers/worker.ts';
 import { positiveInt } from '../args.ts';
@@ -47,11 +48,13 @@ export async function runWorkerCommand(flags: WorkerFlags = {}): Promise<number>
   if (values['metrics-port'] !== undefined) positiveInt('metrics-port', values['metrics-port']);
   const observability = parseObservabilityConfig(env);
   const config = parseWorkerConfig(env);
+  const heap = parseWorkerHeapConfig(env);
   const webhooks = parseWebhookDeliveryConfig(env);
   const deployment = parseDeploymentConfig(env);
   if (values['make-current'] && !deployment.deploymentName) {
     throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
   }
+  applyWorkerHeapConfig(heap);
   const { logger, metrics, metricsUrl } = installRuntime(observability, secretsOf(config, webhooks));
   // Start and stop lines are written at any level: scripts and operators wait for them.
   const lifecycle = logger.child({}, { level: 'info' });

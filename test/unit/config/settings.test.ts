@@ -10,6 +10,7 @@ import { parseDeploymentConfig } from '../../../config/deployment.ts';
 import { ConfigError } from '../../../config/errors.ts';
 import { parseObservabilityConfig } from '../../../config/observability.ts';
 import { connectionOptions, loadTemporalConnection } from '../../../config/temporal.ts';
+import { parseWorkerHeapConfig } from '../../../config/worker.ts';
 
 let dir: string;
 let file: string;
@@ -102,5 +103,13 @@ describe('worker settings', () => {
     expect(
       parseDeploymentConfig({ SIGNAL_KIT_DEPLOYMENT_NAME: 'signal-kit', SIGNAL_KIT_WORKFLOW_BUNDLE: '/app/b.js' }),
     ).toMatchObject({ deploymentName: 'signal-kit', behavior: 'PINNED', bundlePath: '/app/b.js' });
+  });
+
+  it('the heap may grow 2× past a full collection unless set; 0 leaves V8 its own factor; a bad value is named', () => {
+    expect(parseWorkerHeapConfig({})).toEqual({ heapGrowingPercent: 100 });
+    expect(parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '0' })).toEqual({ heapGrowingPercent: 0 });
+    expect(() => parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '-5' })).toThrow(
+      /SIGNAL_KIT_HEAP_GROWING_PERCENT/,
+    );
   });
 });
