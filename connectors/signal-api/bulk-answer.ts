@@ -93,6 +93,11 @@ const fieldsOf = (schema: { in: { shape: object } }) => new Set(Object.keys(sche
 
 const COMPANY_FIELDS = fieldsOf(CompanySchema);
 
+/** Sets an optional field only when the answer had it, so absent fields stay absent (as the schema leaves them). */
+function setDefined<T extends object, K extends keyof T>(out: T, key: K, value: T[K] | undefined): void {
+  if (value !== undefined) out[key] = value;
+}
+
 function company(raw: unknown): Company {
   const c = object(raw);
   const out: Company = { name: optString(c['name']) ?? '', domain: string(c['domain']).trim().toLowerCase() };
@@ -101,12 +106,9 @@ function company(raw: unknown): Company {
     out.linkedin_url = linkedin;
     out.linkedin_url_absolute = absoluteLinkedinUrl(linkedin);
   }
-  const industries = optStrings(c['industries']);
-  if (industries !== undefined) out.industries = industries;
-  const low = optNumber(c['employee_count_low']);
-  if (low !== undefined) out.employee_count_low = low;
-  const high = optNumber(c['employee_count_high']);
-  if (high !== undefined) out.employee_count_high = high;
+  setDefined(out, 'industries', optStrings(c['industries']));
+  setDefined(out, 'employee_count_low', optNumber(c['employee_count_low']));
+  setDefined(out, 'employee_count_high', optNumber(c['employee_count_high']));
   const revenue = c['revenue'];
   if (typeof revenue === 'string') out.revenue = revenue;
   else if (typeof revenue === 'number') out.revenue = String(revenue);
@@ -153,8 +155,7 @@ function signal(raw: unknown): Signal {
     signal_name: name && name.trim() !== '' ? name : summary,
     detected_at: date(s['detected_at']),
   } as Signal;
-  const association = optString(s['association']);
-  if (association !== undefined) out.association = association;
+  setDefined(out, 'association', optString(s['association']));
   const c = s['company'];
   if (c !== undefined && c !== null) out.company = company(c);
   out.data = signalData(rawData, summary);
@@ -168,12 +169,9 @@ const DATE_RANGE_FIELDS = new Set(['earliest', 'latest']);
 function coverage(raw: unknown): Coverage {
   const c = object(raw);
   const out: Coverage = {};
-  const before = optNumber(c['total_before_filters']);
-  if (before !== undefined) out.total_before_filters = before;
-  const after = optNumber(c['total_after_filters']);
-  if (after !== undefined) out.total_after_filters = after;
-  const types = optStrings(c['signal_types_available']);
-  if (types !== undefined) out.signal_types_available = types;
+  setDefined(out, 'total_before_filters', optNumber(c['total_before_filters']));
+  setDefined(out, 'total_after_filters', optNumber(c['total_after_filters']));
+  setDefined(out, 'signal_types_available', optStrings(c['signal_types_available']));
   const range = c['date_range'];
   if (range !== undefined && range !== null) {
     const r = object(range);
