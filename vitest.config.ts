@@ -1,31 +1,20 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Files known to run longest (seconds on a quiet 2-core machine, from a full run's JSON report). They start first,
- * longest first, so that the short files fill both workers at the end of the run instead of one long file running
- * alone after everything else is done. A fresh clone has no vitest cache, so the order cannot come from past runs.
+ * Seconds each test file took in a full run (files of 5 s or more; `node scripts/record-test-costs.ts` rewrites it from
+ * the JSON report `npm test` leaves in .tmp/). They start first, longest first, so that the short files fill the
+ * workers at the end of the run instead of one long file running alone after everything else is done. A fresh clone
+ * has no vitest cache, so the order cannot come from past runs.
  */
-const HEAVY_FILES = new Map<string, number>([
-  ['test/drills/worker-kill.test.ts', 110],
-  ['test/e2e/cost-safety.test.ts', 59],
-  ['test/promises/crash-drills.test.ts', 53],
-  ['test/e2e/jobs-cli.test.ts', 31],
-  ['test/integration/history-bound.test.ts', 35],
-  ['test/integration/temporal-tls.test.ts', 28],
-  ['test/integration/webhooks-delivery.test.ts', 27],
-  ['test/bench/rate-limit-saturation.test.ts', 27],
-  ['test/promises/rate-limit.test.ts', 25],
-  ['test/drills/bad-input.test.ts', 25],
-  ['test/integration/worker-observability.test.ts', 21],
-  ['test/drills/temporal-restart.test.ts', 21],
-  ['test/promises/bulk-enrichment.test.ts', 20],
-  ['test/integration/worker-versioning.test.ts', 19],
-]);
+const FILE_COSTS = new Map<string, number>(
+  Object.entries(JSON.parse(readFileSync(new URL('./test/file-costs.json', import.meta.url), 'utf8')) as object),
+);
 
 function declaredCost(spec: TestSpecification): number {
   const root = spec.project.config.root.replace(/\/$/, '');
-  return HEAVY_FILES.get(spec.moduleId.slice(root.length + 1)) ?? 0;
+  return FILE_COSTS.get(spec.moduleId.slice(root.length + 1)) ?? 0;
 }
 
 /** The heavy files first, by declared cost; the rest in vitest's own order (longest last run first, or largest). */
