@@ -14,8 +14,6 @@ import { callThroughWorker, NoWorkerError, type ServeOptions, startWebhookIntake
 
 // The intake itself (its authentication from the environment, the receiver wired to Temporal) lives in
 // config/webhooks.ts and cli/webhook-service.ts; this command only checks its flags, starts it and waits for a signal.
-export { DEFAULT_TOKEN_HEADER, receiverAuthFromEnv, type ServeAuthMode } from '../../config/webhooks.ts';
-export { type ServeOptions, startWebhookIntake, type WebhookIntake } from '../webhook-service.ts';
 
 /** `webhooks serve`'s flags, as commander hands them over (declared in cli/program.ts). */
 export interface ServeFlags {

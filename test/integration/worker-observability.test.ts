@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
+import { startWebhookIntake, type WebhookIntake } from '../../cli/webhook-service.ts';
 import { freePort } from '../../devstack/index.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { useJobEnv } from '../helpers/job-env.ts';

@@ -8,7 +8,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CollectorManifest } from '../../activities/collector.ts';
-import { startWebhookIntake, type WebhookIntake } from '../../cli/commands/webhooks.ts';
+import { startWebhookIntake, type WebhookIntake } from '../../cli/webhook-service.ts';
 import { SignalClient } from '../../connectors/signal-api/client.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';

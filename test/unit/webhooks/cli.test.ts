@@ -1,13 +1,8 @@
 /** `signal-kit webhooks` flag and environment parsing: every mistake names its flag or variable, before any I/O. */
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../cli/args.ts';
-import {
-  DEFAULT_TOKEN_HEADER,
-  describeApiError,
-  manageAction,
-  parseServe,
-  receiverAuthFromEnv,
-} from '../../../cli/commands/webhooks.ts';
+import { describeApiError, manageAction, parseServe } from '../../../cli/commands/webhooks.ts';
+import { DEFAULT_TOKEN_HEADER, receiverAuthFromEnv } from '../../../config/webhooks.ts';
 import { ConfigError } from '../../../config/worker.ts';
 import { NotFoundError, ValidationError } from '../../../connectors/errors.ts';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
