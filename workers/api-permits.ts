@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
 import {
-  ARRIVAL_GUARD_MS,
   MAX_LEAD_MS,
   MAX_SLOTS_PER_REQUEST,
+  SEND_LATENESS_MS,
   type SlotGrant,
   slotIntervalMs,
 } from '../workflows/rate-schedule.ts';
@@ -26,8 +26,8 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-/** How late after its time a slot may still be used: a third of the limiter's guard for late arrivals. */
-const STALE_SLOT_MS = ARRIVAL_GUARD_MS / 3;
+/** How late after its time a slot may still be used: the part of the limiter's guard kept for late sends. */
+const STALE_SLOT_MS = SEND_LATENESS_MS;
 
 /** Attempts of one reservation before the waiting calls fail (the activity is then retried by Temporal). */
 const RESERVE_ATTEMPTS = 5;

@@ -82,6 +82,8 @@ describe('signal-kit as an installed package', () => {
       'enrich-line.schema.json',
       'intent-export-line.schema.json',
       'manifest.schema.json',
+      'push-manifest.schema.json',
+      'push-signal-line.schema.json',
       'verify-emails-line.schema.json',
     ]);
     const top = await readdir(installed);
