@@ -31,6 +31,10 @@ async function startSharedTemporal(): Promise<TemporalServer | undefined> {
 export default async function setup(): Promise<() => Promise<void>> {
   const runId = randomUUID();
   process.env[RUN_ID_ENV] = runId;
+  // Node's compiled-code cache for every test process and the CLI and worker processes they start (npm test sets it).
+  process.env['NODE_COMPILE_CACHE'] ??= fileURLToPath(
+    new URL('../node_modules/.cache/node-compile-cache', import.meta.url),
+  );
   const bundleDir = await mkdtemp(join(tmpdir(), 'signal-kit-test-bundle-'));
   const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
   const [temporal, { codePath }] = await Promise.all([
