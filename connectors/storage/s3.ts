@@ -185,10 +185,12 @@ export class S3Store extends BucketStore implements Store {
   openWrite(key: string, options: WriteOptions = {}): ObjectWriter {
     const details = { url: this.url, key };
     let bytes = 0;
-    // The caller's stream is the upload's body itself: one hop, whose readable side buffers 1 MiB so that the
-    // caller keeps writing while a part is being cut.
+    // The caller's stream is the upload's body itself (one hop). Its readable side hands the upload one written
+    // chunk per read (object mode): a byte-mode read would first join everything buffered into a new buffer, a
+    // copy of every byte that the upload's own part assembly then copies again. Up to 32 chunks wait in it.
     const stream = new Transform({
-      readableHighWaterMark: 1024 * 1024,
+      readableObjectMode: true,
+      readableHighWaterMark: 32,
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
         callback(null, chunk);
