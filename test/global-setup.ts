@@ -31,10 +31,17 @@ async function startSharedTemporal(): Promise<TemporalServer | undefined> {
 export default async function setup(): Promise<() => Promise<void>> {
   const runId = randomUUID();
   process.env[RUN_ID_ENV] = runId;
+  // Node's compiled-code cache for every test process and the CLI and worker processes they start (npm test sets it).
+  process.env['NODE_COMPILE_CACHE'] ??= fileURLToPath(
+    new URL('../node_modules/.cache/node-compile-cache', import.meta.url),
+  );
   const bundleDir = await mkdtemp(join(tmpdir(), 'signal-kit-test-bundle-'));
   const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+  // SIGNAL_KIT_DEVSTACK_SHARED_TEMPORAL=off: every file starts its own server, as outside the suite.
+  const sharing = process.env[SHARED_TEMPORAL_ENV] !== 'off';
+  delete process.env[SHARED_TEMPORAL_ENV];
   const [temporal, { codePath }] = await Promise.all([
-    startSharedTemporal(),
+    sharing ? startSharedTemporal() : undefined,
     writeWorkflowBundle({ workflowsPath, outDir: bundleDir }),
   ]);
   if (temporal) process.env[SHARED_TEMPORAL_ENV] = temporal.address;

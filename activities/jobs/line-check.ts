@@ -1,4 +1,3 @@
-import type { Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 
 const NEWLINE = 0x0a;
@@ -11,6 +10,11 @@ export class CorruptDownloadError extends Error {
   override readonly name = 'CorruptDownloadError';
 }
 
+/** A hash (node:crypto's, or one that returns a promise to hold the stream until it can take more bytes). */
+export interface ChunkSink {
+  update(chunk: Buffer): unknown;
+}
+
 /**
  * Passes bytes through unchanged while counting JSONL lines and checking that each is one JSON object
  * (`{…}`). Cheap enough for multi-GiB files: it scans for newlines and never parses or copies whole lines.
@@ -19,9 +23,9 @@ export class JsonlLineChecker extends Transform {
   lines = 0;
   bytes = 0;
   /** Also fed every byte that passes, when the bytes are stored as they are (one pass instead of two streams). */
-  private readonly hash: Hash | undefined;
+  private readonly hash: ChunkSink | undefined;
 
-  constructor(options: { hash?: Hash } = {}) {
+  constructor(options: { hash?: ChunkSink } = {}) {
     super();
     this.hash = options.hash;
   }
@@ -55,8 +59,9 @@ export class JsonlLineChecker extends Transform {
       this.lastSignificant = -1;
       position = newline + 1;
     }
-    this.hash?.update(chunk);
-    callback(null, chunk);
+    const hashed = this.hash?.update(chunk);
+    if (hashed instanceof Promise) hashed.then(() => callback(null, chunk), callback);
+    else callback(null, chunk);
   }
 
   override _flush(callback: TransformCallback): void {

@@ -1,4 +1,4 @@
-import { PassThrough, type Readable, Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -184,21 +184,24 @@ export class S3Store extends BucketStore implements Store {
 
   openWrite(key: string, options: WriteOptions = {}): ObjectWriter {
     const details = { url: this.url, key };
-    const body = new PassThrough({ highWaterMark: 1024 * 1024 });
     let bytes = 0;
+    // The caller's stream is the upload's body itself (one hop). Its readable side hands the upload one written
+    // chunk per read (object mode): a byte-mode read would first join everything buffered into a new buffer, a
+    // copy of every byte that the upload's own part assembly then copies again. Up to 32 chunks wait in it.
     const stream = new Transform({
+      readableObjectMode: true,
+      readableHighWaterMark: 32,
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
         callback(null, chunk);
       },
     });
-    stream.pipe(body);
     const upload = new Upload({
       client: this.client,
       params: {
         Bucket: this.bucket,
         Key: this.objectKey(key),
-        Body: body,
+        Body: stream,
         ContentType: options.contentType,
         Metadata: options.metadata,
         ...(this.encryption
@@ -221,11 +224,12 @@ export class S3Store extends BucketStore implements Store {
       },
     );
     uploaded.catch(() => {});
-    // A failing source must fail the upload (an ended body would publish what arrived so far).
-    // Failures reach the caller through done() (and pipeline()); an unobserved 'error' must not crash the process.
-    stream.on('error', (err) => body.destroy(aborted ?? err));
+    // A destroyed body fails the upload (never published). Failures reach the caller through done() (and
+    // pipeline()); an unobserved 'error' must not crash the process.
+    stream.on('error', () => {});
     stream.once('close', () => {
-      if (!stream.writableFinished) body.destroy(aborted ?? new WriteAbortedError({ ...details, cause: undefined }));
+      if (!stream.writableFinished && !stream.errored)
+        aborted ??= new WriteAbortedError({ ...details, cause: undefined });
     });
 
     return {
