@@ -30,20 +30,20 @@ class HeavyFirstSequencer extends BaseSequencer {
  * Unit test files that change what other files in the same process would see: a module mocked for the whole file,
  * a prototype patched, fake timers. They get a fresh process each, like every file that starts servers.
  */
-const UNIT_NEEDING_ISOLATION = [
+const NEEDING_ISOLATION = [
   'test/unit/storage-file-crash.test.ts',
   'test/unit/webhooks/safe-dispatcher.test.ts',
   'test/unit/workers/activity-failures.test.ts',
 ];
 
 /**
- * The other unit test files run one after another in a few long-lived processes (vitest's isolate: false): each
- * would otherwise spend a second or more starting a process and importing the same modules again (476 unit tests: 38
- * CPU-seconds isolated, 22 shared).
+ * The other unit test files and the contract tests (the client against the in-process sandbox) run one after another
+ * in a few long-lived processes (vitest's isolate: false): each would otherwise spend a second or more starting a
+ * process and importing the same modules again (the 476 unit tests: 38 CPU-seconds isolated, 22 shared).
  */
-const SHARED_PROCESS_UNIT = globSync('test/unit/**/*.test.ts', { cwd: import.meta.dirname }).filter(
-  (file) => !UNIT_NEEDING_ISOLATION.includes(file),
-);
+const SHARED_PROCESS = globSync(['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts'], {
+  cwd: import.meta.dirname,
+}).filter((file) => !NEEDING_ISOLATION.includes(file));
 
 export default defineConfig({
   test: {
@@ -55,8 +55,8 @@ export default defineConfig({
     maxWorkers: 4,
     sequence: { sequencer: HeavyFirstSequencer },
     projects: [
-      { extends: true, test: { name: 'unit', include: SHARED_PROCESS_UNIT, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: SHARED_PROCESS_UNIT } },
+      { extends: true, test: { name: 'shared-process', include: SHARED_PROCESS, isolate: false } },
+      { extends: true, test: { name: 'own-process', include: ['test/**/*.test.ts'], exclude: SHARED_PROCESS } },
     ],
     testTimeout: 60_000,
     hookTimeout: 180_000,
