@@ -43,7 +43,7 @@ export class ApiPermits {
   readonly #waiting: Waiter[] = [];
   #busy = false;
   #lastSentAt = Number.NEGATIVE_INFINITY;
-  /** How late a grant reaches this process after the limiter's `now` (smoothed): sent as the next request's lead. */
+  /** How late a grant reaches this process after the limiter's `now` (recent worst, decaying): the next lead. */
   #arrivalMs = 0;
   /** Slot times of this process's calls waiting for their slot, and who waits for the next of them to leave. */
   readonly #due = new Set<number>();
@@ -122,7 +122,10 @@ export class ApiPermits {
     void this.#reserve(batch.length).then(
       (grant) => {
         const base = grant.grantedAt ?? Date.now();
-        this.#arrivalMs = 0.7 * this.#arrivalMs + 0.3 * Math.max(0, Date.now() - base);
+        // Up at once, down slowly: a lead too short costs a stale slot and another round trip, one too long only
+        // delays the first call after a quiet spell by as much.
+        const arrival = Math.max(0, Date.now() - base);
+        this.#arrivalMs = arrival > this.#arrivalMs ? arrival : 0.7 * this.#arrivalMs + 0.3 * arrival;
         for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(base + waitMs);
         const rest = batch.slice(grant.waitsMs.length);
         if (rest.length === 0) {
