@@ -142,13 +142,27 @@ export function unsignedWhenChecksummed(client: S3Client): S3Client {
 
 const sharedClients = new Map<string, S3Client>();
 
+/**
+ * `SIGNAL_KIT_S3_SIGNED_PAYLOAD=true` keeps every body signed, for buckets whose policy refuses unsigned payloads
+ * (a condition on `s3:x-amz-content-sha256`); by default checksummed bodies go unsigned.
+ */
+export function signedPayloadFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env['SIGNAL_KIT_S3_SIGNED_PAYLOAD'] || 'false';
+  if (value !== 'true' && value !== 'false') {
+    throw new StorageConfigError(`SIGNAL_KIT_S3_SIGNED_PAYLOAD must be true or false, got "${value}"`);
+  }
+  return value === 'true';
+}
+
 /** One client per distinct configuration, so that stores opened per activity share connections. */
 function clientFor(env: NodeJS.ProcessEnv): S3Client {
   const config = s3ConfigFromEnv(env);
-  const id = JSON.stringify(config);
+  const signed = signedPayloadFromEnv(env);
+  const id = JSON.stringify({ config, signed });
   let client = sharedClients.get(id);
   if (!client) {
-    client = unsignedWhenChecksummed(new S3Client(config));
+    client = new S3Client(config);
+    if (!signed) unsignedWhenChecksummed(client);
     sharedClients.set(id, client);
   }
   return client;
