@@ -37,8 +37,11 @@ export default async function setup(): Promise<() => Promise<void>> {
   );
   const bundleDir = await mkdtemp(join(tmpdir(), 'signal-kit-test-bundle-'));
   const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+  // SIGNAL_KIT_DEVSTACK_SHARED_TEMPORAL=off: every file starts its own server, as outside the suite.
+  const sharing = process.env[SHARED_TEMPORAL_ENV] !== 'off';
+  delete process.env[SHARED_TEMPORAL_ENV];
   const [temporal, { codePath }] = await Promise.all([
-    startSharedTemporal(),
+    sharing ? startSharedTemporal() : undefined,
     writeWorkflowBundle({ workflowsPath, outDir: bundleDir }),
   ]);
   if (temporal) process.env[SHARED_TEMPORAL_ENV] = temporal.address;

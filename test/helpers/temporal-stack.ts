@@ -19,7 +19,7 @@ import { openSharedNamespace, sharedTemporalAddress, withTemporal } from '../../
  * startDevStack, except that Temporal is a namespace of its own on the run's shared server when there is one and the
  * options ask nothing special of the server.
  */
-async function startStack<const O extends DevStackOptions>(services: O): Promise<DevStackWith<O>> {
+export async function startTestStack<const O extends DevStackOptions>(services: O): Promise<DevStackWith<O>> {
   const shared = services.temporal !== false && !services.temporalArgs ? sharedTemporalAddress() : undefined;
   if (!shared) return startDevStack(services);
   const stack = await startDevStack({ ...services, temporal: false });
@@ -70,7 +70,7 @@ export async function startWorkflowTestbed<const O extends DevStackOptions & { t
 ): Promise<WorkflowTestbed<O>> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const [stack, bundle] = await Promise.all([
-    startStack(services),
+    startTestStack(services),
     bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
   ]);
   const temporal = stack.temporal!;
