@@ -9,7 +9,6 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { partContentType } from '../parts.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
-import { Sha256Thread } from './sha256-thread.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 
 /** The export request (spec 4.10 field names). */
@@ -252,34 +251,26 @@ export async function downloadIntentExport(
       throw linkExpired(`the download link expired: ${(error as Error).message}`);
     throw error;
   }
+  const hash = createHash('sha256');
   const plain = job.compression === 'none';
+  // Stored as downloaded: the checker hashes as it scans. Compressed: the gzip output is hashed and counted.
+  const checker = new JsonlLineChecker(plain ? { hash } : {});
   let compressed = 0;
-  let sha256: string;
+  const measure = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      compressed += chunk.length;
+      callback(null, chunk);
+    },
+  });
   const context = Context.current();
   const writer = store.openWrite(key, {
     contentType: partContentType(job.compression),
   });
-  // Stored as downloaded: the checker feeds every byte to a hashing thread (hashing overlaps the transfer).
-  // Compressed: the gzip output is hashed and counted.
-  const hashThread = plain ? new Sha256Thread() : undefined;
-  const checker = new JsonlLineChecker(hashThread ? { hash: hashThread } : {});
   try {
     const signal = context.cancellationSignal;
-    if (hashThread) {
-      await pipeline(download.body, checker, writer.stream, { signal });
-      sha256 = await hashThread.digest();
-    } else {
-      const hash = createHash('sha256');
-      const measure = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          hash.update(chunk);
-          compressed += chunk.length;
-          callback(null, chunk);
-        },
-      });
-      await pipeline(download.body, checker, createGzip(), measure, writer.stream, { signal });
-      sha256 = hash.digest('hex');
-    }
+    if (plain) await pipeline(download.body, checker, writer.stream, { signal });
+    else await pipeline(download.body, checker, createGzip(), measure, writer.stream, { signal });
     if (download.contentLength !== undefined && checker.bytes !== download.contentLength) {
       throw new Error(`download ended after ${checker.bytes} of ${download.contentLength} bytes`);
     }
@@ -287,11 +278,9 @@ export async function downloadIntentExport(
   } catch (error) {
     await writer.abort(error).catch(() => undefined);
     throw error;
-  } finally {
-    await hashThread?.close();
   }
   const stored = plain ? checker.bytes : compressed;
-  const part: ManifestPart = { key, lines: checker.lines, bytes: stored, sha256 };
+  const part: ManifestPart = { key, lines: checker.lines, bytes: stored, sha256: hash.digest('hex') };
   await store.writeText(stateKey, JSON.stringify({ ...record, part } satisfies ExportRecord));
   return part;
 }

@@ -39,7 +39,7 @@ export async function writeText(store: Store, key: string, text: string, options
 
 /** Maps `items` through `fn` with at most `concurrency` calls in flight, yielding results in input order. */
 export async function* mapOrdered<T, R>(
-  items: AsyncIterable<T>,
+  items: AsyncIterable<T> | Iterable<T>,
   concurrency: number,
   fn: (item: T) => Promise<R>,
 ): AsyncGenerator<R> {
