@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeBody } from '../connectors/storage/common.ts';
 import { BucketNotFoundError, StorageError } from '../connectors/storage/errors.ts';
-import type { Store } from '../connectors/storage/store.ts';
+import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
 import type { Compression, PartCounts } from './jobs/types.ts';
 
 /**
@@ -130,7 +130,11 @@ async function writePartOnce(
 
 /** The counts a published part recorded, or undefined when the part is absent (or unreadable, so redo it). */
 export async function readPart(store: Store, key: string): Promise<StoredPart | undefined> {
-  const info = await store.stat(key);
+  return storedPart(await store.stat(key));
+}
+
+/** What a part recorded, from its object's metadata (a listing's, when the store lists metadata). */
+export function storedPart(info: ObjectInfo | undefined): StoredPart | undefined {
   const raw = info?.metadata[COUNTS_META];
   if (!info || !raw) return undefined;
   try {

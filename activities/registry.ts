@@ -9,7 +9,7 @@ import { createCollectorActivities } from './collector.ts';
 import { enrichBatch } from './jobs/enrich.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
-import { prepareInput } from './jobs/prepare.ts';
+import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
@@ -31,6 +31,7 @@ export function createJobActivities(deps: ActivityDeps) {
   const { openStore } = deps;
   return {
     prepareInput: (request: Parameters<typeof prepareInput>[1]) => prepareInput(openStore, request),
+    prepareInputStart: (request: Parameters<typeof prepareInputStart>[1]) => prepareInputStart(openStore, request),
     findFinishedJob: (request: Parameters<typeof findFinishedJob>[1]) =>
       findFinishedJob(openStore(request.job.output), request),
     recordFailedBatch: (request: Parameters<typeof recordFailedBatch>[1]) =>

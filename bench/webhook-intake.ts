@@ -3,7 +3,9 @@
  * loopback at rising rates for a bounded time, with a worker process delivering each accepted event to a loopback
  * HTTP destination. Accepted events/s and acknowledgement latency per step; at the end the destination must have
  * received every accepted event. Baseline in the same run, first: a plain loop of `client.workflow.start` against
- * the same Temporal server (on a queue nobody polls), the server's own ceiling for starting workflows here.
+ * the same Temporal server (on a queue nobody polls), the server's own ceiling for starting workflows here. Per step,
+ * the p99 baseline: the same bare starts offered at the step's rate in short rounds that alternate with the intake's,
+ * so that both see the same server (the intake's deliveries, compaction, GC, other load) at nearly the same time.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -21,99 +23,148 @@ import { quantile } from './lib/stats.ts';
 import type { Benchmark, BenchResult, Size } from './lib/types.ts';
 
 export const SIZES = {
-  // Steps as shares of the measured workflow-start ceiling, so that the load always crosses it.
+  // Steps as shares of the measured workflow-start ceiling, so that the load always crosses it. Each step offers the
+  // intake and the bare starts stepMs each (at least minSamples each), in alternating rounds of roundMs.
   full: {
     baselineMs: 10_000,
     baselineConcurrency: 32,
     steps: [0.125, 0.25, 0.5, 0.75, 1, 1.25],
     stepMs: 8_000,
+    minSamples: 240,
+    roundMs: 1_000,
     drainMs: 10 * 60_000,
   },
-  smoke: { baselineMs: 1_000, baselineConcurrency: 8, steps: [0.05, 0.1], stepMs: 1_000, drainMs: 60_000 },
+  smoke: {
+    baselineMs: 1_000,
+    baselineConcurrency: 8,
+    steps: [0.05, 0.1],
+    stepMs: 1_000,
+    minSamples: 0,
+    roundMs: 500,
+    drainMs: 60_000,
+  },
 } as const;
 
 /** Requests in flight at most; past it the generator skips a send (and counts it) instead of queueing. */
 const MAX_IN_FLIGHT = 512;
 
-/** One open-loop run at a fixed rate: what was sent, how it was answered, how fast. */
+/** One side of a step (the intake, or the bare starts): what was sent, how it was answered, how fast. */
 interface OpenLoopResult {
   sent: number;
   skipped: number;
   accepted: number;
   rejected: number;
   failed: number;
+  /** Accepted over the side's own time (see offerInRounds). */
   acceptedPerS: number;
   p50Ms: number;
   p99Ms: number;
+  /** Every acknowledgement time of the side, in ms, in send order: the pooled samples behind p50 and p99. */
+  latenciesMs: number[];
 }
 
 interface StepResult extends OpenLoopResult {
   offeredPerS: number;
-  /** Bare `client.workflow.start` calls offered at the same rate, on the same server, next to this step. */
+  /** Bare `client.workflow.start` calls offered at the same rate, on the same server, in the rounds between. */
   bareStarts: OpenLoopResult;
-  /** The step's p99 acknowledgement over the bare starts' p99 (goal: at most 1.5). */
+  /** The step's p99 acknowledgement over the bare starts' p99, both from the step's pooled samples (goal: ≤ 1.5). */
   p99Ratio: number;
+  /** Rounds per side. */
+  rounds: number;
   /** 1-minute load average at the end of the step (the machine may be shared). */
   loadAvg: number;
 }
 
 /**
- * Offers `send` at `rate` per second for `ms`, open loop: a send is due at its time whatever the earlier ones do,
- * and is skipped (counted) when MAX_IN_FLIGHT are pending. Resolves once every answer is in.
+ * Offers each of `sends` at `rate` per second for `perSideMs`, open loop, in rounds of `roundMs` taken in turn
+ * (side 0 first): a send is due at its time whatever the earlier ones do, and is skipped (counted) when MAX_IN_FLIGHT
+ * are pending. Two sides thus run beside the same background (GC, server compaction, the intake's deliveries) within
+ * seconds of each other. Resolves once every answer is in.
+ *
+ * A side's accepted/s is its accepted count over its own time: the union of its rounds, each from its start to its
+ * last answer (at least roundMs). With one side that is the time from the first send to the last answer: the offered
+ * rate while the other end keeps up, its capacity once answers fall behind. With two, a side that falls behind is
+ * charged the time its answers spill into the other side's rounds, where the server is shared, so the figure
+ * understates what it does alone.
  */
-async function offerAtRate(
+async function offerInRounds(
   rate: number,
-  ms: number,
+  perSideMs: number,
+  roundMs: number,
   inFlight: { count: number },
-  send: () => Promise<boolean>,
-): Promise<OpenLoopResult> {
-  const latencies: number[] = [];
-  const step = { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 };
-  let lastDone = 0;
+  sends: readonly (() => Promise<boolean>)[],
+): Promise<OpenLoopResult[]> {
+  const sides = sends.map(() => ({
+    step: { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 },
+    latencies: [] as number[],
+    /** Per round of this side: its start and its last answer. */
+    rounds: [] as { start: number; lastDone: number }[],
+  }));
   const pending: Promise<void>[] = [];
+  const perRound = Math.max(1, Math.round((rate * roundMs) / 1000));
+  const roundsPerSide = Math.max(1, Math.round(perSideMs / roundMs));
   const t0 = performance.now();
-  const total = Math.round((rate * ms) / 1000);
-  for (let i = 0; i < total; i++) {
-    const due = t0 + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    if (inFlight.count >= MAX_IN_FLIGHT) {
-      step.skipped += 1;
-      continue;
+  for (let round = 0; round < sends.length * roundsPerSide; round++) {
+    const side = sides[round % sends.length]!;
+    const send = sends[round % sends.length]!;
+    const roundStart = t0 + round * roundMs;
+    const span = { start: roundStart, lastDone: roundStart + roundMs };
+    side.rounds.push(span);
+    for (let i = 0; i < perRound; i++) {
+      const wait = roundStart + (i * 1000) / rate - performance.now();
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (inFlight.count >= MAX_IN_FLIGHT) {
+        side.step.skipped += 1;
+        continue;
+      }
+      side.step.sent += 1;
+      inFlight.count += 1;
+      const sentAt = performance.now();
+      const slot = side.latencies.length;
+      side.latencies.push(Number.NaN);
+      pending.push(
+        send()
+          .then((ok) => {
+            const done = performance.now();
+            span.lastDone = Math.max(span.lastDone, done);
+            side.latencies[slot] = done - sentAt;
+            if (ok) side.step.accepted += 1;
+            else side.step.rejected += 1;
+          })
+          .catch(() => {
+            side.step.failed += 1;
+          })
+          .finally(() => {
+            inFlight.count -= 1;
+          }),
+      );
     }
-    step.sent += 1;
-    inFlight.count += 1;
-    const sentAt = performance.now();
-    pending.push(
-      send()
-        .then((ok) => {
-          lastDone = performance.now();
-          latencies.push(lastDone - sentAt);
-          if (ok) step.accepted += 1;
-          else step.rejected += 1;
-        })
-        .catch(() => {
-          step.failed += 1;
-        })
-        .finally(() => {
-          inFlight.count -= 1;
-        }),
-    );
+    // The round's sends are out; its time runs to the next round's start.
+    const wait = roundStart + roundMs - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
   }
   await Promise.all(pending);
-  // Accepted over the time from the first send to the last answer: the offered rate while the other side keeps up,
-  // its capacity once answers fall behind.
-  return {
-    ...step,
-    acceptedPerS: (step.accepted / Math.max(ms, lastDone - t0)) * 1000,
-    p50Ms: quantile(latencies, 0.5),
-    p99Ms: quantile(latencies, 0.99),
-  };
+  return sides.map((side) => {
+    const latencies = side.latencies.filter((ms) => !Number.isNaN(ms));
+    let ownMs = 0;
+    let coveredTo = Number.NEGATIVE_INFINITY;
+    for (const r of side.rounds) {
+      ownMs += Math.max(0, r.lastDone - Math.max(r.start, coveredTo));
+      coveredTo = Math.max(coveredTo, r.lastDone);
+    }
+    return {
+      ...side.step,
+      acceptedPerS: (side.step.accepted / ownMs) * 1000,
+      p50Ms: quantile(latencies, 0.5),
+      p99Ms: quantile(latencies, 0.99),
+      latenciesMs: latencies.map((ms) => Math.round(ms * 10) / 10),
+    };
+  });
 }
 
 export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
   const log = logger('webhook-intake', options.log);
-  const { baselineMs, baselineConcurrency, steps, stepMs, drainMs } = SIZES[size];
+  const { baselineMs, baselineConcurrency, steps, stepMs, minSamples, roundMs, drainMs } = SIZES[size];
   const startedAt = new Date();
   const bench = await startBenchEnv({});
   const { env } = bench;
@@ -243,22 +294,35 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     };
     for (const [index, share] of steps.entries()) {
       const rate = Math.max(1, Math.round(baselineRate * share));
-      // Alternate which side goes first, so that drift (and the deliveries the intake leaves behind) weighs on both.
+      // Enough samples per side for a p99 that is not just the slowest one; rounds alternate within the step, and
+      // which side opens it alternates between steps.
+      const perSideMs = Math.max(stepMs, Math.ceil((minSamples / rate) * 1000));
       const bareFirst = index % 2 === 0;
-      log(`step: ${rate}/s for ${stepMs / 1000} s, intake and bare starts (${bareFirst ? 'bare' : 'intake'} first)`);
-      let bareStarts: OpenLoopResult | undefined;
-      if (bareFirst) bareStarts = await offerAtRate(rate, stepMs, inFlight, bareStart);
-      const intake = await offerAtRate(rate, stepMs, inFlight, postEvent);
-      if (!bareStarts) bareStarts = await offerAtRate(rate, stepMs, inFlight, bareStart);
+      log(`step: ${rate}/s, ${perSideMs / 1000} s each for the intake and bare starts in ${roundMs} ms rounds`);
+      const [first, second] = (await offerInRounds(
+        rate,
+        perSideMs,
+        roundMs,
+        inFlight,
+        bareFirst ? [bareStart, postEvent] : [postEvent, bareStart],
+      )) as [OpenLoopResult, OpenLoopResult];
+      const [bareStarts, intake] = bareFirst ? [first, second] : [second, first];
       log(`step ${rate}/s: p99 intake ${num(intake.p99Ms, 1)} ms, bare starts ${num(bareStarts.p99Ms, 1)} ms`);
       results.push({
         offeredPerS: rate,
         ...intake,
         bareStarts,
         p99Ratio: intake.p99Ms / bareStarts.p99Ms,
+        rounds: Math.max(1, Math.round(perSideMs / roundMs)),
         loadAvg: loadavg()[0]!,
       });
     }
+
+    // The intake's capacity, alone on the server: in the steps it shares the server with the bare starts.
+    const aloneRate = Math.max(1, Math.round(baselineRate * Math.max(...steps)));
+    log(`intake alone: ${aloneRate}/s for ${stepMs / 1000} s`);
+    const [alone] = (await offerInRounds(aloneRate, stepMs, roundMs, inFlight, [postEvent])) as [OpenLoopResult];
+    log(`intake alone: ${num(alone.acceptedPerS, 0)} accepted/s`);
 
     const loadSeconds = (performance.now() - loadStart) / 1000;
     const loadCpu = {
@@ -280,12 +344,12 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     worker.watch.sample();
     receiver.watch.sample();
 
-    const best = results.reduce((a, b) => (b.acceptedPerS > a.acceptedPerS ? b : a));
+    const bestAcceptedPerS = Math.max(alone.acceptedPerS, ...results.map((r) => r.acceptedPerS));
     const m = machine();
     return {
       name: 'webhook-intake',
       size,
-      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) at rising rates, ${stepMs / 1000} s per step; a worker process delivers to a loopback HTTP destination. Baselines on the same Temporal dev server: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s (the ceiling that sets the step rates), and per step bare client.workflow.start calls offered open loop at the step's rate for ${stepMs / 1000} s (alternately before and after the intake) for the p99 ratio.`,
+      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) at rising rates, then alone at the top rate for ${stepMs / 1000} s (its capacity); a worker process delivers to a loopback HTTP destination. Baselines on the same Temporal dev server: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s (the ceiling that sets the step rates), and per step bare client.workflow.start calls offered open loop at the step's rate in rounds of ${roundMs / 1000} s alternating with the intake's (${stepMs / 1000} s and at least ${minSamples} events each) for the p99 ratio, both p99s from the step's pooled samples.`,
       startedAt: startedAt.toISOString(),
       durationS: (Date.now() - startedAt.getTime()) / 1000,
       table: {
@@ -326,7 +390,19 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
             started,
             `${startErrors}, 0, 0`,
           ],
-          ['ratio best intake step / baseline', '', ratio(best.acceptedPerS, baselineRate), '', '', '', '', '', '', ''],
+          [
+            'intake alone (capacity)',
+            aloneRate,
+            num(alone.acceptedPerS, 0),
+            `${num(alone.p50Ms, 1)} ms`,
+            `${num(alone.p99Ms, 1)} ms`,
+            '',
+            '',
+            num(loadavg()[0]!, 1),
+            alone.accepted,
+            `${alone.rejected}, ${alone.failed}, ${alone.skipped}`,
+          ],
+          ['ratio best accepted/s / baseline', '', ratio(bestAcceptedPerS, baselineRate), '', '', '', '', '', '', ''],
           [
             'delivered to the destination at the end',
             '',
@@ -362,7 +438,8 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         workerPeakKb: worker.watch.peakKb,
         workerIdleKb: worker.idleKb,
         receiverPeakKb: receiver.watch.peakKb,
-        ratio: best.acceptedPerS / baselineRate,
+        alone,
+        ratio: bestAcceptedPerS / baselineRate,
       },
       checks: {
         'delivered equals accepted': deliveredCount === accepted.size,

@@ -219,7 +219,9 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .action(scheduleAction);
   schedule
     .command('run')
-    .description('one run now; with --wait it exits like a job: 0, 1, 3, 4')
+    .description(
+      'one run now (refused while a run of the push is in progress); with --wait it exits like a job: 0, 1, 3, 4',
+    )
     .argument('<name>', 'the schedule name')
     .option('--full-refresh', 'ignore the watermarks: push everything again')
     .option('--wait', 'follow the run to its end')

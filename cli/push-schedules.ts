@@ -127,7 +127,7 @@ export async function listPushSchedules(client: Client): Promise<PushScheduleInf
 }
 
 export async function describePushSchedule(client: Client, name: string): Promise<PushScheduleDetails> {
-  const description = await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+  const description = await describeSchedule(client, name);
   const args = description.action.args as [ScheduledPushInput] | undefined;
   const push = args?.[0];
   const { taskQueue: _tq, apiTaskQueue: _atq, ...definition } = push ?? ({} as ScheduledPushInput);
@@ -155,19 +155,69 @@ async function lastRunOf(output: string, name: string): Promise<LastRunView | { 
 
 /** The schedule's push definition (what every run of it is started with). */
 async function pushOf(client: Client, name: string): Promise<ScheduledPushInput> {
-  const description = await known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+  return pushOfDescription(name, await describeSchedule(client, name));
+}
+
+function describeSchedule(client: Client, name: string): Promise<ScheduleDescription> {
+  return known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
+}
+
+function pushOfDescription(name: string, description: ScheduleDescription): ScheduledPushInput {
   const push = (description.action.args as [ScheduledPushInput] | undefined)?.[0];
   if (!push) throw new UsageError(`schedule "${name}" carries no push definition`);
   return push;
 }
 
-/** Starts one run of the schedule's push outside its timing: now, as a full refresh, or for a past window. */
+/**
+ * A run of the push is in progress, so another one now would read the same watermarks, push the same new signals
+ * again and pay for them twice.
+ */
+export class PushRunInProgressError extends Error {
+  override readonly name = 'PushRunInProgressError';
+  readonly push: string;
+  readonly running: readonly string[];
+  constructor(push: string, running: readonly string[]) {
+    super(
+      `a run of push "${push}" is in progress (${running.join(', ')}): wait for it to finish ` +
+        `(temporal workflow result --workflow-id ${running[0]}), then run again`,
+    );
+    this.push = push;
+    this.running = running;
+  }
+}
+
+/**
+ * The push's runs in progress: those its schedule started (the schedule's own record, read directly) and those
+ * `schedule run` started (found through Temporal's visibility, which may lag a second behind a start).
+ */
+async function runningPushRuns(client: Client, name: string, description: ScheduleDescription): Promise<string[]> {
+  const running = new Set(description.info.runningActions.map((action) => action.workflow.workflowId));
+  const prefix = `${scheduleIdOf(name)}-run-`;
+  const query = `WorkflowType = 'scheduledPush' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${prefix}'`;
+  // A push named `<name>-run-…` shares the prefix; its ids go on with more than a run id.
+  const ownRun = new RegExp(`^${prefix}\\d{8}T\\d{6}(\\.\\d{3})?Z$`);
+  for await (const execution of client.workflow.list({ query })) {
+    if (ownRun.test(execution.workflowId)) running.add(execution.workflowId);
+  }
+  return [...running].sort();
+}
+
+/**
+ * Starts one run of the schedule's push outside its timing: now, as a full refresh, or for a past window. A run now
+ * or a full refresh is refused while another run of the push is in progress (`PushRunInProgressError`); a backfill
+ * is not, since it never touches the watermarks and writes under its own run id.
+ */
 export async function startPushRun(
   client: Client,
   name: string,
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
 ): Promise<{ workflowId: string; result: () => Promise<PushResult> }> {
-  const push = await pushOf(client, name);
+  const description = await describeSchedule(client, name);
+  const push = pushOfDescription(name, description);
+  if (!options.window) {
+    const running = await runningPushRuns(client, name, description);
+    if (running.length > 0) throw new PushRunInProgressError(name, running);
+  }
   // To the millisecond: two runs started in the same second are two runs (a run id names its keys).
   const at = (options.now ?? new Date()).toISOString();
   const workflowId = options.window

@@ -8,6 +8,7 @@ import { gcsStorageFromEnv } from '../connectors/storage/gcs.ts';
 import { type SandboxOptions, startSandbox } from '../sandbox/index.ts';
 import { startWorker, type WorkerHandle, workflowsPath } from '../workers/worker.ts';
 import { type DevStack, s3ClientFor, startDevStack } from './index.ts';
+import { openSharedNamespace, sharedTemporalAddress, withTemporal } from './shared-temporal.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -42,22 +43,45 @@ async function workflowBundle(): Promise<{ bundle: WorkflowBundleWithSourceMap; 
 
 let runtimeInstalled = false;
 
-export async function startJobEnv(
-  options: { sandbox?: SandboxOptions; s3?: boolean; gcs?: boolean; temporalArgs?: string[] } = {},
-): Promise<JobEnv> {
+export interface JobEnvOptions {
+  sandbox?: SandboxOptions;
+  s3?: boolean;
+  gcs?: boolean;
+  /** Extra `temporal server start-dev` flags; implies a Temporal server of the environment's own. */
+  temporalArgs?: string[];
+  /**
+   * A Temporal server of the environment's own, for tests that stop, restart or inspect it. Otherwise, when the test
+   * run shares a server (SIGNAL_KIT_DEVSTACK_SHARED_TEMPORAL), the environment gets a namespace of its own there.
+   */
+  ownTemporal?: boolean;
+}
+
+async function startStack(options: JobEnvOptions): Promise<DevStack> {
+  const services = { s3: options.s3 ?? false, gcs: options.gcs ?? false };
+  const shared = options.ownTemporal || options.temporalArgs ? undefined : sharedTemporalAddress();
+  if (!shared) {
+    return startDevStack({
+      temporal: true,
+      ...services,
+      ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
+    });
+  }
+  const [stack, temporal] = await Promise.allSettled([
+    startDevStack({ temporal: false, ...services }),
+    openSharedNamespace(shared),
+  ]);
+  if (stack.status === 'fulfilled' && temporal.status === 'fulfilled') return withTemporal(stack.value, temporal.value);
+  if (stack.status === 'fulfilled') await stack.value.stop().catch(() => {});
+  if (temporal.status === 'fulfilled') await temporal.value.stop().catch(() => {});
+  throw stack.status === 'rejected' ? stack.reason : (temporal as PromiseRejectedResult).reason;
+}
+
+export async function startJobEnv(options: JobEnvOptions = {}): Promise<JobEnv> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('WARN') });
     runtimeInstalled = true;
   }
-  const [stack, { bundle, path: prebuiltPath }] = await Promise.all([
-    startDevStack({
-      temporal: true,
-      s3: options.s3 ?? false,
-      gcs: options.gcs ?? false,
-      ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
-    }),
-    workflowBundle(),
-  ]);
+  const [stack, { bundle, path: prebuiltPath }] = await Promise.all([startStack(options), workflowBundle()]);
   // In-process workers open s3:// and gs:// stores from the standard variables, as a deployed worker would.
   Object.assign(process.env, stack.env());
   const sandbox = await startSandbox({ rateLimitPerMinute: 0, ...options.sandbox });

@@ -16,13 +16,26 @@ sh scripts/install-tools.sh
 case "$step" in
   tools|env) ;;
   test)
-    log "type-check"; npx --no-install tsc -p tsconfig.json --noEmit
-    log "lint"; npx --no-install biome check .
-    log "build"; npx --no-install tsc -p tsconfig.build.json
-    log "tests"
     mkdir -p .tmp
+    # Independent and each mostly single-threaded: side by side, each into its own log, shown when it fails.
+    log "type-check, lint and build"
+    node_modules/.bin/tsc -p tsconfig.json --noEmit >.tmp/type-check.log 2>&1 & typecheck=$!
+    node_modules/.bin/biome check . >.tmp/lint.log 2>&1 & lint=$!
+    node_modules/.bin/tsc -p tsconfig.build.json >.tmp/build.log 2>&1 & build=$!
+    failed=""
+    wait "$typecheck" || failed="$failed type-check"
+    wait "$lint" || failed="$failed lint"
+    wait "$build" || failed="$failed build"
+    if [ -n "$failed" ]; then
+      for step in $failed; do log "$step failed:"; cat ".tmp/$step.log" >&2; done
+      exit 1
+    fi
+    log "tests"
+    # Node's compiled-code cache for the test processes and the CLI and worker processes they start (kept between runs).
+    NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/node_modules/.cache/node-compile-cache}"
+    export NODE_COMPILE_CACHE
     status=0
-    npx --no-install vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@" || status=$?
+    node_modules/.bin/vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@" || status=$?
     # One plain closing line that any CI reader understands.
     node -e 'const r=JSON.parse(require("fs").readFileSync(".tmp/vitest.json","utf8"));console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`)' 2>/dev/null || true
     exit "$status"

@@ -40,8 +40,9 @@ ensure_node_modules() {
   fi
   log "installing node modules (npm ci) with Node $(node --version)"
   if npm ci --no-audit --no-fund --loglevel=error >&2; then return 0; fi
-  # A registry mirror that lacks other platforms' optional packages (biome, swc builds for darwin, win32, musl) makes
-  # npm ci refuse a lock file that npm install wrote there. Install from the same lock file without rewriting it.
+  # The lock file lists the other platforms' optional packages (biome and swc builds for darwin, win32, musl) that npm
+  # ci insists on; an npm install against a registry mirror lacking them drops them again, and npm ci then refuses the
+  # lock file. Install from the same lock file without rewriting it.
   log "npm ci refused the lock file; installing with 'npm install --no-save' from the same lock file"
   npm install --no-save --no-audit --no-fund --loglevel=error >&2
 }

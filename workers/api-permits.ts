@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
 import {
-  ARRIVAL_GUARD_MS,
   MAX_LEAD_MS,
   MAX_SLOTS_PER_REQUEST,
+  SEND_LATENESS_MS,
   type SlotGrant,
   slotIntervalMs,
 } from '../workflows/rate-schedule.ts';
@@ -26,8 +26,8 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-/** How late after its time a slot may still be used: a third of the limiter's guard for late arrivals. */
-const STALE_SLOT_MS = ARRIVAL_GUARD_MS / 3;
+/** How late after its time a slot may still be used: the part of the limiter's guard kept for late sends. */
+const STALE_SLOT_MS = SEND_LATENESS_MS;
 
 /** Attempts of one reservation before the waiting calls fail (the activity is then retried by Temporal). */
 const RESERVE_ATTEMPTS = 5;
@@ -43,7 +43,7 @@ export class ApiPermits {
   readonly #waiting: Waiter[] = [];
   #busy = false;
   #lastSentAt = Number.NEGATIVE_INFINITY;
-  /** How late a grant reaches this process after the limiter's `now` (smoothed): sent as the next request's lead. */
+  /** How late a grant reaches this process after the limiter's `now` (recent worst, decaying): the next lead. */
   #arrivalMs = 0;
   /** Slot times of this process's calls waiting for their slot, and who waits for the next of them to leave. */
   readonly #due = new Set<number>();
@@ -115,6 +115,23 @@ export class ApiPermits {
     return false;
   }
 
+  /**
+   * Starts the account's limiter unless one runs, so that the first call does not wait for it to start (a fresh run
+   * costs a start and its first workflow task, over a second on a loaded machine). Failures are left to the first
+   * call to meet.
+   */
+  async warmUp(): Promise<void> {
+    const { client, taskQueue, apiTaskQueue } = this.#options;
+    await client.workflow
+      .start(apiRateLimiter, {
+        workflowId: apiRateLimiterId(apiTaskQueue),
+        taskQueue,
+        args: [{}],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      })
+      .catch(() => {});
+  }
+
   #pump(): void {
     if (this.#busy || this.#waiting.length === 0) return;
     this.#busy = true;
@@ -122,7 +139,10 @@ export class ApiPermits {
     void this.#reserve(batch.length).then(
       (grant) => {
         const base = grant.grantedAt ?? Date.now();
-        this.#arrivalMs = 0.7 * this.#arrivalMs + 0.3 * Math.max(0, Date.now() - base);
+        // Up at once, down slowly: a lead too short costs a stale slot and another round trip, one too long only
+        // delays the first call after a quiet spell by as much.
+        const arrival = Math.max(0, Date.now() - base);
+        this.#arrivalMs = arrival > this.#arrivalMs ? arrival : 0.7 * this.#arrivalMs + 0.3 * arrival;
         for (const [i, waitMs] of grant.waitsMs.entries()) batch[i]?.resolve(base + waitMs);
         const rest = batch.slice(grant.waitsMs.length);
         if (rest.length === 0) {
@@ -148,7 +168,7 @@ export class ApiPermits {
   }
 
   async #reserve(count: number): Promise<SlotGrant> {
-    const { client, taskQueue, apiTaskQueue, perMinute, windowMs } = this.#options;
+    const { client, apiTaskQueue, perMinute, windowMs } = this.#options;
     const workflowId = apiRateLimiterId(apiTaskQueue);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -167,9 +187,7 @@ export class ApiPermits {
         // No limiter running (the first call, or the last run ended idle or is continuing as new): start one; a
         // process that starts it at the same moment joins the same run.
         if (error instanceof WorkflowNotFoundError) {
-          await client.workflow
-            .start(apiRateLimiter, { workflowId, taskQueue, args: [{}], workflowIdConflictPolicy: 'USE_EXISTING' })
-            .catch(() => {});
+          await this.warmUp();
         } else {
           await sleep(100 * 2 ** attempt);
         }

@@ -1,4 +1,4 @@
-import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
@@ -12,6 +12,9 @@ import {
 } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+
+/** The patch id of running a job's first window while its whole input is still being prepared. */
+export const PREPARE_START_PATCH = 'prepare-input-start';
 
 /** Arguments common to every batched job (enrichment, email verification). */
 export interface BatchJobInput {
@@ -99,20 +102,42 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     invalid: prepared?.invalid ?? 0,
   }));
 
+  const concurrency = Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY);
+  // A large input takes seconds to prepare, during which the account's budget would go unused: the job's first
+  // window of batches is written first and runs while the whole input is prepared (the same batch files).
+  let preparing: Promise<PreparedInput> | undefined;
+  let startBatches = 0;
   if (!prepared) {
     const finished = await jobs.findFinishedJob({ job });
     if (finished) return finished;
-    prepared = await jobs.prepareInput({ job, input: input.input, column: input.column, batchSize: spec.batchSize });
-    phase = 'running';
+    const request = { job, input: input.input, column: input.column, batchSize: spec.batchSize };
+    // Jobs started before the first window could run early prepared their whole input first: they replay that way.
+    const start = patched(PREPARE_START_PATCH)
+      ? await jobs.prepareInputStart({ ...request, batches: concurrency })
+      : await jobs.prepareInput(request);
+    if ('complete' in start) {
+      startBatches = start.batches;
+      preparing = jobs.prepareInput(request).then((whole) => {
+        prepared = whole;
+        phase = 'running';
+        return whole;
+      });
+    } else {
+      prepared = start;
+      phase = 'running';
+    }
   }
-  const plan = prepared;
+  /** Items of batch `index`: a full batch but for the input's last one (a full batch until that is known). */
   const sizeOf = (index: number) =>
-    index === plan.batches - 1 ? plan.distinct - (plan.batches - 1) * plan.batchSize : plan.batchSize;
+    prepared && index === prepared.batches - 1
+      ? prepared.distinct - (prepared.batches - 1) * prepared.batchSize
+      : spec.batchSize;
 
   const outcome = await runWindow({
     from: input.carried?.next ?? 0,
-    total: plan.batches,
-    concurrency: Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY),
+    total: prepared?.batches ?? startBatches,
+    ...(preparing ? { totalLater: preparing.then((whole) => whole.batches) } : {}),
+    concurrency,
     limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
@@ -141,7 +166,9 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     });
   }
 
-  if (outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < plan.batches) {
+  // Settled by now unless the run stopped early (its batch limit, a fatal failure): it carries the whole plan.
+  const plan = prepared ?? (await preparing?.catch(() => undefined));
+  if (plan && outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < plan.batches) {
     return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });
   }
 
@@ -151,6 +178,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     totals,
     `job ${job.jobId}`,
     (p) => (phase = p),
-    (ending) => jobs.finalizeJob({ job, input: input.input, startedAt, prepared: plan, ...ending, details }),
+    (ending) =>
+      jobs.finalizeJob({ job, input: input.input, startedAt, ...(plan ? { prepared: plan } : {}), ...ending, details }),
   );
 }

@@ -33,8 +33,13 @@ export function addCounts(totals: BatchTotals, result: BatchResult): void {
 export interface WindowOptions {
   /** First batch index to schedule in this run. */
   from: number;
-  /** Number of batches of the job. */
+  /** Number of batches of the job; with `totalLater`, those known so far. */
   total: number;
+  /**
+   * The job's number of batches once its whole input is prepared, while the first `total` already run: scheduling
+   * past `total` waits for it. A rejection stops scheduling like a fatal batch failure.
+   */
+  totalLater?: Promise<number>;
   /** At most this many batches in flight. */
   concurrency: number;
   /** At most this many batches scheduled in this run (then the caller continues as new). */
@@ -66,7 +71,9 @@ export interface WindowOutcome {
  * credit total over `maxCredits`, and stops scheduling at the first fatal error (in-flight batches still finish).
  */
 export async function runWindow(options: WindowOptions): Promise<WindowOutcome> {
-  const { total, concurrency, limit, maxCredits, totals } = options;
+  const { concurrency, limit, maxCredits, totals } = options;
+  let total = options.total;
+  let totalKnown = options.totalLater === undefined;
   const reserved = new Map<number, number>();
   let next = options.from;
   let scheduled = 0;
@@ -98,6 +105,16 @@ export async function runWindow(options: WindowOptions): Promise<WindowOutcome> 
     );
   };
   let budgetSpent = false;
+  options.totalLater?.then(
+    (whole) => {
+      total = whole;
+      totalKnown = true;
+    },
+    (error: unknown) => {
+      fatal ??= error;
+      totalKnown = true;
+    },
+  );
 
   for (;;) {
     while (!budgetSpent && fatal === undefined && next < total && scheduled < limit && reserved.size < concurrency) {
@@ -119,11 +136,12 @@ export async function runWindow(options: WindowOptions): Promise<WindowOutcome> 
     }
     if (reserved.size === 0) {
       if (budgetSpent) budgetExhausted = true;
-      if (budgetExhausted || fatal !== undefined || next >= total || scheduled >= limit) break;
-      continue;
+      if (budgetExhausted || fatal !== undefined || (next >= total && totalKnown) || scheduled >= limit) break;
+      if (next < total) continue;
     }
     const seen = settled;
-    await condition(() => settled !== seen);
+    const known = totalKnown;
+    await condition(() => settled !== seen || totalKnown !== known);
   }
   return fatal === undefined ? { next, budgetExhausted } : { next, budgetExhausted, fatal };
 }

@@ -1,5 +1,5 @@
-import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
+import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
+import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
 import { readBatch } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { isOwnPartKey, manifestKey, partKey, partsPrefix } from './layout.ts';
@@ -51,11 +51,15 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       done = 1;
     }
   } else {
-    const keys: string[] = [];
+    const listed: ObjectInfo[] = [];
     // Only this job's own parts: a listing by prefix also returns deeper keys (another job's `<id>/parts/...` if an
     // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
-    for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) keys.push(info.key);
-    const stored = await mapLimited(keys, STAT_CONCURRENCY, async (key) => ({ key, part: await readPart(store, key) }));
+    for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
+    // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
+    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => ({
+      key: info.key,
+      part: storedPart(info) ?? (await readPart(store, info.key)),
+    }));
     for (const { key, part } of stored) {
       if (!part) continue; // not written by this kit: not manifested
       parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });

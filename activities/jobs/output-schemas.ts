@@ -102,6 +102,13 @@ export const IntentExportLineSchema = z
     description: 'One buyer-intent contact, as the service exported it (the kit stores the download unchanged).',
   });
 
+const part = z.looseObject({
+  key: z.string().describe('relative to the output location'),
+  lines: count,
+  bytes: count,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
 const summary = z.object({ total: count, deliverable: count, undeliverable: count, risky: count, unknown: count });
 
 export const ManifestSchema = z
@@ -130,14 +137,7 @@ export const ManifestSchema = z
       .optional()
       .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
     batches: z.looseObject({ total: count, done: count, failed: count }),
-    parts: z.array(
-      z.looseObject({
-        key: z.string().describe('relative to the output location'),
-        lines: count,
-        bytes: count,
-        sha256: z.string().regex(/^[0-9a-f]{64}$/),
-      }),
-    ),
+    parts: z.array(part),
     error: z.string().optional(),
     details: z.record(z.string(), z.unknown()).optional(),
   })
@@ -146,12 +146,86 @@ export const ManifestSchema = z
     description: '<output>/<job id>/_manifest.json, written last: only the parts it lists are complete.',
   });
 
+export const PushSignalLineSchema = signal
+  .extend({ domain: z.string().describe('the watchlist domain (normalized) the signal was found for') })
+  .meta({
+    title: 'signal-kit scheduled-push output line',
+    description: 'One signal not pushed before, as the service returned it, with the watchlist domain it belongs to.',
+  });
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+
+export const PushManifestSchema = z
+  .looseObject({
+    schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
+    name: z.string().describe('the push (and its schedule)'),
+    run_id: z.string().describe('from the scheduled time, e.g. 20260301T060000Z: a retried run keeps it'),
+    dt: day.describe('the dt= partition: the UTC date of the scheduled time'),
+    scheduled_at: timestamp,
+    started_at: timestamp,
+    finished_at: timestamp,
+    status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
+    watchlist: z.string().describe('the watchlist URL'),
+    mode: z.enum(['incremental', 'full_refresh', 'backfill']),
+    window: z.looseObject({ from: timestamp, to: timestamp }).optional().describe('backfill: the window [from, to)'),
+    lookback_ms: count.optional(),
+    counts: z.looseObject({
+      input_rows: count,
+      distinct: count,
+      duplicates: count,
+      invalid: count,
+      domains: count.describe('domains answered in this run: ok + not_found + error'),
+      ok: count,
+      not_found: count,
+      error: count,
+      signals: count.describe('lines written: one per new signal'),
+      incomplete: count.describe('domains not complete after this run'),
+    }),
+    credits_charged: count,
+    overlap: z
+      .looseObject({ signals: count, credits: count })
+      .describe('of credits_charged: signals paid for and not written (already pushed, or outside the window)'),
+    calls: z.looseObject({ total: count, first_round: count, catch_up: count }),
+    batches: z.looseObject({ total: count, done: count, failed: count }),
+    parts: z.array(part),
+    incomplete_domains: z
+      .array(
+        z.looseObject({
+          domain: z.string(),
+          reason: z.enum(['behind', 'unreachable']),
+          missing: count.optional(),
+        }),
+      )
+      .describe('up to 100 of the domains counted in counts.incomplete'),
+    errors: z
+      .array(z.looseObject({ domain: z.string(), code: z.string(), message: z.string() }))
+      .describe('up to 100 per-domain errors'),
+    invalid_rows: z
+      .array(z.looseObject({ row, raw: z.unknown(), error: z.string() }))
+      .describe('up to 100 watchlist rows without a usable domain'),
+    watermarks: z.looseObject({
+      key: z.string(),
+      from_run: z.string().nullable(),
+      domains_advanced: count,
+      committed: z.boolean().describe('false for a backfill, which never moves the watermarks'),
+    }),
+    error: z.string().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({
+    title: 'signal-kit scheduled-push run manifest',
+    description:
+      '<output>/<name>/signals/dt=<date>/run-<id>/_manifest.json, written last: only the parts it lists are complete.',
+  });
+
 /** The shipped JSON Schemas: file name in `schemas/` → schema. */
 export const OUTPUT_SCHEMAS = {
   'manifest.schema.json': ManifestSchema,
   'enrich-line.schema.json': EnrichLineSchema,
   'verify-emails-line.schema.json': VerifyEmailsLineSchema,
   'intent-export-line.schema.json': IntentExportLineSchema,
+  'push-manifest.schema.json': PushManifestSchema,
+  'push-signal-line.schema.json': PushSignalLineSchema,
 } as const;
 
 /** The JSON Schema (draft 2020-12) of each output schema, with a stable `$id`. */

@@ -7,7 +7,7 @@ import { writePart, zeroCounts } from '../parts.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
-import type { JobKind, JobRef, PreparedInput } from './types.ts';
+import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
 export interface PrepareRequest {
   job: JobRef;
@@ -31,6 +31,25 @@ const PENDING_WRITES = 8;
  * returned as is on a re-run.
  */
 export async function prepareInput(openStore: (url: string) => Store, request: PrepareRequest): Promise<PreparedInput> {
+  return (await prepare(openStore, request)) as PreparedInput;
+}
+
+/**
+ * Writes only the first `batches` batch files of the input, the same files `prepareInput` writes, so that a job can
+ * start calling the API while the rest is prepared; an input that ends before them is prepared whole.
+ */
+export async function prepareInputStart(
+  openStore: (url: string) => Store,
+  request: PrepareRequest & { batches: number },
+): Promise<PreparedInput | PreparedStart> {
+  return prepare(openStore, request, Math.max(1, request.batches));
+}
+
+async function prepare(
+  openStore: (url: string) => Store,
+  request: PrepareRequest,
+  stopAfterBatches = Number.POSITIVE_INFINITY,
+): Promise<PreparedInput | PreparedStart> {
   const { job, batchSize } = request;
   const out = openStore(job.output);
   const done = await out.stat(preparedKey(job));
@@ -71,6 +90,7 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
   try {
     const source = await openInput(openStore, request.input);
     for await (const record of readInputRecords(source, candidates)) {
+      if (stats.batches >= stopAfterBatches) break;
       stats.rows += 1;
       heartbeat();
       const outcome = classify(record, normalize);
@@ -85,13 +105,20 @@ export async function prepareInput(openStore: (url: string) => Store, request: P
       if (verdict === 'duplicate') stats.duplicates += 1;
       else if (verdict === 'new') await addToBatch(line());
     }
-    for await (const deferred of seen.drain()) {
-      heartbeat();
-      await addToBatch(deferred);
+    if (stats.batches < stopAfterBatches) {
+      for await (const deferred of seen.drain()) {
+        heartbeat();
+        await addToBatch(deferred);
+      }
+      stats.duplicates += seen.deferredDuplicates;
     }
-    stats.duplicates += seen.deferredDuplicates;
   } finally {
     await seen.close();
+  }
+  if (stats.batches >= stopAfterBatches) {
+    // The input goes on: the rest (and the invalid records so far) is the whole preparation's to write.
+    await Promise.all(pending);
+    return { complete: false, batches: stats.batches };
   }
   if (batch.length > 0) await flushBatch();
   if (invalid.length > 0) await flushInvalid();

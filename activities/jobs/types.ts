@@ -28,6 +28,15 @@ export interface PreparedInput {
   batchSize: number;
 }
 
+/**
+ * The first batches of an input, written before the rest has been read (`prepareInputStart`): a job runs them while
+ * the whole input is prepared. Their files are the same as the whole preparation writes.
+ */
+export interface PreparedStart {
+  complete: false;
+  batches: number;
+}
+
 /** Counts that a part records in its own metadata, so a finished part can be re-counted without an API call. */
 export interface PartCounts {
   lines: number;

@@ -1,5 +1,6 @@
 import { mapOrdered } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
 import { writeManifest } from '../parts.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushManifestKey, watermarksKey } from './layout.ts';
@@ -102,6 +103,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
   const mode: PushManifest['mode'] = request.window ? 'backfill' : request.fullRefresh ? 'full_refresh' : 'incremental';
   const commits = mode !== 'backfill';
   const manifest: PushManifest = {
+    schema_version: MANIFEST_SCHEMA_VERSION,
     name: run.name,
     run_id: run.runId,
     dt: run.date,

@@ -199,6 +199,8 @@ export interface IncompleteDomain {
 }
 
 export interface PushManifest {
+  /** The output contract's version (schemas/push-manifest.schema.json), shared with the job manifests. */
+  schema_version: number;
   name: string;
   run_id: string;
   dt: string;

@@ -25,8 +25,10 @@ export interface BenchEnvOptions {
 /** A sandbox with room for every benchmark: no rate limit unless asked, a balance that never runs out. */
 export async function startBenchEnv(options: BenchEnvOptions): Promise<BenchEnv> {
   const sandbox: SandboxOptions = { rateLimitPerMinute: 0, credits: 1e15, ...options.sandbox };
+  // A server of its own: a benchmark reads the server's CPU, and must not share it with tests running beside it.
   const env = await startJobEnv({
     sandbox,
+    ownTemporal: true,
     s3: options.s3 ?? false,
     ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
   });

@@ -50,7 +50,7 @@ export async function writeBody(
 
 /** Maps `items` through `fn` with at most `concurrency` calls in flight, yielding results in input order. */
 export async function* mapOrdered<T, R>(
-  items: AsyncIterable<T>,
+  items: AsyncIterable<T> | Iterable<T>,
   concurrency: number,
   fn: (item: T) => Promise<R>,
 ): AsyncGenerator<R> {

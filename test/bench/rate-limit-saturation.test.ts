@@ -14,6 +14,7 @@ interface Metrics {
     share: number;
     achievedPerMin: number;
     busiestWindow: number;
+    busiestWindowAtService: number;
   }[];
 }
 
@@ -27,6 +28,7 @@ describe('bench rate-limit-saturation (smoke)', () => {
       expect(o.accepted).toBe(m.batches);
       expect(o.rateLimited).toBe(0);
       expect(o.busiestWindow).toBeLessThanOrEqual(SIZES.smoke.rateLimit);
+      expect(o.busiestWindowAtService).toBeLessThanOrEqual(SIZES.smoke.rateLimit);
       expect(o.achievedPerMin).toBeCloseTo((o.accepted / o.wallMs) * 60_000, 9);
       expect(o.share).toBeCloseTo(o.achievedPerMin / m.perMinute, 9);
     }

@@ -117,6 +117,23 @@ describe('drill: bad inputs and settings through the CLI', () => {
     expectFailure(result, /line 3\b.*quote.*never closed/);
   });
 
+  it('a CSV whose quote breaks after the first window of batches: exit 1 naming the line; the batches that ran are kept', async () => {
+    // The job starts on its first 16 batches while the rest of the file is read; the file then cannot be read on.
+    const rows = ['id,website'];
+    for (let i = 1; i <= 2_000; i++) rows.push(`${i},company-${i}.example.com`);
+    rows.push('2001,"broken.example.com', '2002,after.example.com');
+    const input = await file('late-broken-quote.csv', `${rows.join('\n')}\n`);
+    const result = await enrich(input, 'late-bad-quote');
+    expectFailure(result, /line 2002\b.*quote.*never closed/);
+    const { manifest, lines, problems } = await readCheckedParts(out, 'late-bad-quote');
+    expect(problems).toEqual([]);
+    expect(manifest.status).toBe('failed');
+    // What was paid for is manifested, once per domain, and only domains from before the break.
+    const domains = lines.map((line) => String(line['domain']));
+    expect(new Set(domains).size).toBe(domains.length);
+    expect(domains.every((domain) => /^company-\d+\.example\.com$/.test(domain))).toBe(true);
+  });
+
   it('a CSV with a 10 MiB line: exit 1, the message names the line and the size limit', async () => {
     const huge = `https://${'x'.repeat(10 * 2 ** 20)}.com`;
     const input = await file('huge-line.csv', `id,website\n1,alpha-one.com\n2,${huge}\n3,gamma-three.com\n`);

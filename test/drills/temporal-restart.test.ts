@@ -20,7 +20,8 @@ const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 describe('drill: the Temporal server restarted in the middle of a job', () => {
   const drill = useProxiedDrill({
     label: 'temporal',
-    env: { sandbox: { seed: 17, clock: () => CLOCK, faults: { latencyMs: 100 } } },
+    // Its own server: the drill stops and kills it.
+    env: { ownTemporal: true, sandbox: { seed: 17, clock: () => CLOCK, faults: { latencyMs: 100 } } },
     csv: { distinct: 4_000, seed: 53 },
   });
 

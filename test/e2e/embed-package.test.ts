@@ -14,8 +14,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import type { RequestEvent, ResponseEvent } from '../../connectors/signal-api/types.ts';
-import { type DevStack, startDevStack } from '../../devstack/index.ts';
+import type { DevStack } from '../../devstack/index.ts';
 import type { CallRecord } from '../../sandbox/truth.ts';
+import { startTestStack } from '../helpers/temporal-stack.ts';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,7 +61,7 @@ describe('signal-kit as an installed package', () => {
     project = join(work, 'project');
     await mkdir(join(project, 'data'), { recursive: true });
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'user-project', type: 'module' }));
-    [stack] = await Promise.all([startDevStack({ temporal: true }), installPackedKit()]);
+    [stack] = await Promise.all([startTestStack({ temporal: true }), installPackedKit()]);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -82,6 +83,8 @@ describe('signal-kit as an installed package', () => {
       'enrich-line.schema.json',
       'intent-export-line.schema.json',
       'manifest.schema.json',
+      'push-manifest.schema.json',
+      'push-signal-line.schema.json',
       'verify-emails-line.schema.json',
     ]);
     const top = await readdir(installed);

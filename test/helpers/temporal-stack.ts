@@ -13,10 +13,27 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type DevStackOptions, type DevStackWith, startDevStack } from '../../devstack/index.ts';
+import { openSharedNamespace, sharedTemporalAddress, withTemporal } from '../../devstack/shared-temporal.ts';
+
+/**
+ * startDevStack, except that Temporal is a namespace of its own on the run's shared server when there is one and the
+ * options ask nothing special of the server.
+ */
+export async function startTestStack<const O extends DevStackOptions>(services: O): Promise<DevStackWith<O>> {
+  const shared = services.temporal !== false && !services.temporalArgs ? sharedTemporalAddress() : undefined;
+  if (!shared) return startDevStack(services);
+  const stack = await startDevStack({ ...services, temporal: false });
+  try {
+    return withTemporal(stack, await openSharedNamespace(shared)) as DevStackWith<O>;
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+}
 
 /**
  * Installs the Temporal runtime's logger (once per test file), then starts the dev stack and bundles the workflows
- * side by side, since both take seconds.
+ * side by side, since both take seconds. The stack's Temporal is a server of its own (a test may restart it).
  */
 export async function startStackAndBundle<const O extends DevStackOptions>(
   services: O,
@@ -45,13 +62,17 @@ export interface WorkflowTestbed<O extends DevStackOptions> {
   stop(): Promise<void>;
 }
 
-/** Starts the stack with Temporal and bundles `workflowsPath` (startStackAndBundle), then connects a client. */
+/** Starts the stack (Temporal on the shared server if any) and bundles `workflowsPath`, then connects a client. */
 export async function startWorkflowTestbed<const O extends DevStackOptions & { temporal: true }>(
   services: O,
   workflowsPath: string,
   label: string,
 ): Promise<WorkflowTestbed<O>> {
-  const [stack, bundle] = await startStackAndBundle(services, workflowsPath);
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const [stack, bundle] = await Promise.all([
+    startTestStack(services),
+    bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }),
+  ]);
   const temporal = stack.temporal!;
   let workDir: string | undefined;
   try {

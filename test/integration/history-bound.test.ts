@@ -49,7 +49,7 @@ describe(`history stays bounded whatever the input size (${DOMAINS} domains, thr
   }, async () => {
     const c = env.config();
     const jobId = 'history-bound';
-    const result: JobResult = await env.client.workflow.execute('bulkEnrich', {
+    const handle = await env.client.workflow.start('bulkEnrich', {
       workflowId: jobId,
       taskQueue: c.taskQueue,
       args: [
@@ -66,6 +66,7 @@ describe(`history stays bounded whatever the input size (${DOMAINS} domains, thr
         } satisfies BulkEnrichInput,
       ],
     });
+    const result = (await handle.result()) as JobResult;
     expect(result.status).toBe('completed');
     expect(result.counts.distinct).toBe(DOMAINS);
     expect(result.counts.ok + result.counts.not_found + result.counts.error).toBe(DOMAINS);
@@ -79,5 +80,22 @@ describe(`history stays bounded whatever the input size (${DOMAINS} domains, thr
     // One run per BATCHES_PER_RUN batches started: two full ones and the last batch's.
     expect(runs.length).toBe(3);
     for (const events of runs) expect(events).toBeLessThanOrEqual(MAX_EVENTS_PER_RUN);
+
+    // API calls do not wait for the whole input: the first window of batches was under way before it was prepared.
+    const first = await env.client.workflow.getHandle(jobId, handle.firstExecutionRunId).fetchHistory();
+    const scheduled = new Map<string, string>();
+    let firstBatch: number | undefined;
+    let prepared: number | undefined;
+    for (const event of first.events ?? []) {
+      const id = Number(event.eventId);
+      const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (type) scheduled.set(String(id), type);
+      if (type === 'enrichBatch') firstBatch ??= id;
+      const done = event.activityTaskCompletedEventAttributes;
+      if (done && scheduled.get(String(done.scheduledEventId)) === 'prepareInput') prepared = id;
+    }
+    expect(firstBatch).toBeDefined();
+    expect(prepared).toBeDefined();
+    expect(firstBatch!).toBeLessThan(prepared!);
   });
 });

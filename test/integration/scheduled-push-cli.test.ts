@@ -155,6 +155,32 @@ describe('signal-kit schedule against a real Temporal server', () => {
     expect(again.out).toMatchObject({ status: 'completed', signals: 0, credits: 0 });
     expect(env.sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich/bulk' })).toHaveLength(1);
 
+    // One run at a time: while a run is in progress (held here at its bulk call), `run` and `run --full-refresh` are
+    // refused, whether `schedule run` started it (found through visibility) or the schedule did (its own record).
+    env.sandbox.setFaults({ answerDelayMs: 4_000, answerDelayPaths: ['/v1/companies/enrich/bulk'] });
+    const inProgress = async (workflowId: string) => {
+      const refusal = { name: 'PushRunInProgressError', push: 'nightly', running: [workflowId] };
+      await expect(cli('run', 'nightly')).rejects.toMatchObject(refusal);
+      await expect(cli('run', 'nightly', '--full-refresh')).rejects.toMatchObject(refusal);
+    };
+    const manual = (await cli<{ workflowId: string }>('run', 'nightly')).out.workflowId;
+    const visible = `WorkflowId = '${manual}' AND ExecutionStatus = 'Running'`;
+    await expect
+      .poll(async () => (await env.client.workflow.count(visible)).count, { timeout: 3_000, interval: 50 })
+      .toBe(1);
+    await inProgress(manual);
+    await resultOf(manual);
+    await cli('trigger', 'nightly');
+    let running: string[] = [];
+    for (let i = 0; i < 30 && running.length === 0; i++) {
+      running = (await cli<PushScheduleDetails>('describe', 'nightly')).out.running;
+      if (running.length === 0) await delay(100);
+    }
+    expect(running).toHaveLength(1);
+    await inProgress(running[0]!);
+    await resultOf(running[0]!);
+    env.sandbox.setFaults({});
+
     // Reset one domain: the next full run pushes exactly that domain's signals again.
     expect((await cli('reset', 'nightly', '--domain', 'sched-co1.com')).out).toMatchObject({ removed: 1 });
     const refetched = await cli<PushResult>('run', 'nightly', '--wait');

@@ -374,6 +374,38 @@ describe('webhook delivery (Temporal)', () => {
     expect(endpoint.forPath('/a').length).toBe(before);
   });
 
+  it('reads the configured destinations within its first workflow task: one activity task per attempt, none more', async () => {
+    // A worker configured with two destinations only, so that the event goes wherever its configuration says.
+    const queue = `${taskQueue}-configured`;
+    const deps = {
+      config: webhookDeliveryConfig({
+        destinations: destinations.filter((d) => d.id === 'crm' || d.id === 'hiring'),
+        deadLetterUrl,
+        allowlist: ['127.0.0.1/32'],
+      }),
+      openStore,
+      resolver,
+    };
+    const own = await tb.startWorker({ taskQueue: queue, activities: createWebhookDeliveryActivities(deps) });
+    try {
+      const event = makeEvent('news');
+      const handle = await deliver(event, {}, queue);
+      const result = await handle.result();
+      expect(result.destinations.map((d) => [d.id, d.outcome])).toEqual([
+        ['crm', 'delivered'],
+        ['hiring', 'filtered'],
+      ]);
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      expect(scheduled).toEqual(['deliverToEndpoint']);
+      // The start's task lists the destinations and schedules the attempt; the attempt's result ends the workflow.
+      expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(2);
+    } finally {
+      own.worker.shutdown();
+      await own.done;
+    }
+  });
+
   it('refuses a destination resolving to a private address, without opening a socket, and dead-letters it', async () => {
     const event = makeEvent();
     const r = await (await deliver(event, { destinations: refs('internal') })).result();

@@ -77,6 +77,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe('worker metrics, logs and health', () => {
   const jobEnv = useJobEnv('observe', {
+    // Its own server: the health checks follow it going away and coming back.
+    ownTemporal: true,
     // Slow answers and one batch at a time (--concurrency 1) leave most of a second between two batches' ends.
     sandbox: { seed: 21, faults: { latencyMs: 800, rateLimitBurst: { every: 2, length: 1, retryAfterS: 1 } } },
   });

@@ -12,6 +12,7 @@ import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import type { JobEnv } from '../../devstack/job-env.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 
 export const DAY = 86_400_000;
 
@@ -45,13 +46,26 @@ export function runPush(
   }) as Promise<PushResult>;
 }
 
-/** A run's manifest and the lines of its manifested parts (each part's line count checked). */
+const validators = (async () => {
+  const ajv = jsonSchemaValidator();
+  return {
+    manifest: ajv.compile(await shippedSchema('push-manifest.schema.json')),
+    line: ajv.compile(await shippedSchema('push-signal-line.schema.json')),
+  };
+})();
+
+/**
+ * A run's manifest and the lines of its manifested parts, as a consumer of the bucket reads them: each part's line
+ * count checked, and the manifest and every line valid under the shipped JSON Schemas.
+ */
 export async function readPushRun(
   store: Store,
   result: PushResult,
 ): Promise<{ manifest: PushManifest; lines: PushLineRead[] }> {
+  const schemas = await validators;
   const prefix = `${result.name}/signals/dt=${result.dt}/run-${result.runId}/`;
   const manifest = JSON.parse(await store.readText(`${prefix}_manifest.json`)) as PushManifest;
+  expect(schemas.manifest(manifest), `push manifest: ${JSON.stringify(schemas.manifest.errors)}`).toBe(true);
   const lines: PushLineRead[] = [];
   for (const part of manifest.parts) {
     expect(part.key.startsWith(prefix)).toBe(true);
@@ -60,7 +74,12 @@ export async function readPushRun(
     const text = gunzipSync(Buffer.concat(chunks)).toString('utf8');
     const partLines = text.split('\n').filter(Boolean);
     expect(partLines).toHaveLength(part.lines);
-    for (const line of partLines) lines.push(JSON.parse(line) as PushLineRead);
+    for (const text of partLines) {
+      const line = JSON.parse(text) as PushLineRead;
+      if (!schemas.line(line))
+        expect.fail(`${part.key}: ${text.slice(0, 200)}: ${JSON.stringify(schemas.line.errors)}`);
+      lines.push(line);
+    }
   }
   return { manifest, lines };
 }

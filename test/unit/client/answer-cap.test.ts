@@ -99,4 +99,20 @@ describe('answer size cap', () => {
     await c.close();
     expect(result.signals.length).toBeGreaterThan(0);
   });
+
+  it('keeps a character whose bytes arrive in two chunks whole', async () => {
+    const name = 'Acmé 株式会社';
+    answer = (res) => {
+      const bytes = Buffer.from(JSON.stringify(enrichBody({ company: { name, domain: 'acme.com' } })));
+      const cut = bytes.indexOf(Buffer.from('株')) + 1; // inside the character's three bytes
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(bytes.subarray(0, cut));
+      // The second half leaves after a pause, so the client reads it as a separate chunk.
+      setTimeout(() => res.end(bytes.subarray(cut)), 50);
+    };
+    const c = client(CAP);
+    const result = await c.enrichCompany({ domain: 'acme.com' });
+    await c.close();
+    expect(result.company?.name).toBe(name);
+  });
 });

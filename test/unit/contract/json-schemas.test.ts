@@ -33,4 +33,15 @@ describe('output JSON Schemas', () => {
     const offset = { ...ok, signals: [{ ...ok.signals[0], detected_at: '2026-03-01T12:00:00+00:00' }] };
     expect(enrich(offset), 'timestamps are written in UTC with Z').toBe(false);
   });
+
+  it('tell a scheduled-push line without its watchlist domain, or a push manifest without its version', async () => {
+    const ajv = jsonSchemaValidator();
+    const line = ajv.compile(await shipped('push-signal-line.schema.json'));
+    const signal = { signal_id: 'sig_1', signal_type: 'news', detected_at: '2026-03-01T12:00:00.000Z', data: {} };
+    expect(line({ domain: 'acme.com', ...signal }), JSON.stringify(line.errors)).toBe(true);
+    expect(line(signal)).toBe(false);
+    const manifest = ajv.compile(await shipped('push-manifest.schema.json'));
+    expect(manifest({ name: 'nightly', run_id: '20260301T060000Z', dt: '2026-03-01' })).toBe(false);
+    expect(JSON.stringify(manifest.errors)).toContain('schema_version');
+  });
 });
