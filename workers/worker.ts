@@ -173,6 +173,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   const mainRun = main.run();
   const apiRun = api.run();
+  if (config.ratePerMinute <= UNPACED_ABOVE_PER_MINUTE) void permits.warmUp();
   const done = Promise.all([mainRun, apiRun]).then(async () => {
     await connection.close();
     if (!options.deps?.client) await client.close();

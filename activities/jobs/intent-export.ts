@@ -5,11 +5,11 @@ import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { chargedNothing, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
+import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { partContentType } from '../parts.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
-import { Sha256Thread } from './sha256-thread.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 
 /** The export request (spec 4.10 field names). */
@@ -62,8 +62,18 @@ export interface ExportRecord {
 
 export async function readExportRecord(store: Store, job: JobRef): Promise<ExportRecord | undefined> {
   const key = exportStateKey(job);
-  if (!(await store.exists(key))) return undefined;
-  return JSON.parse(await store.readText(key)) as ExportRecord;
+  const text = await readTextIfPresent(store, key);
+  return text === undefined ? undefined : (JSON.parse(text) as ExportRecord);
+}
+
+/** The object's text, or undefined when there is none (one request, where a stat and a read would take two). */
+async function readTextIfPresent(store: Store, key: string): Promise<string | undefined> {
+  try {
+    return await store.readText(key);
+  } catch (error) {
+    if (error instanceof ObjectNotFoundError) return undefined;
+    throw error;
+  }
 }
 
 /** Submits that may have been paid for without their export being used (reported in the manifest). */
@@ -219,8 +229,9 @@ export const DOWNLOAD_LINK_EXPIRED = 'DownloadLinkExpired';
 
 async function readExportLink(store: Store, job: JobRef): Promise<ExportLink> {
   const key = exportLinkKey(job);
-  if (!(await store.exists(key))) throw linkExpired('no download link recorded yet');
-  return JSON.parse(await store.readText(key)) as ExportLink;
+  const text = await readTextIfPresent(store, key);
+  if (text === undefined) throw linkExpired('no download link recorded yet');
+  return JSON.parse(text) as ExportLink;
 }
 
 function linkExpired(message: string): ApplicationFailure {
@@ -252,34 +263,26 @@ export async function downloadIntentExport(
       throw linkExpired(`the download link expired: ${(error as Error).message}`);
     throw error;
   }
+  const hash = createHash('sha256');
   const plain = job.compression === 'none';
+  // Stored as downloaded: the checker hashes as it scans. Compressed: the gzip output is hashed and counted.
+  const checker = new JsonlLineChecker(plain ? { hash } : {});
   let compressed = 0;
-  let sha256: string;
+  const measure = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      compressed += chunk.length;
+      callback(null, chunk);
+    },
+  });
   const context = Context.current();
   const writer = store.openWrite(key, {
     contentType: partContentType(job.compression),
   });
-  // Stored as downloaded: the checker feeds every byte to a hashing thread (hashing overlaps the transfer).
-  // Compressed: the gzip output is hashed and counted.
-  const hashThread = plain ? new Sha256Thread() : undefined;
-  const checker = new JsonlLineChecker(hashThread ? { hash: hashThread } : {});
   try {
     const signal = context.cancellationSignal;
-    if (hashThread) {
-      await pipeline(download.body, checker, writer.stream, { signal });
-      sha256 = await hashThread.digest();
-    } else {
-      const hash = createHash('sha256');
-      const measure = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          hash.update(chunk);
-          compressed += chunk.length;
-          callback(null, chunk);
-        },
-      });
-      await pipeline(download.body, checker, createGzip(), measure, writer.stream, { signal });
-      sha256 = hash.digest('hex');
-    }
+    if (plain) await pipeline(download.body, checker, writer.stream, { signal });
+    else await pipeline(download.body, checker, createGzip(), measure, writer.stream, { signal });
     if (download.contentLength !== undefined && checker.bytes !== download.contentLength) {
       throw new Error(`download ended after ${checker.bytes} of ${download.contentLength} bytes`);
     }
@@ -287,11 +290,9 @@ export async function downloadIntentExport(
   } catch (error) {
     await writer.abort(error).catch(() => undefined);
     throw error;
-  } finally {
-    await hashThread?.close();
   }
   const stored = plain ? checker.bytes : compressed;
-  const part: ManifestPart = { key, lines: checker.lines, bytes: stored, sha256 };
+  const part: ManifestPart = { key, lines: checker.lines, bytes: stored, sha256: hash.digest('hex') };
   await store.writeText(stateKey, JSON.stringify({ ...record, part } satisfies ExportRecord));
   return part;
 }

@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 
 const NEWLINE = 0x0a;
@@ -10,11 +11,6 @@ export class CorruptDownloadError extends Error {
   override readonly name = 'CorruptDownloadError';
 }
 
-/** A hash (node:crypto's, or one that returns a promise to hold the stream until it can take more bytes). */
-export interface ChunkSink {
-  update(chunk: Buffer): unknown;
-}
-
 /**
  * Passes bytes through unchanged while counting JSONL lines and checking that each is one JSON object
  * (`{…}`). Cheap enough for multi-GiB files: it scans for newlines and never parses or copies whole lines.
@@ -23,9 +19,9 @@ export class JsonlLineChecker extends Transform {
   lines = 0;
   bytes = 0;
   /** Also fed every byte that passes, when the bytes are stored as they are (one pass instead of two streams). */
-  private readonly hash: ChunkSink | undefined;
+  private readonly hash: Hash | undefined;
 
-  constructor(options: { hash?: ChunkSink } = {}) {
+  constructor(options: { hash?: Hash } = {}) {
     super();
     this.hash = options.hash;
   }
@@ -59,9 +55,8 @@ export class JsonlLineChecker extends Transform {
       this.lastSignificant = -1;
       position = newline + 1;
     }
-    const hashed = this.hash?.update(chunk);
-    if (hashed instanceof Promise) hashed.then(() => callback(null, chunk), callback);
-    else callback(null, chunk);
+    this.hash?.update(chunk);
+    callback(null, chunk);
   }
 
   override _flush(callback: TransformCallback): void {

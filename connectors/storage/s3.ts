@@ -112,15 +112,57 @@ export function s3ConfigFromEnv(env: NodeJS.ProcessEnv = process.env): S3ClientC
   };
 }
 
+/**
+ * Uploads whose body carries a checksum S3 verifies (the SDK adds a CRC32 to every part by default) go with an
+ * unsigned payload: S3 still rejects a corrupted body by that checksum, and the SDK no longer hashes every byte a
+ * second time with SHA-256 for the signature (it does the same for streamed bodies, which it never signs). A body
+ * without such a checksum stays signed.
+ */
+const CHECKSUM_HEADER = /^x-amz-checksum-(crc32|crc32c|crc64nvme|sha1|sha256)$/i;
+
+export function unsignedWhenChecksummed(client: S3Client): S3Client {
+  type Step = (args: { request: unknown }) => Promise<unknown>;
+  const middleware =
+    (next: Step): Step =>
+    async (args) => {
+      const request = args.request as { headers?: Record<string, string>; body?: unknown };
+      const headers = request.headers;
+      const checksummed = headers && Object.keys(headers).some((name) => CHECKSUM_HEADER.test(name));
+      if (headers && checksummed && ArrayBuffer.isView(request.body))
+        headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    };
+  client.middlewareStack.addRelativeTo(middleware as unknown as Parameters<S3Client['middlewareStack']['add']>[0], {
+    name: 'signalKitUnsignedWhenChecksummed',
+    relation: 'before',
+    toMiddleware: 'httpSigningMiddleware',
+  });
+  return client;
+}
+
 const sharedClients = new Map<string, S3Client>();
+
+/**
+ * `SIGNAL_KIT_S3_SIGNED_PAYLOAD=true` keeps every body signed, for buckets whose policy refuses unsigned payloads
+ * (a condition on `s3:x-amz-content-sha256`); by default checksummed bodies go unsigned.
+ */
+export function signedPayloadFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env['SIGNAL_KIT_S3_SIGNED_PAYLOAD'] || 'false';
+  if (value !== 'true' && value !== 'false') {
+    throw new StorageConfigError(`SIGNAL_KIT_S3_SIGNED_PAYLOAD must be true or false, got "${value}"`);
+  }
+  return value === 'true';
+}
 
 /** One client per distinct configuration, so that stores opened per activity share connections. */
 function clientFor(env: NodeJS.ProcessEnv): S3Client {
   const config = s3ConfigFromEnv(env);
-  const id = JSON.stringify(config);
+  const signed = signedPayloadFromEnv(env);
+  const id = JSON.stringify({ config, signed });
   let client = sharedClients.get(id);
   if (!client) {
     client = new S3Client(config);
+    if (!signed) unsignedWhenChecksummed(client);
     sharedClients.set(id, client);
   }
   return client;
