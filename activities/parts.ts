@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { writeBody } from '../connectors/storage/common.ts';
 import { BucketNotFoundError, StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
 import type { Compression, PartCounts } from './jobs/types.ts';
@@ -120,12 +121,10 @@ async function writePartOnce(
   counts: PartCounts,
   status: PartStatus,
 ): Promise<StoredPart> {
-  const writer = store.openWrite(key, {
+  await writeBody(store, key, body, {
     contentType: partContentType(compression),
     metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: status },
   });
-  writer.stream.end(body);
-  await writer.done();
   return { counts, failed: status === 'failed', partial: status === 'partial', bytes: body.length, sha256 };
 }
 

@@ -4,8 +4,8 @@
  * HTTP destination. Accepted events/s and acknowledgement latency per step; at the end the destination must have
  * received every accepted event. Baseline in the same run, first: a plain loop of `client.workflow.start` against
  * the same Temporal server (on a queue nobody polls), the server's own ceiling for starting workflows here. Per step,
- * the p99 baseline: the same bare starts offered at the step's rate in short rounds that alternate with the intake's,
- * so that both see the same server (the intake's deliveries, compaction, GC, other load) at nearly the same time.
+ * the p99 baseline: the same bare starts offered at the step's rate at the same time as the intake's events, sends
+ * taking the two in turn, so that both see the same server (the intake's deliveries, compaction, GC, other load).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -23,15 +23,16 @@ import { quantile } from './lib/stats.ts';
 import type { Benchmark, BenchResult, Size } from './lib/types.ts';
 
 export const SIZES = {
-  // Steps as shares of the measured workflow-start ceiling, so that the load always crosses it. Each step offers the
-  // intake and the bare starts stepMs each (at least minSamples each), in alternating rounds of roundMs.
+  // Steps as shares of the measured workflow-start ceiling. Each step offers the intake and the bare starts at its
+  // rate at the same time, interleaved, for stepMs (at least minSamples each): the server takes twice the share, so
+  // the load crosses the ceiling (the last step offers 1.25 × the ceiling in all) without queueing past the
+  // receiver's enqueue timeout.
   full: {
     baselineMs: 10_000,
     baselineConcurrency: 32,
-    steps: [0.125, 0.25, 0.5, 0.75, 1, 1.25],
+    steps: [0.0625, 0.125, 0.25, 0.375, 0.5, 0.625],
     stepMs: 8_000,
     minSamples: 240,
-    roundMs: 1_000,
     drainMs: 10 * 60_000,
   },
   smoke: {
@@ -40,7 +41,6 @@ export const SIZES = {
     steps: [0.05, 0.1],
     stepMs: 1_000,
     minSamples: 0,
-    roundMs: 500,
     drainMs: 60_000,
   },
 } as const;
@@ -55,7 +55,7 @@ interface OpenLoopResult {
   accepted: number;
   rejected: number;
   failed: number;
-  /** Accepted over the side's own time (see offerInRounds). */
+  /** Accepted over the side's own time (see offerInterleaved). */
   acceptedPerS: number;
   p50Ms: number;
   p99Ms: number;
@@ -65,96 +65,76 @@ interface OpenLoopResult {
 
 interface StepResult extends OpenLoopResult {
   offeredPerS: number;
-  /** Bare `client.workflow.start` calls offered at the same rate, on the same server, in the rounds between. */
+  /** Bare `client.workflow.start` calls offered at the same rate, on the same server, interleaved with the intake's. */
   bareStarts: OpenLoopResult;
   /** The step's p99 acknowledgement over the bare starts' p99, both from the step's pooled samples (goal: ≤ 1.5). */
   p99Ratio: number;
-  /** Rounds per side. */
-  rounds: number;
   /** 1-minute load average at the end of the step (the machine may be shared). */
   loadAvg: number;
 }
 
 /**
- * Offers each of `sends` at `rate` per second for `perSideMs`, open loop, in rounds of `roundMs` taken in turn
- * (side 0 first): a send is due at its time whatever the earlier ones do, and is skipped (counted) when MAX_IN_FLIGHT
- * are pending. Two sides thus run beside the same background (GC, server compaction, the intake's deliveries) within
- * seconds of each other. Resolves once every answer is in.
+ * Offers each of `sends` at `rate` per second for `ms`, open loop and at the same time: one stream at `rate` times
+ * the number of sides, whose sends take the sides in turn (side 0 first), so that each side's sends are evenly
+ * spaced at `rate` and every moment's background (GC, server compaction, the intake's deliveries, the machine's other
+ * load) falls on both alike. A send is due at its time whatever the earlier ones do, and is skipped (counted) when
+ * MAX_IN_FLIGHT are pending. Resolves once every answer is in.
  *
- * A side's accepted/s is its accepted count over its own time: the union of its rounds, each from its start to its
- * last answer (at least roundMs). With one side that is the time from the first send to the last answer: the offered
- * rate while the other end keeps up, its capacity once answers fall behind. With two, a side that falls behind is
- * charged the time its answers spill into the other side's rounds, where the server is shared, so the figure
- * understates what it does alone.
+ * A side's accepted/s is its accepted count over the time from the first send to its last answer: the offered rate
+ * while the other end keeps up; past that, with two sides, its share of a server that also serves the other side.
  */
-async function offerInRounds(
+async function offerInterleaved(
   rate: number,
-  perSideMs: number,
-  roundMs: number,
+  ms: number,
   inFlight: { count: number },
   sends: readonly (() => Promise<boolean>)[],
 ): Promise<OpenLoopResult[]> {
   const sides = sends.map(() => ({
     step: { sent: 0, skipped: 0, accepted: 0, rejected: 0, failed: 0 },
     latencies: [] as number[],
-    /** Per round of this side: its start and its last answer. */
-    rounds: [] as { start: number; lastDone: number }[],
+    lastDone: 0,
   }));
   const pending: Promise<void>[] = [];
-  const perRound = Math.max(1, Math.round((rate * roundMs) / 1000));
-  const roundsPerSide = Math.max(1, Math.round(perSideMs / roundMs));
+  const streamRate = rate * sends.length;
+  const total = Math.round((rate * ms) / 1000) * sends.length;
   const t0 = performance.now();
-  for (let round = 0; round < sends.length * roundsPerSide; round++) {
-    const side = sides[round % sends.length]!;
-    const send = sends[round % sends.length]!;
-    const roundStart = t0 + round * roundMs;
-    const span = { start: roundStart, lastDone: roundStart + roundMs };
-    side.rounds.push(span);
-    for (let i = 0; i < perRound; i++) {
-      const wait = roundStart + (i * 1000) / rate - performance.now();
-      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      if (inFlight.count >= MAX_IN_FLIGHT) {
-        side.step.skipped += 1;
-        continue;
-      }
-      side.step.sent += 1;
-      inFlight.count += 1;
-      const sentAt = performance.now();
-      const slot = side.latencies.length;
-      side.latencies.push(Number.NaN);
-      pending.push(
-        send()
-          .then((ok) => {
-            const done = performance.now();
-            span.lastDone = Math.max(span.lastDone, done);
-            side.latencies[slot] = done - sentAt;
-            if (ok) side.step.accepted += 1;
-            else side.step.rejected += 1;
-          })
-          .catch(() => {
-            side.step.failed += 1;
-          })
-          .finally(() => {
-            inFlight.count -= 1;
-          }),
-      );
-    }
-    // The round's sends are out; its time runs to the next round's start.
-    const wait = roundStart + roundMs - performance.now();
+  for (let i = 0; i < total; i++) {
+    const side = sides[i % sends.length]!;
+    const send = sends[i % sends.length]!;
+    const wait = t0 + (i * 1000) / streamRate - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (inFlight.count >= MAX_IN_FLIGHT) {
+      side.step.skipped += 1;
+      continue;
+    }
+    side.step.sent += 1;
+    inFlight.count += 1;
+    const sentAt = performance.now();
+    const slot = side.latencies.length;
+    side.latencies.push(Number.NaN);
+    pending.push(
+      send()
+        .then((ok) => {
+          const done = performance.now();
+          side.lastDone = Math.max(side.lastDone, done);
+          side.latencies[slot] = done - sentAt;
+          if (ok) side.step.accepted += 1;
+          else side.step.rejected += 1;
+        })
+        .catch(() => {
+          side.step.failed += 1;
+        })
+        .finally(() => {
+          inFlight.count -= 1;
+        }),
+    );
   }
   await Promise.all(pending);
   return sides.map((side) => {
     const latencies = side.latencies.filter((ms) => !Number.isNaN(ms));
-    let ownMs = 0;
-    let coveredTo = Number.NEGATIVE_INFINITY;
-    for (const r of side.rounds) {
-      ownMs += Math.max(0, r.lastDone - Math.max(r.start, coveredTo));
-      coveredTo = Math.max(coveredTo, r.lastDone);
-    }
     return {
       ...side.step,
-      acceptedPerS: (side.step.accepted / ownMs) * 1000,
+      acceptedPerS: (side.step.accepted / Math.max(ms, side.lastDone - t0)) * 1000,
       p50Ms: quantile(latencies, 0.5),
       p99Ms: quantile(latencies, 0.99),
       latenciesMs: latencies.map((ms) => Math.round(ms * 10) / 10),
@@ -164,7 +144,7 @@ async function offerInRounds(
 
 export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
   const log = logger('webhook-intake', options.log);
-  const { baselineMs, baselineConcurrency, steps, stepMs, minSamples, roundMs, drainMs } = SIZES[size];
+  const { baselineMs, baselineConcurrency, steps, stepMs, minSamples, drainMs } = SIZES[size];
   const startedAt = new Date();
   const bench = await startBenchEnv({});
   const { env } = bench;
@@ -292,17 +272,28 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
       });
       return true;
     };
+    // The intake's capacity, alone on the server and first, like the ceiling, at the top step's rate in all: in the
+    // steps it shares the server with the bare starts, and later it would also share it with the deliveries the
+    // steps leave behind.
+    const aloneRate = Math.max(1, Math.round(baselineRate * 2 * Math.max(...steps)));
+    log(`intake alone: ${aloneRate}/s for ${stepMs / 1000} s`);
+    const [alone] = (await offerInterleaved(aloneRate, stepMs, inFlight, [postEvent])) as [OpenLoopResult];
+    log(`intake alone: ${num(alone.acceptedPerS, 0)} accepted/s`);
+    // Its deliveries are done before the steps begin, so that they do not weigh on the first step only.
+    for (const until = performance.now() + drainMs; performance.now() < until; ) {
+      if ([...accepted].every((id) => delivered.has(id))) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+
     for (const [index, share] of steps.entries()) {
       const rate = Math.max(1, Math.round(baselineRate * share));
-      // Enough samples per side for a p99 that is not just the slowest one; rounds alternate within the step, and
-      // which side opens it alternates between steps.
-      const perSideMs = Math.max(stepMs, Math.ceil((minSamples / rate) * 1000));
+      // Enough samples per side for a p99 that is not just the slowest one; which side sends first alternates.
+      const ms = Math.max(stepMs, Math.ceil((minSamples / rate) * 1000));
       const bareFirst = index % 2 === 0;
-      log(`step: ${rate}/s, ${perSideMs / 1000} s each for the intake and bare starts in ${roundMs} ms rounds`);
-      const [first, second] = (await offerInRounds(
+      log(`step: ${rate}/s each for the intake and bare starts, interleaved, for ${ms / 1000} s`);
+      const [first, second] = (await offerInterleaved(
         rate,
-        perSideMs,
-        roundMs,
+        ms,
         inFlight,
         bareFirst ? [bareStart, postEvent] : [postEvent, bareStart],
       )) as [OpenLoopResult, OpenLoopResult];
@@ -313,16 +304,9 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
         ...intake,
         bareStarts,
         p99Ratio: intake.p99Ms / bareStarts.p99Ms,
-        rounds: Math.max(1, Math.round(perSideMs / roundMs)),
         loadAvg: loadavg()[0]!,
       });
     }
-
-    // The intake's capacity, alone on the server: in the steps it shares the server with the bare starts.
-    const aloneRate = Math.max(1, Math.round(baselineRate * Math.max(...steps)));
-    log(`intake alone: ${aloneRate}/s for ${stepMs / 1000} s`);
-    const [alone] = (await offerInRounds(aloneRate, stepMs, roundMs, inFlight, [postEvent])) as [OpenLoopResult];
-    log(`intake alone: ${num(alone.acceptedPerS, 0)} accepted/s`);
 
     const loadSeconds = (performance.now() - loadStart) / 1000;
     const loadCpu = {
@@ -349,7 +333,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
     return {
       name: 'webhook-intake',
       size,
-      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) at rising rates, then alone at the top rate for ${stepMs / 1000} s (its capacity); a worker process delivers to a loopback HTTP destination. Baselines on the same Temporal dev server: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s (the ceiling that sets the step rates), and per step bare client.workflow.start calls offered open loop at the step's rate in rounds of ${roundMs / 1000} s alternating with the intake's (${stepMs / 1000} s and at least ${minSamples} events each) for the p99 ratio, both p99s from the step's pooled samples.`,
+      title: `webhook-intake: signed signal.created events posted from loopback to \`signal-kit webhooks serve\` (own process; each accepted event starts deliverSignalEvent) alone at the top rate for ${stepMs / 1000} s (its capacity), then at rising rates; a worker process delivers to a loopback HTTP destination. Baselines on the same Temporal dev server: ${baselineConcurrency} concurrent loops of client.workflow.start for ${baselineMs / 1000} s (the ceiling that sets the step rates), and per step bare client.workflow.start calls offered open loop at the step's rate at the same time as the intake's events, sends taking the two in turn (${stepMs / 1000} s and at least ${minSamples} of each), for the p99 ratio, both p99s from the step's pooled samples.`,
       startedAt: startedAt.toISOString(),
       durationS: (Date.now() - startedAt.getTime()) / 1000,
       table: {

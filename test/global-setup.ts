@@ -15,7 +15,11 @@ import { writeWorkflowBundle } from '../workers/bundle.ts';
  */
 async function startSharedTemporal(): Promise<TemporalServer | undefined> {
   try {
-    return await startTemporal();
+    // Never restarted, and gone with the run: no reason to wait for the disk on every commit (the machine's other
+    // work may keep it busy).
+    return await startTemporal({
+      extraArgs: ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=off'],
+    });
   } catch (error) {
     if (process.env['CI'] === 'true') throw error;
     console.warn(`[global-setup] no shared Temporal dev server: ${error instanceof Error ? error.message : error}`);

@@ -1,4 +1,4 @@
-import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
@@ -12,6 +12,9 @@ import {
 } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+
+/** The patch id of running a job's first window while its whole input is still being prepared. */
+export const PREPARE_START_PATCH = 'prepare-input-start';
 
 /** Arguments common to every batched job (enrichment, email verification). */
 export interface BatchJobInput {
@@ -108,7 +111,10 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     const finished = await jobs.findFinishedJob({ job });
     if (finished) return finished;
     const request = { job, input: input.input, column: input.column, batchSize: spec.batchSize };
-    const start = await jobs.prepareInputStart({ ...request, batches: concurrency });
+    // Jobs started before the first window could run early prepared their whole input first: they replay that way.
+    const start = patched(PREPARE_START_PATCH)
+      ? await jobs.prepareInputStart({ ...request, batches: concurrency })
+      : await jobs.prepareInput(request);
     if ('complete' in start) {
       startBatches = start.batches;
       preparing = jobs.prepareInput(request).then((whole) => {

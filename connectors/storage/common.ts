@@ -32,9 +32,20 @@ export async function readText(store: Store, key: string): Promise<string> {
 }
 
 export async function writeText(store: Store, key: string, text: string, options?: WriteOptions): Promise<void> {
+  await writeBody(store, key, text, options);
+}
+
+/** Publishes a body already in memory: the store's `writeBytes` when it has one, else its writer. */
+export async function writeBody(
+  store: Store,
+  key: string,
+  body: string | Uint8Array,
+  options?: WriteOptions,
+): Promise<ObjectInfo> {
+  if (store.writeBytes) return await store.writeBytes(key, body, options);
   const writer = store.openWrite(key, options);
-  writer.stream.end(text);
-  await writer.done();
+  writer.stream.end(body);
+  return await writer.done();
 }
 
 /** Maps `items` through `fn` with at most `concurrency` calls in flight, yielding results in input order. */

@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { type Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
-import { mapOrdered, readText, writeText } from './common.ts';
+import { mapOrdered } from './common.ts';
 import { ObjectNotFoundError, storageFailure, WriteAbortedError } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
 import { checkKey } from './url.ts';
@@ -82,18 +82,7 @@ export class FileStore implements Store {
       if (aborted) throw aborted;
       renaming = true;
       try {
-        // The metadata lands first: a reader that sees the new data also sees its metadata.
-        const metaPath = metaPathOf(path);
-        if (options.metadata && Object.keys(options.metadata).length > 0) {
-          const metaTemp = tempPathOf(path);
-          await fs.writeFile(metaTemp, JSON.stringify(options.metadata), { flush: true });
-          await fs.rename(metaTemp, metaPath);
-        } else {
-          await fs.rm(metaPath, { force: true });
-        }
-        await fs.rename(sink.tempPath, path);
-        // The renames are durable only once the directory itself is on disk.
-        await syncDirectory(dirname(path));
+        await publishTemp(sink.tempPath, path, options.metadata);
       } catch (err) {
         await sink.discard();
         throw storageFailure('publish', details, err);
@@ -176,13 +165,82 @@ export class FileStore implements Store {
     }
   }
 
-  readText(key: string): Promise<string> {
-    return readText(this, key);
+  async readText(key: string): Promise<string> {
+    const path = this.pathOf(key);
+    try {
+      return await fs.readFile(path, 'utf8');
+    } catch (err) {
+      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EISDIR') {
+        throw new ObjectNotFoundError({ url: this.url, key, cause: err });
+      }
+      throw storageFailure('read', { url: this.url, key }, err);
+    }
   }
 
-  writeText(key: string, text: string, options?: WriteOptions): Promise<void> {
-    return writeText(this, key, text, options);
+  async writeText(key: string, text: string, options?: WriteOptions): Promise<void> {
+    await this.writeBytes(key, text, options);
   }
+
+  /** Directories this store made or found, so that a write into one does not ask for it again. */
+  readonly #dirs = new Set<string>();
+
+  /** Writes and fsyncs a new file, creating its directory unless this store already did (again if it went away). */
+  async #writeNew(path: string, data: string | Uint8Array): Promise<void> {
+    const dir = dirname(path);
+    for (let tries = 0; ; tries++) {
+      if (!this.#dirs.has(dir)) {
+        await fs.mkdir(dir, { recursive: true });
+        this.#dirs.add(dir);
+      }
+      try {
+        await fs.writeFile(path, data, { flag: 'wx', flush: true });
+        return;
+      } catch (err) {
+        if (tries > 0 || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        this.#dirs.delete(dir);
+      }
+    }
+  }
+
+  /**
+   * A whole object in one step: what `openWrite` + `done()` do (temporary file, fsync, metadata, rename, directory
+   * fsync), without a stream in between, for small objects and bodies already in memory.
+   */
+  async writeBytes(key: string, data: string | Uint8Array, options: WriteOptions = {}): Promise<ObjectInfo> {
+    const path = this.pathOf(key);
+    const details = { url: this.url, key };
+    const temp = tempPathOf(path);
+    try {
+      await this.#writeNew(temp, data);
+    } catch (err) {
+      await fs.rm(temp, { force: true }).catch(() => {});
+      throw storageFailure('write', details, err);
+    }
+    try {
+      await publishTemp(temp, path, options.metadata);
+    } catch (err) {
+      await fs.rm(temp, { force: true }).catch(() => {});
+      throw storageFailure('publish', details, err);
+    }
+    const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+    return { key, size, metadata: { ...options.metadata } };
+  }
+}
+
+/** Renames a complete temporary file into place, its metadata sidecar first, and makes both renames durable. */
+async function publishTemp(temp: string, path: string, metadata: Record<string, string> | undefined): Promise<void> {
+  // The metadata lands first: a reader that sees the new data also sees its metadata.
+  const metaPath = metaPathOf(path);
+  if (metadata && Object.keys(metadata).length > 0) {
+    const metaTemp = tempPathOf(path);
+    await fs.writeFile(metaTemp, JSON.stringify(metadata), { flush: true });
+    await fs.rename(metaTemp, metaPath);
+  } else {
+    await fs.rm(metaPath, { force: true });
+  }
+  await fs.rename(temp, path);
+  // The renames are durable only once the directory itself is on disk.
+  await syncDirectory(dirname(path));
 }
 
 async function syncDirectory(dir: string): Promise<void> {

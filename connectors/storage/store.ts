@@ -27,6 +27,11 @@ export interface Store {
   delete(key: string): Promise<void>;
   readText(key: string): Promise<string>;
   writeText(key: string, text: string, options?: WriteOptions): Promise<void>;
+  /**
+   * Optional: publishes a body already in memory in one step, as `openWrite` + `done()` would, without the cost of a
+   * stream (a store that has a cheaper way than its stream offers it; `writeBody` in common.ts picks it).
+   */
+  writeBytes?(key: string, data: string | Uint8Array, options?: WriteOptions): Promise<ObjectInfo>;
 }
 
 export interface WriteOptions {

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   FileStore,
   InvalidStorageUrlError,
+  ObjectNotFoundError,
   openStore,
   parseStorageUrl,
   WriteAbortedError,
@@ -59,6 +60,29 @@ describe('FileStore', () => {
     expect(allFiles(dir)).toEqual([expect.stringMatching(/^x\/\.y\.jsonl\.sk-tmp-[0-9a-f]+$/)]);
     await writer.done();
     expect(allFiles(dir)).toEqual(['x/y.jsonl']);
+  });
+
+  it('publishes a body in one step with its metadata, and again after its directory was removed behind its back', async () => {
+    const dir = freshDir();
+    const store = openStore(dir) as FileStore;
+    const info = await store.writeBytes('j/parts/part-00000.jsonl', Buffer.from('{"a":"é"}\n'), {
+      metadata: { lines: '1' },
+    });
+    expect(info).toEqual({ key: 'j/parts/part-00000.jsonl', size: 11, metadata: { lines: '1' } });
+    expect(allFiles(dir)).toEqual(['j/parts/.part-00000.jsonl.sk-meta.json', 'j/parts/part-00000.jsonl']);
+    expect(await store.stat('j/parts/part-00000.jsonl')).toEqual(info);
+
+    rmSync(join(dir, 'j'), { recursive: true });
+    await store.writeText('j/parts/part-00001.jsonl', '{"b":2}\n');
+    expect(allFiles(dir)).toEqual(['j/parts/part-00001.jsonl']);
+    expect(await store.readText('j/parts/part-00001.jsonl')).toBe('{"b":2}\n');
+  });
+
+  it('reads a missing key or a directory as not found', async () => {
+    const store = openStore(freshDir());
+    await store.writeText('d/x.json', '{}');
+    await expect(store.readText('d/missing.json')).rejects.toBeInstanceOf(ObjectNotFoundError);
+    await expect(store.readText('d')).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 });
 
