@@ -89,7 +89,8 @@ export async function writePart(
 
 /**
  * `writePart` for a body already encoded with `encodePart`: the caller can let go of the records (a parsed API answer
- * is ten times its size in objects) before waiting for the storage.
+ * is ten times its size in objects) before waiting for the storage. Once stored, the body is emptied (its memory
+ * freed): the caller must not read it afterwards.
  */
 export async function writeEncodedPart(
   store: Store,
@@ -103,12 +104,26 @@ export async function writeEncodedPart(
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writePartOnce(store, compression, key, body, sha256, counts, resolved);
+      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved);
+      release(body);
+      return stored;
     } catch (error) {
       const delay = WRITE_RETRY_DELAYS_MS[attempt];
       if (delay === undefined || !isTransient(error)) throw error;
       await sleep(delay);
     }
+  }
+}
+
+/**
+ * Frees a stored part's bytes now rather than at the next full collection, which is when V8 frees a buffer that lived
+ * through the write (2 MB per bulk-enrich part; they made most of the worker's array buffers at its peak). Only a
+ * buffer that is the whole of its memory: a small one shares Node's pool with other buffers.
+ */
+function release(body: Buffer): void {
+  const memory = body.buffer;
+  if (memory instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === memory.byteLength) {
+    memory.transfer(0);
   }
 }
 

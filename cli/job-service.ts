@@ -86,6 +86,9 @@ export async function followJob(handle: WorkflowHandle, reporter?: JobProgressLi
   const result = handle.result().finally(() => {
     finished = true;
   }) as Promise<JobResult>;
+  // A job that fails while a progress query is still on its way would otherwise be an unhandled rejection that kills
+  // the CLI with a stack trace instead of its message; the caller gets the failure from the returned promise.
+  result.catch(() => {});
   if (reporter) {
     while (!finished) {
       const progress = await handle.query(progressQuery).catch(() => undefined);

@@ -177,7 +177,8 @@ describe('bucket collector (Temporal)', () => {
     const part = await readPart(store, m.parts[0]!.key);
     expect(part?.counts.lines).toBe(3);
     expect(part?.sha256).toBe(m.parts[0]!.sha256);
-    expect(await listKeys(store, 'events/collector/by-count/staging/')).toEqual([]);
+    // The staging is cleared after the manifest is written: wait for it.
+    await expect.poll(() => listKeys(store, 'events/collector/by-count/staging/'), { timeout: 20_000 }).toEqual([]);
   });
 
   it('rotates a part T after its first event when fewer than N arrive', async () => {
@@ -289,7 +290,8 @@ describe('bucket collector (Temporal)', () => {
       .toBe(5);
     const desc = await tb.client.workflow.getHandle(collectorWorkflowId('can')).describe();
     expect(desc.runId).not.toBe(first.firstExecutionRunId);
-    expect((await status('can')).seq).toBe(5);
+    // The workflow counts the part once the activity that wrote the manifest has returned.
+    await expect.poll(async () => (await status('can')).seq, { timeout: 20_000 }).toBe(5);
     const keys = (await listKeys(store, 'collector/can/part-')).map((k) => k.split('/').at(-1));
     expect(keys).toEqual([
       'part-00000.jsonl',
@@ -307,7 +309,7 @@ describe('bucket collector (Temporal)', () => {
     const { store } = await deliverAndAwaitEvents('s3', 3);
     const m = (await manifest(store, 'collector/s3/_manifest.json'))!;
     expect(m.parts.map((p) => p.count)).toEqual([2, 1]);
-    expect(await listKeys(store, 'collector/s3/staging/')).toEqual([]);
+    await expect.poll(() => listKeys(store, 'collector/s3/staging/'), { timeout: 20_000 }).toEqual([]);
     expect(store.urlOf(m.parts[0]!.key)).toBe('s3://lake/webhooks/collector/s3/part-00000.jsonl');
   });
 });

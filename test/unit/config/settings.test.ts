@@ -106,10 +106,18 @@ describe('worker settings', () => {
   });
 
   it('the heap may grow 2× past a full collection unless set; 0 leaves V8 its own factor; a bad value is named', () => {
-    expect(parseWorkerHeapConfig({})).toEqual({ heapGrowingPercent: 100 });
-    expect(parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '0' })).toEqual({ heapGrowingPercent: 0 });
+    expect(parseWorkerHeapConfig({}).heapGrowingPercent).toBe(100);
+    expect(parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(() => parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '-5' })).toThrow(
       /SIGNAL_KIT_HEAP_GROWING_PERCENT/,
+    );
+  });
+
+  it("the workflow thread's young generation is 4 MiB semi-spaces unless set; 0 leaves the process's; a bad value is named", () => {
+    expect(parseWorkerHeapConfig({}).workflowSemiSpaceMb).toBe(4);
+    expect(parseWorkerHeapConfig({ SIGNAL_KIT_WORKFLOW_SEMI_SPACE_MB: '0' }).workflowSemiSpaceMb).toBe(0);
+    expect(() => parseWorkerHeapConfig({ SIGNAL_KIT_WORKFLOW_SEMI_SPACE_MB: 'big' })).toThrow(
+      /SIGNAL_KIT_WORKFLOW_SEMI_SPACE_MB/,
     );
   });
 });
