@@ -105,8 +105,8 @@ describe('worker settings', () => {
     ).toMatchObject({ deploymentName: 'signal-kit', behavior: 'PINNED', bundlePath: '/app/b.js' });
   });
 
-  it('the heap may grow 2× past a full collection unless set; 0 leaves V8 its own factor; a bad value is named', () => {
-    expect(parseWorkerHeapConfig({}).heapGrowingPercent).toBe(100);
+  it('the heap may grow 1.5× past a full collection unless set; 0 leaves V8 its own factor; a bad value is named', () => {
+    expect(parseWorkerHeapConfig({}).heapGrowingPercent).toBe(50);
     expect(parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(() => parseWorkerHeapConfig({ SIGNAL_KIT_HEAP_GROWING_PERCENT: '-5' })).toThrow(
       /SIGNAL_KIT_HEAP_GROWING_PERCENT/,
