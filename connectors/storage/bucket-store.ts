@@ -12,17 +12,17 @@ export abstract class BucketStore {
   readonly url: string;
   readonly bucket: string;
   readonly prefix: string;
-  readonly #scheme: 's3' | 'gs';
+  private readonly scheme: 's3' | 'gs';
 
   constructor(location: BucketLocation, scheme: 's3' | 'gs') {
     this.url = location.url;
     this.bucket = location.bucket;
     this.prefix = location.prefix;
-    this.#scheme = scheme;
+    this.scheme = scheme;
   }
 
   urlOf(key: string): string {
-    return `${this.#scheme}://${this.bucket}/${this.objectKey(key)}`;
+    return `${this.scheme}://${this.bucket}/${this.objectKey(key)}`;
   }
 
   /** The object's name in the bucket; a key that could escape the prefix is refused. */

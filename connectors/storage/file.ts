@@ -182,22 +182,22 @@ export class FileStore implements Store {
   }
 
   /** Directories this store made or found, so that a write into one does not ask for it again. */
-  readonly #dirs = new Set<string>();
+  private readonly knownDirs = new Set<string>();
 
   /** Writes and fsyncs a new file, creating its directory unless this store already did (again if it went away). */
-  async #writeNew(path: string, data: string | Uint8Array): Promise<void> {
+  private async writeNew(path: string, data: string | Uint8Array): Promise<void> {
     const dir = dirname(path);
     for (let tries = 0; ; tries++) {
-      if (!this.#dirs.has(dir)) {
+      if (!this.knownDirs.has(dir)) {
         await fs.mkdir(dir, { recursive: true });
-        this.#dirs.add(dir);
+        this.knownDirs.add(dir);
       }
       try {
         await fs.writeFile(path, data, { flag: 'wx', flush: true });
         return;
       } catch (err) {
         if (tries > 0 || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        this.#dirs.delete(dir);
+        this.knownDirs.delete(dir);
       }
     }
   }
@@ -211,7 +211,7 @@ export class FileStore implements Store {
     const details = { url: this.url, key };
     const temp = tempPathOf(path);
     try {
-      await this.#writeNew(temp, data);
+      await this.writeNew(temp, data);
     } catch (err) {
       await fs.rm(temp, { force: true }).catch(() => {});
       throw storageFailure('write', details, err);
