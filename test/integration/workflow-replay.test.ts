@@ -1,7 +1,8 @@
 /**
- * Histories recorded by earlier releases replay on this release's workflow code, so a job in flight while
- * unversioned workers are replaced goes on instead of failing with a non-determinism error. Each fixture is a whole
- * history as `temporal workflow show -o json` printed it, from the commit its file is named after.
+ * Histories recorded by earlier releases replay on this release's workflow code, so work in flight while unversioned
+ * workers are replaced (a bulk job, a delivery waiting out its retries) goes on instead of failing with a
+ * non-determinism error. Each fixture is a whole history in Temporal's JSON form, recorded by the code of the commit
+ * its file is named after.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -39,5 +40,11 @@ describe('histories of earlier releases', () => {
     timeout: 120_000,
   }, async () => {
     await Worker.runReplayHistory(replayOptions(), await history('bulk-enrich-5bc930c.json'), 'replay-enrich');
+  });
+
+  it('a webhook delivery that listed its destinations in an activity task (5bc930c) replays', {
+    timeout: 120_000,
+  }, async () => {
+    await Worker.runReplayHistory(replayOptions(), await history('deliver-signal-event-5bc930c.json'));
   });
 });
