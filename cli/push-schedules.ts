@@ -5,6 +5,7 @@ import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   type ScheduleSummary,
+  WorkflowExecutionAlreadyStartedError,
 } from '@temporalio/client';
 import { watermarksKey } from '../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../activities/push/types.ts';
@@ -12,7 +13,7 @@ import { readPushState, resetPushState } from '../activities/push/watermarks.ts'
 import type { TemporalConfig } from '../config/worker.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import { DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
-import { backfillRunId, runIdOf } from '../workflows/push-ids.ts';
+import { backfillRunId } from '../workflows/push-ids.ts';
 import { type ScheduledPushInput, scheduledPush } from '../workflows/scheduled-push.ts';
 import { UsageError } from './args.ts';
 
@@ -187,25 +188,22 @@ export class PushRunInProgressError extends Error {
 }
 
 /**
- * The push's runs in progress: those its schedule started (the schedule's own record, read directly) and those
- * `schedule run` started (found through Temporal's visibility, which may lag a second behind a start).
+ * The workflow id of every run `schedule run` starts for a push: one id, so that Temporal itself refuses a second
+ * while one is running (a closed one may be reused). The run's own id, which names its keys, comes from its start
+ * time in the input.
  */
-async function runningPushRuns(client: Client, name: string, description: ScheduleDescription): Promise<string[]> {
-  const running = new Set(description.info.runningActions.map((action) => action.workflow.workflowId));
-  const prefix = `${scheduleIdOf(name)}-run-`;
-  const query = `WorkflowType = 'scheduledPush' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '${prefix}'`;
-  // A push named `<name>-run-…` shares the prefix; its ids go on with more than a run id.
-  const ownRun = new RegExp(`^${prefix}\\d{8}T\\d{6}(\\.\\d{3})?Z$`);
-  for await (const execution of client.workflow.list({ query })) {
-    if (ownRun.test(execution.workflowId)) running.add(execution.workflowId);
-  }
-  return [...running].sort();
+export const manualRunIdOf = (name: string) => `${scheduleIdOf(name)}/manual-run`;
+
+/** The push's runs in progress that its schedule started (the schedule's own record). */
+function scheduledRunsInProgress(description: ScheduleDescription): string[] {
+  return description.info.runningActions.map((action) => action.workflow.workflowId);
 }
 
 /**
  * Starts one run of the schedule's push outside its timing: now, as a full refresh, or for a past window. A run now
- * or a full refresh is refused while another run of the push is in progress (`PushRunInProgressError`); a backfill
- * is not, since it never touches the watermarks and writes under its own run id.
+ * or a full refresh is refused while another run of the push is in progress (`PushRunInProgressError`), whether the
+ * schedule or `schedule run` started it; a backfill is not, since it never touches the watermarks and writes under
+ * its own run id.
  */
 export async function startPushRun(
   client: Client,
@@ -215,26 +213,30 @@ export async function startPushRun(
   const description = await describeSchedule(client, name);
   const push = pushOfDescription(name, description);
   if (!options.window) {
-    const running = await runningPushRuns(client, name, description);
+    const running = scheduledRunsInProgress(description);
     if (running.length > 0) throw new PushRunInProgressError(name, running);
   }
   // To the millisecond: two runs started in the same second are two runs (a run id names its keys).
   const at = (options.now ?? new Date()).toISOString();
-  const workflowId = options.window
-    ? `${scheduleIdOf(name)}-${backfillRunId(options.window)}`
-    : `${scheduleIdOf(name)}-run-${runIdOf(at)}`;
+  const workflowId = options.window ? `${scheduleIdOf(name)}-${backfillRunId(options.window)}` : manualRunIdOf(name);
   const input: ScheduledPushInput = {
     ...push,
     runAt: at,
     ...(options.fullRefresh ? { fullRefresh: true } : {}),
     ...(options.window ? { window: options.window } : {}),
   };
-  const handle = await client.workflow.start(scheduledPush, {
-    workflowId,
-    taskQueue: push.taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [input],
-  });
-  return { workflowId, result: () => handle.result() };
+  try {
+    const handle = await client.workflow.start(scheduledPush, {
+      workflowId,
+      taskQueue: push.taskQueue ?? DEFAULT_TASK_QUEUE,
+      args: [input],
+    });
+    return { workflowId, result: () => handle.result() };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError && !options.window)
+      throw new PushRunInProgressError(name, [workflowId]);
+    throw error;
+  }
 }
 
 /** What `schedule state` shows: the watermarks in summary (or per domain), the remembered signals, the last run. */
