@@ -13,6 +13,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import {
   type BucketDestination,
@@ -83,9 +84,8 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
   }
 
   async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
-    const key = collectorManifestKey(dest);
-    if (!(await store.exists(key))) return { destination_id: dest.id, parts: [], events: 0, updated_at: '' };
-    return JSON.parse(await store.readText(key)) as CollectorManifest;
+    const manifest = await readJsonIfPresent<CollectorManifest>(store, collectorManifestKey(dest));
+    return manifest ?? { destination_id: dest.id, parts: [], events: 0, updated_at: '' };
   }
 
   async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {

@@ -16,6 +16,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { parseRetryAfter } from '../connectors/retry-after.ts';
+import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import {
   type Destination,
@@ -174,9 +175,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
 
   async function readState(id: string): Promise<DestinationState | undefined> {
     const store = stateStore();
-    const key = destinationStateKey(id);
-    if (!(await store.exists(key))) return undefined;
-    return JSON.parse(await store.readText(key)) as DestinationState;
+    return readJsonIfPresent<DestinationState>(store, destinationStateKey(id));
   }
 
   async function writeState(id: string, state: DestinationState): Promise<void> {

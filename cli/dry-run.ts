@@ -6,6 +6,7 @@ import { manifestKey } from '../activities/jobs/layout.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
 import { MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
+import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
 import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
@@ -132,8 +133,7 @@ function counts(scan: Awaited<ReturnType<typeof scanInput>>) {
 }
 
 async function readManifest(store: Store, key: string): Promise<Manifest | undefined> {
-  if (!(await store.exists(key))) return undefined;
-  return JSON.parse(await store.readText(key)) as Manifest;
+  return readJsonIfPresent<Manifest>(store, key);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
 import { readBatch } from './batch-file.ts';
@@ -104,10 +105,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
 export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
-  const key = manifestKey(request.job);
-  if (!(await store.exists(key))) return null;
-  const manifest = JSON.parse(await store.readText(key)) as Manifest;
-  return manifest.status === 'completed' ? toResult(store, request.job, manifest) : null;
+  const manifest = await readJsonIfPresent<Manifest>(store, manifestKey(request.job));
+  return manifest?.status === 'completed' ? toResult(store, request.job, manifest) : null;
 }
 
 /**

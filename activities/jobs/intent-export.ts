@@ -5,7 +5,7 @@ import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { chargedNothing, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
-import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { partContentType } from '../parts.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
@@ -61,19 +61,7 @@ export interface ExportRecord {
 }
 
 export async function readExportRecord(store: Store, job: JobRef): Promise<ExportRecord | undefined> {
-  const key = exportStateKey(job);
-  const text = await readTextIfPresent(store, key);
-  return text === undefined ? undefined : (JSON.parse(text) as ExportRecord);
-}
-
-/** The object's text, or undefined when there is none (one request, where a stat and a read would take two). */
-async function readTextIfPresent(store: Store, key: string): Promise<string | undefined> {
-  try {
-    return await store.readText(key);
-  } catch (error) {
-    if (error instanceof ObjectNotFoundError) return undefined;
-    throw error;
-  }
+  return readJsonIfPresent<ExportRecord>(store, exportStateKey(job));
 }
 
 /** Submits that may have been paid for without their export being used (reported in the manifest). */
@@ -228,10 +216,9 @@ interface ExportLink {
 export const DOWNLOAD_LINK_EXPIRED = 'DownloadLinkExpired';
 
 async function readExportLink(store: Store, job: JobRef): Promise<ExportLink> {
-  const key = exportLinkKey(job);
-  const text = await readTextIfPresent(store, key);
-  if (text === undefined) throw linkExpired('no download link recorded yet');
-  return JSON.parse(text) as ExportLink;
+  const link = await readJsonIfPresent<ExportLink>(store, exportLinkKey(job));
+  if (link === undefined) throw linkExpired('no download link recorded yet');
+  return link;
 }
 
 function linkExpired(message: string): ApplicationFailure {

@@ -1,6 +1,7 @@
 import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { BatchResult } from '../jobs/types.ts';
 import { readPart, writePart, zeroCounts } from '../parts.ts';
@@ -221,15 +222,11 @@ export async function readBatchRecord(
   run: PushRunRef,
   index: number,
 ): Promise<PushBatchRecord | undefined> {
-  const key = batchDoneKey(run, index);
-  if (!(await store.exists(key))) return undefined;
-  return JSON.parse(await store.readText(key)) as PushBatchRecord;
+  return readJsonIfPresent<PushBatchRecord>(store, batchDoneKey(run, index));
 }
 
 async function readAnswer(store: Store, run: PushRunRef, index: number): Promise<PushBatchRecord | undefined> {
-  const key = answerKey(run, index);
-  if (!(await store.exists(key))) return undefined;
-  return JSON.parse(await store.readText(key)) as PushBatchRecord;
+  return readJsonIfPresent<PushBatchRecord>(store, answerKey(run, index));
 }
 
 async function writeBatchRecord(store: Store, run: PushRunRef, record: PushBatchRecord): Promise<void> {

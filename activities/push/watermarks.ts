@@ -1,3 +1,4 @@
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from './layout.ts';
 import type { DomainOutcome, PushedId } from './types.ts';
@@ -202,9 +203,7 @@ async function writeState(
 }
 
 async function readPointer(store: Store, name: string): Promise<StateFile | undefined> {
-  const key = watermarksKey(name);
-  if (!(await store.exists(key))) return undefined;
-  return JSON.parse(await store.readText(key)) as StateFile;
+  return readJsonIfPresent<StateFile>(store, watermarksKey(name));
 }
 
 /** Deletes shards that neither the new nor the previous commit uses (a reader of the previous one may be mid-read). */

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ObjectNotFoundError } from './errors.ts';
 import type { ObjectInfo, Store, WriteOptions } from './store.ts';
 
 /**
@@ -29,6 +30,16 @@ export async function readAll(stream: Readable): Promise<Buffer> {
 
 export async function readText(store: Store, key: string): Promise<string> {
   return (await readAll(await store.openRead(key))).toString('utf8');
+}
+
+/** A JSON object's parsed content, or undefined when there is none: one request, where a stat and a read take two. */
+export async function readJsonIfPresent<T>(store: Store, key: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await store.readText(key)) as T;
+  } catch (error) {
+    if (error instanceof ObjectNotFoundError) return undefined;
+    throw error;
+  }
 }
 
 export async function writeText(store: Store, key: string, text: string, options?: WriteOptions): Promise<void> {

@@ -4,7 +4,7 @@ import { S3Store, type S3StoreOptions } from './s3.ts';
 import type { Store } from './store.ts';
 import { parseStorageUrl } from './url.ts';
 
-export { readAll, readText, writeStream, writeText } from './common.ts';
+export { readAll, readJsonIfPresent, readText, writeStream, writeText } from './common.ts';
 export {
   BucketNotFoundError,
   InvalidStorageUrlError,
