@@ -18,8 +18,8 @@ const heapSchema = z.object({
   /**
    * How far V8 lets the heap grow past what the last full collection kept, in percent (V8's `--heap-growing-percent`;
    * 0 leaves V8's own factor, up to 4×). Bulk answers leave mostly garbage: 100 (2×) halved the peak above idle on
-   * 1M addresses; 50 (1.5×) took another ~40 MiB off enrichment's peak at the same worker CPU and domains/s on a
-   * quiet machine (verifying 1M addresses under load: ~9 % more CPU; 20: ~27 %).
+   * 1M addresses; 50 (1.5×) took another ~40 MiB off enrichment's peak, for 0–9 % more worker CPU per bulk call
+   * (verifying 1M addresses: ~9 % more CPU and ~7 % fewer addresses/s; 20: ~27 % more CPU).
    */
   SIGNAL_KIT_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
   /**
