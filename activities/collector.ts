@@ -13,6 +13,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import {
@@ -79,7 +80,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
     if (!d) {
       throw ApplicationFailure.nonRetryable(
         `no bucket webhook destination "${id}" in this worker's configuration`,
-        'DestinationNotConfigured',
+        FAILURE_TYPE.destinationNotConfigured,
       );
     }
     return d;

@@ -81,7 +81,7 @@ export interface ManifestPart {
 
 export interface Manifest {
   /** The output contract's version (schemas/manifest.schema.json); raised only by an incompatible change. */
-  schema_version: 1;
+  schema_version: 2;
   job_id: string;
   kind: JobKind;
   input: string | null;
