@@ -56,6 +56,8 @@ export interface CollectorPart {
 
 export interface CollectorManifest {
   destination_id: string;
+  /** The output URL written under: every part's `key` is relative to it. */
+  output: string;
   parts: CollectorPart[];
   events: number;
   updated_at: string;
@@ -86,7 +88,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
 
   async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
     const manifest = await readJsonIfPresent<CollectorManifest>(store, collectorManifestKey(dest));
-    return manifest ?? { destination_id: dest.id, parts: [], events: 0, updated_at: '' };
+    return manifest ?? { destination_id: dest.id, output: store.url, parts: [], events: 0, updated_at: '' };
   }
 
   async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {
@@ -182,6 +184,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
       parts.sort((a, b) => a.seq - b.seq);
       const next: CollectorManifest = {
         destination_id: dest.id,
+        output: store.url,
         parts,
         events: parts.reduce((n, p) => n + p.count, 0),
         updated_at: now().toISOString(),

@@ -83,3 +83,24 @@ while read -r name version gopkg var; do
 done <<EOF_SELECTED
 $selected
 EOF_SELECTED
+
+# PostgreSQL (for `signal-kit load` and its tests) comes from the system's packages, not from a build here: the dev
+# stack finds initdb and postgres itself (POSTGRES_BIN_DIR, pg_config --bindir, /usr/lib/postgresql/<major>/bin,
+# PATH). When they are missing and this runs as root on Debian or Ubuntu, install Debian's `postgresql` package.
+postgres_found() {
+  for dir in ${POSTGRES_BIN_DIR:-} "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin $(printf %s "$PATH" | tr : ' '); do
+    [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/postgres" ] && return 0
+  done
+  return 1
+}
+# Only for a whole install (no tool named): `npm run demo` asks for the Temporal CLI alone.
+if [ $# -eq 0 ] && ! postgres_found; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "PostgreSQL server programs not found; installing Debian's postgresql package with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >&2 \
+      || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >&2; } \
+      || log "warning: apt-get could not install postgresql; the load tests need it (or set POSTGRES_BIN_DIR)"
+  else
+    log "warning: PostgreSQL server programs (initdb, postgres) not found: install your system's postgresql package or set POSTGRES_BIN_DIR; the load tests need them"
+  fi
+fi
