@@ -3,10 +3,18 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts';
+import {
+  type EncodedTablePart,
+  encodePart,
+  readPart,
+  writeEncodedPart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -89,10 +97,11 @@ export async function enrichBatch(
   }
 
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const assembled = assemblePart(job, items, paid, send, results, credits);
+  const assembled = assemblePart(job, index, items, paid, send, results, credits);
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
+  await writeTableParts(store, assembled.tables, partial ? 'partial' : 'done');
   const part = await writeEncodedPart(
     store,
     job.compression,
@@ -105,15 +114,16 @@ export async function enrichBatch(
   return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
 }
 
-/** The part's lines in input order (earlier paid lines kept, this call's results added), encoded, and their counts. */
+/** The part's lines in input order (earlier paid lines kept, this call's results added), encoded with their tables, and their counts. */
 function assemblePart(
   job: JobRef,
+  index: number,
   items: BatchItem[],
   paid: PaidLines,
   send: BatchItem[],
   results: BulkEnrichItem[],
   credits: number,
-): { body: Buffer; counts: PartCounts; signals: number } {
+): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts; signals: number } {
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const sent = new Set(send.map((item) => item.v));
   const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
@@ -132,7 +142,7 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job.compression, lines), counts, signals };
+  return { body: encodePart(job.compression, lines), tables: encodeJobTables(job, index, lines), counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

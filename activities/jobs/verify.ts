@@ -1,10 +1,19 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
+import {
+  type EncodedTablePart,
+  encodePart,
+  readPart,
+  readPartLines,
+  writeEncodedPart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -75,9 +84,10 @@ export async function verifyBatch(
   const unsent = new Set(todo.slice(fit).map((line) => line.email));
   const { marker, ...response } = await verifyOnce(client, store, job, index, todo.slice(0, fit));
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const { body, counts } = assemblePart(job, lines, response, credits, unsent);
+  const { body, tables, counts } = assemblePart(job, index, lines, response, credits, unsent);
   const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
+  await writeTableParts(store, tables, partial ? 'partial' : stillFailing ? 'failed' : 'done');
   await writeEncodedPart(store, job.compression, key, body, counts, partial ? 'partial' : stillFailing);
   await marker.saved();
   return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
@@ -86,11 +96,12 @@ export async function verifyBatch(
 /** The part's lines (this call's answers merged into the earlier ones), encoded, and their counts. */
 function assemblePart(
   job: JobRef,
+  index: number,
   lines: VerifyLine[],
   response: VerifyEmailsResult,
   credits: number,
   unsent: Set<string>,
-): { body: Buffer; counts: PartCounts } {
+): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts } {
   const verified = indexByEmail(response.verifications);
   const failed = indexByEmail(
     response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email),
@@ -115,7 +126,7 @@ function assemblePart(
     } satisfies VerifyLine;
   });
   const counts = recount(merged, credits + response.credits);
-  return { body: encodePart(job.compression, merged), counts };
+  return { body: encodePart(job.compression, merged), tables: encodeJobTables(job, index, merged), counts };
 }
 
 async function verifyOnce(
