@@ -4,7 +4,7 @@ import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limit
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts';
-import { type BatchItem, readBatch } from './batch-file.ts';
+import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
@@ -128,7 +128,15 @@ function assemblePart(
     let line = earlier.get(item.v);
     if (!line && sent.has(item.v)) {
       const { domain: _domain, status, ...rest } = byDomain.get(item.v) ?? missing(item.v);
-      line = { domain: item.v, status, row: item.row, input: item.raw, ...rest };
+      line = {
+        domain: item.v,
+        status,
+        row: item.row,
+        ...recordFields(item),
+        matched_by: 'domain',
+        input: item.raw,
+        ...rest,
+      };
     }
     if (!line) continue; // left for a later call: the budget did not reach it
     counts.lines += 1;

@@ -1,7 +1,7 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
-import { readBatch } from './batch-file.ts';
+import { readBatch, recordFields } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { isOwnPartKey, manifestKey, partKey, partsPrefix } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
@@ -89,6 +89,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     job_id: job.jobId,
     kind: job.kind,
     input: request.input,
+    output: store.url,
     status,
     started_at: request.startedAt,
     finished_at: new Date().toISOString(),
@@ -133,6 +134,8 @@ export async function recordFailedBatch(
       [field]: item.v,
       status: 'error',
       row: item.row,
+      ...recordFields(item),
+      ...(field === 'domain' ? { matched_by: 'domain' } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };

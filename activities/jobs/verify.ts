@@ -2,7 +2,7 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
-import { type BatchItem, readBatch } from './batch-file.ts';
+import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
@@ -35,6 +35,8 @@ interface VerifyLine {
   email: string;
   status: 'ok' | 'error';
   row: number;
+  record_id: string | null;
+  columns?: Record<string, string>;
   input: string;
   error?: { code: string; message: string };
   [field: string]: unknown;
@@ -110,14 +112,12 @@ function assemblePart(
     const verification = lookup(verified, line.email);
     if (verification) {
       const { email: _email, ...rest } = verification;
-      return { email: line.email, status: 'ok', row: line.row, input: line.input, ...rest } satisfies VerifyLine;
+      return { ...carried(line), status: 'ok', ...rest } satisfies VerifyLine;
     }
     const error = lookup(failed, line.email);
     return {
-      email: line.email,
+      ...carried(line),
       status: 'error',
-      row: line.row,
-      input: line.input,
       error: error
         ? { code: error.code, message: error.message ?? error.code }
         : { code: 'missing_result', message: 'the service returned no result for this address' },
@@ -133,9 +133,16 @@ function pending(item: BatchItem): VerifyLine {
     email: item.v,
     status: 'error',
     row: item.row,
+    ...recordFields(item),
     input: item.raw,
     error: { code: 'upstream_failure', message: 'not verified yet' },
   };
+}
+
+/** What a line keeps of its input row whatever its answer. */
+function carried(line: VerifyLine) {
+  const { email, row, record_id, columns, input } = line;
+  return { email, row, record_id, ...(columns ? { columns } : {}), input };
 }
 
 function isRetryable(line: VerifyLine): boolean {
