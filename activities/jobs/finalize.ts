@@ -1,7 +1,7 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
-import { readBatch } from './batch-file.ts';
+import { readBatch, recordFields } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import {
   isOwnPartKey,
@@ -10,7 +10,7 @@ import {
   parseTableKey,
   partKey,
   partsPrefix,
-  tablePartKey as tablePartKeyOf,
+  tablePartKey,
   tablesPrefix,
 } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
@@ -71,10 +71,13 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       key: info.key,
       part: storedPart(info) ?? (await readPart(store, info.key)),
     }));
+    const savedCalls = new Map<number, Set<string>>();
     const manifested: string[] = [];
     for (const { key, part } of stored) {
       if (!part) continue; // not written by this kit: not manifested
       manifested.push(key);
+      const batch = partIndexOf(key);
+      if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
       parts.push({
         key,
         lines: part.counts.lines,
@@ -96,7 +99,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
-    unsaved = await unsavedTotals(store, job);
+    unsaved = await unsavedTotals(store, job, savedCalls);
     parts.push(...(await tableParts(store, job, manifested)));
   }
 
@@ -106,6 +109,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     job_id: job.jobId,
     kind: job.kind,
     input: request.input,
+    output: store.url,
     status,
     started_at: request.startedAt,
     finished_at: new Date().toISOString(),
@@ -134,10 +138,12 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
   for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
   const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
     const { index, invalid } = linesPartIndex(job, key);
-    const tables = invalid ? ['invalid'] : job.kind === 'enrich' ? ['rows', 'signals'] : ['rows'];
-    const wanted = tables.flatMap((table) =>
-      formats.map((format) => tablePartKeyOf(job, table as 'rows' | 'signals' | 'invalid', index, format)),
-    );
+    const tables = invalid
+      ? (['invalid'] as const)
+      : job.kind === 'enrich'
+        ? (['rows', 'signals'] as const)
+        : (['rows'] as const);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
         const info = listed.get(tableKey);
@@ -182,7 +188,8 @@ export async function recordFailedBatch(
   const key = partKey(job, index);
   const items = await readBatch(store, job, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const paid = await readPaidLines(store, key, await readPart(store, key), field);
+  const existing = await readPart(store, key);
+  const paid = await readPaidLines(store, key, existing, field);
   const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
   const counts = { ...zeroCounts(), credits: paid.credits };
   const lines = items.map((item) => {
@@ -190,6 +197,8 @@ export async function recordFailedBatch(
       [field]: item.v,
       status: 'error',
       row: item.row,
+      ...recordFields(item),
+      ...(field === 'domain' ? { matched_by: 'domain' } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };
@@ -197,8 +206,15 @@ export async function recordFailedBatch(
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
-  await writeJobPart(store, job, index, lines, counts, 'failed');
+  // The calls whose answers the earlier part held are still held: their lines are kept.
+  await writeJobPart(store, job, index, lines, counts, 'failed', false, existing?.calls ?? []);
   return { index, reused: false, failed: true, counts };
+}
+
+/** The batch index of a `part-NNNNN` key (undefined for `invalid-NNNNN`). */
+function partIndexOf(key: string): number | undefined {
+  const match = /\/part-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
+  return match ? Number(match[1]) : undefined;
 }
 
 function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {

@@ -99,7 +99,13 @@ async function prepare(
       const outcome = classify(record, normalize);
       if (!outcome.ok) {
         stats.invalid += 1;
-        invalid.push({ status: 'invalid', row: record.row, raw: clipRaw(record.raw), error: outcome.reason });
+        invalid.push({
+          status: 'invalid',
+          row: record.row,
+          record_id: null,
+          raw: clipRaw(record.raw),
+          error: outcome.reason,
+        });
         if (invalid.length >= INVALID_PER_PART) await flushInvalid();
         continue;
       }

@@ -70,8 +70,9 @@ export async function writeJobPart(
   counts: PartCounts,
   status: PartStatus = 'done',
   invalid = false,
+  calls: readonly string[] = [],
 ): Promise<StoredPart> {
   await writeTableParts(store, encodeJobTables(job, index, lines, invalid), status);
   const key = invalid ? invalidPartKey(job, index) : partKey(job, index);
-  return writePart(store, job.compression, key, lines, counts, status);
+  return writePart(store, job.compression, key, lines, counts, status, calls);
 }

@@ -90,10 +90,12 @@ export interface ManifestPart {
 
 export interface Manifest {
   /** The output contract's version (schemas/manifest.schema.json); raised only by an incompatible change. */
-  schema_version: 1;
+  schema_version: 2;
   job_id: string;
   kind: JobKind;
   input: string | null;
+  /** The output URL the job wrote under: every part's `key` is relative to it. */
+  output: string;
   status: JobStatus;
   started_at: string;
   finished_at: string;
