@@ -61,8 +61,11 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       key: info.key,
       part: storedPart(info) ?? (await readPart(store, info.key)),
     }));
+    const savedCalls = new Map<number, Set<string>>();
     for (const { key, part } of stored) {
       if (!part) continue; // not written by this kit: not manifested
+      const batch = partIndexOf(key);
+      if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
       parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });
       const c = part.counts;
       counts.ok += c.ok;
@@ -77,7 +80,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
-    unsaved = await unsavedTotals(store, job);
+    unsaved = await unsavedTotals(store, job, savedCalls);
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -122,7 +125,8 @@ export async function recordFailedBatch(
   const key = partKey(job, index);
   const items = await readBatch(store, job, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const paid = await readPaidLines(store, key, await readPart(store, key), field);
+  const existing = await readPart(store, key);
+  const paid = await readPaidLines(store, key, existing, field);
   const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
   const counts = { ...zeroCounts(), credits: paid.credits };
   const lines = items.map((item) => {
@@ -139,8 +143,15 @@ export async function recordFailedBatch(
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
-  await writePart(store, job.compression, key, lines, counts, 'failed');
+  // The calls whose answers the earlier part held are still held: their lines are kept.
+  await writePart(store, job.compression, key, lines, counts, 'failed', existing?.calls ?? []);
   return { index, reused: false, failed: true, counts };
+}
+
+/** The batch index of a `part-NNNNN` key (undefined for `invalid-NNNNN`). */
+function partIndexOf(key: string): number | undefined {
+  const match = /\/part-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
+  return match ? Number(match[1]) : undefined;
 }
 
 function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
