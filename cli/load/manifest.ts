@@ -31,7 +31,9 @@ const ManifestSchema = z.looseObject({
 export type LoadPart = z.infer<typeof PartSchema>;
 
 /** What a manifest's tables come from: a bulk job of a kind, or a scheduled push's run. */
-export type ManifestSource = { kind: 'job'; jobKind: 'enrich' | 'verify-emails'; jobId: string } | { kind: 'push'; name: string; runId: string };
+export type ManifestSource =
+  | { kind: 'job'; jobKind: 'enrich' | 'verify-emails'; jobId: string }
+  | { kind: 'push'; name: string; runId: string };
 
 export interface LoadManifest {
   /** The manifest's own URL, as given. */
@@ -78,7 +80,10 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
   let source: ManifestSource;
   if (manifest.job_id !== undefined) {
     if (manifest.kind !== 'enrich' && manifest.kind !== 'verify-emails') {
-      throw new ManifestError(url, `field "kind": ${manifest.kind} jobs have no tables to load (enrich and verify-emails do)`);
+      throw new ManifestError(
+        url,
+        `field "kind": ${manifest.kind} jobs have no tables to load (enrich and verify-emails do)`,
+      );
     }
     source = { kind: 'job', jobKind: manifest.kind, jobId: manifest.job_id };
   } else if (manifest.name !== undefined && manifest.run_id !== undefined) {

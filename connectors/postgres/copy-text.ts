@@ -9,15 +9,15 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n'
 const SPECIAL = /[\\\t\n\r]/;
 const SPECIALS = /[\\\t\n\r]/g;
 
-const escape = (text: string) => (SPECIAL.test(text) ? text.replace(SPECIALS, (c) => ESCAPES[c] as string) : text);
+const escapeText = (text: string) => (SPECIAL.test(text) ? text.replace(SPECIALS, (c) => ESCAPES[c] as string) : text);
 
 /** One field of a COPY text line. */
 export function copyTextField(value: unknown, type: PgType): string {
   if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'string') return escape(value);
+  if (typeof value === 'string') return escapeText(value);
   if (typeof value === 'number') return type === 'timestamptz' ? new Date(value).toISOString() : String(value);
   if (typeof value === 'boolean') return value ? 't' : 'f';
-  return escape(JSON.stringify(value));
+  return escapeText(JSON.stringify(value));
 }
 
 /** One COPY text line (with its newline) for a record, the columns in order. */
