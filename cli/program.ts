@@ -65,6 +65,9 @@ function argvOf(command: Command): string[] {
 const typedArgs = new WeakMap<Command, string[]>();
 const root = (command: Command): Command => (command.parent ? root(command.parent) : command);
 
+const TABLE_FORMATS =
+  'also write the flat tables (docs/tables.md) as jsonl, csv or parquet; several comma-separated (e.g. parquet,csv)';
+
 /** Builds the program; `exit` receives the code of whichever command ran. */
 export function buildProgram(version: string, exit: (code: number) => void): Command {
   const program = new Command('signal-kit')
@@ -94,12 +97,15 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     signalFilterFlags(inputFlags(enrich, 'domains', 'domain'))
       .option('--detected-after <iso>', 'only signals detected after this date')
       .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
-      .option('--max-credits <n>', 'stop before spending more than this'),
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
   const verifyEmails = program.command('verify-emails').description('verify a list of email addresses');
   jobFlags(
-    inputFlags(verifyEmails, 'addresses', 'address').option('--max-credits <n>', 'stop before spending more than this'),
+    inputFlags(verifyEmails, 'addresses', 'address')
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
 
   jobFlags(
@@ -123,6 +129,33 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       action(
         (command) => async () => (await import('./commands/job-commands.ts')).runStatusCommand(command.args[0] ?? ''),
       ),
+    );
+
+  // ─── catalogs ──────────────────────────────────────────────────────────────────────────────────────────────────
+  const topics = program.command('topics').description('the buyer-intent topic catalog (free)');
+  topics
+    .command('search')
+    .description('find topic ids (b2b_<n>) by a word of their name; prints a table, or JSON with --json')
+    .argument('<text>', 'a word or phrase of the topic name, or a topic id')
+    .option('--limit <n>', 'at most this many topics (default 50, at most 1000)')
+    .option('--cursor <cursor>', 'the next page, as printed by the previous one')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      action((command) => async () => {
+        const { runCatalogCommand, topicsRequest } = await import('./commands/catalog.ts');
+        const flags = command.opts();
+        return runCatalogCommand('topics search', () => topicsRequest(command.args[0], flags), flags.json === true);
+      }),
+    );
+  program
+    .command('signal-types')
+    .description('every signal type with its category, subtypes and signal count (free); --json for all of it')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      action((command) => async () => {
+        const { runCatalogCommand } = await import('./commands/catalog.ts');
+        return runCatalogCommand('signal-types', () => ({ what: 'signal-types' }), command.opts().json === true);
+      }),
     );
 
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -177,19 +210,37 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
   const create = schedule
     .command('create')
-    .description('create a schedule that pushes new signals for a watchlist')
+    .description(
+      'create a schedule that pushes new signals for a watchlist, or (--kind) delivers new search or intent results',
+    )
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
-    .option('--watchlist <url>', `a .csv or .jsonl(.gz) of domains: ${WHERE}`)
+    .option('--kind <kind>', 'push (default), company-search, contact-search or intent-contacts')
+    .option('--watchlist <url>', `push: a .csv or .jsonl(.gz) of domains: ${WHERE}`)
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
   signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
     .option('--limit <n>', 'signals per domain, at most 500')
-    .option('--since <iso>', 'the first run pushes signals detected after this date')
+    .option('--since <iso>', 'the first run pushes signals detected after this date (feeds: default a week back)')
     .option('--max-credits <n>', 'credit budget per run')
     .option('--concurrency <n>', 'batches in flight at once')
     .option('--lookback <duration>', 'also look this far back before the watermark (late signals)')
     .addOption(overlap('what a run due while another runs does (default: skip)'))
+    .option('--industries <a,b>', 'company-search: only these industries')
+    .option('--employee-count-min <n>', 'company-search: head count range overlapping this low bound')
+    .option('--employee-count-max <n>', 'company-search: head count range overlapping this high bound')
+    .option('--keywords <a,b>', 'company-search: social posts mentioning any of these words')
+    .option('--technologies <a,b>', 'company-search: social posts naming any of these technologies')
+    .option('--competitors <a,b>', 'company-search: social posts naming any of these competitors')
+    .option('--pain-points <a,b>', 'company-search: social posts naming any of these pain points')
+    .option('--initiatives <a,b>', 'company-search: social posts naming any of these initiatives')
+    .option('--seniority <a,b>', 'contact-search, intent-contacts: only these seniorities (e.g. Vp,Cxo)')
+    .option('--department <a,b>', 'contact-search, intent-contacts: only these departments')
+    .option('--job-title <text>', 'contact-search: job titles containing this text')
+    .option('--topics <b2b_1,b2b_2>', 'intent-contacts: topic ids (signal-kit topics search finds them)')
+    .option('--email-validated', 'intent-contacts: only people with a validated email')
+    .option('--has-email', 'intent-contacts: only people with an email')
+    .option('--has-mobile', 'intent-contacts: only people with a mobile phone')
     .option('--paused', 'create it paused')
     .option('--note <text>', 'a note kept with the schedule')
     .action(scheduleAction);

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition } from '@temporalio/workflow';
 import type { BatchResult, JobStatus, PartCounts } from '../activities/jobs/types.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 
 /** Running totals of a batch job; carried across continue-as-new and returned by the `progress` query. */
 export interface BatchTotals {
@@ -56,6 +57,8 @@ export interface WindowOptions {
    */
   capped?: { run: (index: number, creditCap: number) => Promise<BatchResult>; worstCaseItem: number };
   totals: BatchTotals;
+  /** Called whenever a batch settled and `totals` changed (the job shows its progress then). */
+  onSettled?: () => void;
 }
 
 export interface WindowOutcome {
@@ -96,6 +99,7 @@ export async function runWindow(options: WindowOptions): Promise<WindowOutcome> 
         addCounts(totals, outcome);
         if (outcome.partial) budgetSpent = true;
         settled += 1;
+        options.onSettled?.();
       },
       (error: unknown) => {
         reserved.delete(index);
@@ -177,7 +181,8 @@ export async function finishRun<R extends { status: JobStatus }>(
   setPhase('finalizing');
   const result = await finalize(error === undefined ? { status } : { status, error });
   setPhase(result.status);
-  if (error !== undefined) throw ApplicationFailure.nonRetryable(`${what} failed: ${error}`, 'JobFailed', result);
+  if (error !== undefined)
+    throw ApplicationFailure.nonRetryable(`${what} failed: ${error}`, FAILURE_TYPE.jobFailed, result);
   return result;
 }
 
