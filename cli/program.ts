@@ -158,6 +158,14 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       }),
     );
 
+  program
+    .command('load')
+    .description("load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)")
+    .option('--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`)
+    .option('--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]')
+    .option('--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)')
+    .action(action((command) => async () => (await import('./commands/load.ts')).runLoadCommand(command.opts())));
+
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
   program
     .command('demo')
