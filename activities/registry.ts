@@ -6,8 +6,11 @@ import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { createCollectorActivities } from './collector.ts';
+import { answerDuplicates } from './jobs/duplicates.ts';
 import { enrichBatch } from './jobs/enrich.ts';
+import { enrichSingleBatch } from './jobs/enrich-single.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
+import { foldResolved } from './jobs/fold.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
 import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
@@ -37,6 +40,9 @@ export function createJobActivities(deps: ActivityDeps) {
     recordFailedBatch: (request: Parameters<typeof recordFailedBatch>[1]) =>
       recordFailedBatch(openStore(request.job.output), request),
     finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
+    foldResolved: (request: Parameters<typeof foldResolved>[1]) => foldResolved(openStore(request.job.output), request),
+    answerDuplicates: (request: Parameters<typeof answerDuplicates>[1]) =>
+      answerDuplicates(openStore(request.job.output), request),
     preparePushRun: (request: Parameters<typeof preparePushRun>[1]) => preparePushRun(openStore, request),
     preparePushCatchUp: (request: Parameters<typeof preparePushCatchUp>[1]) =>
       preparePushCatchUp(openStore(request.run.output), request),
@@ -53,6 +59,8 @@ export function createApiActivities(deps: ActivityDeps) {
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
       enrichBatch(client, openStore(request.job.output), request),
+    enrichSingleBatch: (request: Parameters<typeof enrichSingleBatch>[2]) =>
+      enrichSingleBatch(client, openStore(request.job.output), request),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
       verifyBatch(client, openStore(request.job.output), request),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
