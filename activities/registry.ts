@@ -5,6 +5,7 @@
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { type CatalogRequest, lookupCatalog } from './catalog.ts';
 import { createCollectorActivities } from './collector.ts';
 import { answerDuplicates } from './jobs/duplicates.ts';
 import { enrichBatch } from './jobs/enrich.ts';
@@ -68,6 +69,7 @@ export function createApiActivities(deps: ActivityDeps) {
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>
       getIntentExportStatus(client, request.job ? openStore(request.job.output) : undefined, request),
     manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
+    lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
   };

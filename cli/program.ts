@@ -127,6 +127,33 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       ),
     );
 
+  // ─── catalogs ──────────────────────────────────────────────────────────────────────────────────────────────────
+  const topics = program.command('topics').description('the buyer-intent topic catalog (free)');
+  topics
+    .command('search')
+    .description('find topic ids (b2b_<n>) by a word of their name; prints a table, or JSON with --json')
+    .argument('<text>', 'a word or phrase of the topic name, or a topic id')
+    .option('--limit <n>', 'at most this many topics (default 50, at most 1000)')
+    .option('--cursor <cursor>', 'the next page, as printed by the previous one')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      action((command) => async () => {
+        const { runCatalogCommand, topicsRequest } = await import('./commands/catalog.ts');
+        const flags = command.opts();
+        return runCatalogCommand('topics search', () => topicsRequest(command.args[0], flags), flags.json === true);
+      }),
+    );
+  program
+    .command('signal-types')
+    .description('every signal type with its category, subtypes and signal count (free); --json for all of it')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      action((command) => async () => {
+        const { runCatalogCommand } = await import('./commands/catalog.ts');
+        return runCatalogCommand('signal-types', () => ({ what: 'signal-types' }), command.opts().json === true);
+      }),
+    );
+
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
   program
     .command('demo')

@@ -22,6 +22,22 @@
  * | `StorageError` and kin     | a storage call failed (outage, missing object)              | yes       | no    |
  * | `BucketNotFoundError`, `InvalidStorageUrlError`, `StorageConfigError` | storage that cannot work | no | yes |
  * | `InputError`, `CsvInputError` | an input the job cannot read or accept                   | no        | yes   |
+ * | `CorruptDownloadError`     | a downloaded JSONL line that is not one JSON object         | yes       | no    |
+ *
+ * Failures raised as `ApplicationFailure` by name rather than by class (webhook deliveries, the export's outcome,
+ * a failed job) take their type from the same `FAILURE_TYPE` table, so a workflow, a CLI command and a test name
+ * one failure one way:
+ *
+ * | type                        | raised by                                  | retried by Temporal            |
+ * |-----------------------------|--------------------------------------------|--------------------------------|
+ * | `DestinationNotConfigured`  | a webhook or collector activity            | no                             |
+ * | `DestinationBlocked`        | an endpoint the allowlist or IP rules refuse | no                           |
+ * | `DestinationGone`           | an endpoint that answered 410              | no                             |
+ * | `DeliveryTimeout`, `DeliveryFailed` | one delivery attempt               | by the delivery workflow's schedule |
+ * | `WebhookApiError`           | a refused subscription call                | no                             |
+ * | `ExportOutcomeUnknown`      | an export submit whose answer was lost     | no (`--resubmit` decides)      |
+ * | `DownloadLinkExpired`       | an export download whose link is stale     | no (the workflow fetches a fresh link) |
+ * | `JobFailed`                 | a job workflow whose run failed            | no                             |
  *
  * Workers turn these into Temporal failures in one place (workers/activity-failures.ts); workflows read the failure
  * types from `FAILURE_TYPE` and `FATAL_FAILURE_TYPES` below. This module imports nothing, so workflows may use it.
@@ -45,16 +61,28 @@ export const FAILURE_TYPE = {
   storage: 'StorageError',
   storageConfig: 'StorageConfigError',
   input: 'InputError',
+  corruptDownload: 'CorruptDownload',
+  destinationNotConfigured: 'DestinationNotConfigured',
+  destinationBlocked: 'DestinationBlocked',
+  destinationGone: 'DestinationGone',
+  deliveryTimeout: 'DeliveryTimeout',
+  deliveryFailed: 'DeliveryFailed',
+  webhookApi: 'WebhookApiError',
+  exportOutcomeUnknown: 'ExportOutcomeUnknown',
+  downloadLinkExpired: 'DownloadLinkExpired',
+  jobFailed: 'JobFailed',
 } as const;
 
+export type FailureType = (typeof FAILURE_TYPE)[keyof typeof FAILURE_TYPE];
+
 export interface FailureRule {
-  readonly type: string;
+  readonly type: FailureType;
   readonly retryable: boolean;
   readonly fatal: boolean;
   readonly perRecord?: boolean;
 }
 
-const rule = (type: string, retryable: boolean, fatal: boolean, perRecord = false): FailureRule => ({
+const rule = (type: FailureType, retryable: boolean, fatal: boolean, perRecord = false): FailureRule => ({
   type,
   retryable,
   fatal,
@@ -75,6 +103,16 @@ export const FAILURE_RULES = {
   storage: rule(FAILURE_TYPE.storage, true, false),
   storageConfig: rule(FAILURE_TYPE.storageConfig, false, true),
   input: rule(FAILURE_TYPE.input, false, true),
+  corruptDownload: rule(FAILURE_TYPE.corruptDownload, true, false),
+  destinationNotConfigured: rule(FAILURE_TYPE.destinationNotConfigured, false, false),
+  destinationBlocked: rule(FAILURE_TYPE.destinationBlocked, false, false),
+  destinationGone: rule(FAILURE_TYPE.destinationGone, false, false),
+  deliveryTimeout: rule(FAILURE_TYPE.deliveryTimeout, true, false),
+  deliveryFailed: rule(FAILURE_TYPE.deliveryFailed, true, false),
+  webhookApi: rule(FAILURE_TYPE.webhookApi, false, false),
+  exportOutcomeUnknown: rule(FAILURE_TYPE.exportOutcomeUnknown, false, false),
+  downloadLinkExpired: rule(FAILURE_TYPE.downloadLinkExpired, false, false),
+  jobFailed: rule(FAILURE_TYPE.jobFailed, false, false),
 } satisfies Record<keyof typeof FAILURE_TYPE, FailureRule>;
 
 /** Failure types that end the whole job (workflows stop scheduling batches on them). */
@@ -328,6 +366,11 @@ export function joinUrl(base: string, key: string): string {
 /** A problem with the job's input or its options that no retry can fix. */
 export class InputError extends KitError {
   readonly rule = FAILURE_RULES.input;
+}
+
+/** A downloaded JSONL body that is not what it should be (a line that is not one JSON object); a new download may help. */
+export class CorruptDownloadError extends KitError {
+  readonly rule = FAILURE_RULES.corruptDownload;
 }
 
 /** A CSV input the parser cannot read past (an unclosed quote spanning lines, a runaway record). */

@@ -7,9 +7,10 @@ import { reapGroups } from './registry.ts';
 import { type S3Server, startS3 } from './s3.ts';
 import { startTemporal, type TemporalServer } from './temporal.ts';
 
-export { locateBinary, MissingBinaryError } from './binaries.ts';
+export { locateBinary, locatePostgres, MissingBinaryError, MissingPostgresError } from './binaries.ts';
 export { type GcsServer, gcsClientFor, startGcs } from './gcs.ts';
 export { freePort } from './ports.ts';
+export { type PostgresServer, startPostgres } from './postgres.ts';
 export { type ServerProcess, ServerStartError } from './process.ts';
 export { groupAlive, listGroups } from './registry.ts';
 export { type S3Server, s3ClientFor, startS3 } from './s3.ts';

@@ -96,6 +96,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     job_id: job.jobId,
     kind: job.kind,
     input: request.input,
+    output: store.url,
     status,
     started_at: request.startedAt,
     finished_at: new Date().toISOString(),

@@ -164,8 +164,12 @@ export const IntentExportLineSchema = z
     description: 'One buyer-intent contact, as the service exported it (the kit stores the download unchanged).',
   });
 
+const outputUrl = z
+  .string()
+  .describe('the output URL written under (file://, s3:// or gs://): every part key is relative to it');
+
 const part = z.looseObject({
-  key: z.string().describe('relative to the output location'),
+  key: z.string().describe('relative to `output`'),
   lines: count,
   bytes: count,
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -179,6 +183,7 @@ export const ManifestSchema = z
     job_id: z.string(),
     kind: z.enum(['enrich', 'verify-emails', 'intent-export']),
     input: z.string().nullable().describe('the input URL; null for an export'),
+    output: outputUrl,
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
     started_at: timestamp,
     finished_at: timestamp,
@@ -253,6 +258,7 @@ export const PushManifestSchema = z
     finished_at: timestamp,
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
     watchlist: z.string().describe('the watchlist URL'),
+    output: outputUrl,
     mode: z.enum(['incremental', 'full_refresh', 'backfill']),
     window: z.looseObject({ from: timestamp, to: timestamp }).optional().describe('backfill: the window [from, to)'),
     lookback_ms: count.optional(),

@@ -98,6 +98,8 @@ export interface Manifest {
   job_id: string;
   kind: JobKind;
   input: string | null;
+  /** The output URL the job wrote under: every part's `key` is relative to it. */
+  output: string;
   status: JobStatus;
   started_at: string;
   finished_at: string;
