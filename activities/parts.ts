@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeBody } from '../connectors/storage/common.ts';
-import { BucketNotFoundError, StorageError } from '../connectors/storage/errors.ts';
+import { StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
 import type { Compression, PartCounts } from './jobs/types.ts';
 
@@ -16,6 +16,11 @@ import type { Compression, PartCounts } from './jobs/types.ts';
 const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
+/**
+ * The paid calls whose answers the part holds (ids of their markers, activities/jobs/unsaved.ts), comma-separated: a
+ * marker named here is an answer saved; any other marker left at the end is an answer paid for and not saved.
+ */
+const CALLS_META = 'signal-kit-calls';
 
 /**
  * `done`: every item of the batch has its line. `failed`: retries were spent; the items not yet answered are
@@ -30,6 +35,8 @@ export interface StoredPart {
   partial: boolean;
   bytes: number;
   sha256: string;
+  /** The paid calls whose answers the part holds (see CALLS_META). */
+  calls: string[];
 }
 
 /** Encodes records as JSONL (gzip unless `none`). Parts are small (one batch), so this is in memory. */
@@ -70,9 +77,12 @@ export async function writeManifest(store: Store, key: string, manifest: unknown
  */
 const WRITE_RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 8_000, 8_000, 8_000, 8_000];
 
-/** A storage failure that may pass (the server down or restarting), unlike a missing bucket or a malformed URL. */
+/**
+ * A storage failure that may pass (the server down or restarting), unlike a missing bucket, a full disk or a refused
+ * access (their rule says they are not retryable).
+ */
 function isTransient(error: unknown): boolean {
-  return error instanceof StorageError && !(error instanceof BucketNotFoundError);
+  return error instanceof StorageError && error.retryable;
 }
 
 /** Publishes a part and its counts in one atomic step, trying again while the storage is unreachable. */
@@ -83,8 +93,9 @@ export async function writePart(
   records: readonly unknown[],
   counts: PartCounts,
   status: PartStatus | boolean = 'done',
+  calls: readonly string[] = [],
 ): Promise<StoredPart> {
-  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status);
+  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status, calls);
 }
 
 /**
@@ -99,12 +110,13 @@ export async function writeEncodedPart(
   body: Buffer,
   counts: PartCounts,
   status: PartStatus | boolean = 'done',
+  calls: readonly string[] = [],
 ): Promise<StoredPart> {
   const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved);
+      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved, calls);
       release(body);
       return stored;
     } catch (error) {
@@ -135,12 +147,35 @@ async function writePartOnce(
   sha256: string,
   counts: PartCounts,
   status: PartStatus,
+  calls: readonly string[],
 ): Promise<StoredPart> {
   await writeBody(store, key, body, {
     contentType: partContentType(compression),
-    metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: status },
+    metadata: partMetadata(sha256, counts, status, calls),
   });
-  return { counts, failed: status === 'failed', partial: status === 'partial', bytes: body.length, sha256 };
+  return {
+    counts,
+    failed: status === 'failed',
+    partial: status === 'partial',
+    bytes: body.length,
+    sha256,
+    calls: [...calls],
+  };
+}
+
+/** The metadata a part is published with (also what a spooled part keeps, activities/jobs/spool.ts). */
+export function partMetadata(
+  sha256: string,
+  counts: PartCounts,
+  status: PartStatus,
+  calls: readonly string[],
+): Record<string, string> {
+  return {
+    [COUNTS_META]: JSON.stringify(counts),
+    [SHA_META]: sha256,
+    [STATUS_META]: status,
+    ...(calls.length > 0 ? { [CALLS_META]: calls.join(',') } : {}),
+  };
 }
 
 /** The counts a published part recorded, or undefined when the part is absent (or unreadable, so redo it). */
@@ -159,6 +194,7 @@ export function storedPart(info: ObjectInfo | undefined): StoredPart | undefined
       partial: info.metadata[STATUS_META] === 'partial',
       bytes: info.size,
       sha256: info.metadata[SHA_META] ?? '',
+      calls: (info.metadata[CALLS_META] ?? '').split(',').filter((id) => id !== ''),
     };
   } catch {
     return undefined;

@@ -13,6 +13,7 @@ import { enrichSingleBatch } from './jobs/enrich-single.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
 import { foldResolved } from './jobs/fold.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
+import { currentAttempt } from './jobs/paid-call.ts';
 import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
@@ -59,11 +60,11 @@ export function createApiActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
-      enrichBatch(client, openStore(request.job.output), request),
+      enrichBatch(client, openStore(request.job.output), request, currentAttempt()),
     enrichSingleBatch: (request: Parameters<typeof enrichSingleBatch>[2]) =>
-      enrichSingleBatch(client, openStore(request.job.output), request),
+      enrichSingleBatch(client, openStore(request.job.output), request, currentAttempt()),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
-      verifyBatch(client, openStore(request.job.output), request),
+      verifyBatch(client, openStore(request.job.output), request, currentAttempt()),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
       submitIntentExport(client, openStore(request.job.output), request),
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>

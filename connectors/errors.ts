@@ -21,6 +21,8 @@
  * | `SignalApiError` itself    | any other status (405, 409, 413, ...)                       | no        | no    |
  * | `StorageError` and kin     | a storage call failed (outage, missing object)              | yes       | no    |
  * | `BucketNotFoundError`, `InvalidStorageUrlError`, `StorageConfigError` | storage that cannot work | no | yes |
+ * | `StorageRefusedError`      | the storage refuses the write: no space (`ENOSPC`), quota   | no        | yes   |
+ * |                            | (`EDQUOT`), read-only, access denied (a person must act)    |           |       |
  * | `InputError`, `CsvInputError` | an input the job cannot read or accept                   | no        | yes   |
  * | `CorruptDownloadError`     | a downloaded JSONL line that is not one JSON object         | yes       | no    |
  *
@@ -60,6 +62,7 @@ export const FAILURE_TYPE = {
   apiRefused: 'SignalApiError',
   storage: 'StorageError',
   storageConfig: 'StorageConfigError',
+  storageRefused: 'StorageRefusedError',
   input: 'InputError',
   corruptDownload: 'CorruptDownload',
   destinationNotConfigured: 'DestinationNotConfigured',
@@ -102,6 +105,7 @@ export const FAILURE_RULES = {
   apiRefused: rule(FAILURE_TYPE.apiRefused, false, false),
   storage: rule(FAILURE_TYPE.storage, true, false),
   storageConfig: rule(FAILURE_TYPE.storageConfig, false, true),
+  storageRefused: rule(FAILURE_TYPE.storageRefused, false, true),
   input: rule(FAILURE_TYPE.input, false, true),
   corruptDownload: rule(FAILURE_TYPE.corruptDownload, true, false),
   destinationNotConfigured: rule(FAILURE_TYPE.destinationNotConfigured, false, false),
@@ -335,6 +339,46 @@ export class BucketNotFoundError extends StorageError {
     super(`bucket "${details.bucket}" does not exist`, details);
     this.bucket = details.bucket;
   }
+}
+
+/**
+ * The storage refused the operation for a reason that waiting does not cure: the disk or the quota is full, the
+ * file system is read-only, the credentials may not write there. The job stops before its next paid call; `reason`
+ * names the cause (`ENOSPC`, `EDQUOT`, `EROFS`, `EACCES`, `AccessDenied`, ...).
+ */
+export class StorageRefusedError extends StorageError {
+  override readonly rule = FAILURE_RULES.storageRefused;
+  readonly reason: string;
+  constructor(message: string, details: { url: string; key?: string; reason: string; cause?: unknown }) {
+    super(message, details);
+    this.reason = details.reason;
+  }
+}
+
+/** Error codes (Node's, S3's, GCS's) of a storage that refuses a write until someone frees space or grants access. */
+const REFUSED_CODES = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+  'EACCES',
+  'EPERM',
+  'AccessDenied',
+  'AllAccessDisabled',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'QuotaExceeded',
+  'EntityTooLarge',
+]);
+
+/** The reason a backend error is a refusal no retry can fix, or undefined when it may pass. */
+export function refusalReason(cause: unknown): string | undefined {
+  const err = cause as { code?: unknown; name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number } };
+  for (const candidate of [err?.code, err?.name, err?.Code]) {
+    if (typeof candidate === 'string' && REFUSED_CODES.has(candidate)) return candidate;
+  }
+  // GCS (and S3 without a code) say it with the status: 403 is a refusal of these credentials.
+  if (err?.code === 403 || err?.$metadata?.httpStatusCode === 403) return 'AccessDenied';
+  return undefined;
 }
 
 /** The write was aborted by its caller (or its source failed); nothing was published. */

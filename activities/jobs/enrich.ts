@@ -8,9 +8,10 @@ import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
+import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
-import { CallMarker } from './unsaved.ts';
+import type { CallMarker } from './unsaved.ts';
 
 /** Filters applied to every domain of a job (spec 4.1 field names). */
 export interface EnrichOptions {
@@ -49,6 +50,7 @@ export async function enrichBatch(
   client: SignalClient,
   store: Store,
   request: EnrichBatchRequest,
+  attempt: AttemptContext = { attempt: 1 },
 ): Promise<BatchResult> {
   const { job, index, options } = request;
   const key = partKey(job, index);
@@ -73,19 +75,16 @@ export async function enrichBatch(
 
   let results: BulkEnrichItem[] = [];
   let credits = 0;
-  const markers: CallMarker[] = [];
+  let answered: { marker: CallMarker; credits: number } | undefined;
   if (send.length > 0) {
-    const marker = await CallMarker.begin(store, job, index);
     try {
-      const response = await client.enrichCompanies(
-        { domains: send.map((item) => item.v), ...options },
-        { retry: false },
+      const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
+        client.enrichCompanies({ domains: send.map((item) => item.v), ...options }, call),
       );
       results = response.results;
       credits = response.credits;
-      markers.push(marker);
+      answered = { marker, credits };
     } catch (error) {
-      await marker.failed(error);
       // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
       if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
       const code = (error as { code?: string }).code ?? 'request_rejected';
@@ -94,21 +93,26 @@ export async function enrichBatch(
   }
 
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const calls = (existing ? (existing.counts.calls ?? 1) : 0) + markers.length;
+  const calls = (existing ? (existing.counts.calls ?? 1) : 0) + (answered ? 1 : 0);
   const assembled = assemblePart(job, items, paid, folded, send, results, { credits, calls });
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
-  const part = await writeEncodedPart(
-    store,
-    job.compression,
-    key,
-    assembled.body,
-    counts,
-    partial ? 'partial' : 'done',
+  const published = await publishPaidPart(store, key, existing, answered, (calls) =>
+    writeEncodedPart(store, job.compression, key, assembled.body, counts, partial ? 'partial' : 'done', calls),
   );
-  for (const marker of markers) await marker.saved();
-  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
+  if (published.lost) {
+    const winner = lostRace(key, store, published.part);
+    return { index, reused: true, failed: false, counts: winner.counts };
+  }
+  return {
+    index,
+    reused: false,
+    failed: false,
+    ...(partial ? { partial } : {}),
+    counts: published.part.counts,
+    signals,
+  };
 }
 
 /** The part's lines in input order (earlier paid lines kept, this call's results added), encoded, and their counts. */

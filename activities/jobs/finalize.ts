@@ -4,7 +4,15 @@ import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../p
 import { readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
-import { type BatchSeries, foldDoneKey, isOwnPartKey, manifestKey, partsPrefix, seriesPartKey } from './layout.ts';
+import {
+  type BatchSeries,
+  foldDoneKey,
+  isOwnPartKey,
+  manifestKey,
+  partsPrefix,
+  SINGLE_MARKER_BASE,
+  seriesPartKey,
+} from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
 import type {
@@ -65,8 +73,11 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       key: info.key,
       part: storedPart(info) ?? (await readPart(store, info.key)),
     }));
+    const savedCalls = new Map<number, Set<string>>();
     for (const { key, part } of stored) {
       if (!part) continue; // not written by this kit: not manifested
+      const batch = partIndexOf(key);
+      if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
       parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });
       const c = part.counts;
       const name = key.slice(key.lastIndexOf('/') + 1);
@@ -85,7 +96,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
-    unsaved = await unsavedTotals(store, job);
+    unsaved = await unsavedTotals(store, job, savedCalls);
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
   }
@@ -140,12 +151,12 @@ export async function recordFailedBatch(
   const key = seriesPartKey(job, series, index);
   const items = await readSeriesBatch(store, job, series, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const part = await readPart(store, key);
-  const paid = await readPaidLines(store, key, part, field);
+  const existing = await readPart(store, key);
+  const paid = await readPaidLines(store, key, existing, field);
   // Single-call lines are keyed by row (their domain is what the service resolved); bulk lines by their value.
   const keyOf = (line: Record<string, unknown>) => (series === 'single' ? String(line['row']) : String(line[field]));
   const earlier = new Map(paid.lines.map((line) => [keyOf(line), line]));
-  const counts: PartCounts = { ...zeroCounts(), credits: paid.credits, calls: part?.counts.calls ?? 0 };
+  const counts: PartCounts = { ...zeroCounts(), credits: paid.credits, calls: existing?.counts.calls ?? 0 };
   const lines = items.map((item) => {
     const line = earlier.get(series === 'single' ? String(item.row) : item.v) ?? {
       [field]: series === 'single' ? null : item.v,
@@ -161,8 +172,16 @@ export async function recordFailedBatch(
     else counts[line['status'] as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
-  await writePart(store, job.compression, key, lines, counts, 'failed');
+  // The calls whose answers the earlier part held are still held: their lines are kept.
+  await writePart(store, job.compression, key, lines, counts, 'failed', existing?.calls ?? []);
   return { index, reused: false, failed: true, counts };
+}
+
+/** The batch number of a `part-NNNNN` or `single-NNNNN` key, as its call markers carry it (else undefined). */
+function partIndexOf(key: string): number | undefined {
+  const match = /\/(part|single)-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
+  if (!match) return undefined;
+  return Number(match[2]) + (match[1] === 'single' ? SINGLE_MARKER_BASE : 0);
 }
 
 function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {

@@ -19,6 +19,11 @@ export type BatchSeries = 'bulk' | 'single';
 export const singleBatchKey = (job: JobRef, index: number) => `${job.jobId}/work/single-${pad(index)}.jsonl`;
 export const singlePartKey = (job: JobRef, index: number) =>
   `${job.jobId}/parts/single-${pad(index)}${partExtension(job)}`;
+/**
+ * The batch number a single batch's call markers carry (`work/calls/part-<n>-…`): apart from every bulk batch's, so
+ * that the calls a `single-N` part names settle exactly its own markers.
+ */
+export const SINGLE_MARKER_BASE = 10_000_000;
 export const seriesBatchKey = (job: JobRef, series: BatchSeries, index: number) =>
   series === 'single' ? singleBatchKey(job, index) : batchKey(job, index);
 export const seriesPartKey = (job: JobRef, series: BatchSeries, index: number) =>

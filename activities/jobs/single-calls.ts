@@ -1,11 +1,12 @@
 import { KitError } from '../../connectors/errors.ts';
+import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readSeriesBatch } from './batch-file.ts';
-import { type BatchSeries, seriesPartKey } from './layout.ts';
+import { type BatchSeries, SINGLE_MARKER_BASE, seriesPartKey } from './layout.ts';
+import { type AttemptContext, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
-import { CallMarker } from './unsaved.ts';
 
 /** What one paid call answered for one item: its output line (with `status`) and what the service charged. */
 export interface SingleAnswer {
@@ -25,22 +26,26 @@ export interface SingleBatchRequest {
 
 /**
  * A batch answered by several paced calls, one per item (rows identified without a domain, contacts): the same
- * batch files, lost-answer markers, budget cap and part writer as a bulk batch. `call` answers one item (the client
- * paces it through the account's limiter); a refusal of the item itself (a 404, a 400/422) is its `error` or
- * `not_found` line, decided by `call`.
+ * batch files, lost-answer markers, budget cap and part writer as a bulk batch. `call` answers one item with the
+ * call options it is given (the client paces it through the account's limiter; the activity's retry, not the
+ * client's, tries again); `refusal` turns a refusal of the item itself (a 404, a 400/422) into its `not_found` or
+ * `error` line (free), any other failure goes up.
  *
- * Answers are paid one at a time, so none is lost to a later failure: when a call fails for good (its retries spent),
- * the items answered so far are published in a `failed` part before the error goes up, and the activity's retry
- * sends only the others. A part already `done` is returned from its recorded counts without calling the API.
+ * Answers are paid one at a time, so none is lost to a later failure: when a call fails, the items answered so far
+ * are published in a `failed` part (naming their calls, which settles their markers) before the error goes up, and
+ * the activity's retry sends only the others. A part already `done` is returned from its recorded counts.
  */
 export async function answerSingleBatch(
   store: Store,
   request: SingleBatchRequest,
-  call: (item: BatchItem) => Promise<SingleAnswer>,
+  call: (item: BatchItem, options: CallOptions) => Promise<SingleAnswer>,
+  refusal?: (item: BatchItem, error: unknown) => SingleAnswer | undefined,
+  attempt: AttemptContext = { attempt: 1 },
 ): Promise<BatchResult> {
   const { job, index } = request;
   const series = request.series ?? 'single';
   const key = seriesPartKey(job, series, index);
+  const markerBatch = (series === 'single' ? SINGLE_MARKER_BASE : 0) + index;
   const existing = await readPart(store, key);
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
@@ -65,45 +70,48 @@ export async function answerSingleBatch(
     return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? zeroCounts() };
   }
   const send = pending.slice(0, fit);
-  // A call's marker goes once its answer is in a published part.
-  const markers: CallMarker[] = [];
+  const answeredBefore = answered.size;
+  // The calls whose answers the part holds: being named there settles their markers.
+  const callIds = [...(existing?.calls ?? [])];
   let signals = 0;
   const publish = async (status: 'done' | 'partial' | 'failed') => {
     const lines = items.map((item) => answered.get(item.row)).filter((line) => line !== undefined);
-    const counts = countLines(lines, credits, calls);
+    const body = encodePart(job.compression, lines);
     const part = await writeEncodedPart(
       store,
       job.compression,
       key,
-      encodePart(job.compression, lines),
-      counts,
+      body,
+      countLines(lines, credits, calls),
       status,
+      callIds,
     );
     return part.counts;
   };
   for (const item of send) {
-    const marker = await CallMarker.begin(store, job, index);
     let answer: SingleAnswer;
     try {
-      answer = await call(item);
+      const sent = await sendPaidCall(store, job, markerBatch, attempt, (options) => call(item, options));
+      answer = sent.response;
+      callIds.push(sent.marker.id);
+      calls += 1;
     } catch (error) {
-      await marker.failed(error);
-      // Gone for good or not, the answers paid so far are kept; the retry (or a re-run) sends the rest.
-      if (answered.size > 0) {
-        await publish('failed');
-        for (const saved of markers) await saved.saved();
+      const refused = refusal?.(item, error);
+      if (!refused) {
+        // Gone for good or not, the answers paid so far are kept; the retry (or a re-run) sends the rest.
+        if (answered.size > answeredBefore) await publish('failed');
+        throw error;
       }
-      throw error;
+      answer = refused;
+      // A refusal the service sent (a 404, a 422) is an answered call too; one checked before sending is not.
+      if (Number((error as { status?: unknown }).status) > 0) calls += 1;
     }
     answered.set(item.row, answer.line);
     credits += answer.credits;
-    calls += 1;
     if (Array.isArray(answer.line['signals'])) signals += answer.line['signals'].length;
-    markers.push(marker);
   }
   const partial = send.length < pending.length;
   const counts = await publish(partial ? 'partial' : 'done');
-  for (const marker of markers) await marker.saved();
   return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts, signals };
 }
 

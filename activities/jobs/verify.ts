@@ -4,9 +4,9 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
+import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
-import { CallMarker } from './unsaved.ts';
 
 export interface VerifyBatchRequest {
   job: JobRef;
@@ -53,6 +53,7 @@ export async function verifyBatch(
   client: SignalClient,
   store: Store,
   request: VerifyBatchRequest,
+  attempt: AttemptContext = { attempt: 1 },
 ): Promise<BatchResult> {
   const { job, index } = request;
   const key = partKey(job, index);
@@ -75,13 +76,21 @@ export async function verifyBatch(
     return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? recount(lines, credits) };
   }
   const unsent = new Set(todo.slice(fit).map((line) => line.email));
-  const { marker, ...response } = await verifyOnce(client, store, job, index, todo.slice(0, fit));
+  const sent = todo.slice(0, fit);
+  const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
+    client.verifyEmails({ emails: sent.map((line) => line.email) }, call),
+  );
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
   const { body, counts } = assemblePart(job, lines, response, credits, unsent);
   const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
-  await writeEncodedPart(store, job.compression, key, body, counts, partial ? 'partial' : stillFailing);
-  await marker.saved();
+  const published = await publishPaidPart(store, key, existing, { marker, credits: response.credits }, (calls) =>
+    writeEncodedPart(store, job.compression, key, body, counts, partial ? 'partial' : stillFailing, calls),
+  );
+  if (published.lost) {
+    const winner = lostRace(key, store, published.part);
+    return { index, reused: true, failed: false, counts: winner.counts };
+  }
   return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
 }
 
@@ -116,23 +125,6 @@ function assemblePart(
   });
   const counts = recount(merged, credits + response.credits);
   return { body: encodePart(job.compression, merged), counts };
-}
-
-async function verifyOnce(
-  client: SignalClient,
-  store: Store,
-  job: JobRef,
-  index: number,
-  todo: VerifyLine[],
-): Promise<VerifyEmailsResult & { marker: CallMarker }> {
-  const marker = await CallMarker.begin(store, job, index);
-  try {
-    const response = await client.verifyEmails({ emails: todo.map((line) => line.email) }, { retry: false });
-    return Object.assign(response, { marker });
-  } catch (error) {
-    await marker.failed(error);
-    throw error;
-  }
 }
 
 /** A line not verified yet: an upstream failure to be tried (the first call treats every line so). */
