@@ -67,6 +67,9 @@ function argvOf(command: Command): string[] {
 const typedArgs = new WeakMap<Command, string[]>();
 const root = (command: Command): Command => (command.parent ? root(command.parent) : command);
 
+const TABLE_FORMATS =
+  'also write the flat tables (docs/tables.md) as jsonl, csv or parquet; several comma-separated (e.g. parquet,csv)';
+
 /** Builds the program; `exit` receives the code of whichever command ran. */
 export function buildProgram(version: string, exit: (code: number) => void): Command {
   const program = new Command('signal-kit')
@@ -96,12 +99,15 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     signalFilterFlags(inputFlags(enrich, 'domains', 'domain'))
       .option('--detected-after <iso>', 'only signals detected after this date')
       .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
-      .option('--max-credits <n>', 'stop before spending more than this'),
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
   const verifyEmails = program.command('verify-emails').description('verify a list of email addresses');
   jobFlags(
-    inputFlags(verifyEmails, 'addresses', 'address').option('--max-credits <n>', 'stop before spending more than this'),
+    inputFlags(verifyEmails, 'addresses', 'address')
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
 
   jobFlags(

@@ -29,8 +29,8 @@ import { DataStore } from './store.ts';
 import {
   CallLog,
   type CallRecord,
-  companySearch,
   companyDomainOf,
+  companySearch,
   companySignals,
   contactSearch,
   type DomainTruth,

@@ -3,13 +3,21 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts';
+import {
+  type EncodedTablePart,
+  encodePart,
+  readPart,
+  writeEncodedPart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import type { CallMarker } from './unsaved.ts';
 
@@ -94,13 +102,16 @@ export async function enrichBatch(
 
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
   const calls = (existing ? (existing.counts.calls ?? 1) : 0) + (answered ? 1 : 0);
-  const assembled = assemblePart(job, items, paid, folded, send, results, { credits, calls });
+  const assembled = assemblePart(job, index, items, paid, folded, send, results, { credits, calls });
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
-  const published = await publishPaidPart(store, key, existing, answered, (calls) =>
-    writeEncodedPart(store, job.compression, key, assembled.body, counts, partial ? 'partial' : 'done', calls),
-  );
+  const status = partial ? 'partial' : 'done';
+  // The tables first: the lines part is what marks the batch done.
+  const published = await publishPaidPart(store, key, existing, answered, async (calls) => {
+    await writeTableParts(store, assembled.tables, status);
+    return writeEncodedPart(store, job.compression, key, assembled.body, counts, status, calls);
+  });
   if (published.lost) {
     const winner = lostRace(key, store, published.part);
     return { index, reused: true, failed: false, counts: winner.counts };
@@ -118,13 +129,14 @@ export async function enrichBatch(
 /** The part's lines in input order (earlier paid lines kept, this call's results added), encoded, and their counts. */
 function assemblePart(
   job: JobRef,
+  index: number,
   items: BatchItem[],
   paid: PaidLines,
   folded: Map<string, SharedAnswer>,
   send: BatchItem[],
   results: BulkEnrichItem[],
   { credits, calls }: { credits: number; calls: number },
-): { body: Buffer; counts: PartCounts; signals: number } {
+): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts; signals: number } {
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const sent = new Set(send.map((item) => item.v));
   const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
@@ -154,7 +166,7 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job.compression, lines), counts, signals };
+  return { body: encodePart(job.compression, lines), tables: encodeJobTables(job, index, lines), counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

@@ -1,6 +1,14 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
+import {
+  readPart,
+  readPartLines,
+  storedPart,
+  writeManifest,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
 import { readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
@@ -8,13 +16,18 @@ import {
   type BatchSeries,
   foldDoneKey,
   isOwnPartKey,
+  linesPartIndex,
   manifestKey,
+  parseTableKey,
   partsPrefix,
   SINGLE_MARKER_BASE,
   seriesPartKey,
+  tablePartKey,
+  tablesPrefix,
 } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
+import { encodeJobTables, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -74,11 +87,20 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       part: storedPart(info) ?? (await readPart(store, info.key)),
     }));
     const savedCalls = new Map<number, Set<string>>();
+    const manifested: string[] = [];
     for (const { key, part } of stored) {
       if (!part) continue; // not written by this kit: not manifested
+      manifested.push(key);
       const batch = partIndexOf(key);
       if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
-      parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });
+      parts.push({
+        key,
+        lines: part.counts.lines,
+        bytes: part.bytes,
+        sha256: part.sha256,
+        table: 'lines',
+        format: 'jsonl',
+      });
       const c = part.counts;
       const name = key.slice(key.lastIndexOf('/') + 1);
       const batchPart = name.startsWith('part-') || name.startsWith('single-0');
@@ -99,6 +121,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     unsaved = await unsavedTotals(store, job, savedCalls);
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
+    parts.push(...(await tableParts(store, job, manifested)));
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -132,10 +155,53 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   return toResult(store, job, manifest);
 }
 
+/**
+ * The table parts of the manifested lines parts, in every requested format. A lines part without its tables (a job
+ * first run without that `--format`, its parts reused) gets them now, from its lines: no API call.
+ */
+async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[]): Promise<ManifestPart[]> {
+  const formats = job.formats ?? [];
+  if (formats.length === 0) return [];
+  const listed = new Map<string, ObjectInfo>();
+  for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
+  const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
+    const { index, invalid } = linesPartIndex(job, key);
+    const tables = invalid
+      ? (['invalid'] as const)
+      : job.kind === 'enrich'
+        ? (['rows', 'signals'] as const)
+        : (['rows'] as const);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
+    const found = await Promise.all(
+      wanted.map(async (tableKey) => {
+        const info = listed.get(tableKey);
+        return info ? (storedPart(info) ?? (await readPart(store, tableKey))) : undefined;
+      }),
+    );
+    if (found.every((part) => part !== undefined)) {
+      return found.map((part, i) => ({
+        key: wanted[i] as string,
+        lines: part.counts.lines,
+        bytes: part.bytes,
+        sha256: part.sha256,
+        ...(part.table ? { table: part.table } : {}),
+        ...(part.format ? { format: part.format } : {}),
+      }));
+    }
+    const lines = await readPartLines(store, key);
+    return writeTableParts(store, encodeJobTables(job, index, lines, invalid));
+  });
+  return perPart.flat();
+}
+
 /** The result of a job already completed under this id, so that running it again does nothing. */
 export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
   const manifest = await readJsonIfPresent<Manifest>(store, manifestKey(request.job));
-  return manifest?.status === 'completed' ? toResult(store, request.job, manifest) : null;
+  if (manifest?.status !== 'completed') return null;
+  // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
+  const written = new Set(manifest.parts.map((part) => part.format));
+  if ((request.job.formats ?? []).some((format) => !written.has(format))) return null;
+  return toResult(store, request.job, manifest);
 }
 
 /**
@@ -173,7 +239,10 @@ export async function recordFailedBatch(
     return line;
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
-  await writePart(store, job.compression, key, lines, counts, 'failed', existing?.calls ?? []);
+  if (series === 'single') {
+    // Its tables are written from it when the job's manifest is (finalizeJob), like every lines part without them.
+    await writePart(store, job.compression, key, lines, counts, 'failed', existing?.calls ?? []);
+  } else await writeJobPart(store, job, index, lines, counts, 'failed', false, existing?.calls ?? []);
   return { index, reused: false, failed: true, counts };
 }
 
@@ -192,7 +261,7 @@ function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
     manifestUrl: store.urlOf(manifestKey(job)),
     counts: manifest.counts,
     credits: manifest.credits_charged,
-    parts: manifest.parts.length,
+    parts: manifest.parts.filter((part) => part.table === undefined || part.table === 'lines').length,
     ...(manifest.summary ? { summary: manifest.summary } : {}),
     ...(manifest.unsaved_answers ? { unsavedAnswers: manifest.unsaved_answers } : {}),
   };

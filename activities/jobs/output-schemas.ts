@@ -6,6 +6,7 @@
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
+import { TABLE_SCHEMAS } from '../tables/schemas.ts';
 
 /** `schema_version` of the manifests written now. */
 export const MANIFEST_SCHEMA_VERSION = 2;
@@ -173,6 +174,11 @@ const part = z.looseObject({
   lines: count,
   bytes: count,
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  table: z
+    .enum(['lines', 'rows', 'signals', 'invalid'])
+    .optional()
+    .describe('lines: the output lines (nested JSON); rows, signals, invalid: a flat table (docs/tables.md)'),
+  format: z.enum(['jsonl', 'csv', 'parquet']).optional(),
 });
 
 const summary = z.object({ total: count, deliverable: count, undeliverable: count, risky: count, unknown: count });
@@ -319,6 +325,7 @@ export const OUTPUT_SCHEMAS = {
   'intent-export-line.schema.json': IntentExportLineSchema,
   'push-manifest.schema.json': PushManifestSchema,
   'push-signal-line.schema.json': PushSignalLineSchema,
+  ...TABLE_SCHEMAS,
 } as const;
 
 /** The JSON Schema (draft 2020-12) of each output schema, with a stable `$id`. */

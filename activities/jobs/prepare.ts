@@ -8,12 +8,13 @@ import {
 } from '../../connectors/normalize/columns.ts';
 import { firstUsable, type Identified, type Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { writePart, zeroCounts } from '../parts.ts';
+import { zeroCounts } from '../parts.ts';
 import { recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
-import { type BatchSeries, invalidPartKey, preparedKey, seriesBatchKey } from './layout.ts';
+import { type BatchSeries, preparedKey, seriesBatchKey } from './layout.ts';
+import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
 export interface PrepareRequest {
@@ -116,7 +117,9 @@ async function prepare(
   };
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
-    await enqueue(writePart(out, job.compression, invalidPartKey(job, stats.invalidParts++), invalid, counts));
+    await enqueue(
+      writeJobPart(out, job, stats.invalidParts++, invalid as Record<string, unknown>[], counts, 'done', true),
+    );
     invalid = [];
   };
 

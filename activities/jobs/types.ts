@@ -1,4 +1,6 @@
 /** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
+import type { TableName } from '../tables/columns.ts';
+import type { OutputFormat } from '../tables/encode.ts';
 
 export type JobKind = 'enrich' | 'verify-emails' | 'intent-export';
 
@@ -12,6 +14,10 @@ export interface JobRef {
   output: string;
   /** `.jsonl.gz` (default) or `.jsonl`. */
   compression?: Compression;
+  /** Formats of the flat tables (`--format`), written beside the lines parts; none when absent. */
+  formats?: OutputFormat[];
+  /** Input columns kept in the output (`--keep-columns`): each is a column of the rows and invalid tables. */
+  keepColumns?: string[];
 }
 
 /** How a part is stored: gzip JSONL (the default) or plain JSONL. */
@@ -90,6 +96,9 @@ export interface ManifestPart {
   lines: number;
   bytes: number;
   sha256: string;
+  /** `lines` (the output lines, nested JSON) or a flat table: `rows`, `signals`, `invalid`. */
+  table?: 'lines' | TableName;
+  format?: OutputFormat;
 }
 
 export interface Manifest {

@@ -1,4 +1,5 @@
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type OutputFormat, parseFormats } from '../../activities/tables/encode.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
@@ -26,6 +27,8 @@ export interface JobFlags {
   dryRun?: boolean;
   compression?: string;
   concurrency?: string;
+  /** enrich, verify-emails: formats of the flat tables. */
+  format?: string;
 }
 
 /** How the rows of an input are identified and handed back (`--column`, `--id-column`, `--keep-columns`). */
@@ -80,6 +83,19 @@ function plain(value: string | undefined): { compression?: 'none' } {
   return value === 'none' ? { compression: 'none' } : {};
 }
 
+/**
+ * `--format`: the flat tables' formats. Not part of the default job id: the same job run again with another format
+ * reuses every answer it has and only writes the tables it lacks.
+ */
+export function tableFormats(value: string | undefined): { formats?: OutputFormat[] } {
+  if (value === undefined) return {};
+  try {
+    return { formats: parseFormats(value) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 function compression(value: string | undefined): 'gzip' | 'none' | undefined {
   if (value === undefined || value === 'gzip' || value === 'none') return value;
   throw new UsageError(`--compression must be gzip or none, got "${value}"`);
@@ -121,6 +137,7 @@ export function enrichJob(flags: EnrichFlags): JobStart {
       maxCredits,
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
+      ...tableFormats(flags.format),
     },
   };
 }
@@ -141,6 +158,7 @@ export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
       maxCredits: positiveInt('max-credits', flags.maxCredits),
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
+      ...tableFormats(flags.format),
     },
   };
 }
