@@ -1,4 +1,11 @@
-import { ApplicationFailure, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  type ActivityOptions,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+} from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/encode.ts';
@@ -19,7 +26,7 @@ import {
   DEFAULT_TASK_QUEUE,
 } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
-import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+import { batchSummary, type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
 
 /** The patch id of running a job's first window while its whole input is still being prepared. */
 export const PREPARE_START_PATCH = 'prepare-input-start';
@@ -71,10 +78,19 @@ export interface BatchJobSpec {
   kind: JobKind;
   batchSize: number;
   maxCredits?: number;
-  /** `folded`: single calls answered their rows first, and the domains they resolved are not to be paid again. */
-  runBatch: (job: JobRef, index: number, folded: boolean) => Promise<BatchResult>;
+  /**
+   * Runs batch `index`; `call` (the batch's summary in Temporal's UI) goes to the activity's `executeWithOptions`.
+   * `folded`: single calls answered their rows first, and the domains they resolved are not to be paid again.
+   */
+  runBatch: (job: JobRef, index: number, call: ActivityOptions, folded: boolean) => Promise<BatchResult>;
   /** Runs a batch sending only the items that fit `creditCap` at their worst (see WindowOptions.capped). */
-  runCappedBatch?: (job: JobRef, index: number, creditCap: number, folded: boolean) => Promise<BatchResult>;
+  runCappedBatch?: (
+    job: JobRef,
+    index: number,
+    creditCap: number,
+    call: ActivityOptions,
+    folded: boolean,
+  ) => Promise<BatchResult>;
   /**
    * Batches of rows identified without a domain, each answered by several paced single calls; they run before the
    * bulk batches so that the domains they resolve are folded in and paid once (`foldResolved`).
@@ -119,7 +135,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   let prepared = input.carried?.prepared;
   let phase: JobProgress['status'] = prepared ? 'running' : 'preparing';
 
-  setHandler(progressQuery, () => ({
+  const progress = (): JobProgress => ({
     jobId: job.jobId,
     kind: job.kind,
     status: phase,
@@ -128,7 +144,11 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     rows: prepared?.rows ?? 0,
     distinct: prepared?.distinct ?? 0,
     invalid: prepared?.invalid ?? 0,
-  }));
+  });
+  setHandler(progressQuery, progress);
+  /** The job's progress where Temporal's web UI shows it (the workflow's current details). */
+  const showProgress = () => setCurrentDetails(progressDetails(progress()));
+  showProgress();
 
   const concurrency = Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY);
   // A large input takes seconds to prepare, during which the account's budget would go unused: the job's first
@@ -155,13 +175,18 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
       preparing = jobs.prepareInput(request).then((whole) => {
         prepared = whole;
         phase = 'running';
+        showProgress();
         return whole;
       });
     } else {
       prepared = start;
       phase = 'running';
     }
+    showProgress();
   }
+  const call = (index: number): ActivityOptions => ({
+    summary: batchSummary(job, index, spec.batchSize, prepared),
+  });
   /** Items of batch `index`: a full batch but for the input's last one (a full batch until that is known). */
   const sizeOf = (index: number) =>
     prepared && index === prepared.batches - 1
@@ -223,12 +248,13 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
     totals,
-    run: (index) => guarded(index, () => spec.runBatch(job, index, folded)),
+    onSettled: showProgress,
+    run: (index) => guarded(index, () => spec.runBatch(job, index, call(index), folded)),
     ...(spec.runCappedBatch
       ? {
           capped: {
             run: (index: number, creditCap: number) =>
-              guarded(index, () => capped(() => spec.runCappedBatch!(job, index, creditCap, folded))),
+              guarded(index, () => capped(() => spec.runCappedBatch!(job, index, creditCap, call(index), folded))),
             worstCaseItem: spec.worstCaseCredits(1),
           },
         }
@@ -267,7 +293,10 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     outcome,
     totals,
     `job ${job.jobId}`,
-    (p) => (phase = p),
+    (p) => {
+      phase = p;
+      showProgress();
+    },
     (ending) =>
       jobs.finalizeJob({ job, input: input.input, startedAt, ...(plan ? { prepared: plan } : {}), ...ending, details }),
   );

@@ -27,9 +27,10 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
     kind: 'enrich',
     batchSize: ENRICH_BATCH_SIZE,
     maxCredits: input.maxCredits,
-    runBatch: (job, index, folded) => api.enrichBatch({ job, index, options, ...(folded ? { fold: true } : {}) }),
-    runCappedBatch: (job, index, creditCap, folded) =>
-      api.enrichBatch({ job, index, options, creditCap, ...(folded ? { fold: true } : {}) }),
+    runBatch: (job, index, call, folded) =>
+      api.enrichBatch.executeWithOptions(call, [{ job, index, options, ...(folded ? { fold: true } : {}) }]),
+    runCappedBatch: (job, index, creditCap, call, folded) =>
+      api.enrichBatch.executeWithOptions(call, [{ job, index, options, creditCap, ...(folded ? { fold: true } : {}) }]),
     // Rows named only by LinkedIn URL or company name: one paced `POST /v1/companies/enrich` each.
     singles: {
       run: (job, index) => api.enrichSingleBatch({ job, index, options }),
