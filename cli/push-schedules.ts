@@ -51,6 +51,7 @@ export interface PushScheduleDefinition
     | 'maxCredits'
     | 'concurrency'
     | 'lookbackMs'
+    | 'formats'
   > {
   everyMs: number;
   overlap?: ScheduleOverlapPolicy;

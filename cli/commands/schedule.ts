@@ -21,6 +21,7 @@ import {
   unpausePushSchedule,
 } from '../push-schedules.ts';
 import { connectClient } from '../temporal.ts';
+import { tableFormats } from './job-commands.ts';
 
 // `signal-kit schedule …`: flags in, one operation of the push schedules service (cli/push-schedules.ts), JSON out.
 // A schedule `signal-kit-push-<name>` starts the `scheduledPush` workflow every `--every`; each run fetches only the
@@ -96,6 +97,7 @@ export interface CreateFlags {
   overlap?: string;
   paused?: boolean;
   note?: string;
+  format?: string;
 }
 
 /** `schedule create`'s flags as the schedule to create; every mistake is a `UsageError` naming its flag. */
@@ -121,6 +123,8 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   if (concurrency !== undefined) definition.concurrency = concurrency;
   if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
   if (values.note) definition.note = values.note;
+  const { formats } = tableFormats(values.format);
+  if (formats) definition.formats = formats;
   return definition;
 }
 
