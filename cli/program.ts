@@ -158,6 +158,14 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       }),
     );
 
+  program
+    .command('load')
+    .description("load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)")
+    .option('--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`)
+    .option('--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]')
+    .option('--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)')
+    .action(action((command) => async () => (await import('./commands/load.ts')).runLoadCommand(command.opts())));
+
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
   program
     .command('demo')
@@ -210,20 +218,38 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
   const create = schedule
     .command('create')
-    .description('create a schedule that pushes new signals for a watchlist')
+    .description(
+      'create a schedule that pushes new signals for a watchlist, or (--kind) delivers new search or intent results',
+    )
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
-    .option('--watchlist <url>', `a .csv or .jsonl(.gz) of domains: ${WHERE}`)
+    .option('--kind <kind>', 'push (default), company-search, contact-search or intent-contacts')
+    .option('--watchlist <url>', `push: a .csv or .jsonl(.gz) of domains: ${WHERE}`)
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
   signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
     .option('--limit <n>', 'signals per domain, at most 500')
-    .option('--since <iso>', 'the first run pushes signals detected after this date')
+    .option('--since <iso>', 'the first run pushes signals detected after this date (feeds: default a week back)')
     .option('--max-credits <n>', 'credit budget per run')
     .option('--concurrency <n>', 'batches in flight at once')
     .option('--lookback <duration>', 'also look this far back before the watermark (late signals)')
     .option('--format <list>', TABLE_FORMATS)
     .addOption(overlap('what a run due while another runs does (default: skip)'))
+    .option('--industries <a,b>', 'company-search: only these industries')
+    .option('--employee-count-min <n>', 'company-search: head count range overlapping this low bound')
+    .option('--employee-count-max <n>', 'company-search: head count range overlapping this high bound')
+    .option('--keywords <a,b>', 'company-search: social posts mentioning any of these words')
+    .option('--technologies <a,b>', 'company-search: social posts naming any of these technologies')
+    .option('--competitors <a,b>', 'company-search: social posts naming any of these competitors')
+    .option('--pain-points <a,b>', 'company-search: social posts naming any of these pain points')
+    .option('--initiatives <a,b>', 'company-search: social posts naming any of these initiatives')
+    .option('--seniority <a,b>', 'contact-search, intent-contacts: only these seniorities (e.g. Vp,Cxo)')
+    .option('--department <a,b>', 'contact-search, intent-contacts: only these departments')
+    .option('--job-title <text>', 'contact-search: job titles containing this text')
+    .option('--topics <b2b_1,b2b_2>', 'intent-contacts: topic ids (signal-kit topics search finds them)')
+    .option('--email-validated', 'intent-contacts: only people with a validated email')
+    .option('--has-email', 'intent-contacts: only people with an email')
+    .option('--has-mobile', 'intent-contacts: only people with a mobile phone')
     .option('--paused', 'create it paused')
     .option('--note <text>', 'a note kept with the schedule')
     .action(scheduleAction);
