@@ -27,7 +27,9 @@ const inputFlags = (command: Command, values: string, value: string) =>
   command
     .option('--input <url>', `CSV or JSONL of ${values}: ${WHERE}`)
     .option('--output <url>', JOB_OUTPUT)
-    .option('--column <name>', `the column holding the ${value} (default: detected)`);
+    .option('--column <name>', `the column holding the ${value} (default: found by its header, as CRM exports name it)`)
+    .option('--id-column <name>', "the column holding each row's record id (default: Id, Record ID, ... when present)")
+    .option('--keep-columns <a,b>', 'input columns to carry into every output line');
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>
