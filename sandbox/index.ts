@@ -30,6 +30,7 @@ import {
   CallLog,
   type CallRecord,
   type ContactTruth,
+  companyDomainOf,
   companySearch,
   companySignals,
   contactSearch,
@@ -119,6 +120,8 @@ export interface SandboxTruth {
   companySignals(domains: string[], window?: SignalWindow): DomainTruth[];
   /** What contact enrich finds for each email or LinkedIn profile URL: the person's signals in the window. */
   contactSignals(inputs: string[], window?: SignalWindow): ContactTruth[];
+  /** The domain a company name or LinkedIn company URL resolves to in `POST /v1/companies/enrich`; null for none. */
+  companyDomainOf(identifier: { company_name: string } | { linkedin_url: string }): string | null;
   /** Each address's verification result and price when its upstream check succeeds. */
   emailVerifications(emails: string[]): EmailTruth[];
   /** Rows and price of an export submitted now with this request. */
@@ -243,6 +246,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     truth: {
       companySignals: (domains, window) => companySignals({ store, exports, clock }, domains, window),
       contactSignals: (inputs, window) => contactSignals({ store, exports, clock }, inputs, window),
+      companyDomainOf: (identifier) => companyDomainOf({ store, exports, clock }, identifier),
       emailVerifications: (emails) => emailVerifications({ store, exports, clock }, emails),
       intentExport: (request) => intentExport({ store, exports, clock }, request),
       companySearch: (body, at) => companySearch({ store, exports, clock }, body, at),
