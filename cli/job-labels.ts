@@ -6,6 +6,7 @@ import type { JobStart } from './job-service.ts';
 
 const KIND: Record<JobStart['workflow'], string> = {
   bulkEnrich: 'enrich',
+  enrichContacts: 'enrich-contacts',
   verifyEmails: 'verify-emails',
   intentExport: 'intent-export',
 };

@@ -9,7 +9,7 @@ import {
   writeTableParts,
   zeroCounts,
 } from '../parts.ts';
-import { readSeriesBatch, recordFields } from './batch-file.ts';
+import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import {
@@ -229,7 +229,7 @@ export async function recordFailedBatch(
       status: 'error',
       row: item.row,
       ...recordFields(item),
-      ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
+      ...(field === 'domain' ? { matched_by: matchedByOf(item) } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };

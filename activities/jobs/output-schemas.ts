@@ -187,7 +187,7 @@ export const ManifestSchema = z
   .looseObject({
     schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
     job_id: z.string(),
-    kind: z.enum(['enrich', 'verify-emails', 'intent-export']),
+    kind: z.enum(['enrich', 'verify-emails', 'intent-export', 'enrich-contacts']),
     input: z.string().nullable().describe('the input URL; null for an export'),
     output: outputUrl,
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
