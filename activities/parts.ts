@@ -4,14 +4,18 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeBody } from '../connectors/storage/common.ts';
 import { StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
-import type { Compression, PartCounts } from './jobs/types.ts';
+import type { Compression, ManifestPart, PartCounts } from './jobs/types.ts';
+import type { TableDef, TableName, TableRow } from './tables/columns.ts';
+import { encodeTable, type OutputFormat, tableContentType } from './tables/encode.ts';
 
 /**
- * The one writer of parts: every JSONL part the kit publishes (bulk job batches, scheduled-push batches, webhook
- * collector parts) goes through `writePart`, atomically, with one metadata convention so that a re-run or a recovery
+ * The one writer of parts: every part the kit publishes (bulk job batches, scheduled-push batches, webhook collector
+ * parts, and the flat tables derived from each of them in every requested format) goes through `writePart` /
+ * `writeEncodedPart` / `writeTableParts`, atomically, with one metadata convention so that a re-run or a recovery
  * reads what a part holds without reading the part: its counts (`signal-kit-counts`, JSON), its sha256
- * (`signal-kit-sha256`) and its status (`signal-kit-status`). Manifests, written last, go through `writeManifest`.
- * An intent export's single part is streamed (`openPartStream`); it is recorded in the export's own state instead.
+ * (`signal-kit-sha256`), its status (`signal-kit-status`) and, for a table part, its table and format. Manifests,
+ * written last, go through `writeManifest`. An intent export's single part is streamed; it is recorded in the
+ * export's own state instead.
  */
 const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
@@ -21,6 +25,8 @@ const STATUS_META = 'signal-kit-status';
  * marker named here is an answer saved; any other marker left at the end is an answer paid for and not saved.
  */
 const CALLS_META = 'signal-kit-calls';
+const TABLE_META = 'signal-kit-table';
+const FORMAT_META = 'signal-kit-format';
 
 /**
  * `done`: every item of the batch has its line. `failed`: retries were spent; the items not yet answered are
@@ -37,6 +43,81 @@ export interface StoredPart {
   sha256: string;
   /** The paid calls whose answers the part holds (see CALLS_META). */
   calls: string[];
+  /** Table parts: which table, in which format. */
+  table?: TableName;
+  format?: OutputFormat;
+}
+
+/** One flat table's rows of one part, before encoding. */
+export interface TableRows {
+  def: TableDef;
+  rows: TableRow[];
+}
+
+/** A table part encoded in one format, ready to publish (`writeTableParts`). */
+export interface EncodedTablePart {
+  key: string;
+  table: TableName;
+  format: OutputFormat;
+  contentType: string;
+  lines: number;
+  body: Buffer;
+}
+
+/** How a job's or a push's tables are written: in which formats, JSONL compressed or not, and where each part goes. */
+export interface TableOutput {
+  formats: readonly OutputFormat[];
+  compression: Compression | undefined;
+  keyOf: (table: TableName, format: OutputFormat) => string;
+}
+
+/**
+ * Encodes every table in every requested format (nothing when no format is requested). Done before anything is
+ * awaited by the callers, so that the lines the tables come from are garbage while the parts are being written.
+ */
+export function encodeTableParts(output: TableOutput, tables: readonly TableRows[]): EncodedTablePart[] {
+  const parts: EncodedTablePart[] = [];
+  for (const { def, rows } of tables) {
+    for (const format of output.formats) {
+      parts.push({
+        key: output.keyOf(def.table, format),
+        table: def.table,
+        format,
+        contentType: tableContentType(format, output.compression),
+        lines: rows.length,
+        body: encodeTable(format, def, rows, output.compression),
+      });
+    }
+  }
+  return parts;
+}
+
+/**
+ * Publishes encoded table parts (the same atomic, retried write as every part). Written before the part they derive
+ * from, which is what marks a batch done: a crash in between rewrites them under the same keys.
+ */
+export async function writeTableParts(
+  store: Store,
+  parts: readonly EncodedTablePart[],
+  status: PartStatus = 'done',
+): Promise<ManifestPart[]> {
+  const written: ManifestPart[] = [];
+  for (const part of parts) {
+    const counts = { ...zeroCounts(), lines: part.lines };
+    const stored = await publish(store, part.key, part.body, counts, status, [], part.contentType, {
+      [TABLE_META]: part.table,
+      [FORMAT_META]: part.format,
+    });
+    written.push({
+      key: part.key,
+      lines: part.lines,
+      bytes: stored.bytes,
+      sha256: stored.sha256,
+      table: part.table,
+      format: part.format,
+    });
+  }
+  return written;
 }
 
 /** Encodes records as JSONL (gzip unless `none`). Parts are small (one batch), so this is in memory. */
@@ -113,10 +194,23 @@ export async function writeEncodedPart(
   calls: readonly string[] = [],
 ): Promise<StoredPart> {
   const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
+  return publish(store, key, body, counts, resolved, calls, partContentType(compression), {});
+}
+
+async function publish(
+  store: Store,
+  key: string,
+  body: Buffer,
+  counts: PartCounts,
+  status: PartStatus,
+  calls: readonly string[],
+  contentType: string,
+  extra: Record<string, string>,
+): Promise<StoredPart> {
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved, calls);
+      const stored = await writePartOnce(store, key, body, sha256, counts, status, calls, contentType, extra);
       release(body);
       return stored;
     } catch (error) {
@@ -141,17 +235,18 @@ function release(body: Buffer): void {
 
 async function writePartOnce(
   store: Store,
-  compression: Compression | undefined,
   key: string,
   body: Buffer,
   sha256: string,
   counts: PartCounts,
   status: PartStatus,
   calls: readonly string[],
+  contentType: string,
+  extra: Record<string, string>,
 ): Promise<StoredPart> {
   await writeBody(store, key, body, {
-    contentType: partContentType(compression),
-    metadata: partMetadata(sha256, counts, status, calls),
+    contentType,
+    metadata: { ...partMetadata(sha256, counts, status, calls), ...extra },
   });
   return {
     counts,
@@ -195,6 +290,8 @@ export function storedPart(info: ObjectInfo | undefined): StoredPart | undefined
       bytes: info.size,
       sha256: info.metadata[SHA_META] ?? '',
       calls: (info.metadata[CALLS_META] ?? '').split(',').filter((id) => id !== ''),
+      ...(info.metadata[TABLE_META] ? { table: info.metadata[TABLE_META] as TableName } : {}),
+      ...(info.metadata[FORMAT_META] ? { format: info.metadata[FORMAT_META] as OutputFormat } : {}),
     };
   } catch {
     return undefined;

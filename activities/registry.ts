@@ -7,8 +7,14 @@ import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { type CatalogRequest, lookupCatalog } from './catalog.ts';
 import { createCollectorActivities } from './collector.ts';
+import { fetchFeedPage, fetchFeedSearch } from './feeds/fetch.ts';
+import { finalizeFeedRun } from './feeds/finalize.ts';
+import { prepareFeedRun } from './feeds/plan.ts';
+import { answerDuplicates } from './jobs/duplicates.ts';
 import { enrichBatch } from './jobs/enrich.ts';
+import { enrichSingleBatch } from './jobs/enrich-single.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
+import { foldResolved } from './jobs/fold.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
 import { currentAttempt } from './jobs/paid-call.ts';
 import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
@@ -39,6 +45,9 @@ export function createJobActivities(deps: ActivityDeps) {
     recordFailedBatch: (request: Parameters<typeof recordFailedBatch>[1]) =>
       recordFailedBatch(openStore(request.job.output), request),
     finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
+    foldResolved: (request: Parameters<typeof foldResolved>[1]) => foldResolved(openStore(request.job.output), request),
+    answerDuplicates: (request: Parameters<typeof answerDuplicates>[1]) =>
+      answerDuplicates(openStore(request.job.output), request),
     preparePushRun: (request: Parameters<typeof preparePushRun>[1]) => preparePushRun(openStore, request),
     preparePushCatchUp: (request: Parameters<typeof preparePushCatchUp>[1]) =>
       preparePushCatchUp(openStore(request.run.output), request),
@@ -46,6 +55,10 @@ export function createJobActivities(deps: ActivityDeps) {
       recordFailedPushBatch(openStore(request.run.output), request),
     finalizePushRun: (request: Parameters<typeof finalizePushRun>[1]) =>
       finalizePushRun(openStore(request.run.output), request),
+    prepareFeedRun: (request: Parameters<typeof prepareFeedRun>[1]) =>
+      prepareFeedRun(openStore(request.run.output), request),
+    finalizeFeedRun: (request: Parameters<typeof finalizeFeedRun>[1]) =>
+      finalizeFeedRun(openStore(request.run.output), request),
   };
 }
 
@@ -55,6 +68,8 @@ export function createApiActivities(deps: ActivityDeps) {
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
       enrichBatch(client, openStore(request.job.output), request, currentAttempt()),
+    enrichSingleBatch: (request: Parameters<typeof enrichSingleBatch>[2]) =>
+      enrichSingleBatch(client, openStore(request.job.output), request, currentAttempt()),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
       verifyBatch(client, openStore(request.job.output), request, currentAttempt()),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
@@ -65,6 +80,10 @@ export function createApiActivities(deps: ActivityDeps) {
     lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
+    fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
+      fetchFeedSearch(client, openStore(request.run.output), request),
+    fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>
+      fetchFeedPage(client, openStore(request.run.output), request),
   };
 }
 

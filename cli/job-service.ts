@@ -14,6 +14,7 @@ import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constan
 import { type IntentExportInput, intentExport } from '../workflows/intent-export.ts';
 import { type JobProgress, progressQuery } from '../workflows/job-progress.ts';
 import { type VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
+import { jobLabels } from './job-labels.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
@@ -77,6 +78,7 @@ export async function startJob<J extends JobStart>(
     taskQueue,
     args: [input] as Parameters<JobWorkflows[J['workflow']]>,
     workflowIdConflictPolicy: 'USE_EXISTING',
+    ...jobLabels(job),
   });
 }
 
@@ -95,6 +97,12 @@ export async function followJob(handle: WorkflowHandle, reporter?: JobProgressLi
       if (progress && !finished) reporter.update(progress);
       await Promise.race([delay(1000), result.catch(() => undefined)]);
     }
+    // The last poll may predate the last batches: the finished job's own counts close the bar (100 % when done).
+    // Bounded: a finished job whose worker has gone would leave the query waiting for an answer.
+    const last = await Promise.race([handle.query(progressQuery), delay(2000).then(() => undefined)]).catch(
+      () => undefined,
+    );
+    if (last) reporter.update(last);
     reporter.finish?.();
   }
   return result;

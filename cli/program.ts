@@ -27,7 +27,9 @@ const inputFlags = (command: Command, values: string, value: string) =>
   command
     .option('--input <url>', `CSV or JSONL of ${values}: ${WHERE}`)
     .option('--output <url>', JOB_OUTPUT)
-    .option('--column <name>', `the column holding the ${value} (default: detected)`);
+    .option('--column <name>', `the column holding the ${value} (default: found by its header, as CRM exports name it)`)
+    .option('--id-column <name>', "the column holding each row's record id (default: Id, Record ID, ... when present)")
+    .option('--keep-columns <a,b>', 'input columns to carry into every output line');
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>
@@ -65,6 +67,9 @@ function argvOf(command: Command): string[] {
 const typedArgs = new WeakMap<Command, string[]>();
 const root = (command: Command): Command => (command.parent ? root(command.parent) : command);
 
+const TABLE_FORMATS =
+  'also write the flat tables (docs/tables.md) as jsonl, csv or parquet; several comma-separated (e.g. parquet,csv)';
+
 /** Builds the program; `exit` receives the code of whichever command ran. */
 export function buildProgram(version: string, exit: (code: number) => void): Command {
   const program = new Command('signal-kit')
@@ -94,12 +99,15 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     signalFilterFlags(inputFlags(enrich, 'domains', 'domain'))
       .option('--detected-after <iso>', 'only signals detected after this date')
       .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
-      .option('--max-credits <n>', 'stop before spending more than this'),
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
   const verifyEmails = program.command('verify-emails').description('verify a list of email addresses');
   jobFlags(
-    inputFlags(verifyEmails, 'addresses', 'address').option('--max-credits <n>', 'stop before spending more than this'),
+    inputFlags(verifyEmails, 'addresses', 'address')
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
 
   jobFlags(
@@ -151,6 +159,14 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         return runCatalogCommand('signal-types', () => ({ what: 'signal-types' }), command.opts().json === true);
       }),
     );
+
+  program
+    .command('load')
+    .description("load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)")
+    .option('--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`)
+    .option('--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]')
+    .option('--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)')
+    .action(action((command) => async () => (await import('./commands/load.ts')).runLoadCommand(command.opts())));
 
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
   program
@@ -204,19 +220,38 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
   const create = schedule
     .command('create')
-    .description('create a schedule that pushes new signals for a watchlist')
+    .description(
+      'create a schedule that pushes new signals for a watchlist, or (--kind) delivers new search or intent results',
+    )
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
-    .option('--watchlist <url>', `a .csv or .jsonl(.gz) of domains: ${WHERE}`)
+    .option('--kind <kind>', 'push (default), company-search, contact-search or intent-contacts')
+    .option('--watchlist <url>', `push: a .csv or .jsonl(.gz) of domains: ${WHERE}`)
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
   signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
     .option('--limit <n>', 'signals per domain, at most 500')
-    .option('--since <iso>', 'the first run pushes signals detected after this date')
+    .option('--since <iso>', 'the first run pushes signals detected after this date (feeds: default a week back)')
     .option('--max-credits <n>', 'credit budget per run')
     .option('--concurrency <n>', 'batches in flight at once')
     .option('--lookback <duration>', 'also look this far back before the watermark (late signals)')
+    .option('--format <list>', TABLE_FORMATS)
     .addOption(overlap('what a run due while another runs does (default: skip)'))
+    .option('--industries <a,b>', 'company-search: only these industries')
+    .option('--employee-count-min <n>', 'company-search: head count range overlapping this low bound')
+    .option('--employee-count-max <n>', 'company-search: head count range overlapping this high bound')
+    .option('--keywords <a,b>', 'company-search: social posts mentioning any of these words')
+    .option('--technologies <a,b>', 'company-search: social posts naming any of these technologies')
+    .option('--competitors <a,b>', 'company-search: social posts naming any of these competitors')
+    .option('--pain-points <a,b>', 'company-search: social posts naming any of these pain points')
+    .option('--initiatives <a,b>', 'company-search: social posts naming any of these initiatives')
+    .option('--seniority <a,b>', 'contact-search, intent-contacts: only these seniorities (e.g. Vp,Cxo)')
+    .option('--department <a,b>', 'contact-search, intent-contacts: only these departments')
+    .option('--job-title <text>', 'contact-search: job titles containing this text')
+    .option('--topics <b2b_1,b2b_2>', 'intent-contacts: topic ids (signal-kit topics search finds them)')
+    .option('--email-validated', 'intent-contacts: only people with a validated email')
+    .option('--has-email', 'intent-contacts: only people with an email')
+    .option('--has-mobile', 'intent-contacts: only people with a mobile phone')
     .option('--paused', 'create it paused')
     .option('--note <text>', 'a note kept with the schedule')
     .action(scheduleAction);

@@ -25,6 +25,10 @@
  * |                            | (`EDQUOT`), read-only, access denied (a person must act)    |           |       |
  * | `InputError`, `CsvInputError` | an input the job cannot read or accept                   | no        | yes   |
  * | `CorruptDownloadError`     | a downloaded JSONL line that is not one JSON object         | yes       | no    |
+ * | `ManifestError`, `PartChecksumError` | `load`: a manifest it cannot use, a part whose bytes are not |no| yes |
+ * |                            | the ones its manifest's sha256 names                        |           |       |
+ * | `DatabaseError`            | `load`: PostgreSQL refused a statement or the connection    | connection| yes   |
+ * |                            | (SQLSTATE, table and part named)                            | lost only |       |
  *
  * Failures raised as `ApplicationFailure` by name rather than by class (webhook deliveries, the export's outcome,
  * a failed job) take their type from the same `FAILURE_TYPE` table, so a workflow, a CLI command and a test name
@@ -74,6 +78,7 @@ export const FAILURE_TYPE = {
   exportOutcomeUnknown: 'ExportOutcomeUnknown',
   downloadLinkExpired: 'DownloadLinkExpired',
   jobFailed: 'JobFailed',
+  database: 'DatabaseError',
 } as const;
 
 export type FailureType = (typeof FAILURE_TYPE)[keyof typeof FAILURE_TYPE];
@@ -117,6 +122,7 @@ export const FAILURE_RULES = {
   exportOutcomeUnknown: rule(FAILURE_TYPE.exportOutcomeUnknown, false, false),
   downloadLinkExpired: rule(FAILURE_TYPE.downloadLinkExpired, false, false),
   jobFailed: rule(FAILURE_TYPE.jobFailed, false, false),
+  database: rule(FAILURE_TYPE.database, false, true),
 } satisfies Record<keyof typeof FAILURE_TYPE, FailureRule>;
 
 /** Failure types that end the whole job (workflows stop scheduling batches on them). */
@@ -423,5 +429,64 @@ export class CsvInputError extends InputError {
   constructor(message: string, line: number | undefined, options?: { cause?: unknown }) {
     super(line !== undefined ? `CSV line ${line}: ${message}` : `CSV: ${message}`, options);
     this.line = line;
+  }
+}
+
+/** A manifest `load` cannot use: not JSON, not a job's or a push run's, or without a field it needs (named). */
+export class ManifestError extends InputError {
+  readonly url: string;
+  constructor(url: string, message: string, options?: { cause?: unknown }) {
+    super(`manifest ${url}: ${message}`, options);
+    this.url = url;
+  }
+}
+
+/** A part whose bytes do not hash to the sha256 its manifest lists (or whose size differs): nothing is loaded. */
+export class PartChecksumError extends InputError {
+  readonly key: string;
+  readonly expected: string;
+  readonly actual: string;
+  constructor(details: { url: string; key: string; expected: string; actual: string }) {
+    super(
+      `part ${details.key} does not match its manifest (sha256 ${details.actual}, manifest says ${details.expected}); ` +
+        `nothing was loaded (${joinUrl(details.url, details.key)})`,
+    );
+    this.key = details.key;
+    this.expected = details.expected;
+    this.actual = details.actual;
+  }
+}
+
+/** SQLSTATE classes of a lost or refused connection, an admin shutdown or a serialization conflict: worth a retry. */
+const TRANSIENT_SQLSTATE = /^(08|40|53|57P)/;
+
+/**
+ * PostgreSQL refused a statement or could not be reached: `code` is the SQLSTATE (empty when no server answered), with
+ * the table, constraint and the part being loaded when known.
+ */
+export class DatabaseError extends KitError {
+  readonly rule = FAILURE_RULES.database;
+  readonly code: string;
+  readonly table: string | undefined;
+  readonly constraint: string | undefined;
+  readonly part: string | undefined;
+  constructor(
+    message: string,
+    details: { code?: string; table?: string; constraint?: string; part?: string; cause?: unknown },
+  ) {
+    const context = [
+      details.code ? `SQLSTATE ${details.code}` : undefined,
+      details.table ? `table ${details.table}` : undefined,
+      details.constraint ? `constraint ${details.constraint}` : undefined,
+      details.part ? `part ${details.part}` : undefined,
+    ].filter(Boolean);
+    super(context.length ? `${message} (${context.join(', ')})` : message, details);
+    this.code = details.code ?? '';
+    this.table = details.table;
+    this.constraint = details.constraint;
+    this.part = details.part;
+  }
+  override get retryable(): boolean {
+    return this.code === '' || TRANSIENT_SQLSTATE.test(this.code);
   }
 }

@@ -24,6 +24,8 @@ export interface DevStackOptions {
   temporalNamespace?: string;
   /** Extra `temporal server start-dev` flags, e.g. dynamic config values. */
   temporalArgs?: string[];
+  /** Serve Temporal's web UI (its URL is `temporal.uiUrl`). */
+  temporalUi?: boolean;
   timeoutMs?: number;
 }
 
@@ -89,6 +91,7 @@ export async function startDevStack<const O extends DevStackOptions = Record<nev
           namespace: options.temporalNamespace,
           timeoutMs,
           extraArgs: options.temporalArgs,
+          ui: options.temporalUi,
         })
       : undefined,
     options.s3 !== false ? startS3({ stateDir: await dir('s3'), timeoutMs }) : undefined,

@@ -1,11 +1,20 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
+import {
+  type EncodedTablePart,
+  encodePart,
+  readPart,
+  readPartLines,
+  writeEncodedPart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 
 export interface VerifyBatchRequest {
@@ -81,11 +90,20 @@ export async function verifyBatch(
     client.verifyEmails({ emails: sent.map((line) => line.email) }, call),
   );
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const { body, counts } = assemblePart(job, lines, response, credits, unsent);
+  const { body, tables, counts } = assemblePart(job, index, lines, response, credits, unsent);
   const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
-  const published = await publishPaidPart(store, key, existing, { marker, credits: response.credits }, (calls) =>
-    writeEncodedPart(store, job.compression, key, body, counts, partial ? 'partial' : stillFailing, calls),
+  const status = partial ? 'partial' : stillFailing ? 'failed' : 'done';
+  // The tables first: the lines part is what marks the batch done.
+  const published = await publishPaidPart(
+    store,
+    key,
+    existing,
+    { marker, credits: response.credits },
+    async (calls) => {
+      await writeTableParts(store, tables, status);
+      return writeEncodedPart(store, job.compression, key, body, counts, status, calls);
+    },
   );
   if (published.lost) {
     const winner = lostRace(key, store, published.part);
@@ -97,11 +115,12 @@ export async function verifyBatch(
 /** The part's lines (this call's answers merged into the earlier ones), encoded, and their counts. */
 function assemblePart(
   job: JobRef,
+  index: number,
   lines: VerifyLine[],
   response: VerifyEmailsResult,
   credits: number,
   unsent: Set<string>,
-): { body: Buffer; counts: PartCounts } {
+): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts } {
   const verified = indexByEmail(response.verifications);
   const failed = indexByEmail(
     response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email),
@@ -124,7 +143,7 @@ function assemblePart(
     } satisfies VerifyLine;
   });
   const counts = recount(merged, credits + response.credits);
-  return { body: encodePart(job.compression, merged), counts };
+  return { body: encodePart(job.compression, merged), tables: encodeJobTables(job, index, merged), counts };
 }
 
 /** A line not verified yet: an upstream failure to be tried (the first call treats every line so). */

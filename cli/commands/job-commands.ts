@@ -1,4 +1,5 @@
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type OutputFormat, parseFormats } from '../../activities/tables/encode.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
@@ -26,11 +27,28 @@ export interface JobFlags {
   dryRun?: boolean;
   compression?: string;
   concurrency?: string;
+  /** enrich, verify-emails: formats of the flat tables. */
+  format?: string;
 }
 
-export interface EnrichFlags extends JobFlags {
-  input?: string;
+/** How the rows of an input are identified and handed back (`--column`, `--id-column`, `--keep-columns`). */
+export interface ColumnFlags {
   column?: string;
+  idColumn?: string;
+  keepColumns?: string;
+}
+
+function columnOptions(flags: ColumnFlags): { column?: string; idColumn?: string; keepColumns?: string[] } {
+  const keep = list(flags.keepColumns);
+  return {
+    ...(flags.column !== undefined ? { column: flags.column } : {}),
+    ...(flags.idColumn !== undefined ? { idColumn: flags.idColumn } : {}),
+    ...(keep && keep.length > 0 ? { keepColumns: keep } : {}),
+  };
+}
+
+export interface EnrichFlags extends JobFlags, ColumnFlags {
+  input?: string;
   signalTypes?: string;
   signalSubtypes?: string;
   detectedAfter?: string;
@@ -38,9 +56,8 @@ export interface EnrichFlags extends JobFlags {
   maxCredits?: string;
 }
 
-export interface VerifyEmailsFlags extends JobFlags {
+export interface VerifyEmailsFlags extends JobFlags, ColumnFlags {
   input?: string;
-  column?: string;
   maxCredits?: string;
 }
 
@@ -64,6 +81,19 @@ function jobIdFlag(value: string | undefined): string | undefined {
 /** Uncompressed output is another output, so another job; the default (gzip) leaves ids as they always were. */
 function plain(value: string | undefined): { compression?: 'none' } {
   return value === 'none' ? { compression: 'none' } : {};
+}
+
+/**
+ * `--format`: the flat tables' formats. Not part of the default job id: the same job run again with another format
+ * reuses every answer it has and only writes the tables it lacks.
+ */
+export function tableFormats(value: string | undefined): { formats?: OutputFormat[] } {
+  if (value === undefined) return {};
+  try {
+    return { formats: parseFormats(value) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 function compression(value: string | undefined): 'gzip' | 'none' | undefined {
@@ -99,14 +129,15 @@ export function enrichJob(flags: EnrichFlags): JobStart {
     input: {
       jobId:
         jobIdFlag(flags.jobId) ??
-        defaultJobId('enrich', { input, output, options, column: flags.column, ...plain(flags.compression) }),
+        defaultJobId('enrich', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
       input,
       output,
-      column: flags.column,
+      ...columnOptions(flags),
       options,
       maxCredits,
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
+      ...tableFormats(flags.format),
     },
   };
 }
@@ -120,13 +151,14 @@ export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
     input: {
       jobId:
         jobIdFlag(flags.jobId) ??
-        defaultJobId('verify', { input, output, column: flags.column, ...plain(flags.compression) }),
+        defaultJobId('verify', { input, output, ...columnOptions(flags), ...plain(flags.compression) }),
       input,
       output,
-      column: flags.column,
+      ...columnOptions(flags),
       maxCredits: positiveInt('max-credits', flags.maxCredits),
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
+      ...tableFormats(flags.format),
     },
   };
 }
@@ -162,6 +194,14 @@ export function intentExportJob(flags: IntentExportFlags): JobStart {
  * polls its queues). With --dry-run: print what it would read and could cost, and start nothing.
  */
 export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' | 'dryRun'>): Promise<number> {
+  if (job.workflow !== 'intentExport') {
+    // Loaded only here: the storage SDKs are not needed to start or follow an export.
+    const [{ checkInputColumns }, { openStore }] = await Promise.all([
+      import('../input-columns.ts'),
+      import('../../connectors/storage/index.ts'),
+    ]);
+    await checkInputColumns(job, (url) => openStore(url));
+  }
   if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
     const [{ dryRun }, { openStore }] = await Promise.all([
