@@ -27,7 +27,9 @@ const inputFlags = (command: Command, values: string, value: string) =>
   command
     .option('--input <url>', `CSV or JSONL of ${values}: ${WHERE}`)
     .option('--output <url>', JOB_OUTPUT)
-    .option('--column <name>', `the column holding the ${value} (default: detected)`);
+    .option('--column <name>', `the column holding the ${value} (default: found by its header, as CRM exports name it)`)
+    .option('--id-column <name>', "the column holding each row's record id (default: Id, Record ID, ... when present)")
+    .option('--keep-columns <a,b>', 'input columns to carry into every output line');
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>
@@ -233,6 +235,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--max-credits <n>', 'credit budget per run')
     .option('--concurrency <n>', 'batches in flight at once')
     .option('--lookback <duration>', 'also look this far back before the watermark (late signals)')
+    .option('--format <list>', TABLE_FORMATS)
     .addOption(overlap('what a run due while another runs does (default: skip)'))
     .option('--industries <a,b>', 'company-search: only these industries')
     .option('--employee-count-min <n>', 'company-search: head count range overlapping this low bound')

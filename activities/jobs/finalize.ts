@@ -1,21 +1,32 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
-import { readBatch, recordFields } from './batch-file.ts';
+import {
+  readPart,
+  readPartLines,
+  storedPart,
+  writeManifest,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
+import { readSeriesBatch, recordFields } from './batch-file.ts';
+import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import {
+  type BatchSeries,
+  foldDoneKey,
   isOwnPartKey,
-  linesPartIndex,
+  isTableKey,
   manifestKey,
-  parseTableKey,
-  partKey,
   partsPrefix,
+  SINGLE_MARKER_BASE,
+  seriesPartKey,
   tablePartKey,
   tablesPrefix,
 } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { encodeJobTables, writeJobPart } from './tables.ts';
+import { encodeJobTables, tablesOfPart, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -23,6 +34,7 @@ import type {
   JobResult,
   Manifest,
   ManifestPart,
+  PartCounts,
   VerificationSummary,
 } from './types.ts';
 import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
@@ -38,7 +50,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   const parts: ManifestPart[] = [];
   const counts: Manifest['counts'] = {
     input_rows: prepared?.rows ?? 0,
-    distinct: prepared?.distinct ?? 0,
+    distinct: (prepared?.distinct ?? 0) + (prepared?.singles ?? 0),
     duplicates: prepared?.duplicates ?? 0,
     ok: 0,
     not_found: 0,
@@ -51,6 +63,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
   let failed = 0;
+  const calls = { bulk: 0, single: 0 };
+  let fold: FoldRecord | undefined;
 
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
@@ -87,19 +101,25 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
         format: 'jsonl',
       });
       const c = part.counts;
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      const batchPart = name.startsWith('part-') || name.startsWith('single-0');
+      if (name.startsWith('single-0')) calls.single += c.calls ?? 0;
+      else if (name.startsWith('part-')) calls.bulk += c.calls ?? (c.lines > 0 ? 1 : 0);
       counts.ok += c.ok;
       counts.not_found += c.not_found;
       counts.error += c.error;
       counts.invalid += c.invalid;
       counts.lines += c.lines;
       credits += c.credits;
-      if (c.invalid === 0 && !part.partial) {
+      if (batchPart && !part.partial) {
         done += 1;
         if (part.failed) failed += 1;
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
     unsaved = await unsavedTotals(store, job, savedCalls);
+    fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
+    if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
   }
 
@@ -118,7 +138,14 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     // What the service charged as far as any answer said: saved answers plus answers paid for and then lost.
     credits_charged: credits + unsaved.credits,
     unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
-    batches: { total: prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0), done, failed },
+    ...(job.kind === 'intent-export' ? {} : { calls }),
+    ...(fold ? { overlap: fold.overlap } : {}),
+    ...(prepared?.columns ? { columns: prepared.columns } : {}),
+    batches: {
+      total: (prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0)) + (prepared?.singleBatches ?? 0),
+      done,
+      failed,
+    },
     parts,
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
@@ -135,15 +162,10 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
   const formats = job.formats ?? [];
   if (formats.length === 0) return [];
   const listed = new Map<string, ObjectInfo>();
-  for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
+  for await (const info of store.list(tablesPrefix(job))) if (isTableKey(job, info.key)) listed.set(info.key, info);
   const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
-    const { index, invalid } = linesPartIndex(job, key);
-    const tables = invalid
-      ? (['invalid'] as const)
-      : job.kind === 'enrich'
-        ? (['rows', 'signals'] as const)
-        : (['rows'] as const);
-    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
+    const tables = tablesOfPart(job, key);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, key, format)));
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
         const info = listed.get(tableKey);
@@ -161,7 +183,7 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
       }));
     }
     const lines = await readPartLines(store, key);
-    return writeTableParts(store, encodeJobTables(job, index, lines, invalid));
+    return writeTableParts(store, encodeJobTables(job, key, lines));
   });
   return perPart.flat();
 }
@@ -182,39 +204,44 @@ export async function findFinishedJob(store: Store, request: { job: JobRef }): P
  */
 export async function recordFailedBatch(
   store: Store,
-  request: { job: JobRef; index: number; message: string },
+  request: { job: JobRef; index: number; message: string; series?: BatchSeries },
 ): Promise<BatchResult> {
   const { job, index, message } = request;
-  const key = partKey(job, index);
-  const items = await readBatch(store, job, index);
+  const series = request.series ?? 'bulk';
+  const key = seriesPartKey(job, series, index);
+  const items = await readSeriesBatch(store, job, series, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
   const existing = await readPart(store, key);
   const paid = await readPaidLines(store, key, existing, field);
-  const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
-  const counts = { ...zeroCounts(), credits: paid.credits };
+  // Single-call lines are keyed by row (their domain is what the service resolved); bulk lines by their value.
+  const keyOf = (line: Record<string, unknown>) => (series === 'single' ? String(line['row']) : String(line[field]));
+  const earlier = new Map(paid.lines.map((line) => [keyOf(line), line]));
+  const counts: PartCounts = { ...zeroCounts(), credits: paid.credits, calls: existing?.counts.calls ?? 0 };
   const lines = items.map((item) => {
-    const line = earlier.get(item.v) ?? {
-      [field]: item.v,
+    const line = earlier.get(series === 'single' ? String(item.row) : item.v) ?? {
+      [field]: series === 'single' ? null : item.v,
       status: 'error',
       row: item.row,
       ...recordFields(item),
-      ...(field === 'domain' ? { matched_by: 'domain' } : {}),
+      ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };
     counts.lines += 1;
-    counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    if (line['status'] === 'duplicate') counts.duplicate = (counts.duplicate ?? 0) + 1;
+    else counts[line['status'] as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
-  await writeJobPart(store, job, index, lines, counts, 'failed', false, existing?.calls ?? []);
+  await writeJobPart(store, job, key, lines, counts, 'failed', existing?.calls ?? []);
   return { index, reused: false, failed: true, counts };
 }
 
-/** The batch index of a `part-NNNNN` key (undefined for `invalid-NNNNN`). */
+/** The batch number of a `part-NNNNN` or `single-NNNNN` key, as its call markers carry it (else undefined). */
 function partIndexOf(key: string): number | undefined {
-  const match = /\/part-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
-  return match ? Number(match[1]) : undefined;
+  const match = /\/(part|single)-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
+  if (!match) return undefined;
+  return Number(match[2]) + (match[1] === 'single' ? SINGLE_MARKER_BASE : 0);
 }
 
 function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
