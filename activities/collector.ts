@@ -137,7 +137,9 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
       const key = collectorPartKey(dest, input.seq);
       let part: CollectorPart;
 
-      const existing = await readPart(store, key);
+      const identity = { owner: dest.id, options: '', index: input.seq };
+      // A part that does not prove itself (another destination's, cut short, its metadata spoiled) is written again.
+      const existing = (await readPart(store, key, identity)).part;
       if (existing) {
         // Written by an earlier try of this very part: keep it, finish the bookkeeping.
         const manifest = await readManifest(store, dest);
@@ -162,7 +164,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
           }
         });
         const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
-        const stored = await writePart(store, 'none', key, lines, counts);
+        const stored = await writePart(store, 'none', key, lines, counts, 'done', identity);
         part = {
           seq: input.seq,
           key,

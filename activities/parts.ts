@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { writeBody } from '../connectors/storage/common.ts';
+import { z } from 'zod';
+import { readAll, writeBody } from '../connectors/storage/common.ts';
 import { BucketNotFoundError, StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
 import type { Compression, PartCounts } from './jobs/types.ts';
@@ -10,12 +11,22 @@ import type { Compression, PartCounts } from './jobs/types.ts';
  * The one writer of parts: every JSONL part the kit publishes (bulk job batches, scheduled-push batches, webhook
  * collector parts) goes through `writePart`, atomically, with one metadata convention so that a re-run or a recovery
  * reads what a part holds without reading the part: its counts (`signal-kit-counts`, JSON), its sha256
- * (`signal-kit-sha256`) and its status (`signal-kit-status`). Manifests, written last, go through `writeManifest`.
+ * (`signal-kit-sha256`), its size, its status (`signal-kit-status`) and whose it is (`signal-kit-owner`,
+ * `signal-kit-options`, `signal-kit-index`). Manifests, written last, go through `writeManifest`.
  * An intent export's single part is streamed (`openPartStream`); it is recorded in the export's own state instead.
+ *
+ * A part found in the output is trusted only when it proves itself (`readPart`): metadata that parses, names the
+ * reader's owner, options and index, and bytes of the recorded size, sha256 and line count. Anything else is treated
+ * as absent, so the batch is done again, and the part written then records why (`signal-kit-redone`).
  */
 const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
+const BYTES_META = 'signal-kit-bytes';
+const OWNER_META = 'signal-kit-owner';
+const OPTIONS_META = 'signal-kit-options';
+const INDEX_META = 'signal-kit-index';
+const REDONE_META = 'signal-kit-redone';
 
 /**
  * `done`: every item of the batch has its line. `failed`: retries were spent; the items not yet answered are
@@ -24,12 +35,47 @@ const STATUS_META = 'signal-kit-status';
  */
 export type PartStatus = 'done' | 'failed' | 'partial';
 
+/** Whose a part is: checked before a part is reused, so that no other job's, options' or batch's part passes. */
+export interface PartIdentity {
+  /** The job id (a push: `<name>/run-<id>`; a collector: its destination id). */
+  owner: string;
+  /** A hash of the options that change the part's answers (`optionsHash`), or '' when nothing does. */
+  options: string;
+  /** The batch (or part sequence) number the part holds. */
+  index: number;
+  /** Only when written: why the part found before it was not trusted (reported in the manifest). */
+  redone?: string;
+}
+
 export interface StoredPart {
   counts: PartCounts;
   failed: boolean;
   partial: boolean;
   bytes: number;
   sha256: string;
+  /** Why the part this one replaced was not trusted, when it replaced one. */
+  redone?: string;
+}
+
+/** A part looked for in the output: `part` when it proved itself; `distrusted` says why one present did not. */
+export interface PartRead {
+  part?: StoredPart;
+  distrusted?: string;
+}
+
+/** A short, stable hash of the options that change a part's answers (key order does not matter). */
+export function optionsHash(options: unknown): string {
+  return createHash('sha256').update(canonicalJson(options)).digest('hex').slice(0, 32);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
 }
 
 /** Encodes records as JSONL (gzip unless `none`). Parts are small (one batch), so this is in memory. */
@@ -82,9 +128,10 @@ export async function writePart(
   key: string,
   records: readonly unknown[],
   counts: PartCounts,
-  status: PartStatus | boolean = 'done',
+  status: PartStatus | boolean,
+  identity: PartIdentity,
 ): Promise<StoredPart> {
-  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status);
+  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status, identity);
 }
 
 /**
@@ -98,13 +145,14 @@ export async function writeEncodedPart(
   key: string,
   body: Buffer,
   counts: PartCounts,
-  status: PartStatus | boolean = 'done',
+  status: PartStatus | boolean,
+  identity: PartIdentity,
 ): Promise<StoredPart> {
   const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved);
+      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved, identity);
       release(body);
       return stored;
     } catch (error) {
@@ -135,34 +183,143 @@ async function writePartOnce(
   sha256: string,
   counts: PartCounts,
   status: PartStatus,
+  identity: PartIdentity,
 ): Promise<StoredPart> {
+  const { redone } = identity;
   await writeBody(store, key, body, {
     contentType: partContentType(compression),
-    metadata: { [COUNTS_META]: JSON.stringify(counts), [SHA_META]: sha256, [STATUS_META]: status },
+    metadata: {
+      [COUNTS_META]: JSON.stringify(counts),
+      [SHA_META]: sha256,
+      [STATUS_META]: status,
+      [BYTES_META]: String(body.length),
+      // Metadata travels as HTTP headers on S3 and GCS: only ASCII there.
+      [OWNER_META]: encodeURIComponent(identity.owner),
+      [OPTIONS_META]: identity.options,
+      [INDEX_META]: String(identity.index),
+      ...(redone ? { [REDONE_META]: encodeURIComponent(redone.slice(0, 300)) } : {}),
+    },
   });
-  return { counts, failed: status === 'failed', partial: status === 'partial', bytes: body.length, sha256 };
+  return {
+    counts,
+    failed: status === 'failed',
+    partial: status === 'partial',
+    bytes: body.length,
+    sha256,
+    ...(redone ? { redone } : {}),
+  };
 }
 
-/** The counts a published part recorded, or undefined when the part is absent (or unreadable, so redo it). */
-export async function readPart(store: Store, key: string): Promise<StoredPart | undefined> {
-  return storedPart(await store.stat(key));
-}
+const count = z.number().int().nonnegative();
+const summarySchema = z.object({
+  total: count,
+  deliverable: count,
+  undeliverable: count,
+  risky: count,
+  unknown: count,
+});
+const countsSchema = z.object({
+  lines: count,
+  ok: count,
+  not_found: count,
+  error: count,
+  invalid: count,
+  credits: count,
+  retryable: count.optional(),
+  summary: summarySchema.optional(),
+});
+const metadataSchema = z.object({
+  [COUNTS_META]: z.string(),
+  [SHA_META]: z.string().regex(/^[0-9a-f]{64}$/),
+  [STATUS_META]: z.enum(['done', 'failed', 'partial']),
+  [BYTES_META]: z.string().regex(/^\d{1,15}$/),
+  [OWNER_META]: z.string(),
+  [OPTIONS_META]: z.string(),
+  [INDEX_META]: z.string().regex(/^\d{1,9}$/),
+  [REDONE_META]: z.string().optional(),
+});
 
-/** What a part recorded, from its object's metadata (a listing's, when the store lists metadata). */
-export function storedPart(info: ObjectInfo | undefined): StoredPart | undefined {
-  const raw = info?.metadata[COUNTS_META];
-  if (!info || !raw) return undefined;
+/**
+ * What a part's metadata says, checked against whose it must be, without reading the part (a finalize over a listing):
+ * metadata that parses, the expected owner, options and index, and the recorded size. `distrusted` when it does not.
+ */
+export function storedPart(info: ObjectInfo | undefined, expected: PartIdentity): PartRead {
+  if (!info) return {};
+  const meta = metadataSchema.safeParse(info.metadata);
+  if (!meta.success) return { distrusted: `its metadata is missing or invalid (${describeIssue(meta.error)})` };
+  const m = meta.data;
+  let counts: PartCounts;
   try {
-    return {
-      counts: JSON.parse(raw) as PartCounts,
-      failed: info.metadata[STATUS_META] === 'failed',
-      partial: info.metadata[STATUS_META] === 'partial',
-      bytes: info.size,
-      sha256: info.metadata[SHA_META] ?? '',
-    };
+    const parsed = countsSchema.safeParse(JSON.parse(m[COUNTS_META]));
+    if (!parsed.success) return { distrusted: `its recorded counts are invalid (${describeIssue(parsed.error)})` };
+    counts = parsed.data;
   } catch {
-    return undefined;
+    return { distrusted: 'its recorded counts are not JSON' };
   }
+  const owner = safeDecode(m[OWNER_META]);
+  if (owner !== expected.owner) return { distrusted: `it was written by ${JSON.stringify(owner)}, not this job` };
+  if (m[OPTIONS_META] !== expected.options) return { distrusted: 'it was written under other options' };
+  if (Number(m[INDEX_META]) !== expected.index) return { distrusted: `it holds batch ${m[INDEX_META]}, not this one` };
+  if (Number(m[BYTES_META]) !== info.size) {
+    return { distrusted: `it is ${info.size} bytes where ${m[BYTES_META]} were written` };
+  }
+  const redone = m[REDONE_META] === undefined ? undefined : safeDecode(m[REDONE_META]);
+  return {
+    part: {
+      counts,
+      failed: m[STATUS_META] === 'failed',
+      partial: m[STATUS_META] === 'partial',
+      bytes: info.size,
+      sha256: m[SHA_META],
+      ...(redone ? { redone } : {}),
+    },
+  };
+}
+
+/**
+ * A part to reuse, or why the one present cannot be: its metadata (`storedPart`), then its bytes read back (one
+ * batch) for the recorded sha256 and line count. A part that does not prove itself is treated as absent.
+ */
+export async function readPart(store: Store, key: string, expected: PartIdentity): Promise<PartRead> {
+  const found = storedPart(await store.stat(key), expected);
+  if (!found.part) return found;
+  const raw = await readAll(await store.openRead(key));
+  if (raw.length !== found.part.bytes)
+    return { distrusted: `it is ${raw.length} bytes where ${found.part.bytes} were written` };
+  if (createHash('sha256').update(raw).digest('hex') !== found.part.sha256) {
+    return { distrusted: 'its bytes do not have the sha256 it recorded' };
+  }
+  let text: Buffer;
+  try {
+    text = key.endsWith('.gz') ? gunzipSync(raw) : raw;
+  } catch {
+    return { distrusted: 'it is not valid gzip' };
+  }
+  const lines = countLines(text);
+  if (lines !== found.part.counts.lines) {
+    return { distrusted: `it holds ${lines} lines where its counts say ${found.part.counts.lines}` };
+  }
+  return found;
+}
+
+function countLines(bytes: Buffer): number {
+  let lines = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) lines += 1;
+  // A last line without its newline is a line too (the kit always ends one).
+  return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? lines + 1 : lines;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `${issue.path.join('.') || 'value'}: ${issue.message}` : 'invalid';
 }
 
 /** The records of a published part (parts are one batch, so this is in memory). */

@@ -52,6 +52,8 @@ export interface CarriedState {
 export interface BatchJobSpec {
   kind: JobKind;
   batchSize: number;
+  /** The options that change the job's answers: its parts record their hash (see JobRef.options). */
+  options?: Record<string, unknown>;
   maxCredits?: number;
   runBatch: (job: JobRef, index: number) => Promise<BatchResult>;
   /** Runs a batch sending only the items that fit `creditCap` at their worst (see WindowOptions.capped). */
@@ -82,6 +84,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     kind: spec.kind,
     output: input.output,
     compression: input.compression ?? 'gzip',
+    ...(spec.options ? { options: spec.options } : {}),
   };
   const jobs = proxyActivities<JobActivities>(
     storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.heartbeatTimeoutMs),

@@ -22,6 +22,7 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
   return runBatchJob(input, {
     kind: 'enrich',
     batchSize: ENRICH_BATCH_SIZE,
+    options: { ...options },
     maxCredits: input.maxCredits,
     runBatch: (job, index) => api.enrichBatch({ job, index, options }),
     runCappedBatch: (job, index, creditCap) => api.enrichBatch({ job, index, options, creditCap }),

@@ -7,6 +7,7 @@ import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts'
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
+import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -48,7 +49,9 @@ export async function enrichBatch(
 ): Promise<BatchResult> {
   const { job, index, options } = request;
   const key = partKey(job, index);
-  const existing = await readPart(store, key);
+  const identity = jobPartIdentity(job, index);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
   }
@@ -100,6 +103,7 @@ export async function enrichBatch(
     assembled.body,
     counts,
     partial ? 'partial' : 'done',
+    redoneIdentity(identity, found),
   );
   for (const marker of markers) await marker.saved();
   return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };

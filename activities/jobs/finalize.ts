@@ -1,11 +1,13 @@
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
 import { readBatch } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { isOwnPartKey, manifestKey, partKey, partsPrefix } from './layout.ts';
-import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
+import { readCheckedManifest } from './manifest-read.ts';
+import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
+import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { INVALID_PER_PART } from './prepare.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -18,6 +20,14 @@ import type {
 import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
 
 const STAT_CONCURRENCY = 16;
+/** Parts named in a manifest's `details.redone_parts` / `details.ignored_parts`, at most. */
+const REPORTED_PARTS = 100;
+
+/** `part-00042.jsonl.gz` → the part table and 42 (the key is one of the job's own, `isOwnPartKey`). */
+function partIndexOf(key: string): { table: 'part' | 'invalid'; index: number } {
+  const match = /\/(part|invalid)-(\d+)\.[^/]*$/.exec(key);
+  return { table: match?.[1] === 'invalid' ? 'invalid' : 'part', index: Number(match?.[2] ?? Number.NaN) };
+}
 
 /**
  * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
@@ -41,6 +51,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
   let failed = 0;
+  const redone: { key: string; reason: string }[] = [];
+  const ignored: { key: string; reason: string }[] = [];
 
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
@@ -56,13 +68,24 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     // Only this job's own parts: a listing by prefix also returns deeper keys (another job's `<id>/parts/...` if an
     // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
     for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
+    const totals = { part: prepared?.batches ?? 0, invalid: Math.ceil((prepared?.invalid ?? 0) / INVALID_PER_PART) };
     // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
-    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => ({
-      key: info.key,
-      part: storedPart(info) ?? (await readPart(store, info.key)),
-    }));
-    for (const { key, part } of stored) {
-      if (!part) continue; // not written by this kit: not manifested
+    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
+      const { table, index } = partIndexOf(info.key);
+      if (index >= totals[table]) {
+        return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${totals[table]})` } };
+      }
+      const described = Object.keys(info.metadata).length > 0 ? info : await store.stat(info.key);
+      return { key: info.key, read: storedPart(described, jobPartIdentity(job, index, table)) };
+    });
+    for (const { key, read } of stored) {
+      const part = read.part;
+      if (!part) {
+        // Not this job's, or not a part at all: neither counted nor manifested, but said.
+        if (read.distrusted && ignored.length < REPORTED_PARTS) ignored.push({ key, reason: read.distrusted });
+        continue;
+      }
+      if (part.redone && redone.length < REPORTED_PARTS) redone.push({ key, reason: part.redone });
       parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });
       const c = part.counts;
       counts.ok += c.ok;
@@ -97,7 +120,15 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     batches: { total: prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0), done, failed },
     parts,
     ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...(request.details || redone.length || ignored.length
+      ? {
+          details: {
+            ...request.details,
+            ...(redone.length ? { redone_parts: redone } : {}),
+            ...(ignored.length ? { ignored_parts: ignored } : {}),
+          },
+        }
+      : {}),
   };
   await writeManifest(store, manifestKey(job), manifest);
   return toResult(store, job, manifest);
@@ -105,7 +136,10 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
 export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
-  const manifest = await readJsonIfPresent<Manifest>(store, manifestKey(request.job));
+  // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
+  // reusing only the parts that prove themselves, and writes a manifest of its own over it.
+  const read = await readCheckedManifest(store, manifestKey(request.job), ManifestSchema);
+  const manifest = read?.manifest as Manifest | undefined;
   return manifest?.status === 'completed' ? toResult(store, request.job, manifest) : null;
 }
 
@@ -121,7 +155,9 @@ export async function recordFailedBatch(
   const key = partKey(job, index);
   const items = await readBatch(store, job, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const paid = await readPaidLines(store, key, await readPart(store, key), field);
+  const identity = jobPartIdentity(job, index);
+  const found = await readPart(store, key, identity);
+  const paid = await readPaidLines(store, key, found.part, field);
   const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
   const counts = { ...zeroCounts(), credits: paid.credits };
   const lines = items.map((item) => {
@@ -136,7 +172,7 @@ export async function recordFailedBatch(
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
-  await writePart(store, job.compression, key, lines, counts, 'failed');
+  await writePart(store, job.compression, key, lines, counts, 'failed', redoneIdentity(identity, found));
   return { index, reused: false, failed: true, counts };
 }
 

@@ -7,6 +7,7 @@ import { writePart, zeroCounts } from '../parts.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
+import { jobPartIdentity } from './part-identity.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
 export interface PrepareRequest {
@@ -22,7 +23,8 @@ export const DEFAULT_COLUMNS: Record<string, string[]> = {
   'verify-emails': ['email', 'email_address', 'address'],
 };
 
-const INVALID_PER_PART = 10_000;
+/** Invalid records per `invalid-NNNNN` part: the number of such parts follows from the invalid rows. */
+export const INVALID_PER_PART = 10_000;
 const PENDING_WRITES = 8;
 
 /**
@@ -75,7 +77,9 @@ async function prepare(
   };
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
-    await enqueue(writePart(out, job.compression, invalidPartKey(job, stats.invalidParts++), invalid, counts));
+    const index = stats.invalidParts++;
+    const identity = jobPartIdentity(job, index, 'invalid');
+    await enqueue(writePart(out, job.compression, invalidPartKey(job, index), invalid, counts, 'done', identity));
     invalid = [];
   };
 

@@ -12,6 +12,11 @@ export interface JobRef {
   output: string;
   /** `.jsonl.gz` (default) or `.jsonl`. */
   compression?: Compression;
+  /**
+   * The options that change the job's answers (enrich: filters and `limit`; absent for the other kinds). Parts record
+   * their hash, so that a part written under other options is never reused.
+   */
+  options?: Record<string, unknown>;
 }
 
 /** How a part is stored: gzip JSONL (the default) or plain JSONL. */

@@ -5,6 +5,7 @@ import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } fro
 import { type BatchItem, readBatch } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
+import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -54,7 +55,9 @@ export async function verifyBatch(
 ): Promise<BatchResult> {
   const { job, index } = request;
   const key = partKey(job, index);
-  const existing = await readPart(store, key);
+  const identity = jobPartIdentity(job, index);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
   }
@@ -78,7 +81,8 @@ export async function verifyBatch(
   const { body, counts } = assemblePart(job, lines, response, credits, unsent);
   const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
-  await writeEncodedPart(store, job.compression, key, body, counts, partial ? 'partial' : stillFailing);
+  const status = partial ? 'partial' : stillFailing;
+  await writeEncodedPart(store, job.compression, key, body, counts, status, redoneIdentity(identity, found));
   await marker.saved();
   return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
 }

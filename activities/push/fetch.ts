@@ -4,7 +4,7 @@ import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.t
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { BatchResult } from '../jobs/types.ts';
-import { readPart, writePart, zeroCounts } from '../parts.ts';
+import { optionsHash, type PartIdentity, readPart, writePart, zeroCounts } from '../parts.ts';
 import { answerKey, batchDoneKey, pushBatchKey, pushPartKey } from './layout.ts';
 import type {
   DomainOutcome,
@@ -14,6 +14,12 @@ import type {
   PushBatchRequest,
   PushRunRef,
 } from './types.ts';
+
+/** Whose a push part is: the push's run, the filters of its calls, and the batch. */
+function pushPartIdentity(request: PushBatchRequest): PartIdentity {
+  const { run, index, filters } = request;
+  return { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
+}
 
 /** Spec section 8: 2 credits per signal returned by enrich (how the overlap is priced). */
 const CREDITS_PER_SIGNAL = 2;
@@ -42,9 +48,11 @@ export async function fetchPushBatch(
   if (recorded && !recorded.failed) return { index, reused: true, failed: false, counts: recorded.counts };
 
   const key = pushPartKey(run, index);
+  const identity = pushPartIdentity(request);
   const saved = await readAnswer(store, run, index);
   if (saved) {
-    const written = saved.counts.lines === 0 ? undefined : await readPart(store, key);
+    // A part that does not prove itself (another run's, cut short, its metadata spoiled) is written again below.
+    const written = saved.counts.lines === 0 ? undefined : (await readPart(store, key, identity)).part;
     if (saved.counts.lines === 0 || (written && !written.failed)) {
       if (written) saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
       await writeBatchRecord(store, run, saved);
@@ -84,7 +92,7 @@ export async function fetchPushBatch(
   record.calls = 1;
   await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
-    const part = await writePart(store, 'gzip', key, lines, record.counts);
+    const part = await writePart(store, 'gzip', key, lines, record.counts, 'done', identity);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
   }
   await writeBatchRecord(store, run, record);
