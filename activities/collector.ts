@@ -13,6 +13,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import {
@@ -55,6 +56,8 @@ export interface CollectorPart {
 
 export interface CollectorManifest {
   destination_id: string;
+  /** The output URL written under: every part's `key` is relative to it. */
+  output: string;
   parts: CollectorPart[];
   events: number;
   updated_at: string;
@@ -77,7 +80,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
     if (!d) {
       throw ApplicationFailure.nonRetryable(
         `no bucket webhook destination "${id}" in this worker's configuration`,
-        'DestinationNotConfigured',
+        FAILURE_TYPE.destinationNotConfigured,
       );
     }
     return d;
@@ -85,7 +88,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
 
   async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
     const manifest = await readJsonIfPresent<CollectorManifest>(store, collectorManifestKey(dest));
-    return manifest ?? { destination_id: dest.id, parts: [], events: 0, updated_at: '' };
+    return manifest ?? { destination_id: dest.id, output: store.url, parts: [], events: 0, updated_at: '' };
   }
 
   async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {
@@ -164,7 +167,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
           }
         });
         const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
-        const stored = await writePart(store, 'none', key, lines, counts, 'done', identity);
+        const stored = await writePart(store, 'none', key, lines, counts, 'done', [], identity);
         part = {
           seq: input.seq,
           key,
@@ -183,6 +186,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
       parts.sort((a, b) => a.seq - b.seq);
       const next: CollectorManifest = {
         destination_id: dest.id,
+        output: store.url,
         parts,
         events: parts.reduce((n, p) => n + p.count, 0),
         updated_at: now().toISOString(),

@@ -3,18 +3,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { readAll, writeBody } from '../connectors/storage/common.ts';
-import { BucketNotFoundError, StorageError } from '../connectors/storage/errors.ts';
+import { StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
-import type { Compression, PartCounts } from './jobs/types.ts';
+import type { Compression, ManifestPart, PartCounts } from './jobs/types.ts';
+import type { TableDef, TableName, TableRow } from './tables/columns.ts';
+import { encodeTable, OUTPUT_FORMATS, type OutputFormat, tableContentType } from './tables/encode.ts';
 
 /**
- * The one writer of parts: every JSONL part the kit publishes (bulk job batches, scheduled-push batches, webhook
- * collector parts) goes through `writePart`, atomically, with one metadata convention so that a re-run or a recovery
+ * The one writer of parts: every part the kit publishes (bulk job batches, scheduled-push batches, webhook collector
+ * parts, and the flat tables derived from each of them in every requested format) goes through `writePart` /
+ * `writeEncodedPart` / `writeTableParts`, atomically, with one metadata convention so that a re-run or a recovery
  * reads what a part holds without reading the part: its counts (`signal-kit-counts`, JSON), its sha256
- * (`signal-kit-sha256`), its size, its status (`signal-kit-status`) and whose it is (`signal-kit-owner`,
- * `signal-kit-options`, `signal-kit-index`). Manifests, written last, go through `writeManifest`.
- * An intent export's single part is streamed (`openPartStream`); it is recorded in the export's own state instead.
+ * (`signal-kit-sha256`), its status (`signal-kit-status`) and, for a table part, its table and format. Manifests,
+ * written last, go through `writeManifest`. An intent export's single part is streamed; it is recorded in the
+ * export's own state instead.
  *
+ * Every part also records whose it is (`signal-kit-owner`, `signal-kit-options`, `signal-kit-index`) and its size.
  * A part found in the output is trusted only when it proves itself (`readPart`): metadata that parses, names the
  * reader's owner, options and index, and bytes of the recorded size, sha256 and line count. Anything else is treated
  * as absent, so the batch is done again, and the part written then records why (`signal-kit-redone`).
@@ -22,6 +26,13 @@ import type { Compression, PartCounts } from './jobs/types.ts';
 const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
+/**
+ * The paid calls whose answers the part holds (ids of their markers, activities/jobs/unsaved.ts), comma-separated: a
+ * marker named here is an answer saved; any other marker left at the end is an answer paid for and not saved.
+ */
+const CALLS_META = 'signal-kit-calls';
+const TABLE_META = 'signal-kit-table';
+const FORMAT_META = 'signal-kit-format';
 const BYTES_META = 'signal-kit-bytes';
 const OWNER_META = 'signal-kit-owner';
 const OPTIONS_META = 'signal-kit-options';
@@ -35,6 +46,21 @@ const REDONE_META = 'signal-kit-redone';
  */
 export type PartStatus = 'done' | 'failed' | 'partial';
 
+export interface StoredPart {
+  counts: PartCounts;
+  failed: boolean;
+  partial: boolean;
+  bytes: number;
+  sha256: string;
+  /** The paid calls whose answers the part holds (see CALLS_META). */
+  calls: string[];
+  /** Table parts: which table, in which format. */
+  table?: TableName;
+  format?: OutputFormat;
+  /** Why the part this one replaced was not trusted, when it replaced one. */
+  redone?: string;
+}
+
 /** Whose a part is: checked before a part is reused, so that no other job's, options' or batch's part passes. */
 export interface PartIdentity {
   /** The job id (a push: `<name>/run-<id>`; a collector: its destination id). */
@@ -47,20 +73,14 @@ export interface PartIdentity {
   redone?: string;
 }
 
-export interface StoredPart {
-  counts: PartCounts;
-  failed: boolean;
-  partial: boolean;
-  bytes: number;
-  sha256: string;
-  /** Why the part this one replaced was not trusted, when it replaced one. */
-  redone?: string;
-}
-
-/** A part looked for in the output: `part` when it proved itself; `distrusted` says why one present did not. */
+/**
+ * A part looked for in the output: `part` when it proved itself; `distrusted` says why one present did not.
+ * `fingerprint` identifies whatever object was there (trusted or not), to tell later whether it changed.
+ */
 export interface PartRead {
   part?: StoredPart;
   distrusted?: string;
+  fingerprint?: string;
 }
 
 /** A short, stable hash of the options that change a part's answers (key order does not matter). */
@@ -76,6 +96,79 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
+}
+
+/** One flat table's rows of one part, before encoding. */
+export interface TableRows {
+  def: TableDef;
+  rows: TableRow[];
+}
+
+/** A table part encoded in one format, ready to publish (`writeTableParts`). */
+export interface EncodedTablePart {
+  key: string;
+  table: TableName;
+  format: OutputFormat;
+  contentType: string;
+  lines: number;
+  body: Buffer;
+}
+
+/** How a job's or a push's tables are written: in which formats, JSONL compressed or not, and where each part goes. */
+export interface TableOutput {
+  formats: readonly OutputFormat[];
+  compression: Compression | undefined;
+  keyOf: (table: TableName, format: OutputFormat) => string;
+}
+
+/**
+ * Encodes every table in every requested format (nothing when no format is requested). Done before anything is
+ * awaited by the callers, so that the lines the tables come from are garbage while the parts are being written.
+ */
+export function encodeTableParts(output: TableOutput, tables: readonly TableRows[]): EncodedTablePart[] {
+  const parts: EncodedTablePart[] = [];
+  for (const { def, rows } of tables) {
+    for (const format of output.formats) {
+      parts.push({
+        key: output.keyOf(def.table, format),
+        table: def.table,
+        format,
+        contentType: tableContentType(format, output.compression),
+        lines: rows.length,
+        body: encodeTable(format, def, rows, output.compression),
+      });
+    }
+  }
+  return parts;
+}
+
+/**
+ * Publishes encoded table parts (the same atomic, retried write as every part). Written before the part they derive
+ * from, which is what marks a batch done: a crash in between rewrites them under the same keys.
+ */
+export async function writeTableParts(
+  store: Store,
+  parts: readonly EncodedTablePart[],
+  status: PartStatus,
+  identity: PartIdentity,
+): Promise<ManifestPart[]> {
+  const written: ManifestPart[] = [];
+  for (const part of parts) {
+    const counts = { ...zeroCounts(), lines: part.lines };
+    const stored = await publish(store, part.key, part.body, counts, status, [], identity, part.contentType, {
+      [TABLE_META]: part.table,
+      [FORMAT_META]: part.format,
+    });
+    written.push({
+      key: part.key,
+      lines: part.lines,
+      bytes: stored.bytes,
+      sha256: stored.sha256,
+      table: part.table,
+      format: part.format,
+    });
+  }
+  return written;
 }
 
 /** Encodes records as JSONL (gzip unless `none`). Parts are small (one batch), so this is in memory. */
@@ -116,9 +209,12 @@ export async function writeManifest(store: Store, key: string, manifest: unknown
  */
 const WRITE_RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 8_000, 8_000, 8_000, 8_000];
 
-/** A storage failure that may pass (the server down or restarting), unlike a missing bucket or a malformed URL. */
+/**
+ * A storage failure that may pass (the server down or restarting), unlike a missing bucket, a full disk or a refused
+ * access (their rule says they are not retryable).
+ */
 function isTransient(error: unknown): boolean {
-  return error instanceof StorageError && !(error instanceof BucketNotFoundError);
+  return error instanceof StorageError && error.retryable;
 }
 
 /** Publishes a part and its counts in one atomic step, trying again while the storage is unreachable. */
@@ -129,9 +225,10 @@ export async function writePart(
   records: readonly unknown[],
   counts: PartCounts,
   status: PartStatus | boolean,
+  calls: readonly string[],
   identity: PartIdentity,
 ): Promise<StoredPart> {
-  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status, identity);
+  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status, calls, identity);
 }
 
 /**
@@ -146,13 +243,28 @@ export async function writeEncodedPart(
   body: Buffer,
   counts: PartCounts,
   status: PartStatus | boolean,
+  calls: readonly string[],
   identity: PartIdentity,
 ): Promise<StoredPart> {
   const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
+  return publish(store, key, body, counts, resolved, calls, identity, partContentType(compression), {});
+}
+
+async function publish(
+  store: Store,
+  key: string,
+  body: Buffer,
+  counts: PartCounts,
+  status: PartStatus,
+  calls: readonly string[],
+  identity: PartIdentity,
+  contentType: string,
+  extra: Record<string, string>,
+): Promise<StoredPart> {
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writePartOnce(store, compression, key, body, sha256, counts, resolved, identity);
+      const stored = await writePartOnce(store, key, body, sha256, counts, status, calls, identity, contentType, extra);
       release(body);
       return stored;
     } catch (error) {
@@ -177,28 +289,19 @@ function release(body: Buffer): void {
 
 async function writePartOnce(
   store: Store,
-  compression: Compression | undefined,
   key: string,
   body: Buffer,
   sha256: string,
   counts: PartCounts,
   status: PartStatus,
+  calls: readonly string[],
   identity: PartIdentity,
+  contentType: string,
+  extra: Record<string, string>,
 ): Promise<StoredPart> {
-  const { redone } = identity;
   await writeBody(store, key, body, {
-    contentType: partContentType(compression),
-    metadata: {
-      [COUNTS_META]: JSON.stringify(counts),
-      [SHA_META]: sha256,
-      [STATUS_META]: status,
-      [BYTES_META]: String(body.length),
-      // Metadata travels as HTTP headers on S3 and GCS: only ASCII there.
-      [OWNER_META]: encodeURIComponent(identity.owner),
-      [OPTIONS_META]: identity.options,
-      [INDEX_META]: String(identity.index),
-      ...(redone ? { [REDONE_META]: encodeURIComponent(redone.slice(0, 300)) } : {}),
-    },
+    contentType,
+    metadata: { ...partMetadata(sha256, counts, status, calls, identity, body.length), ...extra },
   });
   return {
     counts,
@@ -206,7 +309,32 @@ async function writePartOnce(
     partial: status === 'partial',
     bytes: body.length,
     sha256,
-    ...(redone ? { redone } : {}),
+    calls: [...calls],
+    ...(identity.redone ? { redone: identity.redone } : {}),
+  };
+}
+
+/** The metadata a part is published with (also what a spooled part keeps, activities/jobs/spool.ts). */
+export function partMetadata(
+  sha256: string,
+  counts: PartCounts,
+  status: PartStatus,
+  calls: readonly string[],
+  identity: PartIdentity,
+  bytes: number,
+): Record<string, string> {
+  const { redone } = identity;
+  return {
+    [COUNTS_META]: JSON.stringify(counts),
+    [SHA_META]: sha256,
+    [STATUS_META]: status,
+    ...(calls.length > 0 ? { [CALLS_META]: calls.join(',') } : {}),
+    [BYTES_META]: String(bytes),
+    // Metadata travels as HTTP headers on S3 and GCS: only ASCII there.
+    [OWNER_META]: encodeURIComponent(identity.owner),
+    [OPTIONS_META]: identity.options,
+    [INDEX_META]: String(identity.index),
+    ...(redone ? { [REDONE_META]: encodeURIComponent(redone.slice(0, 300)) } : {}),
   };
 }
 
@@ -232,6 +360,9 @@ const metadataSchema = z.object({
   [COUNTS_META]: z.string(),
   [SHA_META]: z.string().regex(/^[0-9a-f]{64}$/),
   [STATUS_META]: z.enum(['done', 'failed', 'partial']),
+  [CALLS_META]: z.string().optional(),
+  [TABLE_META]: z.enum(['rows', 'signals', 'invalid'] satisfies TableName[]).optional(),
+  [FORMAT_META]: z.enum(OUTPUT_FORMATS).optional(),
   [BYTES_META]: z.string().regex(/^\d{1,15}$/),
   [OWNER_META]: z.string(),
   [OPTIONS_META]: z.string(),
@@ -239,30 +370,42 @@ const metadataSchema = z.object({
   [REDONE_META]: z.string().optional(),
 });
 
+/** Whatever object is at a key, to tell whether it changed: its size, recorded sha256 and calls (none if absent). */
+function fingerprintOf(info: ObjectInfo | undefined): string | undefined {
+  if (!info) return undefined;
+  return `${info.size}:${info.metadata[SHA_META] ?? ''}:${info.metadata[CALLS_META] ?? ''}`;
+}
+
+/** The fingerprint of the object at `key` now (see PartRead), undefined when there is none. */
+export async function partFingerprint(store: Store, key: string): Promise<string | undefined> {
+  return fingerprintOf(await store.stat(key));
+}
+
 /**
  * What a part's metadata says, checked against whose it must be, without reading the part (a finalize over a listing):
  * metadata that parses, the expected owner, options and index, and the recorded size. `distrusted` when it does not.
  */
 export function storedPart(info: ObjectInfo | undefined, expected: PartIdentity): PartRead {
   if (!info) return {};
+  const fingerprint = fingerprintOf(info);
+  const distrust = (distrusted: string): PartRead => ({ distrusted, ...(fingerprint ? { fingerprint } : {}) });
   const meta = metadataSchema.safeParse(info.metadata);
-  if (!meta.success) return { distrusted: `its metadata is missing or invalid (${describeIssue(meta.error)})` };
+  if (!meta.success) return distrust(`its metadata is missing or invalid (${describeIssue(meta.error)})`);
   const m = meta.data;
   let counts: PartCounts;
   try {
     const parsed = countsSchema.safeParse(JSON.parse(m[COUNTS_META]));
-    if (!parsed.success) return { distrusted: `its recorded counts are invalid (${describeIssue(parsed.error)})` };
+    if (!parsed.success) return distrust(`its recorded counts are invalid (${describeIssue(parsed.error)})`);
     counts = parsed.data;
   } catch {
-    return { distrusted: 'its recorded counts are not JSON' };
+    return distrust('its recorded counts are not JSON');
   }
   const owner = safeDecode(m[OWNER_META]);
-  if (owner !== expected.owner) return { distrusted: `it was written by ${JSON.stringify(owner)}, not this job` };
-  if (m[OPTIONS_META] !== expected.options) return { distrusted: 'it was written under other options' };
-  if (Number(m[INDEX_META]) !== expected.index) return { distrusted: `it holds batch ${m[INDEX_META]}, not this one` };
-  if (Number(m[BYTES_META]) !== info.size) {
-    return { distrusted: `it is ${info.size} bytes where ${m[BYTES_META]} were written` };
-  }
+  if (owner !== expected.owner) return distrust(`it was written by ${JSON.stringify(owner)}, not this job`);
+  if (m[OPTIONS_META] !== expected.options) return distrust('it was written under other options');
+  if (Number(m[INDEX_META]) !== expected.index) return distrust(`it holds batch ${m[INDEX_META]}, not this one`);
+  if (Number(m[BYTES_META]) !== info.size)
+    return distrust(`it is ${info.size} bytes where ${m[BYTES_META]} were written`);
   const redone = m[REDONE_META] === undefined ? undefined : safeDecode(m[REDONE_META]);
   return {
     part: {
@@ -271,33 +414,39 @@ export function storedPart(info: ObjectInfo | undefined, expected: PartIdentity)
       partial: m[STATUS_META] === 'partial',
       bytes: info.size,
       sha256: m[SHA_META],
+      calls: (m[CALLS_META] ?? '').split(',').filter((id) => id !== ''),
+      ...(m[TABLE_META] ? { table: m[TABLE_META] } : {}),
+      ...(m[FORMAT_META] ? { format: m[FORMAT_META] } : {}),
       ...(redone ? { redone } : {}),
     },
+    ...(fingerprint ? { fingerprint } : {}),
   };
 }
 
 /**
- * A part to reuse, or why the one present cannot be: its metadata (`storedPart`), then its bytes read back (one
+ * A JSONL part to reuse, or why the one present cannot be: its metadata (`storedPart`), then its bytes read back (one
  * batch) for the recorded sha256 and line count. A part that does not prove itself is treated as absent.
  */
 export async function readPart(store: Store, key: string, expected: PartIdentity): Promise<PartRead> {
   const found = storedPart(await store.stat(key), expected);
   if (!found.part) return found;
+  const { fingerprint } = found;
+  const distrust = (distrusted: string): PartRead => ({ distrusted, ...(fingerprint ? { fingerprint } : {}) });
   const raw = await readAll(await store.openRead(key));
   if (raw.length !== found.part.bytes)
-    return { distrusted: `it is ${raw.length} bytes where ${found.part.bytes} were written` };
+    return distrust(`it is ${raw.length} bytes where ${found.part.bytes} were written`);
   if (createHash('sha256').update(raw).digest('hex') !== found.part.sha256) {
-    return { distrusted: 'its bytes do not have the sha256 it recorded' };
+    return distrust('its bytes do not have the sha256 it recorded');
   }
   let text: Buffer;
   try {
     text = key.endsWith('.gz') ? gunzipSync(raw) : raw;
   } catch {
-    return { distrusted: 'it is not valid gzip' };
+    return distrust('it is not valid gzip');
   }
   const lines = countLines(text);
   if (lines !== found.part.counts.lines) {
-    return { distrusted: `it holds ${lines} lines where its counts say ${found.part.counts.lines}` };
+    return distrust(`it holds ${lines} lines where its counts say ${found.part.counts.lines}`);
   }
   return found;
 }

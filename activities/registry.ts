@@ -5,10 +5,12 @@
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
+import { type CatalogRequest, lookupCatalog } from './catalog.ts';
 import { createCollectorActivities } from './collector.ts';
 import { enrichBatch } from './jobs/enrich.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
+import { currentAttempt } from './jobs/paid-call.ts';
 import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
 import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
@@ -52,14 +54,15 @@ export function createApiActivities(deps: ActivityDeps) {
   const { client, openStore } = deps;
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
-      enrichBatch(client, openStore(request.job.output), request),
+      enrichBatch(client, openStore(request.job.output), request, currentAttempt()),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
-      verifyBatch(client, openStore(request.job.output), request),
+      verifyBatch(client, openStore(request.job.output), request, currentAttempt()),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
       submitIntentExport(client, openStore(request.job.output), request),
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>
       getIntentExportStatus(client, request.job ? openStore(request.job.output) : undefined, request),
     manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
+    lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
   };

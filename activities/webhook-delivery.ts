@@ -15,6 +15,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { FAILURE_RULES } from '../connectors/errors.ts';
 import { parseRetryAfter } from '../connectors/retry-after.ts';
 import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
@@ -121,16 +122,25 @@ async function readSnippet(body: AsyncIterable<Buffer> & { destroy?: (err?: Erro
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A failure of one delivery attempt; whether Temporal may retry it is the type's rule in connectors/errors.ts. */
+type DeliveryFailureKind =
+  | 'destinationNotConfigured'
+  | 'destinationBlocked'
+  | 'destinationGone'
+  | 'deliveryTimeout'
+  | 'deliveryFailed';
+
 function failure(
-  type: string,
+  kind: DeliveryFailureKind,
   message: string,
   details: DeliveryFailureDetails,
-  options: { nonRetryable?: boolean; cause?: Error } = {},
+  options: { cause?: Error } = {},
 ): ApplicationFailure {
+  const rule = FAILURE_RULES[kind];
   return ApplicationFailure.create({
-    type,
+    type: rule.type,
     message,
-    nonRetryable: options.nonRetryable ?? false,
+    nonRetryable: !rule.retryable,
     details: [details],
     ...(details.retryAfterMs !== undefined ? { nextRetryDelay: details.retryAfterMs } : {}),
     ...(options.cause ? { cause: options.cause } : {}),
@@ -161,14 +171,9 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   function httpDestination(id: string): HttpDestination {
     const d = config.destinations.find((x): x is HttpDestination => x.id === id && x.kind === 'http');
     if (!d) {
-      throw failure(
-        'DestinationNotConfigured',
-        `no HTTP webhook destination "${id}" in this worker's configuration`,
-        {
-          durationMs: 0,
-        },
-        { nonRetryable: true },
-      );
+      throw failure('destinationNotConfigured', `no HTTP webhook destination "${id}" in this worker's configuration`, {
+        durationMs: 0,
+      });
     }
     return d;
   }
@@ -224,7 +229,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
       } catch (err) {
         const durationMs = elapsed();
         if (err instanceof DestinationBlockedError) {
-          throw failure('DestinationBlocked', err.message, { durationMs }, { nonRetryable: true, cause: err });
+          throw failure('destinationBlocked', err.message, { durationMs }, { cause: err });
         }
         if (cancel?.aborted) throw err; // the activity was cancelled: let the SDK report it
         const timedOut =
@@ -233,10 +238,14 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
           err instanceof undiciErrors.BodyTimeoutError ||
           err instanceof undiciErrors.ConnectTimeoutError;
         if (timedOut) {
-          throw failure('DeliveryTimeout', `no complete answer within ${dest.timeout_ms} ms`, { durationMs });
+          throw failure('deliveryTimeout', `no complete answer within ${dest.timeout_ms} ms`, {
+            durationMs,
+          });
         }
         const e = err as Error & { code?: string };
-        throw failure('DeliveryFailed', `request failed: ${e.code ? `${e.code} ` : ''}${e.message}`, { durationMs });
+        throw failure('deliveryFailed', `request failed: ${e.code ? `${e.code} ` : ''}${e.message}`, {
+          durationMs,
+        });
       }
 
       const status = res.statusCode;
@@ -251,26 +260,24 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
           reason: `answered 410 Gone to ${input.webhookId}`,
           status,
         });
-        throw failure('DestinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details, {
-          nonRetryable: true,
-        });
+        throw failure('destinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details);
       }
       if (status >= 300 && status < 400) {
         const location = res.headers['location'];
         const loc = Array.isArray(location) ? location[0] : location;
-        throw failure('DeliveryFailed', `answered ${status}; redirects are not followed`, {
+        throw failure('deliveryFailed', `answered ${status}; redirects are not followed`, {
           ...details,
           ...(loc ? { location: loc } : {}),
         });
       }
       if (status === 429 || status === 503) {
         const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
-        throw failure('DeliveryFailed', `answered ${status}`, {
+        throw failure('deliveryFailed', `answered ${status}`, {
           ...details,
           ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         });
       }
-      throw failure('DeliveryFailed', `answered ${status}`, details);
+      throw failure('deliveryFailed', `answered ${status}`, details);
     },
 
     /** Writes the event and its attempt history where nothing is lost; the key is deterministic (a retry overwrites). */

@@ -1,6 +1,6 @@
 import { constants, publicEncrypt } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { SignalApiError } from '../connectors/errors.ts';
+import { FAILURE_TYPE, SignalApiError } from '../connectors/errors.ts';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { CreateWebhookParams, UpdateWebhookParams } from '../connectors/signal-api/types.ts';
 
@@ -18,7 +18,7 @@ export type WebhookSubscriptionRequest =
   | { action: 'test'; id: string };
 
 /** The failure type of a call the service refused; its details hold the error's fields for the CLI's message. */
-export const WEBHOOK_API_ERROR = 'WebhookApiError';
+export const WEBHOOK_API_ERROR = FAILURE_TYPE.webhookApi;
 
 /**
  * Makes one subscription management call. It runs on the rate-limited API queue like every other call, so the

@@ -3,8 +3,7 @@
  * started and the Signal Data Service is never called (not even its free endpoints).
  */
 import { manifestKey } from '../activities/jobs/layout.ts';
-import { readCheckedManifest } from '../activities/jobs/manifest-read.ts';
-import { ManifestSchema } from '../activities/jobs/output-schemas.ts';
+import { ReadableManifestSchema, readCheckedManifest } from '../activities/jobs/manifest-read.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
 import { MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
@@ -152,7 +151,7 @@ function counts(scan: Awaited<ReturnType<typeof scanInput>>) {
 async function readManifest(store: Store, key: string, skipped: SkippedManifest[]): Promise<Manifest | undefined> {
   let read: Awaited<ReturnType<typeof readCheckedManifest>>;
   try {
-    read = await readCheckedManifest(store, key, ManifestSchema);
+    read = await readCheckedManifest(store, key, ReadableManifestSchema);
   } catch (error) {
     skipped.push({ key, reason: `could not be read: ${error instanceof Error ? error.message : String(error)}` });
     return undefined;

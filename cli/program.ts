@@ -65,6 +65,9 @@ function argvOf(command: Command): string[] {
 const typedArgs = new WeakMap<Command, string[]>();
 const root = (command: Command): Command => (command.parent ? root(command.parent) : command);
 
+const TABLE_FORMATS =
+  'also write the flat tables (docs/tables.md) as jsonl, csv or parquet; several comma-separated (e.g. parquet,csv)';
+
 /** Builds the program; `exit` receives the code of whichever command ran. */
 export function buildProgram(version: string, exit: (code: number) => void): Command {
   const program = new Command('signal-kit')
@@ -94,12 +97,15 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     signalFilterFlags(inputFlags(enrich, 'domains', 'domain'))
       .option('--detected-after <iso>', 'only signals detected after this date')
       .option('--limit <n>', 'signals per domain, at most 500 (2 credits each)')
-      .option('--max-credits <n>', 'stop before spending more than this'),
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
   const verifyEmails = program.command('verify-emails').description('verify a list of email addresses');
   jobFlags(
-    inputFlags(verifyEmails, 'addresses', 'address').option('--max-credits <n>', 'stop before spending more than this'),
+    inputFlags(verifyEmails, 'addresses', 'address')
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('verifyEmailsJob', command.opts())));
 
   jobFlags(
@@ -123,6 +129,33 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       action(
         (command) => async () => (await import('./commands/job-commands.ts')).runStatusCommand(command.args[0] ?? ''),
       ),
+    );
+
+  // ─── catalogs ──────────────────────────────────────────────────────────────────────────────────────────────────
+  const topics = program.command('topics').description('the buyer-intent topic catalog (free)');
+  topics
+    .command('search')
+    .description('find topic ids (b2b_<n>) by a word of their name; prints a table, or JSON with --json')
+    .argument('<text>', 'a word or phrase of the topic name, or a topic id')
+    .option('--limit <n>', 'at most this many topics (default 50, at most 1000)')
+    .option('--cursor <cursor>', 'the next page, as printed by the previous one')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      action((command) => async () => {
+        const { runCatalogCommand, topicsRequest } = await import('./commands/catalog.ts');
+        const flags = command.opts();
+        return runCatalogCommand('topics search', () => topicsRequest(command.args[0], flags), flags.json === true);
+      }),
+    );
+  program
+    .command('signal-types')
+    .description('every signal type with its category, subtypes and signal count (free); --json for all of it')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      action((command) => async () => {
+        const { runCatalogCommand } = await import('./commands/catalog.ts');
+        return runCatalogCommand('signal-types', () => ({ what: 'signal-types' }), command.opts().json === true);
+      }),
     );
 
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────

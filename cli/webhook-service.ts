@@ -1,4 +1,4 @@
-import { constants, generateKeyPairSync, privateDecrypt, randomUUID } from 'node:crypto';
+import { constants, generateKeyPairSync, privateDecrypt } from 'node:crypto';
 import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError } from '@temporalio/client';
 import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../activities/webhook-subscriptions.ts';
 import { receiverAuthFromEnv, type ServeAuthMode } from '../config/webhooks.ts';
@@ -8,15 +8,12 @@ import { type ReceiverLogEntry, startWebhookReceiver, temporalEnqueue, type Webh
 import { runChecks } from '../workers/health.ts';
 import { temporalAnswers } from '../workers/temporal-health.ts';
 import { manageWebhooks } from '../workflows/webhook-subscriptions.ts';
-import { noWorkerMessage, queuesWithoutWorker } from './pollers.ts';
 import { connectClient } from './temporal.ts';
+import { NoWorkerError, runThroughWorker } from './worker-call.ts';
 
 // The webhooks service behind `signal-kit webhooks …`: the intake (`serve`), and the subscriptions
 // (`subscribe|list|update|delete|test`), whose every call is made by a worker (with its API key, on the rate-limited
 // API queue), never by the CLI itself.
-
-/** How long a management command waits for a worker to take its call before saying that none is running. */
-const WORKER_WAIT_MS = 30_000;
 
 /**
  * Runs one management call through a worker: a `manageWebhooks` workflow whose activity runs on the rate-limited
@@ -34,22 +31,10 @@ export async function callThroughWorker(
       : request;
   const client = await connectClient(temporal);
   try {
-    const missing = await queuesWithoutWorker(client, temporal.namespace, temporal);
-    if (missing.length > 0) throw new NoWorkerError(noWorkerMessage(missing, temporal.namespace, temporal.address));
-    const handle = await client.workflow.start(manageWebhooks, {
-      workflowId: `webhooks-${request.action}-${randomUUID()}`,
-      taskQueue: temporal.taskQueue,
-      args: [{ request: sealed, apiTaskQueue: temporal.apiTaskQueue }],
+    const result = await runThroughWorker(client, temporal, manageWebhooks, `webhooks-${request.action}`, {
+      request: sealed,
+      apiTaskQueue: temporal.apiTaskQueue,
     });
-    const waited = new Promise<'none'>((resolve) => {
-      const timer = setTimeout(() => resolve('none'), WORKER_WAIT_MS);
-      timer.unref();
-    });
-    const result = await Promise.race([handle.result(), waited]);
-    if (result === 'none') {
-      await handle.terminate('no worker took the call').catch(() => undefined);
-      throw new NoWorkerError(noWorkerMessage([temporal.apiTaskQueue], temporal.namespace, temporal.address));
-    }
     if (keys && typeof result.sealed_secret === 'string') {
       const { sealed_secret: box, ...rest } = result;
       const secret = privateDecrypt(
@@ -66,16 +51,13 @@ export async function callThroughWorker(
   }
 }
 
-/** No worker took the call: nothing was sent to the service. */
-export class NoWorkerError extends Error {
-  override readonly name = 'NoWorkerError';
-}
+export { NoWorkerError };
 
 /** The service's refusal carried in a workflow failure, rebuilt as the client's typed error. */
-function apiErrorOf(error: unknown): SignalApiError | undefined {
+export function apiErrorOf(error: unknown, type: string = WEBHOOK_API_ERROR): SignalApiError | undefined {
   let cause: unknown = error instanceof WorkflowFailedError ? error.cause : undefined;
   while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== WEBHOOK_API_ERROR) return undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== type) return undefined;
   const info = (cause.details?.[0] ?? {}) as Partial<Record<string, unknown>>;
   const init = {
     status: Number(info.status ?? 0),

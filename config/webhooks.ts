@@ -13,7 +13,7 @@ import {
 } from '../connectors/webhooks/destinations.ts';
 import { AddressAllowlist } from '../connectors/webhooks/safe-dispatcher.ts';
 import { isWebhookSecret } from '../connectors/webhooks/signature.ts';
-import type { ReceiverAuth } from '../intake/server.ts';
+import type { ReceiverAuth } from '../intake/options.ts';
 import { ConfigError } from './errors.ts';
 
 type Env = Record<string, string | undefined>;

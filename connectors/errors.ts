@@ -21,7 +21,29 @@
  * | `SignalApiError` itself    | any other status (405, 409, 413, ...)                       | no        | no    |
  * | `StorageError` and kin     | a storage call failed (outage, missing object)              | yes       | no    |
  * | `BucketNotFoundError`, `InvalidStorageUrlError`, `StorageConfigError` | storage that cannot work | no | yes |
+ * | `StorageRefusedError`      | the storage refuses the write: no space (`ENOSPC`), quota   | no        | yes   |
+ * |                            | (`EDQUOT`), read-only, access denied (a person must act)    |           |       |
  * | `InputError`, `CsvInputError` | an input the job cannot read or accept                   | no        | yes   |
+ * | `CorruptDownloadError`     | a downloaded JSONL line that is not one JSON object         | yes       | no    |
+ * | `ManifestError`, `PartChecksumError` | `load`: a manifest it cannot use, a part whose bytes are not |no| yes |
+ * |                            | the ones its manifest's sha256 names                        |           |       |
+ * | `DatabaseError`            | `load`: PostgreSQL refused a statement or the connection    | connection| yes   |
+ * |                            | (SQLSTATE, table and part named)                            | lost only |       |
+ *
+ * Failures raised as `ApplicationFailure` by name rather than by class (webhook deliveries, the export's outcome,
+ * a failed job) take their type from the same `FAILURE_TYPE` table, so a workflow, a CLI command and a test name
+ * one failure one way:
+ *
+ * | type                        | raised by                                  | retried by Temporal            |
+ * |-----------------------------|--------------------------------------------|--------------------------------|
+ * | `DestinationNotConfigured`  | a webhook or collector activity            | no                             |
+ * | `DestinationBlocked`        | an endpoint the allowlist or IP rules refuse | no                           |
+ * | `DestinationGone`           | an endpoint that answered 410              | no                             |
+ * | `DeliveryTimeout`, `DeliveryFailed` | one delivery attempt               | by the delivery workflow's schedule |
+ * | `WebhookApiError`           | a refused subscription call                | no                             |
+ * | `ExportOutcomeUnknown`      | an export submit whose answer was lost     | no (`--resubmit` decides)      |
+ * | `DownloadLinkExpired`       | an export download whose link is stale     | no (the workflow fetches a fresh link) |
+ * | `JobFailed`                 | a job workflow whose run failed            | no                             |
  *
  * Workers turn these into Temporal failures in one place (workers/activity-failures.ts); workflows read the failure
  * types from `FAILURE_TYPE` and `FATAL_FAILURE_TYPES` below. This module imports nothing, so workflows may use it.
@@ -44,17 +66,31 @@ export const FAILURE_TYPE = {
   apiRefused: 'SignalApiError',
   storage: 'StorageError',
   storageConfig: 'StorageConfigError',
+  storageRefused: 'StorageRefusedError',
   input: 'InputError',
+  corruptDownload: 'CorruptDownload',
+  destinationNotConfigured: 'DestinationNotConfigured',
+  destinationBlocked: 'DestinationBlocked',
+  destinationGone: 'DestinationGone',
+  deliveryTimeout: 'DeliveryTimeout',
+  deliveryFailed: 'DeliveryFailed',
+  webhookApi: 'WebhookApiError',
+  exportOutcomeUnknown: 'ExportOutcomeUnknown',
+  downloadLinkExpired: 'DownloadLinkExpired',
+  jobFailed: 'JobFailed',
+  database: 'DatabaseError',
 } as const;
 
+export type FailureType = (typeof FAILURE_TYPE)[keyof typeof FAILURE_TYPE];
+
 export interface FailureRule {
-  readonly type: string;
+  readonly type: FailureType;
   readonly retryable: boolean;
   readonly fatal: boolean;
   readonly perRecord?: boolean;
 }
 
-const rule = (type: string, retryable: boolean, fatal: boolean, perRecord = false): FailureRule => ({
+const rule = (type: FailureType, retryable: boolean, fatal: boolean, perRecord = false): FailureRule => ({
   type,
   retryable,
   fatal,
@@ -74,7 +110,19 @@ export const FAILURE_RULES = {
   apiRefused: rule(FAILURE_TYPE.apiRefused, false, false),
   storage: rule(FAILURE_TYPE.storage, true, false),
   storageConfig: rule(FAILURE_TYPE.storageConfig, false, true),
+  storageRefused: rule(FAILURE_TYPE.storageRefused, false, true),
   input: rule(FAILURE_TYPE.input, false, true),
+  corruptDownload: rule(FAILURE_TYPE.corruptDownload, true, false),
+  destinationNotConfigured: rule(FAILURE_TYPE.destinationNotConfigured, false, false),
+  destinationBlocked: rule(FAILURE_TYPE.destinationBlocked, false, false),
+  destinationGone: rule(FAILURE_TYPE.destinationGone, false, false),
+  deliveryTimeout: rule(FAILURE_TYPE.deliveryTimeout, true, false),
+  deliveryFailed: rule(FAILURE_TYPE.deliveryFailed, true, false),
+  webhookApi: rule(FAILURE_TYPE.webhookApi, false, false),
+  exportOutcomeUnknown: rule(FAILURE_TYPE.exportOutcomeUnknown, false, false),
+  downloadLinkExpired: rule(FAILURE_TYPE.downloadLinkExpired, false, false),
+  jobFailed: rule(FAILURE_TYPE.jobFailed, false, false),
+  database: rule(FAILURE_TYPE.database, false, true),
 } satisfies Record<keyof typeof FAILURE_TYPE, FailureRule>;
 
 /** Failure types that end the whole job (workflows stop scheduling batches on them). */
@@ -299,6 +347,46 @@ export class BucketNotFoundError extends StorageError {
   }
 }
 
+/**
+ * The storage refused the operation for a reason that waiting does not cure: the disk or the quota is full, the
+ * file system is read-only, the credentials may not write there. The job stops before its next paid call; `reason`
+ * names the cause (`ENOSPC`, `EDQUOT`, `EROFS`, `EACCES`, `AccessDenied`, ...).
+ */
+export class StorageRefusedError extends StorageError {
+  override readonly rule = FAILURE_RULES.storageRefused;
+  readonly reason: string;
+  constructor(message: string, details: { url: string; key?: string; reason: string; cause?: unknown }) {
+    super(message, details);
+    this.reason = details.reason;
+  }
+}
+
+/** Error codes (Node's, S3's, GCS's) of a storage that refuses a write until someone frees space or grants access. */
+const REFUSED_CODES = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+  'EACCES',
+  'EPERM',
+  'AccessDenied',
+  'AllAccessDisabled',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'QuotaExceeded',
+  'EntityTooLarge',
+]);
+
+/** The reason a backend error is a refusal no retry can fix, or undefined when it may pass. */
+export function refusalReason(cause: unknown): string | undefined {
+  const err = cause as { code?: unknown; name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number } };
+  for (const candidate of [err?.code, err?.name, err?.Code]) {
+    if (typeof candidate === 'string' && REFUSED_CODES.has(candidate)) return candidate;
+  }
+  // GCS (and S3 without a code) say it with the status: 403 is a refusal of these credentials.
+  if (err?.code === 403 || err?.$metadata?.httpStatusCode === 403) return 'AccessDenied';
+  return undefined;
+}
+
 /** The write was aborted by its caller (or its source failed); nothing was published. */
 export class WriteAbortedError extends StorageError {
   constructor(details: { url: string; key: string; cause?: unknown }) {
@@ -330,11 +418,75 @@ export class InputError extends KitError {
   readonly rule = FAILURE_RULES.input;
 }
 
+/** A downloaded JSONL body that is not what it should be (a line that is not one JSON object); a new download may help. */
+export class CorruptDownloadError extends KitError {
+  readonly rule = FAILURE_RULES.corruptDownload;
+}
+
 /** A CSV input the parser cannot read past (an unclosed quote spanning lines, a runaway record). */
 export class CsvInputError extends InputError {
   readonly line: number | undefined;
   constructor(message: string, line: number | undefined, options?: { cause?: unknown }) {
     super(line !== undefined ? `CSV line ${line}: ${message}` : `CSV: ${message}`, options);
     this.line = line;
+  }
+}
+
+/** A manifest `load` cannot use: not JSON, not a job's or a push run's, or without a field it needs (named). */
+export class ManifestError extends InputError {
+  readonly url: string;
+  constructor(url: string, message: string, options?: { cause?: unknown }) {
+    super(`manifest ${url}: ${message}`, options);
+    this.url = url;
+  }
+}
+
+/** A part whose bytes do not hash to the sha256 its manifest lists (or whose size differs): nothing is loaded. */
+export class PartChecksumError extends InputError {
+  readonly key: string;
+  readonly expected: string;
+  readonly actual: string;
+  constructor(details: { url: string; key: string; expected: string; actual: string }) {
+    super(
+      `part ${details.key} does not match its manifest (sha256 ${details.actual}, manifest says ${details.expected}); ` +
+        `nothing was loaded (${joinUrl(details.url, details.key)})`,
+    );
+    this.key = details.key;
+    this.expected = details.expected;
+    this.actual = details.actual;
+  }
+}
+
+/** SQLSTATE classes of a lost or refused connection, an admin shutdown or a serialization conflict: worth a retry. */
+const TRANSIENT_SQLSTATE = /^(08|40|53|57P)/;
+
+/**
+ * PostgreSQL refused a statement or could not be reached: `code` is the SQLSTATE (empty when no server answered), with
+ * the table, constraint and the part being loaded when known.
+ */
+export class DatabaseError extends KitError {
+  readonly rule = FAILURE_RULES.database;
+  readonly code: string;
+  readonly table: string | undefined;
+  readonly constraint: string | undefined;
+  readonly part: string | undefined;
+  constructor(
+    message: string,
+    details: { code?: string; table?: string; constraint?: string; part?: string; cause?: unknown },
+  ) {
+    const context = [
+      details.code ? `SQLSTATE ${details.code}` : undefined,
+      details.table ? `table ${details.table}` : undefined,
+      details.constraint ? `constraint ${details.constraint}` : undefined,
+      details.part ? `part ${details.part}` : undefined,
+    ].filter(Boolean);
+    super(context.length ? `${message} (${context.join(', ')})` : message, details);
+    this.code = details.code ?? '';
+    this.table = details.table;
+    this.constraint = details.constraint;
+    this.part = details.part;
+  }
+  override get retryable(): boolean {
+    return this.code === '' || TRANSIENT_SQLSTATE.test(this.code);
   }
 }

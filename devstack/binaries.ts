@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The pinned server binaries the dev stack runs; versions match scripts/install-tools.sh. */
@@ -69,5 +70,61 @@ export function locateBinary(tool: ToolName): string {
   const candidates = [join(repoRoot(), '.tools', 'bin', tool), join(cacheDir(), 'tools', `${tool}-${version}`, tool)];
   const found = candidates.find(isExecutableFile);
   if (!found) throw new MissingBinaryError(tool, [`$${envVar}`, ...candidates]);
+  return found;
+}
+
+/** The PostgreSQL server programs the dev stack runs: from the system's packages, not built here. */
+export const POSTGRES_BIN_ENV = 'POSTGRES_BIN_DIR';
+const POSTGRES_PROGRAMS = ['initdb', 'postgres'] as const;
+
+export class MissingPostgresError extends Error {
+  constructor(looked: string[]) {
+    super(
+      `PostgreSQL server programs (initdb, postgres) not found (looked in: ${looked.join(', ') || 'nothing'}). ` +
+        'Install them (Debian/Ubuntu: apt-get install postgresql; `sh scripts/install-tools.sh` does it when run ' +
+        `as root), or set ${POSTGRES_BIN_ENV} to the folder holding initdb and postgres.`,
+    );
+    this.name = 'MissingPostgresError';
+  }
+}
+
+const holdsPostgres = (dir: string) => POSTGRES_PROGRAMS.every((name) => isExecutableFile(join(dir, name)));
+
+/** `pg_config --bindir` of the pg_config on PATH (Debian's points at the newest installed server). */
+function pgConfigBinDir(): string | undefined {
+  try {
+    return execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Debian's and Ubuntu's layout, /usr/lib/postgresql/<major>/bin, newest major first. */
+function debianBinDirs(): string[] {
+  const root = '/usr/lib/postgresql';
+  try {
+    return readdirSync(root)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a))
+      .map((major) => join(root, major, 'bin'));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The folder holding `initdb` and `postgres`: $POSTGRES_BIN_DIR, else `pg_config --bindir`, else the newest of
+ * Debian's /usr/lib/postgresql/<major>/bin, else a folder on PATH. Throws MissingPostgresError with the fix.
+ */
+export function locatePostgres(): string {
+  const override = process.env[POSTGRES_BIN_ENV];
+  if (override) {
+    if (!holdsPostgres(override)) throw new Error(`${POSTGRES_BIN_ENV}=${override} does not hold initdb and postgres`);
+    return override;
+  }
+  const onPath = (process.env['PATH'] ?? '').split(delimiter).filter(Boolean);
+  const candidates = [pgConfigBinDir(), ...debianBinDirs(), ...onPath].filter((dir): dir is string => !!dir);
+  const found = candidates.find(holdsPostgres);
+  if (!found) throw new MissingPostgresError([`$${POSTGRES_BIN_ENV}`, ...new Set(candidates)]);
   return found;
 }

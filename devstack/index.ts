@@ -7,9 +7,10 @@ import { reapGroups } from './registry.ts';
 import { type S3Server, startS3 } from './s3.ts';
 import { startTemporal, type TemporalServer } from './temporal.ts';
 
-export { locateBinary, MissingBinaryError } from './binaries.ts';
+export { locateBinary, locatePostgres, MissingBinaryError, MissingPostgresError } from './binaries.ts';
 export { type GcsServer, gcsClientFor, startGcs } from './gcs.ts';
 export { freePort } from './ports.ts';
+export { type PostgresServer, startPostgres } from './postgres.ts';
 export { type ServerProcess, ServerStartError } from './process.ts';
 export { groupAlive, listGroups } from './registry.ts';
 export { type S3Server, s3ClientFor, startS3 } from './s3.ts';
@@ -23,6 +24,8 @@ export interface DevStackOptions {
   temporalNamespace?: string;
   /** Extra `temporal server start-dev` flags, e.g. dynamic config values. */
   temporalArgs?: string[];
+  /** Serve Temporal's web UI (its URL is `temporal.uiUrl`). */
+  temporalUi?: boolean;
   timeoutMs?: number;
 }
 
@@ -88,6 +91,7 @@ export async function startDevStack<const O extends DevStackOptions = Record<nev
           namespace: options.temporalNamespace,
           timeoutMs,
           extraArgs: options.temporalArgs,
+          ui: options.temporalUi,
         })
       : undefined,
     options.s3 !== false ? startS3({ stateDir: await dir('s3'), timeoutMs }) : undefined,

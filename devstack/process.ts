@@ -32,6 +32,9 @@ export interface StartProcessOptions {
   stateDir?: string;
   env?: NodeJS.ProcessEnv;
   tailLines?: number;
+  /** Run as this user and group (the parent must be root): for servers that refuse to run as root. */
+  uid?: number;
+  gid?: number;
 }
 
 /** Spawned groups still running in this process: killed synchronously if the process exits without stopping them. */
@@ -103,6 +106,8 @@ export function startProcess(options: StartProcessOptions): ServerProcess {
     env: options.env ?? process.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.uid !== undefined ? { uid: options.uid } : {}),
+    ...(options.gid !== undefined ? { gid: options.gid } : {}),
   });
   const output = lineBuffer(options.tailLines ?? 60);
   child.stdout?.on('data', output.push);

@@ -12,6 +12,8 @@ export interface TemporalServer extends ManagedServer {
   readonly namespace: string;
   /** The SQLite file holding all state; it survives restart(). */
   readonly dbFile: string;
+  /** `http://127.0.0.1:<port>` of the Temporal web UI, when started with `ui: true`. */
+  readonly uiUrl?: string;
 }
 
 export interface StartTemporalOptions {
@@ -22,6 +24,8 @@ export interface StartTemporalOptions {
   timeoutMs?: number;
   /** Extra `temporal server start-dev` flags, e.g. ['--dynamic-config-value', 'key=value']. */
   extraArgs?: string[];
+  /** Serve the web UI on a free 127.0.0.1 port (`dev` does); tests and the demo run headless. */
+  ui?: boolean;
 }
 
 async function namespaceAnswers(address: string, namespace: string): Promise<void> {
@@ -45,11 +49,11 @@ export async function startTemporal(options: StartTemporalOptions = {}): Promise
   let ports: number[] = [];
 
   const launch = async (): Promise<ServerProcess> => {
-    const [port, httpPort, metricsPort] = ports as [number, number, number];
+    const [port, httpPort, metricsPort, uiPort] = ports as [number, number, number, number | undefined];
     const args = [
       'server',
       'start-dev',
-      '--headless',
+      ...(uiPort === undefined ? ['--headless'] : ['--ui-ip', '127.0.0.1', '--ui-port', String(uiPort)]),
       '--ip',
       '127.0.0.1',
       '--port',
@@ -72,9 +76,15 @@ export async function startTemporal(options: StartTemporalOptions = {}): Promise
     });
   };
   const start = async () => {
-    ports = await freePorts(3);
+    ports = await freePorts(options.ui ? 4 : 3);
     return launch();
   };
   const server = await manageServer(start, launch, { dir: stateDir, owned: ownsDir });
-  return { ...server, address: `127.0.0.1:${ports[0]}`, namespace, dbFile };
+  return {
+    ...server,
+    address: `127.0.0.1:${ports[0]}`,
+    namespace,
+    dbFile,
+    ...(options.ui ? { uiUrl: `http://127.0.0.1:${ports[3]}` } : {}),
+  };
 }

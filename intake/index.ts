@@ -9,8 +9,8 @@ export {
   type ReceiverAuth,
   type ReceiverLogEntry,
   type ReceiverTimeouts,
-  startWebhookReceiver,
   type WebhookReceiver,
   type WebhookReceiverOptions,
-} from './server.ts';
+} from './options.ts';
+export { startWebhookReceiver } from './server.ts';
 export { type TemporalEnqueueOptions, temporalEnqueue } from './temporal-enqueue.ts';

@@ -8,7 +8,7 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { signalWorkflowId } from '../connectors/webhooks/events.ts';
 import type { DeliverSignalEventInput } from '../workflows/webhook-delivery.ts';
-import type { Enqueue } from './server.ts';
+import type { Enqueue } from './options.ts';
 
 export interface TemporalEnqueueOptions {
   client: Client;

@@ -12,6 +12,7 @@ import {
   DEFAULT_CREDITS,
   DEFAULT_KEYS,
 } from './auth.ts';
+import type { IntentSurfacing } from './data/intent.ts';
 import { type EnrichSignal, toLookupSignal } from './data/signals.ts';
 import { DEFAULT_EXPORT_TIMING, ExportService, type ExportTiming } from './exports.ts';
 import { type FaultOptions, Faults } from './faults.ts';
@@ -28,12 +29,15 @@ import { DataStore } from './store.ts';
 import {
   CallLog,
   type CallRecord,
+  companySearch,
   companySignals,
+  contactSearch,
   type DomainTruth,
   type EmailTruth,
   type ExportRequest,
   type ExportTruth,
   emailVerifications,
+  intentContacts,
   intentExport,
   type SignalWindow,
 } from './truth.ts';
@@ -41,6 +45,7 @@ import { DEFAULT_RETRY_DELAYS_MS, type DeliveryAttempt, WebhookService } from '.
 
 export type { AccountInfo, AccountSpec } from './auth.ts';
 export { DEFAULT_ACCOUNT_ID, DEFAULT_CREDITS, DEFAULT_KEYS } from './auth.ts';
+export type { IntentItem, IntentSurfacing } from './data/intent.ts';
 export type { EnrichSignal as SandboxSignal } from './data/signals.ts';
 export type { ExportTiming } from './exports.ts';
 export { DEFAULT_EXPORT_TIMING } from './exports.ts';
@@ -84,6 +89,8 @@ export interface SandboxOptions {
   webhookTimeoutMs?: number;
   /** Fixes every export's line count (benchmarks use it for multi-GiB downloads). */
   exportRows?: number;
+  /** A share of each topic's buyer-intent contacts appears only over `days` after `from` (default: none). */
+  intentSurfacing?: IntentSurfacing;
 }
 
 export interface EmitOptions {
@@ -111,6 +118,12 @@ export interface SandboxTruth {
   emailVerifications(emails: string[]): EmailTruth[];
   /** Rows and price of an export submitted now with this request. */
   intentExport(request: ExportRequest): ExportTruth;
+  /** Every company a company search body matches now (or at `at`), newest first, without the endpoint's cap. */
+  companySearch(body: Record<string, unknown>, at?: number): ReturnType<typeof companySearch>;
+  /** Every contact a contact search body matches now (or at `at`), newest first, without the endpoint's cap. */
+  contactSearch(body: Record<string, unknown>, at?: number): ReturnType<typeof contactSearch>;
+  /** Every buyer-intent contact of every page for this body now (or at `at`). */
+  intentContacts(body: Record<string, unknown>, at?: number): ReturnType<typeof intentContacts>;
   /** Every call answered (or dropped), oldest first, optionally those after `after` (a `seq`) and to `path`. */
   calls(filter?: { after?: number; path?: string; method?: string }): CallRecord[];
   /** The `seq` of the latest call (0 before any): a mark to pass as `after` later. */
@@ -149,6 +162,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   );
   const faults = new Faults(seed, options.faults);
   const store = new DataStore(seed, clock);
+  store.intentSurfacing = options.intentSurfacing;
   const exports = new ExportService({
     seed,
     catalog: () => store.catalog,
@@ -225,6 +239,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       companySignals: (domains, window) => companySignals({ store, exports, clock }, domains, window),
       emailVerifications: (emails) => emailVerifications({ store, exports, clock }, emails),
       intentExport: (request) => intentExport({ store, exports, clock }, request),
+      companySearch: (body, at) => companySearch({ store, exports, clock }, body, at),
+      contactSearch: (body, at) => contactSearch({ store, exports, clock }, body, at),
+      intentContacts: (body, at) => intentContacts({ store, exports, clock }, body, at),
       calls: (filter) => calls.list(filter),
       lastCall: () => calls.last,
       ledger,

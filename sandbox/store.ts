@@ -21,6 +21,7 @@ import {
   resolveContactByEmail,
   slugFromPersonUrl,
 } from './data/contacts.ts';
+import type { IntentSurfacing } from './data/intent.ts';
 import { SIGNAL_TYPES, TYPE_INDEX } from './data/signal-types.ts';
 import {
   buildEmittedSignal,
@@ -57,6 +58,8 @@ export const EMITTED_CAPACITY = 10_000;
 export class DataStore {
   readonly seed: number;
   readonly clock: () => number;
+  /** Opt-in time at which some buyer-intent contacts appear (see IntentSurfacing). */
+  intentSurfacing: IntentSurfacing | undefined;
   /** Signal-id prefix → owner key, for owners whose signals were served. */
   readonly registry = new BoundedMap<string, string>(REGISTRY_CAPACITY);
   /** LinkedIn person slug → email, for people served. */
@@ -70,6 +73,7 @@ export class DataStore {
   constructor(seed: number, clock: () => number) {
     this.seed = seed;
     this.clock = clock;
+    this.intentSurfacing = undefined;
   }
 
   get catalog(): Catalog {

@@ -6,7 +6,9 @@
 import { isValidDomain, normalizeDomain, resolveCompany } from './data/companies.ts';
 import { isValidEmail, normalizeEmail, type VerificationResult, verifyEmail } from './data/emails.ts';
 import type { ExportService } from './exports.ts';
-import { type ExportRequest, quoteExport } from './routes/intent.ts';
+import { companySearchHits } from './routes/companies.ts';
+import { contactSearchHits, contactSearchItem } from './routes/contacts.ts';
+import { allIntentContacts, type ExportRequest, quoteExport } from './routes/intent.ts';
 import type { DataStore, SignalFilter } from './store.ts';
 import { isoZ, parseIsoDateTime } from './time.ts';
 
@@ -117,4 +119,22 @@ export function emailVerifications(deps: TruthDeps, emails: string[], at = deps.
 export function intentExport(deps: TruthDeps, request: ExportRequest): ExportTruth {
   const { rowCount, credits } = quoteExport(deps.exports, request);
   return { rowCount, credits };
+}
+
+/**
+ * Every company a `POST /v1/companies/search` body matches at the clock (or `at`), newest signal first, with no
+ * `limit` (the endpoint returns at most 100 of them): the items the endpoint would give, all of them.
+ */
+export function companySearch(deps: TruthDeps, body: Record<string, unknown>, at = deps.clock()) {
+  return companySearchHits(deps.store, body, at, true);
+}
+
+/** Every contact a `POST /v1/contacts/search` body matches at the clock (or `at`), with no `limit`. */
+export function contactSearch(deps: TruthDeps, body: Record<string, unknown>, at = deps.clock()) {
+  return contactSearchHits(deps.store, body, at, true).map(contactSearchItem);
+}
+
+/** Every item of every page `POST /v1/buyer-intent/contacts` gives for this body now (its credits: one each). */
+export function intentContacts(deps: TruthDeps, body: Record<string, unknown>, at = deps.clock()) {
+  return allIntentContacts(deps.store, body, at);
 }

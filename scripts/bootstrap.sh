@@ -11,7 +11,10 @@ step="${1:-env}"
 
 ensure_node
 ensure_node_modules
-sh scripts/install-tools.sh
+case "$step" in
+  demo) sh scripts/install-tools.sh temporal ;;   # the demo runs Temporal only: no S3 or GCS server to build
+  *) sh scripts/install-tools.sh ;;
+esac
 
 case "$step" in
   tools|env) ;;

@@ -33,8 +33,10 @@ ensure_node() {
   node_is_current || die "the Node in $bin does not run"
 }
 
-# npm ci when node_modules is absent or older than the lock file.
+# npm ci when node_modules is absent or older than the lock file. A node_modules that is a link (worktrees sharing
+# one install) is left alone: npm ci would empty the install every other checkout runs from.
 ensure_node_modules() {
+  if [ -L node_modules ]; then return 0; fi
   if [ -f node_modules/.package-lock.json ] && [ ! package-lock.json -nt node_modules/.package-lock.json ]; then
     return 0
   fi

@@ -75,11 +75,18 @@ const LEVELS: Record<LogLevel, LogLevelName> = {
   ERROR: 'error',
 };
 
+/**
+ * SDK warnings about a setup the kit chose on purpose, written at debug level instead: the API queue's worker runs
+ * activities only, so its workflow poller is off by design.
+ */
+const EXPECTED_WARNINGS = new Set(['No workflows registered, not polling for workflow tasks']);
+
 /** Temporal's `Logger` over pino. The activity task token is dropped: long, opaque and useless to a reader. */
 export function temporalLogger(logger: Pino): Logger {
   const write = (level: LogLevel, message: string, meta?: LogMetadata) => {
     const { taskToken: _token, ...fields } = meta ?? {};
-    logger[LEVELS[level] ?? 'info'](fields, message);
+    const name = level === 'WARN' && EXPECTED_WARNINGS.has(message) ? 'debug' : (LEVELS[level] ?? 'info');
+    logger[name](fields, message);
   };
   return {
     log: write,

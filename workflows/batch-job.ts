@@ -1,6 +1,7 @@
 import { ApplicationFailure, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import type { OutputFormat } from '../activities/tables/encode.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
@@ -26,6 +27,8 @@ export interface BatchJobInput {
   /** CSV column or JSONL field holding the value; a sensible default per job kind when absent. */
   column?: string;
   compression?: 'gzip' | 'none';
+  /** Formats of the flat tables written beside the lines parts (docs/tables.md); none when absent. */
+  formats?: OutputFormat[];
   /** Batches in flight at once (default DEFAULT_BATCH_CONCURRENCY, 16). */
   concurrency?: number;
   taskQueue?: string;
@@ -84,6 +87,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     kind: spec.kind,
     output: input.output,
     compression: input.compression ?? 'gzip',
+    ...(input.formats?.length ? { formats: input.formats } : {}),
     ...(spec.options ? { options: spec.options } : {}),
   };
   const jobs = proxyActivities<JobActivities>(

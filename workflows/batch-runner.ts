@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition } from '@temporalio/workflow';
 import type { BatchResult, JobStatus, PartCounts } from '../activities/jobs/types.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 
 /** Running totals of a batch job; carried across continue-as-new and returned by the `progress` query. */
 export interface BatchTotals {
@@ -177,7 +178,8 @@ export async function finishRun<R extends { status: JobStatus }>(
   setPhase('finalizing');
   const result = await finalize(error === undefined ? { status } : { status, error });
   setPhase(result.status);
-  if (error !== undefined) throw ApplicationFailure.nonRetryable(`${what} failed: ${error}`, 'JobFailed', result);
+  if (error !== undefined)
+    throw ApplicationFailure.nonRetryable(`${what} failed: ${error}`, FAILURE_TYPE.jobFailed, result);
   return result;
 }
 

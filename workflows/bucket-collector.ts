@@ -20,6 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CollectorActivities, CollectorStartArgs } from '../activities/collector.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 
 export interface CollectorState {
   seq: number;
@@ -66,7 +67,7 @@ export async function bucketCollector(input: BucketCollectorInput): Promise<neve
       initialInterval: '1 second',
       backoffCoefficient: 2,
       maximumInterval: '1 minute',
-      nonRetryableErrorTypes: ['DestinationNotConfigured'],
+      nonRetryableErrorTypes: [FAILURE_TYPE.destinationNotConfigured],
     },
   });
 

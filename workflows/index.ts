@@ -2,6 +2,7 @@
 export { apiRateLimiter } from './api-rate-limiter.ts';
 export { bucketCollector } from './bucket-collector.ts';
 export { bulkEnrich } from './bulk-enrich.ts';
+export { lookupCatalog } from './catalog-lookup.ts';
 export { intentExport } from './intent-export.ts';
 export { scheduledPush } from './scheduled-push.ts';
 export { smokeWorkflow } from './smoke.ts';

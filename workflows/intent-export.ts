@@ -14,8 +14,7 @@ const MAX_LINK_REFRESHES = 3;
 
 function isLinkExpired(error: unknown): boolean {
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  // DOWNLOAD_LINK_EXPIRED of activities/jobs/intent-export.ts (workflows import types only from activities).
-  return cause instanceof ApplicationFailure && cause.type === 'DownloadLinkExpired';
+  return cause instanceof ApplicationFailure && cause.type === FAILURE_TYPE.downloadLinkExpired;
 }
 
 export interface IntentExportInput {
@@ -168,6 +167,6 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
       error: message,
       details: { request: input.request },
     });
-    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${message}`, 'JobFailed');
+    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${message}`, FAILURE_TYPE.jobFailed);
   }
 }

@@ -197,7 +197,7 @@ export async function deliverSignalEvent(input: DeliverSignalEventInput): Promis
       initialInterval: '1 second',
       backoffCoefficient: 2,
       maximumInterval: '5 minutes',
-      nonRetryableErrorTypes: ['DestinationNotConfigured'],
+      nonRetryableErrorTypes: [FAILURE_TYPE.destinationNotConfigured],
     },
   });
 
@@ -252,7 +252,7 @@ export async function deliverSignalEvent(input: DeliverSignalEventInput): Promis
           ...(d?.durationMs !== undefined ? { durationMs: d.durationMs } : {}),
           ...(d?.retryAfterMs !== undefined ? { retryAfterMs: d.retryAfterMs } : {}),
         });
-        if (f.type === 'DestinationGone') {
+        if (f.type === FAILURE_TYPE.destinationGone) {
           state.outcome = 'gone';
           return;
         }

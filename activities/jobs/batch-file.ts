@@ -7,6 +7,18 @@ export interface BatchItem {
   v: string;
   row: number;
   raw: string;
+  /** The row's record id (its id column), when the input has one. */
+  id?: string;
+  /** The row's kept columns (`--keep-columns`), when any. */
+  cols?: Record<string, string>;
+}
+
+/** The fields every output line carries of its input row (output contract: `record_id`, `columns`). */
+export function recordFields(item: { id?: string; cols?: Record<string, string> }): {
+  record_id: string | null;
+  columns?: Record<string, string>;
+} {
+  return { record_id: item.id ?? null, ...(item.cols ? { columns: item.cols } : {}) };
 }
 
 export async function readBatch(store: Store, job: JobRef, index: number): Promise<BatchItem[]> {

@@ -3,13 +3,22 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../parts.ts';
-import { type BatchItem, readBatch } from './batch-file.ts';
+import {
+  type EncodedTablePart,
+  encodePart,
+  readPart,
+  writeEncodedPart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
+import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
+import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
 import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
-import { CallMarker } from './unsaved.ts';
+import type { CallMarker } from './unsaved.ts';
 
 /** Filters applied to every domain of a job (spec 4.1 field names). */
 export interface EnrichOptions {
@@ -46,6 +55,7 @@ export async function enrichBatch(
   client: SignalClient,
   store: Store,
   request: EnrichBatchRequest,
+  attempt: AttemptContext = { attempt: 1 },
 ): Promise<BatchResult> {
   const { job, index, options } = request;
   const key = partKey(job, index);
@@ -71,19 +81,16 @@ export async function enrichBatch(
 
   let results: BulkEnrichItem[] = [];
   let credits = 0;
-  const markers: CallMarker[] = [];
+  let answered: { marker: CallMarker; credits: number } | undefined;
   if (send.length > 0) {
-    const marker = await CallMarker.begin(store, job, index);
     try {
-      const response = await client.enrichCompanies(
-        { domains: send.map((item) => item.v), ...options },
-        { retry: false },
+      const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
+        client.enrichCompanies({ domains: send.map((item) => item.v), ...options }, call),
       );
       results = response.results;
       credits = response.credits;
-      markers.push(marker);
+      answered = { marker, credits };
     } catch (error) {
-      await marker.failed(error);
       // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
       if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
       const code = (error as { code?: string }).code ?? 'request_rejected';
@@ -92,32 +99,41 @@ export async function enrichBatch(
   }
 
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const assembled = assemblePart(job, items, paid, send, results, credits);
+  const assembled = assemblePart(job, index, items, paid, send, results, credits);
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
-  const part = await writeEncodedPart(
-    store,
-    job.compression,
-    key,
-    assembled.body,
-    counts,
-    partial ? 'partial' : 'done',
-    redoneIdentity(identity, found),
-  );
-  for (const marker of markers) await marker.saved();
-  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts: part.counts, signals };
+  const status = partial ? 'partial' : 'done';
+  // The tables first: the lines part is what marks the batch done.
+  const writeAs = redoneIdentity(identity, found);
+  const published = await publishPaidPart(store, key, found, identity, answered, async (calls) => {
+    await writeTableParts(store, assembled.tables, status, writeAs);
+    return writeEncodedPart(store, job.compression, key, assembled.body, counts, status, calls, writeAs);
+  });
+  if (published.lost) {
+    const winner = lostRace(key, store, published.part);
+    return { index, reused: true, failed: false, counts: winner.counts };
+  }
+  return {
+    index,
+    reused: false,
+    failed: false,
+    ...(partial ? { partial } : {}),
+    counts: published.part.counts,
+    signals,
+  };
 }
 
 /** The part's lines in input order (earlier paid lines kept, this call's results added), encoded, and their counts. */
 function assemblePart(
   job: JobRef,
+  index: number,
   items: BatchItem[],
   paid: PaidLines,
   send: BatchItem[],
   results: BulkEnrichItem[],
   credits: number,
-): { body: Buffer; counts: PartCounts; signals: number } {
+): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts; signals: number } {
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const sent = new Set(send.map((item) => item.v));
   const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
@@ -128,7 +144,15 @@ function assemblePart(
     let line = earlier.get(item.v);
     if (!line && sent.has(item.v)) {
       const { domain: _domain, status, ...rest } = byDomain.get(item.v) ?? missing(item.v);
-      line = { domain: item.v, status, row: item.row, input: item.raw, ...rest };
+      line = {
+        domain: item.v,
+        status,
+        row: item.row,
+        ...recordFields(item),
+        matched_by: 'domain',
+        input: item.raw,
+        ...rest,
+      };
     }
     if (!line) continue; // left for a later call: the budget did not reach it
     counts.lines += 1;
@@ -136,7 +160,7 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job.compression, lines), counts, signals };
+  return { body: encodePart(job.compression, lines), tables: encodeJobTables(job, index, lines), counts, signals };
 }
 
 function missing(domain: string): BulkEnrichItem {

@@ -1,13 +1,23 @@
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import { readPart, storedPart, writeManifest, writePart, zeroCounts } from '../parts.ts';
-import { readBatch } from './batch-file.ts';
+import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
+import { readBatch, recordFields } from './batch-file.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
-import { isOwnPartKey, manifestKey, partKey, partsPrefix } from './layout.ts';
-import { readCheckedManifest } from './manifest-read.ts';
-import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './output-schemas.ts';
+import {
+  isOwnPartKey,
+  linesPartIndex,
+  manifestKey,
+  parseTableKey,
+  partKey,
+  partsPrefix,
+  tablePartKey,
+  tablesPrefix,
+} from './layout.ts';
+import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
+import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
 import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import { INVALID_PER_PART } from './prepare.ts';
+import { encodeJobTables, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -23,10 +33,9 @@ const STAT_CONCURRENCY = 16;
 /** Parts named in a manifest's `details.redone_parts` / `details.ignored_parts`, at most. */
 const REPORTED_PARTS = 100;
 
-/** `part-00042.jsonl.gz` → the part table and 42 (the key is one of the job's own, `isOwnPartKey`). */
-function partIndexOf(key: string): { table: 'part' | 'invalid'; index: number } {
-  const match = /\/(part|invalid)-(\d+)\.[^/]*$/.exec(key);
-  return { table: match?.[1] === 'invalid' ? 'invalid' : 'part', index: Number(match?.[2] ?? Number.NaN) };
+/** A listed object with its metadata: the listing's where the store lists it (no round trip), else its own. */
+async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo | undefined> {
+  return Object.keys(info.metadata).length > 0 ? info : store.stat(info.key);
 }
 
 /**
@@ -71,22 +80,34 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     const totals = { part: prepared?.batches ?? 0, invalid: Math.ceil((prepared?.invalid ?? 0) / INVALID_PER_PART) };
     // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
     const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
-      const { table, index } = partIndexOf(info.key);
-      if (index >= totals[table]) {
+      const { index, invalid } = linesPartIndex(job, info.key);
+      const table = invalid ? 'invalid' : 'part';
+      if (!(index >= 0 && index < totals[table])) {
         return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${totals[table]})` } };
       }
-      const described = Object.keys(info.metadata).length > 0 ? info : await store.stat(info.key);
-      return { key: info.key, read: storedPart(described, jobPartIdentity(job, index, table)) };
+      return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
     });
+    const savedCalls = new Map<number, Set<string>>();
+    const manifested: string[] = [];
     for (const { key, read } of stored) {
       const part = read.part;
       if (!part) {
-        // Not this job's, or not a part at all: neither counted nor manifested, but said.
+        // Not this job's (another job's, past its batches, its metadata spoiled): neither counted nor manifested.
         if (read.distrusted && ignored.length < REPORTED_PARTS) ignored.push({ key, reason: read.distrusted });
         continue;
       }
       if (part.redone && redone.length < REPORTED_PARTS) redone.push({ key, reason: part.redone });
-      parts.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256 });
+      manifested.push(key);
+      const batch = partIndexOf(key);
+      if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
+      parts.push({
+        key,
+        lines: part.counts.lines,
+        bytes: part.bytes,
+        sha256: part.sha256,
+        table: 'lines',
+        format: 'jsonl',
+      });
       const c = part.counts;
       counts.ok += c.ok;
       counts.not_found += c.not_found;
@@ -100,7 +121,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
-    unsaved = await unsavedTotals(store, job);
+    unsaved = await unsavedTotals(store, job, savedCalls);
+    parts.push(...(await tableParts(store, job, manifested)));
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -109,6 +131,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     job_id: job.jobId,
     kind: job.kind,
     input: request.input,
+    output: store.url,
     status,
     started_at: request.startedAt,
     finished_at: new Date().toISOString(),
@@ -134,13 +157,58 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   return toResult(store, job, manifest);
 }
 
+/**
+ * The table parts of the manifested lines parts, in every requested format. A lines part without its tables (a job
+ * first run without that `--format`, its parts reused) gets them now, from its lines: no API call.
+ */
+async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[]): Promise<ManifestPart[]> {
+  const formats = job.formats ?? [];
+  if (formats.length === 0) return [];
+  const listed = new Map<string, ObjectInfo>();
+  for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
+  const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
+    const { index, invalid } = linesPartIndex(job, key);
+    const tables = invalid
+      ? (['invalid'] as const)
+      : job.kind === 'enrich'
+        ? (['rows', 'signals'] as const)
+        : (['rows'] as const);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
+    const identity = jobPartIdentity(job, index, invalid ? 'invalid' : 'part');
+    // A table part that does not prove itself (by its metadata and size) is written again from the lines part.
+    const found = await Promise.all(
+      wanted.map(async (tableKey) => {
+        const info = listed.get(tableKey);
+        return info ? storedPart(await withMetadata(store, info), identity).part : undefined;
+      }),
+    );
+    if (found.every((part) => part !== undefined)) {
+      return found.map((part, i) => ({
+        key: wanted[i] as string,
+        lines: part.counts.lines,
+        bytes: part.bytes,
+        sha256: part.sha256,
+        ...(part.table ? { table: part.table } : {}),
+        ...(part.format ? { format: part.format } : {}),
+      }));
+    }
+    const lines = await readPartLines(store, key);
+    return writeTableParts(store, encodeJobTables(job, index, lines, invalid), 'done', identity);
+  });
+  return perPart.flat();
+}
+
 /** The result of a job already completed under this id, so that running it again does nothing. */
 export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
   // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
   // reusing only the parts that prove themselves, and writes a manifest of its own over it.
-  const read = await readCheckedManifest(store, manifestKey(request.job), ManifestSchema);
+  const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);
   const manifest = read?.manifest as Manifest | undefined;
-  return manifest?.status === 'completed' ? toResult(store, request.job, manifest) : null;
+  if (manifest?.status !== 'completed') return null;
+  // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
+  const written = new Set(manifest.parts.map((part) => part.format));
+  if ((request.job.formats ?? []).some((format) => !written.has(format))) return null;
+  return toResult(store, request.job, manifest);
 }
 
 /**
@@ -157,7 +225,8 @@ export async function recordFailedBatch(
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
   const identity = jobPartIdentity(job, index);
   const found = await readPart(store, key, identity);
-  const paid = await readPaidLines(store, key, found.part, field);
+  const existing = found.part;
+  const paid = await readPaidLines(store, key, existing, field);
   const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
   const counts = { ...zeroCounts(), credits: paid.credits };
   const lines = items.map((item) => {
@@ -165,6 +234,8 @@ export async function recordFailedBatch(
       [field]: item.v,
       status: 'error',
       row: item.row,
+      ...recordFields(item),
+      ...(field === 'domain' ? { matched_by: 'domain' } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };
@@ -172,8 +243,16 @@ export async function recordFailedBatch(
     counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
-  await writePart(store, job.compression, key, lines, counts, 'failed', redoneIdentity(identity, found));
+  // The calls whose answers the earlier part held are still held: their lines are kept.
+  const calls = existing?.calls ?? [];
+  await writeJobPart(store, job, index, lines, counts, 'failed', false, calls, redoneIdentity(identity, found));
   return { index, reused: false, failed: true, counts };
+}
+
+/** The batch index of a `part-NNNNN` key (undefined for `invalid-NNNNN`). */
+function partIndexOf(key: string): number | undefined {
+  const match = /\/part-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
+  return match ? Number(match[1]) : undefined;
 }
 
 function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
@@ -184,7 +263,7 @@ function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {
     manifestUrl: store.urlOf(manifestKey(job)),
     counts: manifest.counts,
     credits: manifest.credits_charged,
-    parts: manifest.parts.length,
+    parts: manifest.parts.filter((part) => part.table === undefined || part.table === 'lines').length,
     ...(manifest.summary ? { summary: manifest.summary } : {}),
     ...(manifest.unsaved_answers ? { unsavedAnswers: manifest.unsaved_answers } : {}),
   };

@@ -3,7 +3,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { chargedNothing, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
+import { chargedNothing, FAILURE_TYPE, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
@@ -154,7 +154,7 @@ function outcomeUnknown(job: JobRef, request: IntentExportRequest, record: Expor
       : '';
   const why = record.outcome ?? 'the worker stopped before the answer was saved';
   return ApplicationFailure.create({
-    type: 'ExportOutcomeUnknown',
+    type: FAILURE_TYPE.exportOutcomeUnknown,
     nonRetryable: true,
     message:
       `the export submit of job ${job.jobId} (sent ${record.started_at ?? 'earlier'}) has an unknown outcome: ${why}. ` +
@@ -213,7 +213,7 @@ interface ExportLink {
 }
 
 /** The failure type that asks the workflow for a fresh link (one more status call) before downloading again. */
-export const DOWNLOAD_LINK_EXPIRED = 'DownloadLinkExpired';
+export const DOWNLOAD_LINK_EXPIRED = FAILURE_TYPE.downloadLinkExpired;
 
 async function readExportLink(store: Store, job: JobRef): Promise<ExportLink> {
   const link = await readJsonIfPresent<ExportLink>(store, exportLinkKey(job));

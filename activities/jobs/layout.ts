@@ -1,3 +1,5 @@
+import type { TableName } from '../tables/columns.ts';
+import { type OutputFormat, tableExtension } from '../tables/encode.ts';
 import type { JobRef } from './types.ts';
 
 /** Where everything of a job lives, relative to the output store. Deterministic from job id and batch index. */
@@ -21,4 +23,31 @@ export function isOwnPartKey(job: JobRef, key: string): boolean {
   if (!key.startsWith(prefix)) return false;
   const name = key.slice(prefix.length);
   return /^(part|invalid)-\d{5,}$/.test(name.slice(0, -partExtension(job).length)) && name.endsWith(partExtension(job));
+}
+
+/** `<job>/tables/<table>/part-NNNNN.<ext>`: a flat table's part, numbered as the lines part it comes from. */
+export const tablePartKey = (job: JobRef, table: TableName, index: number, format: OutputFormat) =>
+  `${job.jobId}/tables/${table}/part-${pad(index)}${tableExtension(format, job.compression)}`;
+export const tablesPrefix = (job: JobRef) => `${job.jobId}/tables/`;
+
+/** Whether `key` is a part of one of the job's flat tables, and which: its table, index and format. */
+export function parseTableKey(
+  job: JobRef,
+  key: string,
+): { table: TableName; index: number; format: OutputFormat } | undefined {
+  const prefix = tablesPrefix(job);
+  if (!key.startsWith(prefix)) return undefined;
+  const match = /^(rows|signals|invalid)\/part-(\d{5,})(\.jsonl\.gz|\.jsonl|\.csv|\.parquet)$/.exec(
+    key.slice(prefix.length),
+  );
+  if (!match) return undefined;
+  const format: OutputFormat = match[3] === '.csv' ? 'csv' : match[3] === '.parquet' ? 'parquet' : 'jsonl';
+  if (format === 'jsonl' && match[3] !== tableExtension('jsonl', job.compression)) return undefined;
+  return { table: match[1] as TableName, index: Number(match[2]), format };
+}
+
+/** The index of a lines part and whether it holds invalid rows (`invalid-NNNNN`). */
+export function linesPartIndex(job: JobRef, key: string): { index: number; invalid: boolean } {
+  const name = key.slice(partsPrefix(job).length);
+  return { index: Number(/\d{5,}/.exec(name)?.[0] ?? -1), invalid: name.startsWith('invalid-') };
 }

@@ -1,15 +1,11 @@
 import type { Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
+import { CorruptDownloadError } from '../../connectors/errors.ts';
 
 const NEWLINE = 0x0a;
 const OPEN = 0x7b; // {
 const CLOSE = 0x7d; // }
 const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
-
-/** Thrown when a downloaded JSONL body is not what it should be; retrying the download may help. */
-export class CorruptDownloadError extends Error {
-  override readonly name = 'CorruptDownloadError';
-}
 
 /**
  * Passes bytes through unchanged while counting JSONL lines and checking that each is one JSON object

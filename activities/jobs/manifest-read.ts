@@ -1,6 +1,16 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './output-schemas.ts';
+
+/**
+ * A job manifest as read back: the shipped schema, also for the manifests of the release before (`schema_version` 1,
+ * which had no `output`), so that a job finished then is still found finished and its rate still learned.
+ */
+export const ReadableManifestSchema = ManifestSchema.extend({
+  schema_version: z.union([z.literal(1), z.literal(MANIFEST_SCHEMA_VERSION)]),
+  output: z.string().optional(),
+});
 
 /**
  * The largest manifest the kit reads back. A job's manifest lists one small entry per part: 1 MiB holds about 5,000

@@ -6,19 +6,35 @@
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
+import { TABLE_SCHEMAS } from '../tables/schemas.ts';
 
 /** `schema_version` of the manifests written now. */
-export const MANIFEST_SCHEMA_VERSION = 1;
+export const MANIFEST_SCHEMA_VERSION = 2;
 
 const count = z.int().nonnegative();
 const row = z.int().positive().describe('1-based data row of the input (the CSV header is not counted)');
 const timestamp = z.iso.datetime().describe('ISO 8601, UTC, with Z');
 const recordError = z.looseObject({ code: z.string(), message: z.string() });
 
+/** What every line carries of its input row, so a line can be joined back to the record it came from. */
+const record = {
+  record_id: z
+    .string()
+    .nullable()
+    .describe(
+      "the row's id in the system it came from (its id column: Id, Record ID, ... or --id-column); null without one",
+    ),
+  columns: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('the input columns kept with --keep-columns, by their header as the input spelled it; absent when none'),
+};
+
 const invalidLine = z
   .looseObject({
     status: z.literal('invalid'),
     row,
+    ...record,
     raw: z.unknown().describe('the row as read (long values cut)'),
     error: z.string().describe('why the row holds no usable value'),
   })
@@ -32,13 +48,14 @@ function lineSchema<const T extends readonly [z.core.$ZodTypeDiscriminable, ...z
   return z.discriminatedUnion('status', [...lines, invalidLine] as const).meta({ title });
 }
 
-/** A value (under `key`) the service did not answer for; `failure` says what failed. */
-function errorLine<const K extends string>(key: K, failure: string) {
-  const value = { [key]: z.string() } as Record<K, z.ZodString>;
+/** A value the service did not answer for; `failure` says what failed. */
+function errorLine<const S extends z.ZodRawShape>(value: S, failure: string) {
   return z
-    .looseObject({ ...value, status: z.literal('error'), row, input: z.string(), error: recordError })
+    .looseObject({ ...value, status: z.literal('error'), row, ...record, input: z.string(), error: recordError })
     .describe(`${failure}; a re-run of the job tries it again.`);
 }
+
+const duplicateOf = z.int().positive().describe('the `row` of the line that holds the answer');
 
 const company = z.looseObject({ name: z.string().optional(), domain: z.string().optional() });
 
@@ -53,13 +70,28 @@ const signal = z.looseObject({
   data: z.looseObject({ summary: z.string().optional() }),
 });
 
+const matchedBy = z
+  .enum(['domain', 'linkedin_url', 'company_name'])
+  .describe(
+    'which identifier of the row was sent: its domain or website, else its LinkedIn company URL, else its name',
+  );
+const resolvedDomain = z
+  .string()
+  .nullable()
+  .describe('the root domain of the company the service matched (lower case); null when it matched none');
+const enrichRow = {
+  row,
+  ...record,
+  matched_by: matchedBy,
+  input: z.string().describe('the identifier as the input had it'),
+};
+
 export const EnrichLineSchema = lineSchema('signal-kit enrich output line', [
   z
     .looseObject({
-      domain: z.string().describe('the normalized domain (lower case, no scheme, www. or path)'),
+      domain: resolvedDomain,
       status: z.literal('ok'),
-      row,
-      input: z.string().describe('the value as the input had it'),
+      ...enrichRow,
       company,
       signals: z.array(signal),
       signal_summary: z.record(z.string(), count).optional(),
@@ -67,17 +99,36 @@ export const EnrichLineSchema = lineSchema('signal-kit enrich output line', [
     })
     .describe('The company and its signals.'),
   z
-    .looseObject({ domain: z.string(), status: z.literal('not_found'), row, input: z.string() })
-    .describe('The service knows no company at this domain (free).'),
-  errorLine('domain', 'The domain could not be enriched'),
+    .looseObject({ domain: resolvedDomain, status: z.literal('not_found'), ...enrichRow })
+    .describe('The service knows no company by this identifier (free).'),
+  z
+    .looseObject({
+      domain: resolvedDomain,
+      status: z.literal('duplicate'),
+      ...enrichRow,
+      duplicate_of: duplicateOf,
+      answer_status: z
+        .enum(['ok', 'not_found', 'error'])
+        .optional()
+        .describe("the answering line's status; absent while that line has none (its batch not run yet)"),
+      company: company.optional(),
+      signal_summary: z.record(z.string(), count).optional(),
+    })
+    .describe(
+      "A row naming a company another row already names: its answer is that line's (not paid again); no signals array.",
+    ),
+  errorLine({ domain: resolvedDomain, matched_by: matchedBy }, 'The company could not be enriched'),
 ]);
+
+const emailValue = z.string().describe('the normalized address (trimmed, lower case)');
 
 export const VerifyEmailsLineSchema = lineSchema('signal-kit verify-emails output line', [
   z
     .looseObject({
-      email: z.string().describe('the normalized address (trimmed, domain in lower case)'),
+      email: emailValue,
       status: z.literal('ok'),
       row,
+      ...record,
       input: z.string(),
       result: z.enum(['deliverable', 'undeliverable', 'risky', 'unknown']),
       confidence: z.number().min(0).max(1).optional(),
@@ -87,7 +138,19 @@ export const VerifyEmailsLineSchema = lineSchema('signal-kit verify-emails outpu
       validated_at: timestamp.optional(),
     })
     .describe('The verification of one distinct address.'),
-  errorLine('email', 'The address could not be verified'),
+  z
+    .looseObject({
+      email: emailValue,
+      status: z.literal('duplicate'),
+      row,
+      ...record,
+      input: z.string(),
+      duplicate_of: duplicateOf,
+      answer_status: z.enum(['ok', 'error']).optional(),
+      result: z.enum(['deliverable', 'undeliverable', 'risky', 'unknown']).optional(),
+    })
+    .describe('An address another row already holds (the service treats them as one): verified once, not paid again.'),
+  errorLine({ email: emailValue }, 'The address could not be verified'),
 ]);
 
 export const IntentExportLineSchema = z
@@ -102,11 +165,20 @@ export const IntentExportLineSchema = z
     description: 'One buyer-intent contact, as the service exported it (the kit stores the download unchanged).',
   });
 
+const outputUrl = z
+  .string()
+  .describe('the output URL written under (file://, s3:// or gs://): every part key is relative to it');
+
 const part = z.looseObject({
-  key: z.string().describe('relative to the output location'),
+  key: z.string().describe('relative to `output`'),
   lines: count,
   bytes: count,
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  table: z
+    .enum(['lines', 'rows', 'signals', 'invalid'])
+    .optional()
+    .describe('lines: the output lines (nested JSON); rows, signals, invalid: a flat table (docs/tables.md)'),
+  format: z.enum(['jsonl', 'csv', 'parquet']).optional(),
 });
 
 const summary = z.object({ total: count, deliverable: count, undeliverable: count, risky: count, unknown: count });
@@ -117,6 +189,7 @@ export const ManifestSchema = z
     job_id: z.string(),
     kind: z.enum(['enrich', 'verify-emails', 'intent-export']),
     input: z.string().nullable().describe('the input URL; null for an export'),
+    output: outputUrl,
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
     started_at: timestamp,
     finished_at: timestamp,
@@ -132,6 +205,31 @@ export const ManifestSchema = z
     }),
     summary: summary.optional().describe('verify-emails: results of the distinct addresses'),
     credits_charged: count,
+    calls: z
+      .looseObject({
+        bulk: count.describe('bulk calls answered (companies by domain, or addresses)'),
+        single: count.describe('single-company calls answered (rows identified by LinkedIn URL or name)'),
+      })
+      .optional()
+      .describe('enrich and verify-emails: API calls whose answer was saved'),
+    overlap: z
+      .looseObject({
+        companies: count.describe('companies paid for twice: once by name or LinkedIn URL, once more by domain'),
+        credits: count.describe('of credits_charged: what the second payment cost'),
+      })
+      .optional()
+      .describe('enrich: a company named two ways by different rows, paid for more than once'),
+    columns: z
+      .looseObject({
+        domain: z.string().optional(),
+        linkedin_url: z.string().optional(),
+        company_name: z.string().optional(),
+        email: z.string().optional(),
+        record_id: z.string().optional(),
+        kept: z.array(z.string()),
+      })
+      .optional()
+      .describe('the input column chosen for each role, as the input spelled its header'),
     unsaved_answers: z
       .looseObject({ credits: count, unknown_calls: count })
       .optional()
@@ -166,6 +264,7 @@ export const PushManifestSchema = z
     finished_at: timestamp,
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
     watchlist: z.string().describe('the watchlist URL'),
+    output: outputUrl,
     mode: z.enum(['incremental', 'full_refresh', 'backfill']),
     window: z.looseObject({ from: timestamp, to: timestamp }).optional().describe('backfill: the window [from, to)'),
     lookback_ms: count.optional(),
@@ -226,6 +325,7 @@ export const OUTPUT_SCHEMAS = {
   'intent-export-line.schema.json': IntentExportLineSchema,
   'push-manifest.schema.json': PushManifestSchema,
   'push-signal-line.schema.json': PushSignalLineSchema,
+  ...TABLE_SCHEMAS,
 } as const;
 
 /** The JSON Schema (draft 2020-12) of each output schema, with a stable `$id`. */

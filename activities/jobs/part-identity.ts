@@ -9,6 +9,8 @@ export function jobPartIdentity(job: JobRef, index: number, table: 'part' | 'inv
   const options = optionsHash({
     kind: job.kind,
     options: job.options ?? {},
+    // Kept input columns are in every line: a part written without them is not this job's.
+    ...(job.keepColumns?.length ? { keepColumns: job.keepColumns } : {}),
     ...(table === 'invalid' ? { table } : {}),
   });
   return { owner: job.jobId, options, index };

@@ -3,11 +3,11 @@ import { InputError } from '../../connectors/errors.ts';
 import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
 import { normalizeEmail } from '../../connectors/normalize/email.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { writePart, zeroCounts } from '../parts.ts';
+import { zeroCounts } from '../parts.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
-import { batchKey, invalidPartKey, preparedKey } from './layout.ts';
-import { jobPartIdentity } from './part-identity.ts';
+import { batchKey, preparedKey } from './layout.ts';
+import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
 export interface PrepareRequest {
@@ -77,9 +77,9 @@ async function prepare(
   };
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
-    const index = stats.invalidParts++;
-    const identity = jobPartIdentity(job, index, 'invalid');
-    await enqueue(writePart(out, job.compression, invalidPartKey(job, index), invalid, counts, 'done', identity));
+    await enqueue(
+      writeJobPart(out, job, stats.invalidParts++, invalid as Record<string, unknown>[], counts, 'done', true),
+    );
     invalid = [];
   };
 
@@ -100,7 +100,13 @@ async function prepare(
       const outcome = classify(record, normalize);
       if (!outcome.ok) {
         stats.invalid += 1;
-        invalid.push({ status: 'invalid', row: record.row, raw: clipRaw(record.raw), error: outcome.reason });
+        invalid.push({
+          status: 'invalid',
+          row: record.row,
+          record_id: null,
+          raw: clipRaw(record.raw),
+          error: outcome.reason,
+        });
         if (invalid.length >= INVALID_PER_PART) await flushInvalid();
         continue;
       }

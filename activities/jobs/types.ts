@@ -1,4 +1,6 @@
 /** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
+import type { TableName } from '../tables/columns.ts';
+import type { OutputFormat } from '../tables/encode.ts';
 
 export type JobKind = 'enrich' | 'verify-emails' | 'intent-export';
 
@@ -12,6 +14,10 @@ export interface JobRef {
   output: string;
   /** `.jsonl.gz` (default) or `.jsonl`. */
   compression?: Compression;
+  /** Formats of the flat tables (`--format`), written beside the lines parts; none when absent. */
+  formats?: OutputFormat[];
+  /** Input columns kept in the output (`--keep-columns`): each is a column of the rows and invalid tables. */
+  keepColumns?: string[];
   /**
    * The options that change the job's answers (enrich: filters and `limit`; absent for the other kinds). Parts record
    * their hash, so that a part written under other options is never reused.
@@ -82,14 +88,19 @@ export interface ManifestPart {
   lines: number;
   bytes: number;
   sha256: string;
+  /** `lines` (the output lines, nested JSON) or a flat table: `rows`, `signals`, `invalid`. */
+  table?: 'lines' | TableName;
+  format?: OutputFormat;
 }
 
 export interface Manifest {
   /** The output contract's version (schemas/manifest.schema.json); raised only by an incompatible change. */
-  schema_version: 1;
+  schema_version: 2;
   job_id: string;
   kind: JobKind;
   input: string | null;
+  /** The output URL the job wrote under: every part's `key` is relative to it. */
+  output: string;
   status: JobStatus;
   started_at: string;
   finished_at: string;

@@ -1,13 +1,22 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
-import { type BatchItem, readBatch } from './batch-file.ts';
+import {
+  type EncodedTablePart,
+  encodePart,
+  readPart,
+  readPartLines,
+  writeEncodedPart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
+import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
+import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
 import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
-import { CallMarker } from './unsaved.ts';
 
 export interface VerifyBatchRequest {
   job: JobRef;
@@ -36,6 +45,8 @@ interface VerifyLine {
   email: string;
   status: 'ok' | 'error';
   row: number;
+  record_id: string | null;
+  columns?: Record<string, string>;
   input: string;
   error?: { code: string; message: string };
   [field: string]: unknown;
@@ -52,6 +63,7 @@ export async function verifyBatch(
   client: SignalClient,
   store: Store,
   request: VerifyBatchRequest,
+  attempt: AttemptContext = { attempt: 1 },
 ): Promise<BatchResult> {
   const { job, index } = request;
   const key = partKey(job, index);
@@ -76,25 +88,44 @@ export async function verifyBatch(
     return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? recount(lines, credits) };
   }
   const unsent = new Set(todo.slice(fit).map((line) => line.email));
-  const { marker, ...response } = await verifyOnce(client, store, job, index, todo.slice(0, fit));
+  const sent = todo.slice(0, fit);
+  const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
+    client.verifyEmails({ emails: sent.map((line) => line.email) }, call),
+  );
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const { body, counts } = assemblePart(job, lines, response, credits, unsent);
+  const { body, tables, counts } = assemblePart(job, index, lines, response, credits, unsent);
   const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
-  const status = partial ? 'partial' : stillFailing;
-  await writeEncodedPart(store, job.compression, key, body, counts, status, redoneIdentity(identity, found));
-  await marker.saved();
+  const status = partial ? 'partial' : stillFailing ? 'failed' : 'done';
+  // The tables first: the lines part is what marks the batch done.
+  const writeAs = redoneIdentity(identity, found);
+  const published = await publishPaidPart(
+    store,
+    key,
+    found,
+    identity,
+    { marker, credits: response.credits },
+    async (calls) => {
+      await writeTableParts(store, tables, status, writeAs);
+      return writeEncodedPart(store, job.compression, key, body, counts, status, calls, writeAs);
+    },
+  );
+  if (published.lost) {
+    const winner = lostRace(key, store, published.part);
+    return { index, reused: true, failed: false, counts: winner.counts };
+  }
   return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
 }
 
 /** The part's lines (this call's answers merged into the earlier ones), encoded, and their counts. */
 function assemblePart(
   job: JobRef,
+  index: number,
   lines: VerifyLine[],
   response: VerifyEmailsResult,
   credits: number,
   unsent: Set<string>,
-): { body: Buffer; counts: PartCounts } {
+): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts } {
   const verified = indexByEmail(response.verifications);
   const failed = indexByEmail(
     response.errors.filter((entry): entry is BulkVerifyError & { email: string } => !!entry.email),
@@ -105,38 +136,19 @@ function assemblePart(
     const verification = lookup(verified, line.email);
     if (verification) {
       const { email: _email, ...rest } = verification;
-      return { email: line.email, status: 'ok', row: line.row, input: line.input, ...rest } satisfies VerifyLine;
+      return { ...carried(line), status: 'ok', ...rest } satisfies VerifyLine;
     }
     const error = lookup(failed, line.email);
     return {
-      email: line.email,
+      ...carried(line),
       status: 'error',
-      row: line.row,
-      input: line.input,
       error: error
         ? { code: error.code, message: error.message ?? error.code }
         : { code: 'missing_result', message: 'the service returned no result for this address' },
     } satisfies VerifyLine;
   });
   const counts = recount(merged, credits + response.credits);
-  return { body: encodePart(job.compression, merged), counts };
-}
-
-async function verifyOnce(
-  client: SignalClient,
-  store: Store,
-  job: JobRef,
-  index: number,
-  todo: VerifyLine[],
-): Promise<VerifyEmailsResult & { marker: CallMarker }> {
-  const marker = await CallMarker.begin(store, job, index);
-  try {
-    const response = await client.verifyEmails({ emails: todo.map((line) => line.email) }, { retry: false });
-    return Object.assign(response, { marker });
-  } catch (error) {
-    await marker.failed(error);
-    throw error;
-  }
+  return { body: encodePart(job.compression, merged), tables: encodeJobTables(job, index, merged), counts };
 }
 
 /** A line not verified yet: an upstream failure to be tried (the first call treats every line so). */
@@ -145,9 +157,16 @@ function pending(item: BatchItem): VerifyLine {
     email: item.v,
     status: 'error',
     row: item.row,
+    ...recordFields(item),
     input: item.raw,
     error: { code: 'upstream_failure', message: 'not verified yet' },
   };
+}
+
+/** What a line keeps of its input row whatever its answer. */
+function carried(line: VerifyLine) {
+  const { email, row, record_id, columns, input } = line;
+  return { email, row, record_id, ...(columns ? { columns } : {}), input };
 }
 
 function isRetryable(line: VerifyLine): boolean {

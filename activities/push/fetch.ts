@@ -92,7 +92,7 @@ export async function fetchPushBatch(
   record.calls = 1;
   await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
-    const part = await writePart(store, 'gzip', key, lines, record.counts, 'done', identity);
+    const part = await writePart(store, 'gzip', key, lines, record.counts, 'done', [], identity);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
   }
   await writeBatchRecord(store, run, record);

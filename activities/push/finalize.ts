@@ -112,6 +112,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     finished_at: new Date().toISOString(),
     status,
     watchlist: request.watchlist,
+    output: store.url,
     mode,
     ...(request.window ? { window: request.window } : {}),
     ...(request.lookbackMs ? { lookback_ms: request.lookbackMs } : {}),

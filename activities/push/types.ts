@@ -209,6 +209,8 @@ export interface PushManifest {
   finished_at: string;
   status: JobStatus;
   watchlist: string;
+  /** The output URL the run wrote under: every part's `key` is relative to it. */
+  output: string;
   /** `incremental`, `full_refresh` or `backfill` (with its window). */
   mode: 'incremental' | 'full_refresh' | 'backfill';
   window?: PushWindow;

@@ -9,12 +9,12 @@ import { installWorkerLogging } from '../logging.ts';
 const DEV_BUCKET = 'signal-kit-dev';
 
 /**
- * `dev`: a whole local environment for trying the CLI by hand: Temporal, S3, GCS, the sandbox and a worker. Prints
- * the variables to export in another shell, and stops everything on Ctrl-C.
+ * `dev`: a whole local environment for trying the CLI by hand: Temporal (with its web UI), S3, GCS, the sandbox and a
+ * worker. Prints the variables to export in another shell and the UI's address, and stops everything on Ctrl-C.
  */
 export async function runDevCommand(flags: { worker?: boolean } = {}): Promise<number> {
   installWorkerLogging();
-  const stack = await startDevStack({ temporal: true, s3: true, gcs: true });
+  const stack = await startDevStack({ temporal: true, s3: true, gcs: true, temporalUi: true });
   const sandbox = await startSandbox({ seed: 1 });
   const env = { ...stack.env(), SIGNAL_API_URL: sandbox.url, SIGNAL_API_KEY: SANDBOX_API_KEY };
   // This process's own stores (the worker below) use the same servers as the shell the user exports into.
@@ -30,6 +30,7 @@ export async function runDevCommand(flags: { worker?: boolean } = {}): Promise<n
   console.log('# signal-kit dev stack is up; in another shell:');
   for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${JSON.stringify(value)}`);
   console.log(`# buckets s3://${DEV_BUCKET} and gs://${DEV_BUCKET} exist; Ctrl-C stops everything.`);
+  console.log(`# Temporal web UI (jobs, their progress and history): ${stack.temporal.uiUrl}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -1,4 +1,5 @@
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { type OutputFormat, parseFormats } from '../../activities/tables/encode.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
@@ -26,6 +27,8 @@ export interface JobFlags {
   dryRun?: boolean;
   compression?: string;
   concurrency?: string;
+  /** enrich, verify-emails: formats of the flat tables. */
+  format?: string;
 }
 
 export interface EnrichFlags extends JobFlags {
@@ -64,6 +67,19 @@ function jobIdFlag(value: string | undefined): string | undefined {
 /** Uncompressed output is another output, so another job; the default (gzip) leaves ids as they always were. */
 function plain(value: string | undefined): { compression?: 'none' } {
   return value === 'none' ? { compression: 'none' } : {};
+}
+
+/**
+ * `--format`: the flat tables' formats. Not part of the default job id: the same job run again with another format
+ * reuses every answer it has and only writes the tables it lacks.
+ */
+export function tableFormats(value: string | undefined): { formats?: OutputFormat[] } {
+  if (value === undefined) return {};
+  try {
+    return { formats: parseFormats(value) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 function compression(value: string | undefined): 'gzip' | 'none' | undefined {
@@ -107,6 +123,7 @@ export function enrichJob(flags: EnrichFlags): JobStart {
       maxCredits,
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
+      ...tableFormats(flags.format),
     },
   };
 }
@@ -127,6 +144,7 @@ export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
       maxCredits: positiveInt('max-credits', flags.maxCredits),
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
+      ...tableFormats(flags.format),
     },
   };
 }

@@ -13,6 +13,7 @@
 import type { z } from 'zod';
 import { SignalApiError, UnexpectedResponseError, ValidationError } from '../errors.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../webhooks/events.ts';
+import { type AnswerProblem, bulkSignalsOverLimit, signalsOverLimit } from './answer-limits.ts';
 import { parseBulkEnrichAnswer } from './bulk-answer.ts';
 import { type ApiRequest, type RequestPacing, Transport } from './http.ts';
 import {
@@ -174,12 +175,14 @@ export class SignalClient {
   async #call<R extends object>(
     req: ApiRequest,
     parse: (body: unknown) => z.ZodSafeParseResult<R>,
+    check?: (data: R) => AnswerProblem | undefined,
   ): Promise<WithMeta<R>> {
     const res = await this.#http.json(req);
-    const fail = (detail: string, cause?: unknown) =>
+    const fail = (detail: string, cause?: unknown, field?: string) =>
       new UnexpectedResponseError({
         status: res.status,
         code: 'unexpected_response',
+        field,
         message: this.#http.redact(
           `${req.method} ${req.path}: the response does not have the documented shape: ${detail}`,
         ),
@@ -192,6 +195,8 @@ export class SignalClient {
       });
     const parsed = parse(res.body);
     if (!parsed.success) throw fail(describeIssues(parsed.error), parsed.error);
+    const problem = check?.(parsed.data);
+    if (problem) throw fail(`${problem.field}: ${problem.message}`, undefined, problem.field);
     return withMeta(parsed.data, res.meta);
   }
 
@@ -213,7 +218,11 @@ export class SignalClient {
     checkStringArray(params.signal_types, 'signal_types');
     checkSubtypes(params.signal_subtypes);
     checkSignalLimit(params.limit);
-    return this.#post('/v1/companies/enrich', params, CompanyEnrichSchema, call);
+    return this.#call(
+      { method: 'POST', path: '/v1/companies/enrich', body: body(params), idempotent: true, call },
+      (b) => CompanyEnrichSchema.safeParse(b),
+      (answer) => signalsOverLimit(answer.signals, params.limit, 'signals'),
+    );
   }
 
   /**
@@ -234,6 +243,7 @@ export class SignalClient {
     return this.#call(
       { method: 'POST', path: '/v1/companies/enrich/bulk', body: body(params), idempotent: true, call },
       parseBulkEnrichAnswer,
+      (answer) => bulkSignalsOverLimit(answer.results, params.limit),
     );
   }
 

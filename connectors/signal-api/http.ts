@@ -23,6 +23,7 @@ import {
   retryAfterMsOf,
   type SignalApiError,
   SignalApiError as SignalApiErrorClass,
+  UnexpectedResponseError,
   ValidationError,
 } from '../errors.ts';
 import { parseRetryAfter } from '../retry-after.ts';
@@ -109,17 +110,35 @@ function header(headers: Headers, name: string): string | undefined {
   return v ?? undefined;
 }
 
-/** `x-credits-charged` when the answer carried it (undefined otherwise). */
+/** `x-credits-charged` when the answer carried a usable one (a count: not negative); undefined otherwise. */
 function chargedOf(headers: Headers): number | undefined {
   const raw = header(headers, 'x-credits-charged');
   const n = raw === undefined || raw.trim() === '' ? Number.NaN : Number(raw);
-  return Number.isFinite(n) ? n : undefined;
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
-/** The response headers that every result carries. */
-export function metaOf(headers: Headers): ResponseMeta {
-  const charged = Number(header(headers, 'x-credits-charged'));
-  const meta: ResponseMeta = { credits: Number.isFinite(charged) ? charged : 0 };
+/**
+ * The response headers that every result carries. An `x-credits-charged` that is there but is not a count (negative,
+ * not a number) makes the answer unusable: what it cost would be added to the manifest wrong. Its absence is 0.
+ */
+export function metaOf(headers: Headers, ctx?: ErrorContext & { status?: number }): ResponseMeta {
+  const raw = header(headers, 'x-credits-charged');
+  const charged = chargedOf(headers);
+  if (raw !== undefined && charged === undefined) {
+    throw new UnexpectedResponseError({
+      status: ctx?.status ?? 0,
+      code: 'unexpected_response',
+      field: 'x-credits-charged',
+      message: (ctx?.redact ?? String)(
+        `${ctx ? `${ctx.method} ${ctx.path}: ` : ''}x-credits-charged: ${JSON.stringify(raw.slice(0, 40))} ` +
+          'is not a number of credits (a count from 0 up)',
+      ),
+      requestId: header(headers, 'x-request-id'),
+      method: ctx?.method,
+      path: ctx?.path,
+    });
+  }
+  const meta: ResponseMeta = { credits: charged ?? 0 };
   const requestId = header(headers, 'x-request-id');
   if (requestId) meta.requestId = requestId;
   const remainingRaw = header(headers, 'x-credits-remaining');
@@ -546,6 +565,7 @@ export class Transport {
     try {
       let res: Dispatcher.ResponseData;
       try {
+        req.call?.onSend?.();
         res = await this.#dispatcher.request({
           origin: this.#origin,
           path,
@@ -569,7 +589,7 @@ export class Transport {
         throw networkFailure(err, ctx);
       }
       if (status < 200 || status > 299) throw errorFromResponse(status, res.headers, text, ctx);
-      const meta = metaOf(res.headers);
+      const meta = metaOf(res.headers, { ...ctx, status });
       if (text.trim() === '') {
         if (status === 204 || req.method === 'DELETE') return { status, body: {}, meta };
         throw new NetworkError({

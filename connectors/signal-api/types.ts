@@ -84,6 +84,11 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Overrides the client's retry policy for this call. */
   retry?: false | Partial<RetryOptions>;
+  /**
+   * Called as each attempt is handed to the connection, after any pacing wait: a call aborted before it never
+   * reached the service (and cost nothing).
+   */
+  onSend?: () => void;
 }
 
 // ─── common ────────────────────────────────────────────────────────────────────────────────────────────────────

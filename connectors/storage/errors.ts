@@ -1,5 +1,5 @@
 /** Storage failures: the classes live with every other failure rule in connectors/errors.ts. */
-import { StorageError } from '../errors.ts';
+import { refusalReason, StorageError, StorageRefusedError } from '../errors.ts';
 
 export {
   BucketNotFoundError,
@@ -8,6 +8,7 @@ export {
   ObjectNotFoundError,
   StorageConfigError,
   StorageError,
+  StorageRefusedError,
   WriteAbortedError,
 } from '../errors.ts';
 
@@ -19,5 +20,12 @@ export function storageFailure(
 ): StorageError {
   if (cause instanceof StorageError) return cause;
   const reason = cause instanceof Error ? cause.message : String(cause);
+  const refused = refusalReason(cause);
+  if (refused)
+    return new StorageRefusedError(`${operation} refused (${refused}): ${reason}`, {
+      ...details,
+      reason: refused,
+      cause,
+    });
   return new StorageError(`${operation} failed: ${reason}`, { ...details, cause });
 }

@@ -42,6 +42,26 @@ export interface IntentFilter {
   department?: Set<string>;
 }
 
+/**
+ * Opt-in (`intentSurfacing`): a `share` of each topic's contacts start showing intent only at a time spread evenly
+ * over `days` after `from` (epoch ms), so a feed run later finds contacts an earlier one could not. Off by default:
+ * every contact shows intent at any time.
+ */
+export interface IntentSurfacing {
+  from: number;
+  days: number;
+  share: number;
+}
+
+/** When item `j` of topic `n` starts showing intent (whole seconds), or -Infinity when it always has. */
+export function intentSurfacedAt(seed: number, n: number, j: number, surfacing: IntentSurfacing | undefined): number {
+  if (!surfacing) return Number.NEGATIVE_INFINITY;
+  const u = hash2(hashString('intent-surfacing', seed) ^ n, j) / 4294967296;
+  if (u >= surfacing.share) return Number.NEGATIVE_INFINITY;
+  const offset = (u / surfacing.share) * surfacing.days * 86_400_000;
+  return Math.floor((surfacing.from + offset) / 1000) * 1000;
+}
+
 export function topicContactCount(seed: number, n: number): number {
   const u = hash2(hashString('topic-size', seed), n) / 4294967296;
   return 20 + Math.floor(u * u * 281);

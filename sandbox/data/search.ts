@@ -28,6 +28,8 @@ export interface CompanyHit {
   profile: CompanyProfile;
   count: number;
   latest: number;
+  /** Timeline index of the newest matching signal (its id is `signalHex(profile, latestIndex)`). */
+  latestIndex: number;
 }
 
 function lowerAll(list: string[] | undefined): string[] | undefined {
@@ -66,19 +68,23 @@ function countMatching(
   tl: Timeline,
   { after, types }: { after?: number | undefined; types?: Set<string> | undefined },
   keep: (index: number, type: number) => boolean = () => true,
-): { count: number; latest: number } {
+): { count: number; latest: number; latestIndex: number } {
   let count = 0;
   let latest = 0;
+  let latestIndex = -1;
   for (let i = tl.times.length - 1; i >= 0; i--) {
     const t = tl.times[i]!;
     if (after !== undefined && t <= after) break;
     const ty = tl.types[i]!;
     if (types && !types.has(SIGNAL_TYPES[ty]!.type)) continue;
     if (!keep(i, ty)) continue;
-    if (count === 0) latest = t;
+    if (count === 0) {
+      latest = t;
+      latestIndex = i;
+    }
     count++;
   }
-  return { count, latest };
+  return { count, latest, latestIndex };
 }
 
 /** The `limit` hits with the newest signals, ties broken by `name`. */
@@ -125,6 +131,8 @@ export interface ContactHit {
   person: Person;
   count: number;
   latest: number;
+  /** Timeline index of the newest matching signal. */
+  latestIndex: number;
 }
 
 /** Catalog companies whose staff the contact search covers. */

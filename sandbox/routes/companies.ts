@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ApiRequest, Route } from '../api.ts';
 import { isValidDomain, legacyFunding, normalizeDomain, resolveCompany } from '../data/companies.ts';
 import { CONTENT_FILTER_KEYS, searchCompanies } from '../data/search.ts';
-import { toEnrichSignal } from '../data/signals.ts';
+import { hexToUuid, signalHex, toEnrichSignal } from '../data/signals.ts';
 import { notFound, validationError } from '../errors.ts';
 import type { DataStore } from '../store.ts';
 import { isoOffset, isoZ } from '../time.ts';
@@ -187,8 +187,9 @@ function enrichBulk(req: ApiRequest, store: DataStore) {
   return { body: { results, summary } };
 }
 
-function search(req: ApiRequest, store: DataStore) {
-  const body = parse(searchSchema, req.body);
+/** The hits of a company search body (422 for a bad one), the `limit` newest; the oracle asks for all of them. */
+export function companySearchHits(store: DataStore, rawBody: unknown, now: number, all = false) {
+  const body = parse(searchSchema, rawBody);
   if (
     body.employee_count_min !== undefined &&
     body.employee_count_max !== undefined &&
@@ -197,25 +198,26 @@ function search(req: ApiRequest, store: DataStore) {
     throw validationError('employee_count_min', 'must not exceed employee_count_max');
   }
   const params: Parameters<typeof searchCompanies>[1] = searchParamsOf(body);
+  if (all) params.limit = Number.POSITIVE_INFINITY;
   const industries = lowerSet(body.industries);
   if (industries) params.industries = industries;
   if (body.employee_count_min !== undefined) params.employeeMin = body.employee_count_min;
   if (body.employee_count_max !== undefined) params.employeeMax = body.employee_count_max;
   if (body.content_filters) params.content = body.content_filters;
-  const hits = searchCompanies(store, params, req.now);
-  req.charge(hits.length);
-  return {
-    body: {
-      companies: hits.map((h) => ({
-        name: h.profile.company.name,
-        domain: h.profile.domain,
-        signal_count: h.count,
-        latest_signal_at: isoOffset(h.latest),
-        industries: h.profile.company.industries ?? [],
-      })),
-      count: hits.length,
-    },
-  };
+  return searchCompanies(store, params, now).map((h) => ({
+    name: h.profile.company.name,
+    domain: h.profile.domain,
+    signal_count: h.count,
+    latest_signal_at: isoOffset(h.latest),
+    latest_signal_id: hexToUuid(signalHex(h.profile, h.latestIndex)),
+    industries: h.profile.company.industries ?? [],
+  }));
+}
+
+function search(req: ApiRequest, store: DataStore) {
+  const companies = companySearchHits(store, req.body, req.now);
+  req.charge(companies.length);
+  return { body: { companies, count: companies.length } };
 }
 
 export const companyRoutes: Route[] = [

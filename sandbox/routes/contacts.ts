@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import type { ApiRequest, Route } from '../api.ts';
 import { isValidEmail, type Person } from '../data/contacts.ts';
-import { searchContacts } from '../data/search.ts';
-import { toEnrichSignal } from '../data/signals.ts';
+import { type ContactHit, searchContacts } from '../data/search.ts';
+import { hexToUuid, signalHex, toEnrichSignal } from '../data/signals.ts';
 import { SENIORITIES } from '../data/vocab.ts';
 import { notFound, validationError } from '../errors.ts';
 import type { DataStore } from '../store.ts';
@@ -71,27 +71,39 @@ function enrich(req: ApiRequest, store: DataStore) {
   };
 }
 
-function search(req: ApiRequest, store: DataStore) {
-  const body = parse(searchSchema, req.body);
+/** The hits of a contact search body (422 for a bad one), the `limit` newest; the oracle asks for all of them. */
+export function contactSearchHits(store: DataStore, rawBody: unknown, now: number, all = false) {
+  const body = parse(searchSchema, rawBody);
   const params: Parameters<typeof searchContacts>[1] = searchParamsOf(body);
+  if (all) params.limit = Number.POSITIVE_INFINITY;
   const seniority = lowerSet(body.seniority);
   if (seniority) params.seniority = seniority;
   const department = lowerSet(body.department);
   if (department) params.department = department;
   if (body.job_title?.trim()) params.jobTitle = body.job_title.trim();
-  const hits = searchContacts(store, params, req.now);
+  return searchContacts(store, params, now);
+}
+
+function search(req: ApiRequest, store: DataStore) {
+  const hits = contactSearchHits(store, req.body, req.now);
   for (const h of hits) store.remember(h.person);
   req.charge(hits.length);
   return {
     body: {
-      contacts: hits.map((h) => ({
-        contact: h.person.contact,
-        company: companyHead(h.person.employer),
-        signal_count: h.count,
-        latest_signal_at: isoOffset(h.latest),
-      })),
+      contacts: hits.map((h) => contactSearchItem(h)),
       count: hits.length,
     },
+  };
+}
+
+/** One contact search item: the person, their employer, and their newest matching signal. */
+export function contactSearchItem(h: ContactHit) {
+  return {
+    contact: h.person.contact,
+    company: companyHead(h.person.employer),
+    signal_count: h.count,
+    latest_signal_at: isoOffset(h.latest),
+    latest_signal_id: hexToUuid(signalHex(h.person, h.latestIndex)),
   };
 }
 

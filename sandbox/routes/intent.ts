@@ -8,6 +8,7 @@ import {
   type IntentFilter,
   type IntentItem,
   intentItem,
+  intentSurfacedAt,
   matchesIntentFilter,
   topicContactCount,
 } from '../data/intent.ts';
@@ -117,6 +118,7 @@ function contacts(req: ApiRequest, store: DataStore) {
     const n = topics[pos]!;
     const size = topicContactCount(store.seed, n);
     for (; j < size; j++) {
+      if (intentSurfacedAt(store.seed, n, j, store.intentSurfacing) > req.now) continue;
       const item = intentItem(store.seed, catalog, n, j, size);
       if (!matchesIntentFilter(item, f)) continue;
       if (out.length === pageSize) {
@@ -130,6 +132,22 @@ function contacts(req: ApiRequest, store: DataStore) {
   }
   req.charge(out.length);
   return { body: { contacts: out, count: out.length, page_size: pageSize, next_cursor: next } };
+}
+
+/** Every item a buyer-intent contacts body matches now, in page order (the oracle: all pages at once). */
+export function allIntentContacts(store: DataStore, rawBody: unknown, now: number): IntentItem[] {
+  const body = parse(contactsSchema, objectBody(rawBody));
+  const f = intentFilter(body);
+  const out: IntentItem[] = [];
+  for (const n of topicNumbers(body.topic_ids)) {
+    const size = topicContactCount(store.seed, n);
+    for (let j = 0; j < size; j++) {
+      if (intentSurfacedAt(store.seed, n, j, store.intentSurfacing) > now) continue;
+      const item = intentItem(store.seed, store.catalog, n, j, size);
+      if (matchesIntentFilter(item, f)) out.push(item);
+    }
+  }
+  return out;
 }
 
 const topicsQuery = z.strictObject({

@@ -4,15 +4,15 @@
  * the Temporal client, not undici). Both run the compiled entry, as `npx signal-kit` would: built into a directory outside the repo, where
  * no `node_modules` can be found, so any eager import of a package fails the command.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MINIMUM_NODE, nodeTooOld } from '../../cli/node-version.ts';
+import { MINIMUM_NODE } from '../../cli/node-version.ts';
+import { oldNode } from '../helpers/old-node.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -26,24 +26,6 @@ async function runEntry(node: string, args: string[]) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
     return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
-}
-
-/** A Node on this machine older than the minimum: the system's (Debian's) Node, found on PATH or in /usr/bin. */
-function oldNode(): string {
-  const candidates = new Set(['/usr/bin/node', '/bin/node']);
-  try {
-    for (const path of execFileSync('which', ['-a', 'node'], { encoding: 'utf8' }).split('\n')) {
-      if (path.trim()) candidates.add(path.trim());
-    }
-  } catch {}
-  for (const path of candidates) {
-    if (!existsSync(path)) continue;
-    const version = execFileSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
-    if (nodeTooOld(version)) return path;
-  }
-  throw new Error(
-    `no Node older than ${MINIMUM_NODE} on this machine to run the check with (looked at ${[...candidates].join(', ')})`,
-  );
 }
 
 describe('signal-kit on first contact', () => {

@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import type { Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 
-/** Reads a job's manifest and every manifested part back through the store, as a user's reader would. */
+/** Reads a job's manifest and every manifested lines part back through the store, as a user's reader would. */
 export async function readJobOutput(
   output: string,
   jobId: string,
@@ -11,6 +11,7 @@ export async function readJobOutput(
   const manifest = JSON.parse(await store.readText(`${jobId}/_manifest.json`)) as Manifest;
   const lines: Record<string, unknown>[] = [];
   for (const part of manifest.parts) {
+    if (part.table !== undefined && part.table !== 'lines') continue; // a flat table: test/helpers/tables.ts
     const chunks: Buffer[] = [];
     for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);

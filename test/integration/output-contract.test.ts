@@ -148,6 +148,10 @@ describe('output contract', () => {
       expect(result.code, `${job.id}: ${result.stderr}\n${worker.output()}`).toBe(0);
       const { manifest, lines } = await readJobOutput(job.out, job.id);
       expect(manifest.schema_version).toBe(MANIFEST_SCHEMA_VERSION);
+      // Read alone, a manifest locates its parts: under the output URL it names.
+      expect(manifest.output).toBe(job.out);
+      for (const part of manifest.parts)
+        expect((await openStore(manifest.output).stat(part.key))?.size).toBe(part.bytes);
       expectValid('manifest.schema.json', manifest, `${job.id} manifest`);
       expect(lines.length).toBeGreaterThan(0);
       for (const [index, line] of lines.entries()) expectValid(job.line, line, `${job.id} line ${index + 1}`);

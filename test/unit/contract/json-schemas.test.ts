@@ -22,12 +22,23 @@ describe('output JSON Schemas', () => {
       domain: 'acme.com',
       status: 'ok',
       row: 2,
+      record_id: '0015g00000AbCdE',
+      columns: { Owner: 'Ann' },
+      matched_by: 'domain',
       input: 'https://www.acme.com/',
       company: { name: 'Acme', domain: 'acme.com' },
       signals: [{ signal_id: 'sig_1', signal_type: 'news', detected_at: '2026-03-01T12:00:00.000Z', data: {} }],
     };
     expect(enrich(ok), JSON.stringify(enrich.errors)).toBe(true);
-    expect(enrich({ status: 'invalid', row: 3, raw: 'junk', error: 'not a host name' })).toBe(true);
+    expect(enrich({ status: 'invalid', row: 3, record_id: null, raw: 'junk', error: 'not a host name' })).toBe(true);
+    const { signals: _signals, ...answered } = ok;
+    const duplicate = { ...answered, status: 'duplicate', row: 4, duplicate_of: 2, answer_status: 'ok' };
+    expect(enrich(duplicate), JSON.stringify(enrich.errors)).toBe(true);
+    expect(enrich({ ...duplicate, duplicate_of: undefined }), 'a duplicate names the line it shares').toBe(false);
+    expect(enrich({ ...ok, record_id: undefined }), 'v2: every line carries record_id (null without one)').toBe(false);
+    expect(enrich({ ...ok, matched_by: 'email' })).toBe(false);
+    const byName = { ...answered, status: 'not_found', matched_by: 'company_name', input: 'Acme', domain: null };
+    expect(enrich(byName), JSON.stringify(enrich.errors)).toBe(true);
     expect(enrich({ ...ok, status: 'maybe' })).toBe(false);
     expect(enrich({ ...ok, row: 0 })).toBe(false);
     const offset = { ...ok, signals: [{ ...ok.signals[0], detected_at: '2026-03-01T12:00:00+00:00' }] };

@@ -71,6 +71,7 @@ describe('job ids', () => {
       [{ domain: 'acme.com' }],
       counts,
       'done',
+      [],
       jobPartIdentity(a, 0),
     );
     const evil = { ...counts, credits: 1000 };
@@ -82,6 +83,7 @@ describe('job ids', () => {
       [{ domain: 'evil.com' }],
       evil,
       'done',
+      [],
       nestedIdentity,
     );
     const result = await finalizeJob(store, {

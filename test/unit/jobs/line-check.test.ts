@@ -1,7 +1,8 @@
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { CorruptDownloadError, JsonlLineChecker } from '../../../activities/jobs/line-check.ts';
+import { JsonlLineChecker } from '../../../activities/jobs/line-check.ts';
+import { CorruptDownloadError } from '../../../connectors/errors.ts';
 
 async function check(chunks: string[]): Promise<{ lines: number; bytes: number; out: string }> {
   const checker = new JsonlLineChecker();

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import { MANIFEST_READ_LIMIT_BYTES } from '../../../activities/jobs/manifest-read.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../../activities/jobs/output-schemas.ts';
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
 import { dryRun } from '../../../cli/dry-run.ts';
 import type { JobStart } from '../../../cli/job-service.ts';
@@ -23,10 +24,11 @@ let input: string;
 /** A manifest as the kit writes one: a completed enrich job of 10 distinct domains that cost 40 credits. */
 function goodManifest(jobId: string): Manifest {
   return {
-    schema_version: 1,
+    schema_version: MANIFEST_SCHEMA_VERSION,
     job_id: jobId,
     kind: 'enrich',
     input: 'file:///in.csv',
+    output,
     status: 'completed',
     started_at: '2026-11-20T10:00:00.000Z',
     finished_at: '2026-11-20T10:01:00.000Z',
@@ -119,6 +121,13 @@ describe('a job finds its own finished run only in a valid manifest', () => {
     await plant('done-ok', JSON.stringify(goodManifest('done-ok')));
     const result = await findFinishedJob(openStore(output), { job: job('done-ok') });
     expect(result).toMatchObject({ status: 'completed', credits: 40, counts: { distinct: 10 } });
+  });
+
+  it('still finds a job finished by the release before (a schema_version 1 manifest, without output)', async () => {
+    const { output: _output, ...older } = goodManifest('done-v1');
+    await plant('done-v1', JSON.stringify({ ...older, schema_version: 1 }));
+    const result = await findFinishedJob(openStore(output), { job: job('done-v1') });
+    expect(result).toMatchObject({ status: 'completed', credits: 40 });
   });
 
   it.each([

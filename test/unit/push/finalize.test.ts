@@ -130,6 +130,8 @@ describe('finalizePushRun', () => {
     const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
     expect(manifest).toMatchObject({
       run_id: run.runId,
+      // Read alone, the manifest locates its parts: their keys are relative to `output`.
+      output: store.url,
       dt: '2026-03-06',
       status: 'completed_with_errors',
       counts: { domains: 3, ok: 2, error: 1, signals: 2 },

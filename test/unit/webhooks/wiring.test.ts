@@ -38,6 +38,7 @@ describe('worker wiring', () => {
       'bulkEnrich',
       'deliverSignalEvent',
       'intentExport',
+      'lookupCatalog',
       'manageWebhooks',
       'scheduledPush',
       'smokeWorkflow',

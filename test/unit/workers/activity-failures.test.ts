@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
   BucketNotFoundError,
+  CorruptDownloadError,
   CsvInputError,
   FATAL_FAILURE_TYPES,
   InputError,
@@ -44,6 +45,7 @@ describe('toActivityFailure', () => {
     ['5xx', new ServerError(init(503, 'unavailable'))],
     ['reset', new NetworkError(init(0, 'ECONNRESET'))],
     ['storage outage', new ObjectNotFoundError({ url: 's3://b', key: 'k' })],
+    ['corrupt download', new CorruptDownloadError('line 3 of the download is not one JSON object')],
   ])('keeps %s retryable with Temporal backoff', (_name, error) => {
     const f = toActivityFailure(error) as ApplicationFailure;
     expect(f.nonRetryable).toBe(false);

@@ -1,0 +1,98 @@
+import { Context } from '@temporalio/activity';
+import { StorageError } from '../../connectors/errors.ts';
+import type { CallOptions } from '../../connectors/signal-api/types.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { type PartIdentity, type PartRead, partFingerprint, readPart, type StoredPart } from '../parts.ts';
+import type { JobRef } from './types.ts';
+import { CallMarker } from './unsaved.ts';
+
+/**
+ * One paid call of a batch and the saving of its answer, so that every call the service may have charged is either
+ * in the part or counted in the manifest (activities/jobs/unsaved.ts), also when two attempts of the same batch run
+ * at once: Temporal starts another attempt when a heartbeat lapses (a paused worker, an event loop held by a huge
+ * answer, a Temporal server restarted), while the first may still be running.
+ *
+ * - The activity's cancellation (Temporal tells a running attempt that it timed out or was cancelled on its next
+ *   heartbeat) aborts the call, also while it waits for a rate-limit permit; a call aborted before it was sent
+ *   leaves no marker.
+ * - Before the part is written, it is read again: if it changed since this attempt read it, another attempt saved
+ *   the batch first, and this answer is recorded as paid and not saved (with the credits the service said) instead
+ *   of replacing it. If both write within that instant, the part names whose answer it holds, and the other's
+ *   marker is counted all the same.
+ */
+
+/** The attempt running this activity: its cancellation and its number (1 outside Temporal, as in unit tests). */
+export interface AttemptContext {
+  signal?: AbortSignal;
+  attempt: number;
+}
+
+export function currentAttempt(): AttemptContext {
+  try {
+    const context = Context.current();
+    return { signal: context.cancellationSignal, attempt: context.info.attempt };
+  } catch {
+    return { attempt: 1 };
+  }
+}
+
+/**
+ * Sends one paid call under a marker. The call is not retried by the client (the activity's own retry does it, after
+ * the marker says what happened) and is aborted by the attempt's cancellation.
+ */
+export async function sendPaidCall<T>(
+  store: Store,
+  job: JobRef,
+  index: number,
+  attempt: AttemptContext,
+  send: (call: CallOptions) => Promise<T>,
+): Promise<{ response: T; marker: CallMarker }> {
+  attempt.signal?.throwIfAborted();
+  const marker = await CallMarker.begin(store, job, index, attempt.attempt);
+  let sent = false;
+  try {
+    const call: CallOptions = { retry: false, onSend: () => (sent = true) };
+    if (attempt.signal) call.signal = attempt.signal;
+    return { response: await send(call), marker };
+  } catch (error) {
+    await marker.failed(error, sent);
+    throw error;
+  }
+}
+
+export type Published = { lost: false; part: StoredPart } | { lost: true; part: StoredPart | undefined };
+
+/**
+ * Publishes the part holding a paid answer, unless another attempt replaced the part since `seen` was read (whatever
+ * was there, trusted or not: its fingerprint). `write` receives the calls the new part holds (those of the trusted
+ * part seen, whose lines it keeps, and this one's).
+ */
+export async function publishPaidPart(
+  store: Store,
+  key: string,
+  seen: PartRead,
+  identity: PartIdentity,
+  paid: { marker: CallMarker; credits: number } | undefined,
+  write: (calls: string[]) => Promise<StoredPart>,
+): Promise<Published> {
+  const calls = [...(seen.part?.calls ?? []), ...(paid ? [paid.marker.id] : [])];
+  if (paid && (await partFingerprint(store, key)) !== seen.fingerprint) {
+    await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
+    return { lost: true, part: (await readPart(store, key, identity)).part };
+  }
+  try {
+    return { lost: false, part: await write(calls) };
+  } catch (error) {
+    await paid?.marker.lost(paid.credits, `answered, but the part could not be written: ${String(error)}`);
+    throw error;
+  }
+}
+
+/** What a losing attempt reports: the winner's part when it is complete, else a retry to carry on from it. */
+export function lostRace(key: string, store: Store, part: StoredPart | undefined): StoredPart {
+  if (part && !part.failed && !part.partial) return part;
+  throw new StorageError('another attempt of this batch changed its part meanwhile; trying again from it', {
+    url: store.url,
+    key,
+  });
+}

@@ -1,0 +1,193 @@
+import { gzipSync } from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import type { Column, TableDef, TableRow } from './columns.ts';
+
+/**
+ * Encoders of a flat table's part: JSONL, CSV (RFC 4180, formula cells neutralized) and Parquet. Each takes the
+ * table's column list, so a part's schema depends on its table only, never on its rows.
+ */
+
+export const OUTPUT_FORMATS = ['jsonl', 'csv', 'parquet'] as const;
+
+/** The JSONL compression (`--compression`), as jobs/types.ts's `Compression`. */
+type Compression = 'gzip' | 'none';
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** `jsonl`, `csv`, `parquet` or several, comma-separated (`--format`), in that canonical order, without repeats. */
+export function parseFormats(value: string): OutputFormat[] {
+  const named = value
+    .split(',')
+    .map((part) => part.trim().toLowerCase())
+    .filter((part) => part !== '');
+  const unknown = named.filter((part) => !(OUTPUT_FORMATS as readonly string[]).includes(part));
+  if (named.length === 0 || unknown.length > 0) {
+    throw new Error(
+      `--format must be jsonl, csv or parquet (or several, comma-separated), got "${unknown[0] ?? value}"`,
+    );
+  }
+  return OUTPUT_FORMATS.filter((format) => named.includes(format));
+}
+
+/** A table part's file extension: JSONL follows `--compression`; CSV is plain (for spreadsheets and CRM imports); Parquet compresses inside. */
+export function tableExtension(format: OutputFormat, compression: Compression | undefined): string {
+  if (format === 'csv') return '.csv';
+  if (format === 'parquet') return '.parquet';
+  return compression === 'none' ? '.jsonl' : '.jsonl.gz';
+}
+
+export function tableContentType(format: OutputFormat, compression: Compression | undefined): string {
+  if (format === 'csv') return 'text/csv; charset=utf-8';
+  if (format === 'parquet') return 'application/vnd.apache.parquet';
+  return compression === 'none' ? 'application/x-ndjson' : 'application/gzip';
+}
+
+export function encodeTable(
+  format: OutputFormat,
+  def: TableDef,
+  rows: readonly TableRow[],
+  compression: Compression | undefined,
+): Buffer {
+  if (format === 'csv') return encodeCsv(def, rows);
+  if (format === 'parquet') return encodeParquet(def, rows);
+  const bytes = encodeJsonl(def, rows);
+  return compression === 'none' ? bytes : gzipSync(bytes);
+}
+
+// ---- JSONL ---------------------------------------------------------------------------------------------------------
+
+/** One object per row with every column (null when unknown), in the table's order; times as ISO 8601 UTC. */
+function encodeJsonl(def: TableDef, rows: readonly TableRow[]): Buffer {
+  const lines: string[] = [];
+  for (const row of rows) {
+    const out: Record<string, unknown> = {};
+    for (const column of def.columns) out[column.name] = jsonValue(column, row[column.name] ?? null);
+    lines.push(JSON.stringify(out));
+  }
+  return Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`, 'utf8');
+}
+
+/** A `json` column is JSON text in JSONL too, so that a reader inferring types never sees its shape drift. */
+function jsonValue(column: Column, value: unknown): unknown {
+  if (value === null) return null;
+  if (column.type === 'timestamp') return new Date(value as number).toISOString();
+  if (column.type === 'json') return JSON.stringify(value);
+  return value;
+}
+
+// ---- CSV -----------------------------------------------------------------------------------------------------------
+
+/**
+ * RFC 4180: a header row, CRLF line ends, a field quoted when it holds a comma, a quote, CR or LF (quotes doubled).
+ * UTF-8 without a byte-order mark. A text cell that a spreadsheet would run as a formula (it starts with `=`, `+`,
+ * `-`, `@`, a tab or a carriage return) is neutralized as OWASP's CSV-injection guidance says: prefixed with a single
+ * quote and quoted. Times are ISO 8601 UTC, lists and JSON values are JSON text, unknown values empty cells.
+ */
+function encodeCsv(def: TableDef, rows: readonly TableRow[]): Buffer {
+  const lines = [def.columns.map((column) => csvField(column.name)).join(',')];
+  for (const row of rows) {
+    lines.push(def.columns.map((column) => csvCell(column, row[column.name] ?? null)).join(','));
+  }
+  return Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
+}
+
+function csvCell(column: Column, value: unknown): string {
+  if (value === null) return '';
+  switch (column.type) {
+    case 'int':
+    case 'double':
+      return String(value);
+    case 'timestamp':
+      return new Date(value as number).toISOString();
+    case 'string_list':
+    case 'json':
+      return csvField(neutralize(JSON.stringify(value)));
+    default:
+      return csvField(neutralize(String(value)));
+  }
+}
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** OWASP's rule for CSV injection: a cell starting like a formula gets a leading single quote. */
+export function neutralize(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+function csvField(text: string): string {
+  return /[",\r\n]/.test(text) || text.startsWith("'") ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+// ---- Parquet -------------------------------------------------------------------------------------------------------
+
+/** The Parquet schema elements of a column (a list is the standard three-level LIST). */
+function parquetElements(column: Column): Record<string, unknown>[] {
+  const repetition_type = column.nullable ? 'OPTIONAL' : 'REQUIRED';
+  const name = column.name;
+  switch (column.type) {
+    case 'string':
+      return [{ name, repetition_type, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } }];
+    case 'json':
+      return [{ name, repetition_type, type: 'BYTE_ARRAY', converted_type: 'JSON', logical_type: { type: 'JSON' } }];
+    case 'int':
+      return [{ name, repetition_type, type: 'INT32' }];
+    case 'double':
+      return [{ name, repetition_type, type: 'DOUBLE' }];
+    case 'timestamp':
+      return [
+        {
+          name,
+          repetition_type,
+          type: 'INT64',
+          logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' },
+        },
+      ];
+    case 'date':
+      return [{ name, repetition_type, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } }];
+    case 'string_list':
+      return [
+        { name, repetition_type, converted_type: 'LIST', logical_type: { type: 'LIST' }, num_children: 1 },
+        { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+        {
+          name: 'element',
+          repetition_type: 'REQUIRED',
+          type: 'BYTE_ARRAY',
+          converted_type: 'UTF8',
+          logical_type: { type: 'STRING' },
+        },
+      ];
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+function parquetColumn(column: Column, rows: readonly TableRow[]): unknown[] {
+  const values = new Array<unknown>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const value = (rows[i] as TableRow)[column.name] ?? null;
+    if (value === null) values[i] = null;
+    else if (column.type === 'timestamp') values[i] = BigInt(value as number);
+    else if (column.type === 'date') values[i] = Date.parse(`${value as string}T00:00:00Z`) / DAY_MS;
+    else values[i] = value;
+  }
+  return values;
+}
+
+/** A whole Parquet file of the rows (parts are one batch each, so this is in memory), snappy-compressed. */
+function encodeParquet(def: TableDef, rows: readonly TableRow[]): Buffer {
+  const elements = def.columns.flatMap(parquetElements);
+  const schema = [{ name: 'root', num_children: def.columns.length }, ...elements];
+  const columnData = def.columns.map((column) => ({
+    name: column.name,
+    data: parquetColumn(column, rows),
+    nullable: column.nullable,
+  }));
+  const bytes = parquetWriteBuffer({
+    // biome-ignore lint/suspicious/noExplicitAny: hyparquet's SchemaElement and DecodedArray types, built above
+    columnData: columnData as any,
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    schema: schema as any,
+    rowGroupSize: 100_000,
+    createdBy: 'signal-kit',
+  });
+  return Buffer.from(bytes);
+}

@@ -1,0 +1,27 @@
+/** Conversions of line values into table values: a value of another type becomes null, never an error. */
+
+export const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+export const numberOrNull = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
+
+/** An integer that fits Parquet's INT32. */
+export const integerOrNull = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 2_147_483_647 ? value : null;
+
+export const stringListOrNull = (value: unknown): string[] | null =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : null;
+
+/** Epoch milliseconds of an ISO 8601 time (the service's `Z` or offset forms), or null. */
+export function epochMillis(value: unknown): number | null {
+  if (typeof value !== 'string') return null;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? at : null;
+}
+
+/** A `YYYY-MM-DD` calendar date that exists, or null. */
+export function calendarDate(value: unknown): string | null {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return null;
+  const at = Date.parse(`${value}T00:00:00Z`);
+  return Number.isFinite(at) && new Date(at).toISOString().startsWith(value) ? value : null;
+}

@@ -1,0 +1,11 @@
+export { copyTextLine } from './copy-text.ts';
+export {
+  type CopyInput,
+  type CopySource,
+  connectPostgres,
+  type PostgresSession,
+  type PostgresTransaction,
+  redactUrl,
+  type UpsertResult,
+} from './session.ts';
+export { createTableSql, type PgColumn, type PgTable, type PgType, quote, writableColumns } from './table.ts';

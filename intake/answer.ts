@@ -1,0 +1,70 @@
+/** How the receiver answers: a JSON body, a refusal with its `error`, and the raw answer to a request Node's parser refused. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** A refused request: its status, the `error` its answer body holds, and any extra headers of the answer. */
+export class Rejection extends Error {
+  readonly status: number;
+  readonly error: { code: string; message: string; field?: string };
+  readonly headers: Record<string, string>;
+  constructor(status: number, code: string, message: string, field?: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.error = field === undefined ? { code, message } : { code, message, field };
+    this.headers = headers;
+  }
+}
+
+/** The client went away before its request was complete: nothing to answer, nothing worth a stack trace. */
+export class ClientGone extends Error {
+  constructor() {
+    super('client closed the connection before the body was complete');
+  }
+}
+
+export function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  extra: { headers?: Record<string, string>; close?: boolean } = {},
+): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(payload)),
+    'cache-control': 'no-store',
+    ...(extra.close ? { connection: 'close' } : {}),
+    ...extra.headers,
+  });
+  res.end(payload);
+  if (extra.close) {
+    // The body was not (fully) read: read no further; once the answer is handed to the OS, drop the connection
+    // (otherwise Node would drain the rest of the body to keep the connection alive).
+    const socket = req.socket;
+    res.once('finish', () => socket.destroy());
+  }
+}
+
+/** Answers a refusal; `bodyPending` when the body was not read, so the connection is closed after the answer. */
+export function answerRejection(req: IncomingMessage, res: ServerResponse, r: Rejection, bodyPending: boolean): void {
+  send(req, res, r.status, { error: r.error }, { headers: r.headers, close: bodyPending });
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+/** The status for an error of Node's HTTP parser (a bad request line, oversized headers, a timeout). */
+export function parserErrorStatus(code: string | undefined): 400 | 408 | 431 {
+  return code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+}
+
+/** The whole answer, bytes on the socket, to a request Node's parser refused: no response object exists for it. */
+export function rawParserAnswer(status: 400 | 408 | 431): string {
+  const body = JSON.stringify({
+    error: { code: status === 408 ? 'request_timeout' : 'bad_request', message: STATUS_TEXT[status] },
+  });
+  return `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}

@@ -1,0 +1,398 @@
+/**
+ * The flat tables of a real job (docs/tables.md), read by readers nobody here wrote: every Parquet part by DuckDB,
+ * every CSV part by Python's csv module. Each is held to the job's own output lines (the nested JSONL) and to its
+ * JSONL twin, value by value and type by type, and every part of a table has one schema.
+ */
+
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
+import { readJobOutput } from '../helpers/output.ts';
+import {
+  type DuckRow,
+  describe as describeColumns,
+  jsonlObjects,
+  openDuck,
+  readCsvWithPython,
+  readParquetRows,
+  sqlString,
+} from '../helpers/tables.ts';
+
+const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
+const DOMAINS = 150;
+const JUNK = ['', 'n/a', 'not a website'];
+
+/** The types a user's DuckDB sees, written down from the documented table (docs/tables.md), not from the code. */
+const SIGNALS_TYPES: Array<[string, string]> = [
+  ['signal_id', 'VARCHAR'],
+  ['record_id', 'VARCHAR'],
+  ['row', 'INTEGER'],
+  ['domain', 'VARCHAR'],
+  ['signal_type', 'VARCHAR'],
+  ['signal_subtype', 'VARCHAR'],
+  ['signal_name', 'VARCHAR'],
+  ['association', 'VARCHAR'],
+  ['detected_at', 'TIMESTAMP WITH TIME ZONE'],
+  ['company_name', 'VARCHAR'],
+  ['company_domain', 'VARCHAR'],
+  ['summary', 'VARCHAR'],
+  ['detail', 'VARCHAR'],
+  ['evidence', 'VARCHAR'],
+  ['impact_rationale', 'VARCHAR'],
+  ['source_url', 'VARCHAR'],
+  ['relevance', 'DOUBLE'],
+  ['sentiment', 'VARCHAR'],
+  ['confidence', 'VARCHAR'],
+  ['sales_relevance', 'VARCHAR'],
+  ['signal_category', 'VARCHAR'],
+  ['filing_date', 'DATE'],
+  ['filing_year', 'INTEGER'],
+  ['fiscal_year', 'INTEGER'],
+  ['highlights', 'VARCHAR[]'],
+  ['trending_titles', 'VARCHAR[]'],
+  ['vendors_mentioned', 'VARCHAR[]'],
+  ['metrics_timeframe', 'VARCHAR'],
+  ['metrics_dollar_context', 'VARCHAR'],
+  ['metrics_dollar_millions', 'DOUBLE'],
+  ['data', 'JSON'],
+];
+
+const SIGNAL_TYPES = [
+  'news',
+  'hiring_trends',
+  'hiring_velocity',
+  'linkedin_post_company',
+  'linkedin_post_contact',
+  'linkedin_posts',
+  'work_milestones',
+  'sec_10k',
+  'sec_10q',
+  'sec_8k',
+  'sec_6k',
+  'sec_20f',
+  'website_intelligence',
+];
+
+const ENRICH_ROWS_TYPES: Array<[string, string]> = [
+  ['record_id', 'VARCHAR'],
+  ['row', 'INTEGER'],
+  ['status', 'VARCHAR'],
+  ['matched_by', 'VARCHAR'],
+  ['input', 'VARCHAR'],
+  ['domain', 'VARCHAR'],
+  ['company_name', 'VARCHAR'],
+  ['company_domain', 'VARCHAR'],
+  ['company_linkedin_url', 'VARCHAR'],
+  ['signal_count', 'INTEGER'],
+  ...SIGNAL_TYPES.map((type): [string, string] => [`signals_${type}`, 'INTEGER']),
+  ['signals_other', 'INTEGER'],
+  ['signal_counts', 'JSON'],
+  ['latest_signal_at', 'TIMESTAMP WITH TIME ZONE'],
+  ['latest_signal_type', 'VARCHAR'],
+  ['latest_signal_summary', 'VARCHAR'],
+  ['duplicate_of', 'INTEGER'],
+  ['answer_status', 'VARCHAR'],
+  ['error_code', 'VARCHAR'],
+  ['error_message', 'VARCHAR'],
+];
+
+const INVALID_TYPES: Array<[string, string]> = [
+  ['record_id', 'VARCHAR'],
+  ['row', 'INTEGER'],
+  ['raw', 'JSON'],
+  ['error', 'VARCHAR'],
+];
+
+type Line = Record<string, unknown>;
+type Signal = { signal_id: string; signal_type: string; detected_at: string; data: Record<string, unknown> } & Line;
+
+describe('flat tables of a real job, read by DuckDB and Python', () => {
+  let env: JobEnv;
+  let dir: string;
+  let duck: Awaited<ReturnType<typeof openDuck>>;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 11, clock: () => CLOCK } });
+    await env.startWorker();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-tables-'));
+    duck = await openDuck();
+  });
+  afterAll(async () => {
+    duck?.close();
+    await env?.stop();
+  });
+
+  const run = async <T>(workflow: string, input: T & { jobId: string }): Promise<JobResult> => {
+    const c = env.config();
+    return env.client.workflow.execute(workflow, {
+      workflowId: input.jobId,
+      taskQueue: c.taskQueue,
+      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+    });
+  };
+
+  /** The manifest's table parts, each checked against the bytes in the bucket (size and sha256). */
+  async function tableParts(root: string, manifest: Manifest, table: string, format: string) {
+    const parts = manifest.parts.filter((part) => part.table === table && part.format === format);
+    for (const part of parts) {
+      const bytes = await readFile(join(root, part.key));
+      expect(bytes.length, part.key).toBe(part.bytes);
+      expect(createHash('sha256').update(bytes).digest('hex'), part.key).toBe(part.sha256);
+    }
+    return parts;
+  }
+
+  it('enrich: every line and signal is in the Parquet, CSV and JSONL tables with the same values and types', async () => {
+    const rows = ['id,website'];
+    for (let i = 0; i < DOMAINS; i++) rows.push(`${i},tables${i}.com`);
+    for (const [i, junk] of JUNK.entries()) rows.push(`j${i},"${junk}"`);
+    await writeFile(join(dir, 'crm.csv'), `${rows.join('\n')}\n`);
+    const root = join(dir, 'enrich');
+    const output = pathToFileURL(root).href;
+    const result = await run<BulkEnrichInput>('bulkEnrich', {
+      jobId: 'crm-tables',
+      input: pathToFileURL(join(dir, 'crm.csv')).href,
+      output,
+      options: { limit: 5 },
+      formats: ['jsonl', 'csv', 'parquet'],
+    });
+    expect(result.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(output, 'crm-tables');
+    const answered = lines.filter((line) => line['status'] !== 'invalid');
+    const invalid = lines.filter((line) => line['status'] === 'invalid');
+    expect(answered).toHaveLength(DOMAINS);
+    expect(invalid).toHaveLength(JUNK.length);
+    const signals = answered.flatMap((line) => (line['signals'] as Signal[] | undefined) ?? []);
+    expect(signals.length).toBeGreaterThan(100);
+
+    // One table part per lines part and format: 2 batches → rows and signals parts 0 and 1; one invalid part.
+    for (const format of ['jsonl', 'csv', 'parquet']) {
+      expect((await tableParts(root, manifest, 'rows', format)).map((p) => p.lines)).toEqual([100, 50]);
+      const signalParts = await tableParts(root, manifest, 'signals', format);
+      expect(signalParts.reduce((n, p) => n + p.lines, 0)).toBe(signals.length);
+      expect((await tableParts(root, manifest, 'invalid', format)).map((p) => p.lines)).toEqual([JUNK.length]);
+    }
+
+    // Parquet: every part of a table has one schema, the documented one; a union of the parts reads as one table.
+    const tables = join(root, 'crm-tables', 'tables');
+    const glob = (table: string) => sqlString(join(tables, table, '*.parquet'));
+    for (const [table, types] of [
+      ['signals', SIGNALS_TYPES],
+      ['rows', ENRICH_ROWS_TYPES],
+    ] as const) {
+      const from = `read_parquet(${glob(table)}, union_by_name=false)`;
+      expect(await describeColumns(duck, from)).toEqual(types);
+      const perFile = await duck.query(
+        `SELECT file_name, list(name || ':' || type || ':' || coalesce(logical_type, '') ORDER BY name) AS s
+         FROM parquet_schema(${glob(table)}) GROUP BY file_name`,
+      );
+      expect(perFile).toHaveLength(2);
+      expect(new Set(perFile.map((file) => JSON.stringify(file['s']))).size).toBe(1);
+    }
+
+    // Every signal of every line, once, with its own values.
+    const parquetSignals = await readParquetRows(
+      duck,
+      `read_parquet(${glob('signals')}, union_by_name=false)`,
+      SIGNALS_TYPES,
+    );
+    expect(parquetSignals).toHaveLength(signals.length);
+    const byId = new Map(parquetSignals.map((row) => [String(row['signal_id']), row]));
+    expect(byId.size).toBe(signals.length);
+    for (const line of answered) {
+      for (const signal of (line['signals'] as Signal[] | undefined) ?? []) {
+        const row = byId.get(signal.signal_id);
+        expect(row, signal.signal_id).toBeDefined();
+        expectSignalRow(row as DuckRow, signal, line);
+      }
+    }
+
+    // Every answered line has its row, with its counts and its newest signal.
+    const parquetRows = await readParquetRows(
+      duck,
+      `read_parquet(${glob('rows')}, union_by_name=false) ORDER BY "row"`,
+      ENRICH_ROWS_TYPES,
+    );
+    expect(parquetRows.map((row) => row['row'])).toEqual(
+      answered.map((line) => line['row']).sort((a, b) => Number(a) - Number(b)),
+    );
+    const rowByRow = new Map(parquetRows.map((row) => [row['row'], row]));
+    for (const line of answered) expectRowsRow(rowByRow.get(line['row']) as DuckRow, line);
+
+    // The JSONL twin holds the same rows, value for value, with JSON's types (numbers, strings, arrays, null).
+    for (const table of ['rows', 'signals'] as const) {
+      const types = table === 'rows' ? ENRICH_ROWS_TYPES : SIGNALS_TYPES;
+      for (const part of manifest.parts.filter((p) => p.table === table && p.format === 'jsonl')) {
+        const twin = jsonlObjects(await readFile(join(root, part.key)), part.key.endsWith('.gz'));
+        const parquet = await readParquetRows(
+          duck,
+          `read_parquet(${sqlString(join(root, part.key.replace(/\.jsonl(\.gz)?$/, '.parquet')))})`,
+          types,
+        );
+        expect(twin.map((row) => Object.keys(row))).toEqual(twin.map(() => types.map(([name]) => name)));
+        expect(parquet).toEqual(twin);
+      }
+    }
+
+    // CSV, read by Python: the header is the table's columns and each row is its JSONL twin's row, cell by cell.
+    for (const table of ['rows', 'signals', 'invalid'] as const) {
+      for (const part of manifest.parts.filter((p) => p.table === table && p.format === 'csv')) {
+        const [header, ...cells] = await readCsvWithPython(join(root, part.key));
+        const twinKey = manifest.parts.find(
+          (p) => p.table === table && p.format === 'jsonl' && p.key.startsWith(part.key.replace(/\.csv$/, '.')),
+        )?.key;
+        const twin = jsonlObjects(await readFile(join(root, String(twinKey))), String(twinKey).endsWith('.gz'));
+        expect(cells).toHaveLength(twin.length);
+        const names = { rows: ENRICH_ROWS_TYPES, signals: SIGNALS_TYPES, invalid: INVALID_TYPES }[table];
+        expect(header).toEqual(names.map(([name]) => name));
+        cells.forEach((row, i) => {
+          expect(row).toEqual((header as string[]).map((name) => csvText((twin[i] as Line)[name])));
+        });
+      }
+    }
+
+    // The invalid table: every bad row, with what it held and why.
+    const bad = await duck.query(
+      `SELECT "row", raw::VARCHAR AS raw, error FROM read_parquet(${glob('invalid')}) ORDER BY "row"`,
+    );
+    expect(bad).toEqual(
+      invalid.map((line) => ({ row: line['row'], raw: JSON.stringify(line['raw']), error: line['error'] })),
+    );
+  });
+
+  it('verify-emails: the rows table holds every verified address with its result, in each format', async () => {
+    const addresses = Array.from({ length: 40 }, (_, i) => `person${i}@tables${i % 7}.com`);
+    await writeFile(join(dir, 'emails.csv'), `email\n${addresses.join('\n')}\nnot-an-address\n`);
+    const root = join(dir, 'verify');
+    const result = await run<VerifyEmailsInput>('verifyEmails', {
+      jobId: 'verify-tables',
+      input: pathToFileURL(join(dir, 'emails.csv')).href,
+      output: pathToFileURL(root).href,
+      formats: ['parquet', 'csv'],
+    });
+    expect(result.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(pathToFileURL(root).href, 'verify-tables');
+    const verified = lines.filter((line) => line['status'] !== 'invalid');
+    const rowsGlob = sqlString(join(root, 'verify-tables', 'tables', 'rows', '*.parquet'));
+    const rows = await duck.query(
+      `SELECT "row", email, result, confidence, status FROM read_parquet(${rowsGlob}) ORDER BY "row"`,
+    );
+    expect(rows).toEqual(
+      [...verified]
+        .sort((a, b) => Number(a['row']) - Number(b['row']))
+        .map((line) => ({
+          row: line['row'],
+          email: line['email'],
+          result: line['result'] ?? null,
+          confidence: line['confidence'] ?? null,
+          status: line['status'],
+        })),
+    );
+    expect(manifest.parts.filter((p) => p.format === 'jsonl' && p.table !== 'lines')).toEqual([]);
+    expect(
+      manifest.parts
+        .filter((p) => p.table === 'invalid')
+        .map((p) => p.format)
+        .sort(),
+    ).toEqual(['csv', 'parquet']);
+  });
+
+  it('a finished job run again with another --format writes the tables it lacks, with no API call', async () => {
+    const root = join(dir, 'enrich');
+    const mark = env.sandbox.truth.lastCall();
+    const before = JSON.parse(await readFile(join(root, 'crm-tables', '_manifest.json'), 'utf8')) as Manifest;
+    expect(before.parts.some((p) => p.format === 'parquet')).toBe(true);
+    const result = await run<BulkEnrichInput>('bulkEnrich', {
+      jobId: 'crm-tables',
+      input: pathToFileURL(join(dir, 'crm.csv')).href,
+      output: pathToFileURL(root).href,
+      options: { limit: 5 },
+      formats: ['parquet'],
+    });
+    expect(result.status).toBe('completed');
+    expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
+
+    // A job first run without --format: its parquet tables come from its parts on the second run, no call made.
+    const plainRoot = join(dir, 'plain');
+    const input = {
+      jobId: 'plain',
+      input: pathToFileURL(join(dir, 'crm.csv')).href,
+      output: pathToFileURL(plainRoot).href,
+      options: { limit: 5 },
+    };
+    await run<BulkEnrichInput>('bulkEnrich', input);
+    const afterFirst = env.sandbox.truth.lastCall();
+    const again = await run<BulkEnrichInput>('bulkEnrich', { ...input, formats: ['parquet'] });
+    expect(again.status).toBe('completed');
+    expect(env.sandbox.truth.calls({ after: afterFirst })).toEqual([]);
+    const signals = await duck.query(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(join(plainRoot, 'plain', 'tables', 'signals', '*.parquet'))})`,
+    );
+    const { lines } = await readJobOutput(pathToFileURL(plainRoot).href, 'plain');
+    expect(signals[0]?.['n']).toBe(lines.flatMap((line) => (line['signals'] as unknown[] | undefined) ?? []).length);
+  });
+});
+
+/** A CSV cell as the documented rule writes a JSONL value: empty for null, JSON for objects and lists. */
+function csvText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : Array.isArray(value) ? JSON.stringify(value) : String(value);
+  return /^[=+\-@\t\r]/.test(text) && typeof value !== 'number' ? `'${text}` : text;
+}
+
+const iso = (value: string) => new Date(Date.parse(value)).toISOString();
+
+/** The spec's typed `data` fields, and what DuckDB must show for a signal. */
+function expectSignalRow(row: DuckRow, signal: Signal, line: Line): void {
+  expect(row['signal_type']).toBe(signal.signal_type);
+  expect(row['signal_subtype']).toBe(signal['signal_subtype'] ?? null);
+  expect(row['detected_at']).toBe(iso(signal.detected_at));
+  expect(row['domain']).toBe(line['domain']);
+  expect(row['row']).toBe(line['row']);
+  expect(row['company_name']).toBe((signal['company'] as Line | undefined)?.['name'] ?? null);
+  expect(row['summary']).toBe(signal.data['summary'] ?? null);
+  // Nothing of data is lost: the typed columns and the rest put back together give data as the service sent it.
+  const rebuilt = JSON.parse(String(row['data'])) as Record<string, unknown>;
+  const metrics: Record<string, unknown> = { ...((rebuilt['metrics'] as Record<string, unknown> | undefined) ?? {}) };
+  for (const [name] of SIGNALS_TYPES.slice(11, -1)) {
+    const value = row[name];
+    if (value === null || value === undefined) continue;
+    if (name.startsWith('metrics_')) metrics[name.slice('metrics_'.length)] = value;
+    else rebuilt[name] = value;
+  }
+  if (Object.keys(metrics).length > 0) rebuilt['metrics'] = metrics;
+  expect(rebuilt).toEqual(signal.data);
+}
+
+function expectRowsRow(row: DuckRow, line: Line): void {
+  const signals = (line['signals'] as Signal[] | undefined) ?? [];
+  expect(row['status']).toBe(line['status']);
+  expect(row['domain']).toBe(line['domain']);
+  expect(row['input']).toBe(line['input']);
+  expect(row['company_name']).toBe((line['company'] as Line | undefined)?.['name'] ?? null);
+  if (line['status'] === 'ok') {
+    expect(row['signal_count']).toBe(signals.length);
+    const newest = [...signals].sort((a, b) => Date.parse(b.detected_at) - Date.parse(a.detected_at))[0];
+    expect(row['latest_signal_at']).toBe(newest ? iso(newest.detected_at) : null);
+    expect(row['latest_signal_type']).toBe(newest?.signal_type ?? null);
+    const byType = new Map<string, number>();
+    for (const signal of signals) byType.set(signal.signal_type, (byType.get(signal.signal_type) ?? 0) + 1);
+    for (const type of SIGNAL_TYPES) {
+      expect(row[`signals_${type}`], type).toBe(byType.get(type.replaceAll('_', '-')) ?? 0);
+    }
+    expect(JSON.parse(String(row['signal_counts']))).toEqual(Object.fromEntries(byType));
+  } else if (line['status'] === 'not_found') {
+    expect(row['signal_count']).toBe(0);
+  } else {
+    expect(row['signal_count']).toBeNull();
+    expect(row['error_code']).toBe((line['error'] as Line)['code']);
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Two attempts of the same batch at once (Temporal starts a second when the first one's heartbeat lapses: a paused
+ * worker, an event loop held by a huge answer, a restarted Temporal server): every call the service charged is
+ * either in the part or counted in the manifest's `unsaved_answers`, never silently paid twice. And the attempt's
+ * cancellation reaches the call. The service here is a small server whose answers the test releases one by one;
+ * what it charged is what its answers said (`x-credits-charged`).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { enrichBatch } from '../../../activities/jobs/enrich.ts';
+import { finalizeJob } from '../../../activities/jobs/finalize.ts';
+import { batchKey } from '../../../activities/jobs/layout.ts';
+import type { JobRef } from '../../../activities/jobs/types.ts';
+import { verifyBatch } from '../../../activities/jobs/verify.ts';
+import { SignalClient } from '../../../connectors/signal-api/index.ts';
+import { openStore } from '../../../connectors/storage/index.ts';
+import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
+
+let server: TestServer;
+let dir: string;
+/** Answers waiting for the test to release them, in the order the calls arrived. */
+const waiting: (() => void)[] = [];
+/** Credits each answer said it charged: the service's own account of what it billed. */
+let charged = 0;
+
+/** Two signals per domain (4 credits), or a verification per address (1 credit). */
+function answer(req: RecordedRequest, res: ServerResponse) {
+  if (req.url.startsWith('/v1/emails/verify/bulk')) {
+    const { emails } = req.json as { emails: string[] };
+    const verifications = emails.map((email) => ({ email, result: 'deliverable', score: 90 }));
+    return hold(() => sendJson(res, 200, { verifications, errors: [] }, { 'x-credits-charged': emails.length }));
+  }
+  const { domains } = req.json as { domains: string[] };
+  const results = domains.map((domain) => ({
+    domain,
+    status: 'ok',
+    company: { name: domain, domain },
+    signals: [signalBody(`sig_${domain}_1`), signalBody(`sig_${domain}_2`)],
+  }));
+  return hold(() => sendJson(res, 200, { results }, { 'x-credits-charged': domains.length * 4 }));
+}
+
+function hold(send: () => void) {
+  waiting.push(send);
+}
+
+/** Releases the answer of call `n` (0-based, in arrival order) and counts what it charged. */
+function release(n: number, credits: number) {
+  charged += credits;
+  waiting[n]!();
+}
+
+beforeAll(async () => {
+  server = await startTestServer((req, res) => answer(req, res));
+  dir = await mkdtemp(join(tmpdir(), 'paid-race-'));
+});
+afterAll(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(() => {
+  waiting.length = 0;
+  server.requests.length = 0;
+  charged = 0;
+});
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await sleep(10);
+  expect(check()).toBe(true);
+};
+
+async function setUp(jobId: string, kind: JobRef['kind'], values: string[]) {
+  const output = pathToFileURL(dir).href;
+  const store = openStore(output);
+  const job: JobRef = { jobId, kind, output };
+  const batch = values.map((v, i) => JSON.stringify({ v, row: i + 1, raw: v })).join('\n');
+  await store.writeText(batchKey(job, 0), `${batch}\n`);
+  const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_race', retry: false });
+  const finalize = () =>
+    finalizeJob(store, {
+      job,
+      input: 'x',
+      startedAt: new Date().toISOString(),
+      status: 'completed',
+      prepared: {
+        input: 'x',
+        rows: values.length,
+        distinct: values.length,
+        duplicates: 0,
+        batches: 1,
+        invalid: 0,
+        batchSize: 100,
+      },
+    });
+  return { store, job, client, finalize };
+}
+
+describe('two attempts of one batch at once: paid once, or the second payment is counted', () => {
+  it('enrich: the attempt that answers last finds the part saved and keeps its marker with its credits', async () => {
+    const { store, job, client, finalize } = await setUp('race-enrich', 'enrich', ['a.com', 'b.com']);
+    // Attempt 1 sends its call; its answer is slow. Attempt 2 (after a lapsed heartbeat) sends the same call.
+    const first = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 1 });
+    await until(() => waiting.length === 1);
+    const second = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 2 });
+    await until(() => waiting.length === 2);
+    // The second is answered and saved first; then the first's answer arrives.
+    release(1, 8);
+    const saved = await second;
+    release(0, 8);
+    const late = await first;
+    expect(saved.reused).toBe(false);
+    expect(late.counts.credits).toBe(8);
+
+    const result = await finalize();
+    // The service charged both calls: the manifest says so, and says what the lost one cost.
+    expect(charged).toBe(16);
+    expect(result.credits).toBe(charged);
+    expect(result.unsavedAnswers).toEqual({ credits: 8, unknown_calls: 0 });
+    await client.close();
+  });
+
+  it('verify: the same race on an email chunk', async () => {
+    const { store, job, client, finalize } = await setUp('race-verify', 'verify-emails', ['a@x.com', 'b@x.com']);
+    const first = verifyBatch(client, store, { job, index: 0 }, { attempt: 1 });
+    await until(() => waiting.length === 1);
+    const second = verifyBatch(client, store, { job, index: 0 }, { attempt: 2 });
+    await until(() => waiting.length === 2);
+    release(1, 2);
+    await second;
+    release(0, 2);
+    await first;
+    const result = await finalize();
+    expect(charged).toBe(4);
+    expect(result.credits).toBe(charged);
+    expect(result.unsavedAnswers).toEqual({ credits: 2, unknown_calls: 0 });
+    await client.close();
+  });
+
+  it('a cancelled attempt aborts its call; the call it sent is counted as unknown, not silently dropped', async () => {
+    const { store, job, client, finalize } = await setUp('race-cancel', 'enrich', ['c.com']);
+    const cancel = new AbortController();
+    const first = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 1, signal: cancel.signal });
+    await until(() => waiting.length === 1);
+    cancel.abort(new Error('heartbeat timed out'));
+    await expect(first).rejects.toThrow('heartbeat timed out');
+    // The next attempt pays for the batch and saves it.
+    const second = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 2 });
+    await until(() => waiting.length === 2);
+    release(1, 4);
+    await second;
+    // The service may or may not have charged the aborted call (it did here): one call of unknown cost.
+    charged += 4;
+    const result = await finalize();
+    expect(result.unsavedAnswers).toEqual({ credits: 0, unknown_calls: 1 });
+    expect(charged).toBeLessThanOrEqual(result.credits + 1 * 1 * 500 * 2);
+    expect(charged).toBeGreaterThanOrEqual(result.credits);
+    await client.close();
+  });
+
+  it('an attempt cancelled before its call was sent leaves nothing to count', async () => {
+    const { store, job, client, finalize } = await setUp('race-unsent', 'enrich', ['d.com']);
+    const cancel = new AbortController();
+    cancel.abort(new Error('cancelled while waiting'));
+    await expect(
+      enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 1, signal: cancel.signal }),
+    ).rejects.toThrow('cancelled while waiting');
+    expect(server.requests).toHaveLength(0);
+    const result = await finalize();
+    expect(result.unsavedAnswers).toEqual({ credits: 0, unknown_calls: 0 });
+    await client.close();
+  });
+});
