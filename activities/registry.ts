@@ -7,6 +7,9 @@ import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { type CatalogRequest, lookupCatalog } from './catalog.ts';
 import { createCollectorActivities } from './collector.ts';
+import { fetchFeedPage, fetchFeedSearch } from './feeds/fetch.ts';
+import { finalizeFeedRun } from './feeds/finalize.ts';
+import { prepareFeedRun } from './feeds/plan.ts';
 import { enrichBatch } from './jobs/enrich.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
@@ -46,6 +49,10 @@ export function createJobActivities(deps: ActivityDeps) {
       recordFailedPushBatch(openStore(request.run.output), request),
     finalizePushRun: (request: Parameters<typeof finalizePushRun>[1]) =>
       finalizePushRun(openStore(request.run.output), request),
+    prepareFeedRun: (request: Parameters<typeof prepareFeedRun>[1]) =>
+      prepareFeedRun(openStore(request.run.output), request),
+    finalizeFeedRun: (request: Parameters<typeof finalizeFeedRun>[1]) =>
+      finalizeFeedRun(openStore(request.run.output), request),
   };
 }
 
@@ -65,6 +72,10 @@ export function createApiActivities(deps: ActivityDeps) {
     lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
       fetchPushBatch(client, openStore(request.run.output), request),
+    fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
+      fetchFeedSearch(client, openStore(request.run.output), request),
+    fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>
+      fetchFeedPage(client, openStore(request.run.output), request),
   };
 }
 

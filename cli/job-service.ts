@@ -14,6 +14,7 @@ import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constan
 import { type IntentExportInput, intentExport } from '../workflows/intent-export.ts';
 import { type JobProgress, progressQuery } from '../workflows/job-progress.ts';
 import { type VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
+import { jobLabels } from './job-labels.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
@@ -77,6 +78,7 @@ export async function startJob<J extends JobStart>(
     taskQueue,
     args: [input] as Parameters<JobWorkflows[J['workflow']]>,
     workflowIdConflictPolicy: 'USE_EXISTING',
+    ...jobLabels(job),
   });
 }
 

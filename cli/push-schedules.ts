@@ -7,6 +7,7 @@ import {
   type ScheduleSummary,
   WorkflowExecutionAlreadyStartedError,
 } from '@temporalio/client';
+import type { FeedResult } from '../activities/feeds/types.ts';
 import { watermarksKey } from '../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../activities/push/types.ts';
 import { readPushState, resetPushState } from '../activities/push/watermarks.ts';
@@ -14,6 +15,7 @@ import type { TemporalConfig } from '../config/worker.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import { DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
 import { backfillRunId } from '../workflows/push-ids.ts';
+import { type ScheduledFeedInput, scheduledFeed } from '../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../workflows/scheduled-push.ts';
 import { UsageError } from './args.ts';
 
@@ -58,6 +60,22 @@ export interface PushScheduleDefinition
   note?: string;
 }
 
+/** What `create --kind company-search|contact-search|intent-contacts` needs: the feed and the schedule's timing. */
+export interface FeedScheduleDefinition
+  extends Pick<ScheduledFeedInput, 'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency'> {
+  everyMs: number;
+  overlap?: ScheduleOverlapPolicy;
+  paused?: boolean;
+  note?: string;
+}
+
+export type ScheduleDefinition = PushScheduleDefinition | FeedScheduleDefinition;
+
+const isFeed = (definition: ScheduleDefinition): definition is FeedScheduleDefinition => 'kind' in definition;
+
+/** A schedule's workflow input is a feed's when it names a kind (a push's never does). */
+const isFeedInput = (input: ScheduledPushInput | ScheduledFeedInput): input is ScheduledFeedInput => 'kind' in input;
+
 export interface PushScheduleInfo {
   name: string;
   scheduleId: string;
@@ -88,25 +106,33 @@ export function pushInputOf(definition: PushScheduleDefinition, temporal: Tempor
   return { ...push, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
 }
 
+/** The workflow input a feed schedule carries. */
+export function feedInputOf(definition: FeedScheduleDefinition, temporal: TemporalConfig): ScheduledFeedInput {
+  const { everyMs: _every, overlap: _overlap, paused: _paused, note: _note, ...feed } = definition;
+  return { ...feed, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
+}
+
 export async function createPushSchedule(
   client: Client,
   temporal: TemporalConfig,
-  definition: PushScheduleDefinition,
+  definition: ScheduleDefinition,
 ): Promise<string> {
   const scheduleId = scheduleIdOf(definition.name);
+  const action = isFeed(definition)
+    ? { workflowType: scheduledFeed, args: [feedInputOf(definition, temporal)] as [ScheduledFeedInput] }
+    : { workflowType: scheduledPush, args: [pushInputOf(definition, temporal)] as [ScheduledPushInput] };
   try {
     await client.schedule.create({
       scheduleId,
       spec: { intervals: [{ every: definition.everyMs }] },
       action: {
         type: 'startWorkflow',
-        workflowType: scheduledPush,
         workflowId: scheduleId,
         taskQueue: temporal.taskQueue,
-        args: [pushInputOf(definition, temporal)],
+        ...(action as { workflowType: typeof scheduledPush; args: [ScheduledPushInput] }),
       },
       policies: { overlap: definition.overlap ?? ScheduleOverlapPolicy.SKIP },
-      memo: { 'signal-kit': 'scheduled-push', name: definition.name },
+      memo: { 'signal-kit': isFeed(definition) ? 'scheduled-feed' : 'scheduled-push', name: definition.name },
       state: { paused: definition.paused ?? false, ...(definition.note ? { note: definition.note } : {}) },
     });
   } catch (error) {
@@ -209,9 +235,12 @@ export async function startPushRun(
   client: Client,
   name: string,
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
-): Promise<{ workflowId: string; result: () => Promise<PushResult> }> {
+): Promise<{ workflowId: string; result: () => Promise<PushResult | FeedResult> }> {
   const description = await describeSchedule(client, name);
   const push = pushOfDescription(name, description);
+  if (isFeedInput(push as ScheduledPushInput | ScheduledFeedInput)) {
+    return startFeedRun(client, name, description, push as unknown as ScheduledFeedInput, options);
+  }
   if (!options.window) {
     const running = scheduledRunsInProgress(description);
     if (running.length > 0) throw new PushRunInProgressError(name, running);
@@ -235,6 +264,33 @@ export async function startPushRun(
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError && !options.window)
       throw new PushRunInProgressError(name, [workflowId]);
+    throw error;
+  }
+}
+
+/** `schedule run` of a feed: one run now (a feed has no backfill or full refresh), refused while one is running. */
+async function startFeedRun(
+  client: Client,
+  name: string,
+  description: ScheduleDescription,
+  feed: ScheduledFeedInput,
+  options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
+): Promise<{ workflowId: string; result: () => Promise<FeedResult> }> {
+  if (options.window || options.fullRefresh) {
+    throw new UsageError(`schedule "${name}" is a ${feed.kind} feed: it has no backfill or --full-refresh`);
+  }
+  const running = scheduledRunsInProgress(description);
+  if (running.length > 0) throw new PushRunInProgressError(name, running);
+  const workflowId = manualRunIdOf(name);
+  try {
+    const handle = await client.workflow.start(scheduledFeed, {
+      workflowId,
+      taskQueue: feed.taskQueue ?? DEFAULT_TASK_QUEUE,
+      args: [{ ...feed, runAt: (options.now ?? new Date()).toISOString() }],
+    });
+    return { workflowId, result: () => handle.result() };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) throw new PushRunInProgressError(name, [workflowId]);
     throw error;
   }
 }

@@ -1,4 +1,11 @@
-import { ApplicationFailure, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  type ActivityOptions,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+} from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/encode.ts';
@@ -12,7 +19,7 @@ import {
   DEFAULT_TASK_QUEUE,
 } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
-import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+import { batchSummary, type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
 
 /** The patch id of running a job's first window while its whole input is still being prepared. */
 export const PREPARE_START_PATCH = 'prepare-input-start';
@@ -58,9 +65,10 @@ export interface BatchJobSpec {
   /** The options that change the job's answers: its parts record their hash (see JobRef.options). */
   options?: Record<string, unknown>;
   maxCredits?: number;
-  runBatch: (job: JobRef, index: number) => Promise<BatchResult>;
+  /** Runs batch `index`; `call` (the batch's summary in Temporal's UI) goes to the activity's `executeWithOptions`. */
+  runBatch: (job: JobRef, index: number, call: ActivityOptions) => Promise<BatchResult>;
   /** Runs a batch sending only the items that fit `creditCap` at their worst (see WindowOptions.capped). */
-  runCappedBatch?: (job: JobRef, index: number, creditCap: number) => Promise<BatchResult>;
+  runCappedBatch?: (job: JobRef, index: number, creditCap: number, call: ActivityOptions) => Promise<BatchResult>;
   /** The most credits a batch of `size` items could cost. */
   worstCaseCredits: (size: number) => number;
   details: Record<string, unknown>;
@@ -98,7 +106,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   let prepared = input.carried?.prepared;
   let phase: JobProgress['status'] = prepared ? 'running' : 'preparing';
 
-  setHandler(progressQuery, () => ({
+  const progress = (): JobProgress => ({
     jobId: job.jobId,
     kind: job.kind,
     status: phase,
@@ -107,7 +115,11 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     rows: prepared?.rows ?? 0,
     distinct: prepared?.distinct ?? 0,
     invalid: prepared?.invalid ?? 0,
-  }));
+  });
+  setHandler(progressQuery, progress);
+  /** The job's progress where Temporal's web UI shows it (the workflow's current details). */
+  const showProgress = () => setCurrentDetails(progressDetails(progress()));
+  showProgress();
 
   const concurrency = Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY);
   // A large input takes seconds to prepare, during which the account's budget would go unused: the job's first
@@ -127,13 +139,18 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
       preparing = jobs.prepareInput(request).then((whole) => {
         prepared = whole;
         phase = 'running';
+        showProgress();
         return whole;
       });
     } else {
       prepared = start;
       phase = 'running';
     }
+    showProgress();
   }
+  const call = (index: number): ActivityOptions => ({
+    summary: batchSummary(job, index, spec.batchSize, prepared),
+  });
   /** Items of batch `index`: a full batch but for the input's last one (a full batch until that is known). */
   const sizeOf = (index: number) =>
     prepared && index === prepared.batches - 1
@@ -149,7 +166,8 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
     totals,
-    run: (index) => guarded(index, () => spec.runBatch(job, index)),
+    onSettled: showProgress,
+    run: (index) => guarded(index, () => spec.runBatch(job, index, call(index))),
     ...(spec.runCappedBatch ? { capped: { run: runCapped, worstCaseItem: spec.worstCaseCredits(1) } } : {}),
   });
 
@@ -167,7 +185,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   function runCapped(index: number, creditCap: number): Promise<BatchResult> {
     return guarded(index, async () => {
       for (;;) {
-        const result = await spec.runCappedBatch!(job, index, creditCap);
+        const result = await spec.runCappedBatch!(job, index, creditCap, call(index));
         if (!result.partial || result.reused) return result;
       }
     });
@@ -184,7 +202,10 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     outcome,
     totals,
     `job ${job.jobId}`,
-    (p) => (phase = p),
+    (p) => {
+      phase = p;
+      showProgress();
+    },
     (ending) =>
       jobs.finalizeJob({ job, input: input.input, startedAt, ...(plan ? { prepared: plan } : {}), ...ending, details }),
   );

@@ -57,6 +57,8 @@ export interface WindowOptions {
    */
   capped?: { run: (index: number, creditCap: number) => Promise<BatchResult>; worstCaseItem: number };
   totals: BatchTotals;
+  /** Called whenever a batch settled and `totals` changed (the job shows its progress then). */
+  onSettled?: () => void;
 }
 
 export interface WindowOutcome {
@@ -97,6 +99,7 @@ export async function runWindow(options: WindowOptions): Promise<WindowOutcome> 
         addCounts(totals, outcome);
         if (outcome.partial) budgetSpent = true;
         settled += 1;
+        options.onSettled?.();
       },
       (error: unknown) => {
         reserved.delete(index);

@@ -24,8 +24,9 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
     batchSize: ENRICH_BATCH_SIZE,
     options: { ...options },
     maxCredits: input.maxCredits,
-    runBatch: (job, index) => api.enrichBatch({ job, index, options }),
-    runCappedBatch: (job, index, creditCap) => api.enrichBatch({ job, index, options, creditCap }),
+    runBatch: (job, index, call) => api.enrichBatch.executeWithOptions(call, [{ job, index, options }]),
+    runCappedBatch: (job, index, creditCap, call) =>
+      api.enrichBatch.executeWithOptions(call, [{ job, index, options, creditCap }]),
     worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
     details: { options },
     continueAsNew: (carried) => continueAsNew<typeof bulkEnrich>({ ...input, carried }),

@@ -4,6 +4,7 @@ export { bucketCollector } from './bucket-collector.ts';
 export { bulkEnrich } from './bulk-enrich.ts';
 export { lookupCatalog } from './catalog-lookup.ts';
 export { intentExport } from './intent-export.ts';
+export { scheduledFeed } from './scheduled-feed.ts';
 export { scheduledPush } from './scheduled-push.ts';
 export { smokeWorkflow } from './smoke.ts';
 export { verifyEmails } from './verify-emails.ts';

@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { IntentExportRequest } from '../activities/jobs/intent-export.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
 import type { ApiActivities, ExportActivities, JobActivities } from '../activities/registry.ts';
@@ -7,7 +14,7 @@ import { apiActivityOptions, storageActivityOptions } from './activity-options.t
 import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
-import { type JobProgress, type JobResult, progressQuery } from './job-progress.ts';
+import { type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
 
 /** Fresh download links fetched for one export before the job gives up. */
 const MAX_LINK_REFRESHES = 3;
@@ -61,7 +68,7 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
   let phase: JobProgress['status'] = 'submitting';
   let lines = 0;
   let credits = 0;
-  setHandler(progressQuery, () => ({
+  const progress = (): JobProgress => ({
     jobId: job.jobId,
     kind: job.kind,
     status: phase,
@@ -75,23 +82,29 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
     not_found: 0,
     error: 0,
     credits,
-  }));
+  });
+  setHandler(progressQuery, progress);
+  /** Each phase where Temporal's web UI shows the job's progress (the workflow's current details). */
+  const enter = (next: JobProgress['status']) => {
+    phase = next;
+    setCurrentDetails(progressDetails(progress()));
+  };
+  enter('submitting');
 
   const finished = await jobs.findFinishedJob({ job });
   if (finished) return finished;
 
   let submitted: Awaited<ReturnType<ApiActivities['submitIntentExport']>>;
   try {
-    submitted = await api.submitIntentExport({
-      job,
-      request: input.request,
-      ...(input.resubmit ? { resubmit: true } : {}),
-    });
+    submitted = await api.submitIntentExport.executeWithOptions(
+      { summary: `submit the export of topics ${input.request.topic_ids.join(', ')} · job ${job.jobId}` },
+      [{ job, request: input.request, ...(input.resubmit ? { resubmit: true } : {}) }],
+    );
   } catch (error) {
     return fail(failureMessage(error));
   }
   credits = submitted.credits;
-  phase = 'waiting';
+  enter('waiting');
 
   const {
     initialMs = 1000,
@@ -131,11 +144,14 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
     delay = Math.min(maxMs, Math.ceil(delay * factor));
   }
 
-  phase = 'downloading';
+  enter('downloading');
   let stored: { lines: number };
   for (let refreshes = 0; ; refreshes++) {
     try {
-      stored = await download.downloadIntentExport({ job, exportId: submitted.exportId });
+      stored = await download.downloadIntentExport.executeWithOptions(
+        { summary: `download export ${submitted.exportId} into the bucket · job ${job.jobId}` },
+        [{ job, exportId: submitted.exportId }],
+      );
       break;
     } catch (error) {
       if (!isLinkExpired(error) || refreshes >= MAX_LINK_REFRESHES) return fail(failureMessage(error));
@@ -147,6 +163,7 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
     }
   }
   lines = stored.lines;
+  enter('finalizing');
   const result = await jobs.finalizeJob({
     job,
     input: null,
@@ -154,11 +171,11 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
     startedAt,
     details: { export_id: submitted.exportId, request: input.request, submit_credits: submitted.credits },
   });
-  phase = 'completed';
+  enter('completed');
   return result;
 
   async function fail(message: string): Promise<never> {
-    phase = 'failed';
+    enter('failed');
     await jobs.finalizeJob({
       job,
       input: null,

@@ -25,16 +25,17 @@ export async function verifyEmails(input: VerifyEmailsInput): Promise<JobResult>
     kind: 'verify-emails',
     batchSize: VERIFY_CHUNK_SIZE,
     maxCredits: input.maxCredits,
-    runBatch: async (job, index) => {
-      let result = await api.verifyBatch({ job, index });
+    runBatch: async (job, index, call) => {
+      let result = await api.verifyBatch.executeWithOptions(call, [{ job, index }]);
       for (const delay of input.upstreamRetryDelaysMs ?? DEFAULT_UPSTREAM_RETRY_DELAYS_MS) {
         if (!result.failed || (result.counts.retryable ?? 0) === 0) break;
         await sleep(delay);
-        result = await api.verifyBatch({ job, index });
+        result = await api.verifyBatch.executeWithOptions(call, [{ job, index }]);
       }
       return result;
     },
-    runCappedBatch: (job, index, creditCap) => api.verifyBatch({ job, index, creditCap }),
+    runCappedBatch: (job, index, creditCap, call) =>
+      api.verifyBatch.executeWithOptions(call, [{ job, index, creditCap }]),
     worstCaseCredits: (size) => size,
     details: {},
     continueAsNew: (carried) => continueAsNew<typeof verifyEmails>({ ...input, carried }),

@@ -33,3 +33,12 @@ export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(ru
 export const answerKey = (run: PushRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
 /** The batches of catch-up round `round` (written once, like the plan). */
 export const roundKey = (run: PushRunRef, round: number) => `${workPrefix(run)}_round-${round}.json`;
+
+/**
+ * A scheduled feed keeps a push's layout: `<name>/_watermarks.json` (its state), `<name>/work/run-<id>/` (plan and
+ * saved answers, `answerKey`), and its lines under `<name>/<companies|contacts>/dt=YYYY-MM-DD/run-<id>/`.
+ */
+export const feedRunPrefix = (run: PushRunRef, dir: string) => `${run.name}/${dir}/dt=${run.date}/run-${run.runId}/`;
+export const feedPartKey = (run: PushRunRef, dir: string, index: number, compression?: 'gzip' | 'none') =>
+  `${feedRunPrefix(run, dir)}part-${pad(index)}.jsonl${compression === 'none' ? '' : '.gz'}`;
+export const feedManifestKey = (run: PushRunRef, dir: string) => `${feedRunPrefix(run, dir)}_manifest.json`;

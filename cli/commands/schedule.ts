@@ -1,15 +1,17 @@
 import { type Client, ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
+import type { FeedKind, FeedResult, IntentFilters, SearchFilters } from '../../activities/feeds/types.ts';
 import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
-import { isoDate, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
+import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
 import { EXIT, exitCodeOf } from '../job-service.ts';
 import {
   createPushSchedule,
   deletePushSchedule,
   describePushSchedule,
+  type FeedScheduleDefinition,
   formatEvery,
   listPushSchedules,
   type PushScheduleDefinition,
@@ -96,10 +98,149 @@ export interface CreateFlags {
   overlap?: string;
   paused?: boolean;
   note?: string;
+  kind?: string;
+  industries?: string;
+  employeeCountMin?: string;
+  employeeCountMax?: string;
+  keywords?: string;
+  technologies?: string;
+  competitors?: string;
+  painPoints?: string;
+  initiatives?: string;
+  seniority?: string;
+  department?: string;
+  jobTitle?: string;
+  topics?: string;
+  emailValidated?: boolean;
+  hasEmail?: boolean;
+  hasMobile?: boolean;
 }
 
-/** `schedule create`'s flags as the schedule to create; every mistake is a `UsageError` naming its flag. */
+const FEED_KINDS: readonly FeedKind[] = ['company-search', 'contact-search', 'intent-contacts'];
+
+/** Flags that only some kinds take, with the kinds that take them (a flag given to another kind is a mistake). */
+const FLAG_KINDS: Record<string, readonly string[]> = {
+  watchlist: ['push'],
+  column: ['push'],
+  limit: ['push'],
+  signalSubtypes: ['push'],
+  lookback: ['push'],
+  signalTypes: ['push', 'company-search', 'contact-search'],
+  industries: ['company-search'],
+  employeeCountMin: ['company-search'],
+  employeeCountMax: ['company-search'],
+  keywords: ['company-search'],
+  technologies: ['company-search'],
+  competitors: ['company-search'],
+  painPoints: ['company-search'],
+  initiatives: ['company-search'],
+  jobTitle: ['contact-search'],
+  seniority: ['contact-search', 'intent-contacts'],
+  department: ['contact-search', 'intent-contacts'],
+  topics: ['intent-contacts'],
+  emailValidated: ['intent-contacts'],
+  hasEmail: ['intent-contacts'],
+  hasMobile: ['intent-contacts'],
+  since: ['push', 'company-search', 'contact-search'],
+};
+
+const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+function nonNegativeInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number))
+    throw new UsageError(`--${flag} must be a whole number, got "${value}"`);
+  return number;
+}
+
+/** `schedule create --kind company-search|contact-search|intent-contacts`: the feed to create. */
+export function parseFeedCreate(kind: FeedKind, values: CreateFlags): FeedScheduleDefinition {
+  for (const [key, kinds] of Object.entries(FLAG_KINDS)) {
+    if (values[key as keyof CreateFlags] !== undefined && !kinds.includes(kind)) {
+      throw new UsageError(`${flagName(key)} does not apply to --kind ${kind}`);
+    }
+  }
+  let filters: SearchFilters | IntentFilters;
+  if (kind === 'intent-contacts') {
+    const topics = list(values.topics);
+    if (!topics)
+      throw new UsageError('--topics is required for --kind intent-contacts (b2b_ ids: signal-kit topics search)');
+    const bad = topics.find((topic) => !/^b2b_\d+$/.test(topic));
+    if (bad) throw new UsageError(`--topics must be b2b_<number> ids, got "${bad}"`);
+    filters = {
+      topic_ids: topics,
+      ...(values.emailValidated ? { email_validated: true } : {}),
+      ...(values.hasEmail ? { has_email: true } : {}),
+      ...(values.hasMobile ? { has_mobile: true } : {}),
+    };
+  } else {
+    const { types } = signalFilters({ signalTypes: values.signalTypes });
+    filters = { ...(types ? { signal_types: types } : {}) };
+  }
+  const seniority = list(values.seniority);
+  const department = list(values.department);
+  if (seniority) filters.seniority = seniority;
+  if (department) filters.department = department;
+  if (kind === 'company-search') {
+    const search = filters as SearchFilters;
+    const industries = list(values.industries);
+    if (industries) search.industries = industries;
+    const min = nonNegativeInt('employee-count-min', values.employeeCountMin);
+    const max = nonNegativeInt('employee-count-max', values.employeeCountMax);
+    if (min !== undefined && max !== undefined && min > max)
+      throw new UsageError('--employee-count-min must not exceed --employee-count-max');
+    if (min !== undefined) search.employee_count_min = min;
+    if (max !== undefined) search.employee_count_max = max;
+    const content: Record<string, string[]> = {};
+    for (const [flag, field] of [
+      ['keywords', 'keywords'],
+      ['technologies', 'technologies'],
+      ['competitors', 'competitors'],
+      ['painPoints', 'pain_points'],
+      ['initiatives', 'initiatives'],
+    ] as const) {
+      const values_ = list(values[flag]);
+      if (values_) content[field] = values_;
+    }
+    if (Object.keys(content).length > 0) search.content_filters = content;
+  }
+  if (kind === 'contact-search' && values.jobTitle?.trim())
+    (filters as SearchFilters).job_title = values.jobTitle.trim();
+  const definition: FeedScheduleDefinition = {
+    name: pushName('name', values.name, 'create'),
+    kind,
+    output: locationUrl('output', values.output),
+    filters,
+    everyMs: parseEvery('every', values.every),
+    overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
+    paused: values.paused === true,
+  };
+  const since = isoDate('since', values.since);
+  if (since) definition.since = since;
+  const maxCredits = positiveInt('max-credits', values.maxCredits);
+  if (maxCredits !== undefined) definition.maxCredits = maxCredits;
+  const concurrency = positiveInt('concurrency', values.concurrency);
+  if (concurrency !== undefined) definition.concurrency = concurrency;
+  if (values.note) definition.note = values.note;
+  return definition;
+}
+
+/** `schedule create`'s flags as the push or feed to create (by `--kind`); every mistake names its flag. */
+export function parseScheduleCreate(values: CreateFlags): PushScheduleDefinition | FeedScheduleDefinition {
+  const kind = values.kind ?? 'push';
+  if (kind === 'push') return parseCreate(values);
+  const feed = FEED_KINDS.find((k) => k === kind);
+  if (!feed) throw new UsageError(`--kind must be one of push, ${FEED_KINDS.join(', ')}, got "${kind}"`);
+  return parseFeedCreate(feed, values);
+}
+
+/** `schedule create`'s flags as the push to create; every mistake is a `UsageError` naming its flag. */
 export function parseCreate(values: CreateFlags): PushScheduleDefinition {
+  for (const [key, kinds] of Object.entries(FLAG_KINDS)) {
+    if (values[key as keyof CreateFlags] !== undefined && !kinds.includes('push'))
+      throw new UsageError(`${flagName(key)} applies only to a feed (--kind ${kinds.join('|')})`);
+  }
   const { limit, types, subtypes } = signalFilters(values);
   const definition: PushScheduleDefinition = {
     name: pushName('name', values.name, 'create'),
@@ -161,7 +302,10 @@ export async function runScheduleCommand(
 type Action = (client: Client, temporal: TemporalConfig, exit: (code: number) => void) => Promise<unknown>;
 
 /** A run's result as the command prints it (a failed run's partial result too), exiting with its status's code. */
-async function waitForRun(result: () => Promise<PushResult>, exit: (code: number) => void): Promise<unknown> {
+async function waitForRun(
+  result: () => Promise<PushResult | FeedResult>,
+  exit: (code: number) => void,
+): Promise<unknown> {
   try {
     const value = await result();
     exit(exitCodeOf(value));
@@ -206,7 +350,7 @@ export function parseSubcommand(
   values: CreateFlags & ScheduleFlags = {},
 ): Action {
   if (sub === 'create') {
-    const definition = parseCreate(values);
+    const definition = parseScheduleCreate(values);
     return async (client, temporal) => {
       const scheduleId = await createPushSchedule(client, temporal, definition);
       return { name: definition.name, scheduleId, created: true, every: formatEvery(definition.everyMs) };

@@ -40,6 +40,7 @@ describe('worker wiring', () => {
       'intentExport',
       'lookupCatalog',
       'manageWebhooks',
+      'scheduledFeed',
       'scheduledPush',
       'smokeWorkflow',
       'verifyEmails',

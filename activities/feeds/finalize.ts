@@ -1,0 +1,182 @@
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
+import type { ManifestPart } from '../jobs/types.ts';
+import { writeManifest, writePart, zeroCounts } from '../parts.ts';
+import { answerKey, feedManifestKey, feedPartKey, planKey, watermarksKey } from '../push/layout.ts';
+import type { DomainOutcome } from '../push/types.ts';
+import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
+import type { SavedAnswer } from './fetch.ts';
+import type { FeedKind, FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
+
+/** Lines per part of a feed run. */
+export const FEED_PART_LINES = 10_000;
+
+/** The folder a feed's lines go to under its name. */
+export const feedDir = (kind: FeedKind) => (kind === 'company-search' ? 'companies' : 'contacts');
+
+interface Found {
+  key: string;
+  item: Record<string, unknown>;
+  /** When its newest matching signal was detected (search), or null (buyer intent has no time). */
+  at: string | null;
+  signalId: string | null;
+}
+
+/**
+ * Ends a feed run, in this order: merges the run's saved answers (one line per distinct company or contact; of
+ * repeats across slices, the one with the newest signal), drops what earlier runs delivered (by the state's key and
+ * newest signal id), writes the new ones as parts, then the manifest, and only then commits the state. Every step is
+ * idempotent: a crash in between is repaired by running it again.
+ */
+export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest): Promise<FeedResult> {
+  const { run } = request;
+  const plan = (await readJsonIfPresent<FeedPlan>(store, planKey(run))) ?? {
+    detected_after: null,
+    state_from: null,
+    known: 0,
+  };
+  const state = await readPushState(store, run.name);
+  const found = new Map<string, Found>();
+  let returned = 0;
+  let credits = 0;
+  let calls = 0;
+  let split = 0;
+  for (let index = 0; index < request.calls; index++) {
+    const answer = await readJsonIfPresent<SavedAnswer>(store, answerKey(run, index));
+    if (!answer) continue;
+    calls += 1;
+    credits += answer.credits;
+    returned += answer.count;
+    if (answer.capped) split += 1;
+    for (const item of answer.items) {
+      const entry = identify(run.kind, item);
+      const previous = found.get(entry.key);
+      if (!previous || (entry.at !== null && previous.at !== null && Date.parse(entry.at) > Date.parse(previous.at))) {
+        found.set(entry.key, entry);
+      }
+    }
+  }
+
+  const fresh: Found[] = [];
+  for (const entry of found.values()) if (isNew(entry, state)) fresh.push(entry);
+  fresh.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  const dir = feedDir(run.kind);
+  const parts: ManifestPart[] = [];
+  for (let first = 0, index = 0; first < fresh.length; first += FEED_PART_LINES, index++) {
+    const lines = fresh.slice(first, first + FEED_PART_LINES).map((entry) => ({ key: entry.key, ...entry.item }));
+    const key = feedPartKey(run, dir, index, request.compression);
+    const stored = await writePart(store, request.compression, key, lines, {
+      ...zeroCounts(),
+      lines: lines.length,
+      ok: lines.length,
+    });
+    parts.push({ key, lines: lines.length, bytes: stored.bytes, sha256: stored.sha256 });
+  }
+
+  let status = request.status;
+  if (status === 'completed' && request.incomplete.length > 0) status = 'completed_with_errors';
+  const manifest: FeedManifest & { output: string } = {
+    schema_version: MANIFEST_SCHEMA_VERSION,
+    name: run.name,
+    kind: run.kind,
+    run_id: run.runId,
+    dt: run.date,
+    output: store.url,
+    scheduled_at: request.scheduledAt,
+    started_at: request.startedAt,
+    finished_at: new Date().toISOString(),
+    status,
+    filters: request.filters,
+    detected_after: plan.detected_after,
+    counts: { returned, distinct: found.size, new: fresh.length, already_delivered: found.size - fresh.length },
+    credits_charged: credits,
+    calls,
+    ...(run.kind === 'intent-contacts' ? {} : { slices: { total: calls, split } }),
+    incomplete: request.incomplete.slice(0, 100),
+    parts,
+    state: { key: watermarksKey(run.name), from_run: plan.state_from, keys_advanced: fresh.length },
+    ...(request.error ? { error: request.error } : {}),
+    ...(request.details ? { details: request.details } : {}),
+  };
+  await writeManifest(store, feedManifestKey(run, dir), manifest);
+
+  // Only now, with the manifest published, may the state say these were delivered.
+  const outcomes = new Map<string, DomainOutcome>();
+  for (const entry of fresh) {
+    outcomes.set(entry.key, {
+      through: entry.at ?? request.scheduledAt,
+      pushed: entry.signalId && entry.at ? [[entry.signalId, canonicalTime(entry.at)]] : [],
+    });
+  }
+  if (outcomes.size > 0 || state.runId === null) {
+    await commitPushState(store, run.name, run.runId, outcomes, {
+      lastRun: {
+        run_id: run.runId,
+        status,
+        mode: run.kind,
+        manifest: feedManifestKey(run, dir),
+        finished_at: manifest.finished_at,
+        signals: fresh.length,
+        credits,
+        overlap_credits: 0,
+        calls,
+        incomplete: request.incomplete.length,
+        incomplete_domains: [],
+      },
+    });
+  }
+  return {
+    name: run.name,
+    kind: run.kind,
+    runId: run.runId,
+    dt: run.date,
+    status,
+    manifestUrl: store.urlOf(feedManifestKey(run, dir)),
+    new: fresh.length,
+    returned,
+    credits,
+    calls,
+    parts: parts.length,
+    incomplete: request.incomplete.length,
+  };
+}
+
+/** Delivered before: the same key with the same newest signal (or, for buyer intent, the key at all). */
+function isNew(entry: Found, state: Awaited<ReturnType<typeof readPushState>>): boolean {
+  const mark = state.marks.get(entry.key);
+  if (mark === undefined) return true;
+  if (entry.at === null) return false;
+  const at = Date.parse(entry.at);
+  if (at > Date.parse(mark)) return true;
+  if (at < Date.parse(mark)) return false;
+  const ids = state.pushed.get(entry.key) ?? [];
+  return entry.signalId !== null && !ids.some(([id]) => id === entry.signalId);
+}
+
+/** The state key of an item: a company's domain; a contact's email, else LinkedIn URL, else name at employer. */
+export function identify(kind: FeedKind, item: Record<string, unknown>): Found {
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+  const at = text(item['latest_signal_at']) ?? null;
+  const signalId = text(item['latest_signal_id']) ?? null;
+  if (kind === 'company-search') {
+    return { key: `domain:${String(item['domain']).toLowerCase()}`, item, at, signalId };
+  }
+  const contact = (item['contact'] ?? {}) as Record<string, unknown>;
+  const company = (item['company'] ?? {}) as Record<string, unknown>;
+  const email = text(contact['email'])?.toLowerCase();
+  const linkedin = text(contact['linkedin_url'])
+    ?.toLowerCase()
+    .replace(/^https?:\/\/(www\.)?/, '')
+    .replace(/\/+$/, '');
+  const name = [contact['first_name'], contact['last_name']].filter((part) => typeof part === 'string').join(' ');
+  const person = email
+    ? `email:${email}`
+    : linkedin
+      ? `linkedin:${linkedin}`
+      : `name:${(text(contact['full_name']) ?? name).toLowerCase()}@${String(company['domain'] ?? '').toLowerCase()}`;
+  if (kind === 'intent-contacts')
+    return { key: `${String(item['topic_id'])}|${person}`, item, at: null, signalId: null };
+  return { key: person, item, at, signalId };
+}

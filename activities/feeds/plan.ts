@@ -1,0 +1,37 @@
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { planKey } from '../push/layout.ts';
+import { readPushState } from '../push/watermarks.ts';
+import type { FeedPlan, FeedRunRef } from './types.ts';
+
+/** Where a feed's first run starts when it is given no `since`: a week before it. */
+export const FIRST_RUN_LOOKBACK_MS = 7 * 86_400_000;
+
+export interface PrepareFeedRequest {
+  run: FeedRunRef;
+  scheduledAt: string;
+  /** ISO 8601: where the first run starts (default: a week before it). */
+  since?: string;
+}
+
+/**
+ * Fixes a run's lower time bound once (`work/run-<id>/_plan.json`), so that a retried or continued run asks the
+ * same questions: the newest signal any earlier run delivered (every match after it is new), or `since` for the
+ * first run. Buyer intent has no time bound: its plan only records where the state stood.
+ */
+export async function prepareFeedRun(store: Store, request: PrepareFeedRequest): Promise<FeedPlan> {
+  const { run } = request;
+  const saved = await readJsonIfPresent<FeedPlan>(store, planKey(run));
+  if (saved) return saved;
+  const state = await readPushState(store, run.name);
+  let newest: string | null = null;
+  for (const at of state.marks.values()) if (newest === null || at > newest) newest = at;
+  const firstStart = request.since ?? new Date(Date.parse(request.scheduledAt) - FIRST_RUN_LOOKBACK_MS).toISOString();
+  const plan: FeedPlan = {
+    detected_after: run.kind === 'intent-contacts' ? null : (newest ?? firstStart),
+    state_from: state.runId,
+    known: state.marks.size,
+  };
+  await store.writeText(planKey(run), JSON.stringify(plan), { contentType: 'application/json' });
+  return plan;
+}

@@ -1,0 +1,169 @@
+/**
+ * Shapes that cross the workflow/activity boundary for scheduled feeds (search and buyer-intent results delivered
+ * to a bucket on a schedule). All small: filters, cursors and counts; the answers themselves live in the bucket.
+ */
+import type { JobStatus, ManifestPart } from '../jobs/types.ts';
+import type { PushRunRef } from '../push/types.ts';
+
+export type FeedKind = 'company-search' | 'contact-search' | 'intent-contacts';
+
+/** A feed's run: the same reference as a push run (name, output, run id from the scheduled time, `dt=` date). */
+export type FeedRunRef = PushRunRef & { kind: FeedKind };
+
+/** `POST /v1/companies/search` filters a feed may carry (spec 4.4), in the API's field names. */
+export interface CompanySearchFilters {
+  signal_types?: string[];
+  industries?: string[];
+  employee_count_min?: number;
+  employee_count_max?: number;
+  content_filters?: Record<string, string[]>;
+}
+
+/** `POST /v1/contacts/search` filters (spec 4.5). */
+export interface ContactSearchFilters {
+  signal_types?: string[];
+  seniority?: string[];
+  department?: string[];
+  job_title?: string;
+}
+
+/** `POST /v1/buyer-intent/contacts` filters (spec 4.9). */
+export interface IntentFilters {
+  topic_ids: string[];
+  email_validated?: boolean;
+  has_email?: boolean;
+  has_mobile?: boolean;
+  seniority?: string[];
+  department?: string[];
+}
+
+export type SearchFilters = CompanySearchFilters & ContactSearchFilters;
+export type FeedFilters = SearchFilters | IntentFilters;
+
+/** One search request of a run: the feed's filters, narrowed by the splits that led to it. */
+export interface FeedSlice {
+  index: number;
+  filters: SearchFilters;
+  /** How it was narrowed from its parent (`signal_types=news`, `employee_count=0-499`), for the manifest. */
+  via?: string;
+}
+
+/** What `prepareFeedRun` fixed for the run: the lower time bound of every search call (null: none). */
+export interface FeedPlan {
+  detected_after: string | null;
+  /** The run whose commit wrote the state this run starts from (null: none yet). */
+  state_from: string | null;
+  /** Keys already delivered by earlier runs. */
+  known: number;
+}
+
+export interface FeedCallRequest {
+  run: FeedRunRef;
+  index: number;
+}
+
+export interface FeedSearchRequest extends FeedCallRequest {
+  slice: FeedSlice;
+  detected_after: string | null;
+}
+
+export interface FeedPageRequest extends FeedCallRequest {
+  filters: IntentFilters;
+  cursor: string | null;
+  pageSize: number;
+}
+
+/** What one call of a run established (its answer is saved under the run's work prefix). */
+export interface FeedCallResult {
+  index: number;
+  /** Items the answer held. */
+  count: number;
+  credits: number;
+  /** API calls made (0 when the saved answer of an earlier attempt was found). */
+  calls: number;
+  /** Search: the answer is full (as many items as the service returns at most), so more may match. */
+  capped?: boolean;
+  /** Search answers that are capped with no type filter: every signal type the slice may be split into. */
+  types?: string[];
+  /** Buyer intent: where the next page starts (null: this was the last). */
+  next_cursor?: string | null;
+}
+
+/** A part of the request a run could not complete, named in the manifest. */
+export interface IncompleteSlice {
+  /** The slice's filters (search) or the page it stopped before (intent). */
+  filters?: SearchFilters;
+  via?: string;
+  /**
+   * `capped`: the answer was full and no allowed filter narrows it further; older matches are not delivered.
+   * `budget`: `--max-credits` stopped the run before this call. `failed`: its retries were spent.
+   * `slice_limit`: the run reached its most calls before splitting this one.
+   */
+  reason: 'capped' | 'budget' | 'failed' | 'slice_limit';
+  returned?: number;
+}
+
+export interface FinalizeFeedRequest {
+  run: FeedRunRef;
+  status: JobStatus;
+  startedAt: string;
+  scheduledAt: string;
+  /** Calls of the run (answer indexes 0..calls-1 that exist are read). */
+  calls: number;
+  incomplete: IncompleteSlice[];
+  filters: FeedFilters;
+  compression?: 'gzip' | 'none';
+  error?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface FeedManifest {
+  schema_version: number;
+  name: string;
+  kind: FeedKind;
+  run_id: string;
+  dt: string;
+  scheduled_at: string;
+  started_at: string;
+  finished_at: string;
+  status: JobStatus;
+  filters: FeedFilters;
+  /** The lower time bound every search call of the run used (null for buyer intent, which has none). */
+  detected_after: string | null;
+  counts: {
+    /** Items the answers held, with repeats across slices or pages. */
+    returned: number;
+    /** Distinct companies or contacts among them. */
+    distinct: number;
+    /** Lines written: distinct items not delivered by an earlier run. */
+    new: number;
+    /** Distinct items an earlier run already delivered (not written again). */
+    already_delivered: number;
+  };
+  credits_charged: number;
+  calls: number;
+  /** Search: the slices asked (the first is the feed's own request) and those split for being capped. */
+  slices?: { total: number; split: number };
+  /** Everything the run could not complete; empty when it is complete. */
+  incomplete: IncompleteSlice[];
+  parts: ManifestPart[];
+  state: { key: string; from_run: string | null; keys_advanced: number };
+  error?: string;
+  details?: Record<string, unknown>;
+}
+
+/** What a feed run returns: where its manifest is and its headline numbers. */
+export interface FeedResult {
+  name: string;
+  kind: FeedKind;
+  runId: string;
+  dt: string;
+  status: JobStatus;
+  manifestUrl: string;
+  new: number;
+  returned: number;
+  credits: number;
+  calls: number;
+  parts: number;
+  incomplete: number;
+}

@@ -1,0 +1,82 @@
+/** `signal-kit schedule create --kind …` then `schedule run --wait` against a real Temporal server and the sandbox. */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
+import { runScheduleCommand } from '../../cli/commands/schedule.ts';
+import { parseScheduleArgv } from '../../cli/program.ts';
+import type { WorkerConfig } from '../../config/worker.ts';
+import { openStore } from '../../connectors/storage/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+
+describe('signal-kit schedule with a feed kind', () => {
+  let env: JobEnv;
+  let config: WorkerConfig;
+  let dir: string;
+  const now = Date.UTC(2026, 2, 1, 6);
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 5, clock: () => now } });
+    await env.startWorker();
+    config = env.config();
+    dir = await mkdtemp(join(tmpdir(), 'signal-kit-feed-schedule-'));
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  const cli = async <T = unknown>(...argv: string[]): Promise<{ code: number; out: T }> => {
+    const printed: string[] = [];
+    const { sub, name, flags } = parseScheduleArgv(argv);
+    const code = await runScheduleCommand(sub, name, flags, {
+      client: env.client,
+      temporal: config,
+      print: (t) => printed.push(t),
+    });
+    return { code, out: JSON.parse(printed.join('\n')) as T };
+  };
+
+  it('creates an intent-contacts feed, runs it now and again (nothing new the second time), and refuses a backfill', async () => {
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const created = await cli(
+      'create',
+      ...['--name', 'intent-daily', '--kind', 'intent-contacts', '--topics', 'b2b_17,b2b_18', '--email-validated'],
+      ...['--output', output, '--every', '1d', '--paused'],
+    );
+    expect(created).toEqual({ code: 0, out: expect.objectContaining({ name: 'intent-daily', created: true }) });
+    const described = await cli<{ push: Record<string, unknown> }>('describe', 'intent-daily');
+    expect(described.out.push).toMatchObject({
+      kind: 'intent-contacts',
+      filters: { topic_ids: ['b2b_17', 'b2b_18'], email_validated: true },
+    });
+
+    const first = await cli<FeedResult>('run', 'intent-daily', '--wait');
+    expect(first.code).toBe(0);
+    expect(first.out).toMatchObject({ kind: 'intent-contacts', status: 'completed' });
+    const truth = env.sandbox.truth.intentContacts({ topic_ids: ['b2b_17', 'b2b_18'], email_validated: true });
+    expect(first.out.new).toBe(truth.length);
+    const manifest = JSON.parse(
+      await openStore(first.out.manifestUrl.replace(/\/[^/]+$/, '')).readText('_manifest.json'),
+    ) as FeedManifest;
+    expect(manifest).toMatchObject({
+      kind: 'intent-contacts',
+      counts: { new: truth.length },
+      credits_charged: truth.length,
+    });
+
+    const second = await cli<FeedResult>('run', 'intent-daily', '--wait');
+    expect(second.out).toMatchObject({ status: 'completed', new: 0, credits: truth.length });
+
+    const backfill = parseScheduleArgv(['backfill', 'intent-daily', '--from', '2026-01-01', '--to', '2026-02-01']);
+    await expect(
+      runScheduleCommand(backfill.sub, backfill.name, backfill.flags, {
+        client: env.client,
+        temporal: config,
+        print: () => {},
+      }),
+    ).rejects.toThrow(/has no backfill/);
+    expect((await cli('delete', 'intent-daily')).code).toBe(0);
+  });
+});
