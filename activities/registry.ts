@@ -10,8 +10,11 @@ import { createCollectorActivities } from './collector.ts';
 import { fetchFeedPage, fetchFeedSearch } from './feeds/fetch.ts';
 import { finalizeFeedRun } from './feeds/finalize.ts';
 import { prepareFeedRun } from './feeds/plan.ts';
+import { answerDuplicates } from './jobs/duplicates.ts';
 import { enrichBatch } from './jobs/enrich.ts';
+import { enrichSingleBatch } from './jobs/enrich-single.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
+import { foldResolved } from './jobs/fold.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
 import { currentAttempt } from './jobs/paid-call.ts';
 import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
@@ -42,6 +45,9 @@ export function createJobActivities(deps: ActivityDeps) {
     recordFailedBatch: (request: Parameters<typeof recordFailedBatch>[1]) =>
       recordFailedBatch(openStore(request.job.output), request),
     finalizeJob: (request: Parameters<typeof finalizeJob>[1]) => finalizeJob(openStore(request.job.output), request),
+    foldResolved: (request: Parameters<typeof foldResolved>[1]) => foldResolved(openStore(request.job.output), request),
+    answerDuplicates: (request: Parameters<typeof answerDuplicates>[1]) =>
+      answerDuplicates(openStore(request.job.output), request),
     preparePushRun: (request: Parameters<typeof preparePushRun>[1]) => preparePushRun(openStore, request),
     preparePushCatchUp: (request: Parameters<typeof preparePushCatchUp>[1]) =>
       preparePushCatchUp(openStore(request.run.output), request),
@@ -62,6 +68,8 @@ export function createApiActivities(deps: ActivityDeps) {
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
       enrichBatch(client, openStore(request.job.output), request, currentAttempt()),
+    enrichSingleBatch: (request: Parameters<typeof enrichSingleBatch>[2]) =>
+      enrichSingleBatch(client, openStore(request.job.output), request, currentAttempt()),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
       verifyBatch(client, openStore(request.job.output), request, currentAttempt()),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>

@@ -6,7 +6,7 @@ import { manifestKey } from '../activities/jobs/layout.ts';
 import { ReadableManifestSchema, readCheckedManifest } from '../activities/jobs/manifest-read.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
-import { MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
+import { MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
 import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
@@ -29,8 +29,10 @@ export interface DryRunReport extends Omit<PreparedInput, 'input'> {
   kind: JobKind;
   input: string | null;
   output: string;
-  /** Paid API calls the job would make (one per batch; one submit for an export). */
+  /** Paid API calls the job would make (one per batch and one per row without a domain; one submit for an export). */
   calls: number;
+  /** enrich and verify-emails: bulk calls and single calls apart, and how long they take at the account's rate limit. */
+  callsByKind?: { bulk: number; single: number; minutesAtRateLimit: number };
   credits: CreditEstimate;
   /** Manifests under the output that were not believed (too large, not JSON, not the shipped schema), and why. */
   skippedManifests: SkippedManifest[];
@@ -53,17 +55,26 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
   if (job.workflow === 'intentExport') return dryRunExport(job, out);
   const kind = job.workflow === 'bulkEnrich' ? 'enrich' : 'verify-emails';
   const batchSize = kind === 'enrich' ? ENRICH_BATCH_SIZE : VERIFY_CHUNK_SIZE;
-  const scan = await scanInput(openStore, { kind, input: job.input.input, column: job.input.column, batchSize });
+  const scan = await scanInput(openStore, {
+    kind,
+    input: job.input.input,
+    column: job.input.column,
+    idColumn: job.input.idColumn,
+    keepColumns: job.input.keepColumns,
+    batchSize,
+  });
+  const singles = scan.singles ?? 0;
   const { maxCredits } = job.input;
   const options = job.workflow === 'bulkEnrich' ? (job.input.options ?? {}) : {};
   const perDomain = job.workflow === 'bulkEnrich' ? (options.limit ?? MAX_SIGNALS_PER_CALL) : 1;
   const perValue = kind === 'enrich' ? perDomain * CREDITS_PER_SIGNAL : 1;
-  const uncapped = scan.distinct * perValue;
+  // Rows without a domain are counted at their worst too: a single call may return as many signals as one domain.
+  const uncapped = (scan.distinct + singles) * perValue;
   const worstCase = maxCredits === undefined ? uncapped : Math.min(uncapped, maxCredits);
   const what = kind === 'enrich' ? 'domains' : 'addresses';
   const worstCaseBasis =
     kind === 'enrich'
-      ? `${scan.distinct} distinct domains × ${perDomain} signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal`
+      ? `${scan.distinct} distinct domains${singles > 0 ? ` + ${singles} distinct rows named only by LinkedIn URL or company name` : ''} × ${perDomain} signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal`
       : `${scan.distinct} distinct addresses × 1 credit (duplicates are charged once)`;
   const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
 
@@ -77,7 +88,7 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
   } else {
     // A job resumed after a budget stop or a failure pays only for the values it has not answered yet.
     const answered = own ? own.counts.ok + own.counts.not_found : 0;
-    const remaining = Math.max(0, scan.distinct - answered);
+    const remaining = Math.max(0, scan.distinct + singles - answered);
     const history = await learnRate(out, kind, (m) => sameOptions(m, options), skipped);
     const resumed = own ? ` (${answered} already answered by this job's earlier run)` : '';
     if (history) {
@@ -95,7 +106,13 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
     input: job.input.input,
     output: job.input.output,
     ...counts(scan),
-    calls: scan.batches,
+    calls: scan.batches + singles,
+    callsByKind: {
+      bulk: scan.batches,
+      single: singles,
+      minutesAtRateLimit: round((scan.batches + singles) / RATE_LIMIT_PER_MINUTE),
+    },
+    ...(scan.columns ? { columns: scan.columns } : {}),
     credits: { worstCase, worstCaseBasis: worstCaseBasis + capped, expected, expectedBasis },
     skippedManifests: skipped,
   };
@@ -143,8 +160,8 @@ async function dryRunExport(job: Extract<JobStart, { workflow: 'intentExport' }>
 }
 
 function counts(scan: Awaited<ReturnType<typeof scanInput>>) {
-  const { rows, distinct, duplicates, invalid, batches, batchSize } = scan;
-  return { rows, distinct, duplicates, invalid, batches, batchSize };
+  const { rows, distinct, duplicates, invalid, batches, batchSize, singles } = scan;
+  return { rows, distinct, duplicates, invalid, batches, batchSize, ...(singles ? { singles } : {}) };
 }
 
 /** A manifest the kit wrote, or undefined; one that cannot be believed is noted in `skipped` and never used. */

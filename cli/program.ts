@@ -27,7 +27,9 @@ const inputFlags = (command: Command, values: string, value: string) =>
   command
     .option('--input <url>', `CSV or JSONL of ${values}: ${WHERE}`)
     .option('--output <url>', JOB_OUTPUT)
-    .option('--column <name>', `the column holding the ${value} (default: detected)`);
+    .option('--column <name>', `the column holding the ${value} (default: found by its header, as CRM exports name it)`)
+    .option('--id-column <name>', "the column holding each row's record id (default: Id, Record ID, ... when present)")
+    .option('--keep-columns <a,b>', 'input columns to carry into every output line');
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>
@@ -157,6 +159,14 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         return runCatalogCommand('signal-types', () => ({ what: 'signal-types' }), command.opts().json === true);
       }),
     );
+
+  program
+    .command('load')
+    .description("load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)")
+    .option('--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`)
+    .option('--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]')
+    .option('--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)')
+    .action(action((command) => async () => (await import('./commands/load.ts')).runLoadCommand(command.opts())));
 
   // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
   program

@@ -29,6 +29,7 @@ import { DataStore } from './store.ts';
 import {
   CallLog,
   type CallRecord,
+  companyDomainOf,
   companySearch,
   companySignals,
   contactSearch,
@@ -114,6 +115,8 @@ export interface SandboxAccounts {
 export interface SandboxTruth {
   /** Signals that exist for each domain in a window at the clock (or `window.at`), filters applied as enrich does. */
   companySignals(domains: string[], window?: SignalWindow): DomainTruth[];
+  /** The domain a company name or LinkedIn company URL resolves to in `POST /v1/companies/enrich`; null for none. */
+  companyDomainOf(identifier: { company_name: string } | { linkedin_url: string }): string | null;
   /** Each address's verification result and price when its upstream check succeeds. */
   emailVerifications(emails: string[]): EmailTruth[];
   /** Rows and price of an export submitted now with this request. */
@@ -237,6 +240,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     setFaults: (f) => faults.set(f),
     truth: {
       companySignals: (domains, window) => companySignals({ store, exports, clock }, domains, window),
+      companyDomainOf: (identifier) => companyDomainOf({ store, exports, clock }, identifier),
       emailVerifications: (emails) => emailVerifications({ store, exports, clock }, emails),
       intentExport: (request) => intentExport({ store, exports, clock }, request),
       companySearch: (body, at) => companySearch({ store, exports, clock }, body, at),

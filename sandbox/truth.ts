@@ -105,6 +105,21 @@ export function companySignals(deps: TruthDeps, domains: string[], window: Signa
   });
 }
 
+/**
+ * The domain of the company `POST /v1/companies/enrich` resolves a company name or LinkedIn company URL to (what
+ * its answer then holds for `domain`), or null when it resolves none (a 404).
+ */
+export function companyDomainOf(
+  deps: TruthDeps,
+  identifier: { company_name: string } | { linkedin_url: string },
+): string | null {
+  const profile =
+    'company_name' in identifier
+      ? deps.store.companyByName(identifier.company_name)
+      : deps.store.companyByLinkedin(identifier.linkedin_url);
+  return profile ? profile.domain : null;
+}
+
 /** Each address's verification when the upstream check succeeds (upstream failures are per call, not truth). */
 export function emailVerifications(deps: TruthDeps, emails: string[], at = deps.clock()): EmailTruth[] {
   return emails.map((input) => {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
 import {
   MAX_LEAD_MS,
@@ -30,7 +30,15 @@ interface Waiter {
 const STALE_SLOT_MS = SEND_LATENESS_MS;
 
 /** Attempts of one reservation before the waiting calls fail (the activity is then retried by Temporal). */
-const RESERVE_ATTEMPTS = 5;
+export const RESERVE_ATTEMPTS = 5;
+
+/** How long one request for slots may wait for the limiter (it answers in milliseconds when a worker runs it). */
+const UPDATE_DEADLINE_MS = 10_000;
+
+// Enum values of temporal.api.enums.v1 (@temporalio/proto is not a direct dependency).
+const VERSIONING_BEHAVIOR_PINNED = 1;
+const TASK_QUEUE_KIND_NORMAL = 1;
+const TASK_QUEUE_TYPE_WORKFLOW = 1;
 
 /**
  * A worker process's side of the account's rate limiter (workflows/api-rate-limiter.ts): `acquire()` resolves when
@@ -172,26 +180,95 @@ export class ApiPermits {
     const workflowId = apiRateLimiterId(apiTaskQueue);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await client.workflow.getHandle(workflowId).executeUpdate(reserveSlotsUpdate, {
-          args: [
-            {
-              count,
-              perMinute,
-              ...(windowMs ? { windowMs } : {}),
-              leadMs: Math.min(Math.round(this.#arrivalMs), MAX_LEAD_MS),
-            },
-          ],
-        });
+        const request = {
+          count,
+          perMinute,
+          ...(windowMs ? { windowMs } : {}),
+          leadMs: Math.min(Math.round(this.#arrivalMs), MAX_LEAD_MS),
+        };
+        // Bounded: the client asks again and again while no worker takes the update (the limiter pinned to a build
+        // whose workers are gone, or no worker on its queue).
+        return await client.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+          client.workflow.getHandle(workflowId).executeUpdate(reserveSlotsUpdate, { args: [request] }),
+        );
       } catch (error) {
-        if (attempt >= RESERVE_ATTEMPTS) throw error;
         // No limiter running (the first call, or the last run ended idle or is continuing as new): start one; a
         // process that starts it at the same moment joins the same run.
         if (error instanceof WorkflowNotFoundError) {
+          if (attempt >= RESERVE_ATTEMPTS) throw error;
           await this.warmUp();
-        } else {
-          await sleep(100 * 2 ** attempt);
+          continue;
         }
+        // Unanswered: the limiter may be pinned to a build whose workers are gone. It is moved to the current
+        // version; when no worker at all can run it, the calls fail now, saying why, instead of waiting on.
+        const unserved = await this.followRollouts()
+          .then(() => this.#unservedReason())
+          .catch(() => undefined);
+        if (unserved || attempt >= RESERVE_ATTEMPTS) {
+          throw new RateLimiterUnavailableError(workflowId, unserved ?? errorMessage(error), { cause: error });
+        }
+        await sleep(100 * 2 ** attempt);
       }
     }
   }
+
+  /**
+   * Makes the account's limiter follow every rollout: a run pinned to a build (started there, or moved there when
+   * versioning was turned on while it ran) is set to auto-upgrade, so its next task runs on the deployment's
+   * current version and a build whose workers are gone never holds it. Resolves whether it changed anything.
+   */
+  async followRollouts(): Promise<boolean> {
+    const { client, apiTaskQueue } = this.#options;
+    const workflowId = apiRateLimiterId(apiTaskQueue);
+    let info: Awaited<ReturnType<WorkflowHandle['describe']>>;
+    try {
+      info = await client.workflow.getHandle(workflowId).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+    if (info.status.name !== 'RUNNING') return false;
+    const versioning = info.raw.workflowExecutionInfo?.versioningInfo;
+    const override = versioning?.versioningOverride;
+    const pinned =
+      override?.pinned != null ||
+      override?.behavior === VERSIONING_BEHAVIOR_PINNED ||
+      (!override?.autoUpgrade && versioning?.behavior === VERSIONING_BEHAVIOR_PINNED);
+    if (!pinned) return false;
+    await client.workflowService.updateWorkflowExecutionOptions({
+      namespace: client.options.namespace,
+      workflowExecution: { workflowId },
+      workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } },
+      updateMask: { paths: ['versioning_override'] },
+    });
+    return true;
+  }
+
+  /** Why no worker can run the limiter's tasks, or undefined when one can (or it cannot be told). */
+  async #unservedReason(): Promise<string | undefined> {
+    const { client, taskQueue } = this.#options;
+    const answer = await client.workflowService.describeTaskQueue({
+      namespace: client.options.namespace,
+      taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+      taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    if ((answer.pollers?.length ?? 0) > 0) return undefined;
+    return (
+      `no worker polls task queue "${taskQueue}", where it runs: start \`signal-kit worker\` ` +
+      '(same SIGNAL_KIT_TASK_QUEUE and Temporal settings)'
+    );
+  }
+}
+
+/** API calls cannot get a slot: the account's rate limiter does not answer; the message says why when it can. */
+export class RateLimiterUnavailableError extends Error {
+  override readonly name = 'RateLimiterUnavailableError';
+  constructor(workflowId: string, why: string, options?: ErrorOptions) {
+    super(`the account's rate limiter (workflow ${workflowId}) does not answer: ${why}`, options);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.message || `${error.name} (no answer in ${UPDATE_DEADLINE_MS / 1000} s)`;
 }

@@ -174,6 +174,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const mainRun = main.run();
   const apiRun = api.run();
   if (config.ratePerMinute <= UNPACED_ABOVE_PER_MINUTE) void permits.warmUp();
+  // A versioned worker moves a limiter pinned to an earlier build (one started before versioning was turned on, or
+  // by an earlier release) to auto-upgrade, before that build's workers are gone. Failures are met by the first call.
+  if (options.versioning) void permits.followRollouts().catch(() => {});
   const done = Promise.all([mainRun, apiRun]).then(async () => {
     await connection.close();
     if (!options.deps?.client) await client.close();

@@ -4,6 +4,7 @@ import {
   continueAsNew,
   defineQuery,
   defineUpdate,
+  makeContinueAsNewFunc,
   setHandler,
   setWorkflowOptions,
   workflowInfo,
@@ -86,21 +87,32 @@ export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<v
       },
     },
   );
+  // A run begun without versioning records no behavior, and a versioned worker that takes it over later (versioning
+  // turned on) completes its tasks with that worker's default, pinned: the run would stay on that build after the
+  // next deploy. It continues as new there instead, and the next run starts (auto-upgrade) where the current version is.
+  const startedVersioned = versioned();
+  const mustMove = () => !startedVersioned && versioned();
   for (;;) {
     const seen = requests;
     const active = await condition(() => requests !== seen, IDLE_END_MS);
-    if (!active || requests >= GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) break;
+    if (!active || requests >= GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested || mustMove()) break;
   }
   await condition(allHandlersFinished);
-  if (requests >= GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) {
-    await continueAsNew<typeof apiRateLimiter>({ nextAt: schedule.nextAt, granted });
+  if (requests >= GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested || mustMove()) {
+    const carried: ApiRateLimiterInput = { nextAt: schedule.nextAt, granted };
+    if (versioned()) {
+      await makeContinueAsNewFunc<typeof apiRateLimiter>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(carried);
+    }
+    await continueAsNew<typeof apiRateLimiter>(carried);
   }
+}
+
+/** Whether the current workflow task runs on a worker of a Worker Deployment. */
+function versioned(): boolean {
+  return Boolean(workflowInfo().currentDeploymentVersion?.deploymentName);
 }
 
 // Under Worker Deployment versioning the limiter, which outlives any deploy, moves to the current version at its next
 // task: pinned, it would keep the old version from draining and stop every API call once the old workers are gone.
 // Unversioned workers refuse a versioning behavior (they run with an unnamed deployment), hence the condition.
-setWorkflowOptions(
-  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {}),
-  apiRateLimiter,
-);
+setWorkflowOptions(() => (versioned() ? { versioningBehavior: 'AUTO_UPGRADE' } : {}), apiRateLimiter);

@@ -11,7 +11,14 @@ import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/encode.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
+import {
+  type BatchTotals,
+  emptyTotals,
+  failureMessage,
+  finishRun,
+  runWindow,
+  type WindowOutcome,
+} from './batch-runner.ts';
 import {
   DEFAULT_API_TASK_QUEUE,
   DEFAULT_BATCH_CONCURRENCY,
@@ -31,8 +38,12 @@ export interface BatchJobInput {
   input: string;
   /** Base output URL; the job writes under `<output>/<jobId>/`. */
   output: string;
-  /** CSV column or JSONL field holding the value; a sensible default per job kind when absent. */
+  /** CSV column or JSONL field holding the value; found by its header (CRM spellings) when absent. */
   column?: string;
+  /** The column holding each row's record id; found by its header (Id, Record ID, ...) when absent. */
+  idColumn?: string;
+  /** Columns carried into every output line as they are. */
+  keepColumns?: string[];
   compression?: 'gzip' | 'none';
   /** Formats of the flat tables written beside the lines parts (docs/tables.md); none when absent. */
   formats?: OutputFormat[];
@@ -55,6 +66,10 @@ export interface BatchJobInput {
 export interface CarriedState {
   prepared: PreparedInput;
   next: number;
+  /** The next single batch to schedule (rows identified without a domain); absent once none are left. */
+  singlesNext?: number;
+  /** True once the single batches are done and their domains folded into the bulk batches. */
+  folded?: boolean;
   totals: BatchTotals;
   startedAt: string;
 }
@@ -65,10 +80,27 @@ export interface BatchJobSpec {
   /** The options that change the job's answers: its parts record their hash (see JobRef.options). */
   options?: Record<string, unknown>;
   maxCredits?: number;
-  /** Runs batch `index`; `call` (the batch's summary in Temporal's UI) goes to the activity's `executeWithOptions`. */
-  runBatch: (job: JobRef, index: number, call: ActivityOptions) => Promise<BatchResult>;
+  /**
+   * Runs batch `index`; `call` (the batch's summary in Temporal's UI) goes to the activity's `executeWithOptions`.
+   * `folded`: single calls answered their rows first, and the domains they resolved are not to be paid again.
+   */
+  runBatch: (job: JobRef, index: number, call: ActivityOptions, folded: boolean) => Promise<BatchResult>;
   /** Runs a batch sending only the items that fit `creditCap` at their worst (see WindowOptions.capped). */
-  runCappedBatch?: (job: JobRef, index: number, creditCap: number, call: ActivityOptions) => Promise<BatchResult>;
+  runCappedBatch?: (
+    job: JobRef,
+    index: number,
+    creditCap: number,
+    call: ActivityOptions,
+    folded: boolean,
+  ) => Promise<BatchResult>;
+  /**
+   * Batches of rows identified without a domain, each answered by several paced single calls; they run before the
+   * bulk batches so that the domains they resolve are folded in and paid once (`foldResolved`).
+   */
+  singles?: {
+    run: (job: JobRef, index: number) => Promise<BatchResult>;
+    runCapped: (job: JobRef, index: number, creditCap: number) => Promise<BatchResult>;
+  };
   /** The most credits a batch of `size` items could cost. */
   worstCaseCredits: (size: number) => number;
   details: Record<string, unknown>;
@@ -129,7 +161,14 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   if (!prepared) {
     const finished = await jobs.findFinishedJob({ job });
     if (finished) return finished;
-    const request = { job, input: input.input, column: input.column, batchSize: spec.batchSize };
+    const request = {
+      job,
+      input: input.input,
+      column: input.column,
+      ...(input.idColumn !== undefined ? { idColumn: input.idColumn } : {}),
+      ...(input.keepColumns !== undefined ? { keepColumns: input.keepColumns } : {}),
+      batchSize: spec.batchSize,
+    };
     // Jobs started before the first window could run early prepared their whole input first: they replay that way.
     const start = patched(PREPARE_START_PATCH)
       ? await jobs.prepareInputStart({ ...request, batches: concurrency })
@@ -156,46 +195,101 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     prepared && index === prepared.batches - 1
       ? prepared.distinct - (prepared.batches - 1) * prepared.batchSize
       : spec.batchSize;
+  const singleBatches = (plan: PreparedInput | undefined) => (spec.singles ? (plan?.singleBatches ?? 0) : 0);
+  let folded = input.carried?.folded ?? false;
+  const carriedOn = (plan: PreparedInput, next: number, singlesNext?: number) =>
+    spec.continueAsNew({
+      prepared: plan,
+      next,
+      totals,
+      startedAt,
+      ...(singlesNext !== undefined ? { singlesNext } : {}),
+      ...(folded ? { folded } : {}),
+    });
 
-  const outcome = await runWindow({
+  // Rows without a domain first: each single call resolves a company, and its domain is then not paid again by a
+  // bulk call (the fold). Their window runs once the whole input is prepared.
+  let outcome: WindowOutcome | undefined;
+  if (prepared && singleBatches(prepared) > 0 && !folded) {
+    const plan = prepared;
+    const singles = spec.singles!;
+    const perBatch = plan.singleBatchSize ?? 1;
+    const singleSize = (index: number) =>
+      index === singleBatches(plan) - 1 ? (plan.singles ?? 0) - index * perBatch : perBatch;
+    outcome = await runWindow({
+      from: input.carried?.singlesNext ?? 0,
+      total: singleBatches(plan),
+      concurrency,
+      limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+      maxCredits: spec.maxCredits,
+      worstCaseCredits: (index) => spec.worstCaseCredits(singleSize(index)),
+      totals,
+      run: (index) => guarded(index, () => singles.run(job, index), 'single'),
+      capped: {
+        run: (index, creditCap) =>
+          guarded(index, () => capped(() => singles.runCapped(job, index, creditCap)), 'single'),
+        worstCaseItem: spec.worstCaseCredits(1),
+      },
+    });
+    if (outcome.fatal === undefined && !outcome.budgetExhausted) {
+      if (outcome.next < singleBatches(plan)) return carriedOn(plan, input.carried?.next ?? 0, outcome.next);
+      await jobs.foldResolved({ job, prepared: plan });
+      folded = true;
+      outcome = undefined;
+    }
+  }
+
+  outcome ??= await runWindow({
     from: input.carried?.next ?? 0,
     total: prepared?.batches ?? startBatches,
-    ...(preparing ? { totalLater: preparing.then((whole) => whole.batches) } : {}),
+    // An input with rows to answer by single calls stops after its first bulk batches: the rest waits for the fold.
+    ...(preparing
+      ? { totalLater: preparing.then((whole) => (singleBatches(whole) > 0 ? startBatches : whole.batches)) }
+      : {}),
     concurrency,
     limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
     totals,
     onSettled: showProgress,
-    run: (index) => guarded(index, () => spec.runBatch(job, index, call(index))),
-    ...(spec.runCappedBatch ? { capped: { run: runCapped, worstCaseItem: spec.worstCaseCredits(1) } } : {}),
+    run: (index) => guarded(index, () => spec.runBatch(job, index, call(index), folded)),
+    ...(spec.runCappedBatch
+      ? {
+          capped: {
+            run: (index: number, creditCap: number) =>
+              guarded(index, () => capped(() => spec.runCappedBatch!(job, index, creditCap, call(index), folded))),
+            worstCaseItem: spec.worstCaseCredits(1),
+          },
+        }
+      : {}),
   });
 
-  async function guarded(index: number, attempt: () => Promise<BatchResult>): Promise<BatchResult> {
+  async function guarded(index: number, attempt: () => Promise<BatchResult>, series?: 'single'): Promise<BatchResult> {
     try {
       return await attempt();
     } catch (error) {
       if (isFatalFailure(error)) throw error;
       // Retries are spent: the batch's rows become error records and a re-run of the job retries it.
-      return jobs.recordFailedBatch({ job, index, message: failureMessage(error) });
+      return jobs.recordFailedBatch({ job, index, message: failureMessage(error), ...(series ? { series } : {}) });
     }
   }
 
   /** One capped call after another (each on the rate-limited queue) until the batch is done or nothing fits. */
-  function runCapped(index: number, creditCap: number): Promise<BatchResult> {
-    return guarded(index, async () => {
-      for (;;) {
-        const result = await spec.runCappedBatch!(job, index, creditCap, call(index));
-        if (!result.partial || result.reused) return result;
-      }
-    });
+  async function capped(run: () => Promise<BatchResult>): Promise<BatchResult> {
+    for (;;) {
+      const result = await run();
+      if (!result.partial || result.reused) return result;
+    }
   }
 
   // Settled by now unless the run stopped early (its batch limit, a fatal failure): it carries the whole plan.
   const plan = prepared ?? (await preparing?.catch(() => undefined));
-  if (plan && outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < plan.batches) {
-    return spec.continueAsNew({ prepared: plan, next: outcome.next, totals, startedAt });
+  if (plan && outcome.fatal === undefined && !outcome.budgetExhausted) {
+    if (singleBatches(plan) > 0 && !folded) return carriedOn(plan, outcome.next, 0);
+    if (outcome.next < plan.batches) return carriedOn(plan, outcome.next);
   }
+  // Every row repeating another's identifier gets its line, answered from the line it repeats (no API call).
+  if (plan?.duplicateFiles && outcome.fatal === undefined) await jobs.answerDuplicates({ job });
 
   const details = { ...spec.details, max_credits: spec.maxCredits ?? null };
   return finishRun(

@@ -14,7 +14,11 @@ export interface BulkEnrichInput extends BatchJobInput {
 /** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
 export const ENRICH_BATCH_SIZE = 100;
 
-/** Enriches every distinct domain of an input, 100 per API call, into `<output>/<jobId>/parts/`. */
+/**
+ * Enriches every row of an input that names a company: distinct domains 100 per bulk call, rows named only by
+ * LinkedIn URL or company name one single call each (first, so that the domains they resolve are paid once), into
+ * `<output>/<jobId>/parts/`, one line per input row.
+ */
 export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
   const api = batchApiActivities(input);
   const options = input.options ?? {};
@@ -24,9 +28,15 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
     batchSize: ENRICH_BATCH_SIZE,
     options: { ...options },
     maxCredits: input.maxCredits,
-    runBatch: (job, index, call) => api.enrichBatch.executeWithOptions(call, [{ job, index, options }]),
-    runCappedBatch: (job, index, creditCap, call) =>
-      api.enrichBatch.executeWithOptions(call, [{ job, index, options, creditCap }]),
+    runBatch: (job, index, call, folded) =>
+      api.enrichBatch.executeWithOptions(call, [{ job, index, options, ...(folded ? { fold: true } : {}) }]),
+    runCappedBatch: (job, index, creditCap, call, folded) =>
+      api.enrichBatch.executeWithOptions(call, [{ job, index, options, creditCap, ...(folded ? { fold: true } : {}) }]),
+    // Rows named only by LinkedIn URL or company name: one paced `POST /v1/companies/enrich` each.
+    singles: {
+      run: (job, index) => api.enrichSingleBatch({ job, index, options }),
+      runCapped: (job, index, creditCap) => api.enrichSingleBatch({ job, index, options, creditCap }),
+    },
     worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
     details: { options },
     continueAsNew: (carried) => continueAsNew<typeof bulkEnrich>({ ...input, carried }),

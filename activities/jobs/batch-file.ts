@@ -1,5 +1,6 @@
+import type { IdentifierRole } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { batchKey } from './layout.ts';
+import { type BatchSeries, batchKey, seriesBatchKey } from './layout.ts';
 import type { JobRef } from './types.ts';
 
 /** One distinct input value of a batch: normalized value, first input row, raw text. */
@@ -11,6 +12,9 @@ export interface BatchItem {
   id?: string;
   /** The row's kept columns (`--keep-columns`), when any. */
   cols?: Record<string, string>;
+  /** Single-call items: the value sent (a canonical LinkedIn URL, a name) and its role. */
+  s?: string;
+  m?: IdentifierRole;
 }
 
 /** The fields every output line carries of its input row (output contract: `record_id`, `columns`). */
@@ -22,7 +26,16 @@ export function recordFields(item: { id?: string; cols?: Record<string, string> 
 }
 
 export async function readBatch(store: Store, job: JobRef, index: number): Promise<BatchItem[]> {
-  const text = await store.readText(batchKey(job, index));
+  return readSeriesBatch(store, job, 'bulk', index);
+}
+
+export async function readSeriesBatch(
+  store: Store,
+  job: JobRef,
+  series: BatchSeries,
+  index: number,
+): Promise<BatchItem[]> {
+  const text = await store.readText(series === 'bulk' ? batchKey(job, index) : seriesBatchKey(job, series, index));
   return text
     .split('\n')
     .filter((line) => line !== '')

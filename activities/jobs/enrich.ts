@@ -12,6 +12,8 @@ import {
   zeroCounts,
 } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
+import { duplicateLine } from './duplicates.ts';
+import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
@@ -39,6 +41,8 @@ export interface EnrichBatchRequest {
    * credits each) are sent, and the part is published `partial` if some are left for a later call.
    */
   creditCap?: number;
+  /** True once single calls have resolved domains (`foldResolved`): rows they answered are not sent again. */
+  fold?: boolean;
 }
 
 /** The most credits one domain can cost under these options (spec section 8: 2 per signal, `limit` per domain). */
@@ -68,7 +72,8 @@ export async function enrichBatch(
 
   const items = await readBatch(store, job, index);
   const paid = await readPaidLines(store, key, existing, 'domain');
-  const pending = items.filter((item) => !paid.values.has(item.v));
+  const folded = request.fold ? await readFold(store, job, index) : new Map<string, SharedAnswer>();
+  const pending = items.filter((item) => !paid.values.has(item.v) && !folded.has(item.v));
   const fit =
     request.creditCap === undefined
       ? pending.length
@@ -99,7 +104,8 @@ export async function enrichBatch(
   }
 
   // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const assembled = assemblePart(job, index, items, paid, send, results, credits);
+  const calls = (existing ? (existing.counts.calls ?? 1) : 0) + (answered ? 1 : 0);
+  const assembled = assemblePart(job, index, items, paid, folded, send, results, { credits, calls });
   results = [];
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
@@ -130,18 +136,21 @@ function assemblePart(
   index: number,
   items: BatchItem[],
   paid: PaidLines,
+  folded: Map<string, SharedAnswer>,
   send: BatchItem[],
   results: BulkEnrichItem[],
-  credits: number,
+  { credits, calls }: { credits: number; calls: number },
 ): { body: Buffer; tables: EncodedTablePart[]; counts: PartCounts; signals: number } {
   const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
   const sent = new Set(send.map((item) => item.v));
   const earlier = new Map(paid.lines.map((line) => [String(line.domain), line]));
-  const counts = { ...zeroCounts(), credits: paid.credits + credits };
+  const counts: PartCounts = { ...zeroCounts(), credits: paid.credits + credits, calls };
   const lines: Record<string, unknown>[] = [];
   let signals = 0;
   for (const item of items) {
     let line = earlier.get(item.v);
+    const shared = folded.get(item.v);
+    if (!line && shared) line = duplicateLine(item, 'domain', shared);
     if (!line && sent.has(item.v)) {
       const { domain: _domain, status, ...rest } = byDomain.get(item.v) ?? missing(item.v);
       line = {
@@ -156,7 +165,8 @@ function assemblePart(
     }
     if (!line) continue; // left for a later call: the budget did not reach it
     counts.lines += 1;
-    counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    if (line.status === 'duplicate') counts.duplicate = (counts.duplicate ?? 0) + 1;
+    else counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }

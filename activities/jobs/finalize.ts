@@ -1,21 +1,34 @@
+import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
-import { readBatch, recordFields } from './batch-file.ts';
+import {
+  readPart,
+  readPartLines,
+  storedPart,
+  writeManifest,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
+import { readSeriesBatch, recordFields } from './batch-file.ts';
+import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import {
+  type BatchSeries,
+  foldDoneKey,
   isOwnPartKey,
   linesPartIndex,
   manifestKey,
   parseTableKey,
-  partKey,
   partsPrefix,
+  SINGLE_MARKER_BASE,
+  seriesPartKey,
   tablePartKey,
   tablesPrefix,
 } from './layout.ts';
 import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { jobPartIdentity, partTableOf, partTableSize, redoneIdentity } from './part-identity.ts';
 import { INVALID_PER_PART } from './prepare.ts';
 import { encodeJobTables, writeJobPart } from './tables.ts';
 import type {
@@ -25,6 +38,7 @@ import type {
   JobResult,
   Manifest,
   ManifestPart,
+  PartCounts,
   VerificationSummary,
 } from './types.ts';
 import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
@@ -47,7 +61,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   const parts: ManifestPart[] = [];
   const counts: Manifest['counts'] = {
     input_rows: prepared?.rows ?? 0,
-    distinct: prepared?.distinct ?? 0,
+    distinct: (prepared?.distinct ?? 0) + (prepared?.singles ?? 0),
     duplicates: prepared?.duplicates ?? 0,
     ok: 0,
     not_found: 0,
@@ -62,6 +76,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let failed = 0;
   const redone: { key: string; reason: string }[] = [];
   const ignored: { key: string; reason: string }[] = [];
+  const calls = { bulk: 0, single: 0 };
+  let fold: FoldRecord | undefined;
 
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
@@ -77,13 +93,12 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     // Only this job's own parts: a listing by prefix also returns deeper keys (another job's `<id>/parts/...` if an
     // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
     for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
-    const totals = { part: prepared?.batches ?? 0, invalid: Math.ceil((prepared?.invalid ?? 0) / INVALID_PER_PART) };
     // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
     const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
-      const { index, invalid } = linesPartIndex(job, info.key);
-      const table = invalid ? 'invalid' : 'part';
-      if (!(index >= 0 && index < totals[table])) {
-        return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${totals[table]})` } };
+      const { table, index } = partTableOf(job, info.key);
+      const size = partTableSize(prepared, table, INVALID_PER_PART);
+      if (!(index >= 0 && index < size)) {
+        return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
       }
       return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
     });
@@ -109,19 +124,25 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
         format: 'jsonl',
       });
       const c = part.counts;
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      const batchPart = name.startsWith('part-') || name.startsWith('single-0');
+      if (name.startsWith('single-0')) calls.single += c.calls ?? 0;
+      else if (name.startsWith('part-')) calls.bulk += c.calls ?? (c.lines > 0 ? 1 : 0);
       counts.ok += c.ok;
       counts.not_found += c.not_found;
       counts.error += c.error;
       counts.invalid += c.invalid;
       counts.lines += c.lines;
       credits += c.credits;
-      if (c.invalid === 0 && !part.partial) {
+      if (batchPart && !part.partial) {
         done += 1;
         if (part.failed) failed += 1;
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
     unsaved = await unsavedTotals(store, job, savedCalls);
+    fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
+    if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
   }
 
@@ -140,7 +161,14 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     // What the service charged as far as any answer said: saved answers plus answers paid for and then lost.
     credits_charged: credits + unsaved.credits,
     unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
-    batches: { total: prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0), done, failed },
+    ...(job.kind === 'intent-export' ? {} : { calls }),
+    ...(fold ? { overlap: fold.overlap } : {}),
+    ...(prepared?.columns ? { columns: prepared.columns } : {}),
+    batches: {
+      total: (prepared?.batches ?? (job.kind === 'intent-export' ? 1 : 0)) + (prepared?.singleBatches ?? 0),
+      done,
+      failed,
+    },
     parts,
     ...(request.error ? { error: request.error } : {}),
     ...(request.details || redone.length || ignored.length
@@ -174,7 +202,8 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
         ? (['rows', 'signals'] as const)
         : (['rows'] as const);
     const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
-    const identity = jobPartIdentity(job, index, invalid ? 'invalid' : 'part');
+    const own = partTableOf(job, key);
+    const identity = jobPartIdentity(job, own.index, own.table);
     // A table part that does not prove itself (by its metadata and size) is written again from the lines part.
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
@@ -217,42 +246,51 @@ export async function findFinishedJob(store: Store, request: { job: JobRef }): P
  */
 export async function recordFailedBatch(
   store: Store,
-  request: { job: JobRef; index: number; message: string },
+  request: { job: JobRef; index: number; message: string; series?: BatchSeries },
 ): Promise<BatchResult> {
   const { job, index, message } = request;
-  const key = partKey(job, index);
-  const items = await readBatch(store, job, index);
+  const series = request.series ?? 'bulk';
+  const key = seriesPartKey(job, series, index);
+  const items = await readSeriesBatch(store, job, series, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const identity = jobPartIdentity(job, index);
+  const identity = jobPartIdentity(job, index, series === 'single' ? 'single' : 'part');
   const found = await readPart(store, key, identity);
   const existing = found.part;
   const paid = await readPaidLines(store, key, existing, field);
-  const earlier = new Map(paid.lines.map((line) => [String(line[field]), line]));
-  const counts = { ...zeroCounts(), credits: paid.credits };
+  // Single-call lines are keyed by row (their domain is what the service resolved); bulk lines by their value.
+  const keyOf = (line: Record<string, unknown>) => (series === 'single' ? String(line['row']) : String(line[field]));
+  const earlier = new Map(paid.lines.map((line) => [keyOf(line), line]));
+  const counts: PartCounts = { ...zeroCounts(), credits: paid.credits, calls: existing?.counts.calls ?? 0 };
   const lines = items.map((item) => {
-    const line = earlier.get(item.v) ?? {
-      [field]: item.v,
+    const line = earlier.get(series === 'single' ? String(item.row) : item.v) ?? {
+      [field]: series === 'single' ? null : item.v,
       status: 'error',
       row: item.row,
       ...recordFields(item),
-      ...(field === 'domain' ? { matched_by: 'domain' } : {}),
+      ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };
     counts.lines += 1;
-    counts[line.status as 'ok' | 'not_found' | 'error'] += 1;
+    if (line['status'] === 'duplicate') counts.duplicate = (counts.duplicate ?? 0) + 1;
+    else counts[line['status'] as 'ok' | 'not_found' | 'error'] += 1;
     return line;
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
+  const writeAs = redoneIdentity(identity, found);
   const calls = existing?.calls ?? [];
-  await writeJobPart(store, job, index, lines, counts, 'failed', false, calls, redoneIdentity(identity, found));
+  if (series === 'single') {
+    // Its tables are written from it when the job's manifest is (finalizeJob), like every lines part without them.
+    await writePart(store, job.compression, key, lines, counts, 'failed', calls, writeAs);
+  } else await writeJobPart(store, job, index, lines, counts, 'failed', false, calls, writeAs);
   return { index, reused: false, failed: true, counts };
 }
 
-/** The batch index of a `part-NNNNN` key (undefined for `invalid-NNNNN`). */
+/** The batch number of a `part-NNNNN` or `single-NNNNN` key, as its call markers carry it (else undefined). */
 function partIndexOf(key: string): number | undefined {
-  const match = /\/part-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
-  return match ? Number(match[1]) : undefined;
+  const match = /\/(part|single)-(\d{5,})\.jsonl(\.gz)?$/.exec(key);
+  if (!match) return undefined;
+  return Number(match[2]) + (match[1] === 'single' ? SINGLE_MARKER_BASE : 0);
 }
 
 function toResult(store: Store, job: JobRef, manifest: Manifest): JobResult {

@@ -28,7 +28,8 @@ export class FirstSeen {
   private readonly memoryLimit: number;
   private readonly bucketCount: number;
   private readonly tmpRoot: string;
-  private seen = new Set<string>();
+  /** Each value decided in memory, with the order of its first occurrence. */
+  private seen = new Map<string, number>();
   private dir: string | undefined;
   private writers: WriteStream[] = [];
   private readonly gathered: string[] = [];
@@ -46,7 +47,7 @@ export class FirstSeen {
     if (!this.dir) {
       if (this.seen.has(value)) return 'duplicate';
       if (this.seen.size < this.memoryLimit) {
-        this.seen.add(value);
+        this.seen.set(value, order);
         return 'new';
       }
       await this.spill();
@@ -56,13 +57,21 @@ export class FirstSeen {
     return 'deferred';
   }
 
-  /** The deferred first occurrences' lines, in `order`; then `deferredDuplicates` holds the rest's count. */
-  async *drain(): AsyncGenerator<string> {
+  /** The order of the first occurrence of a value `add` answered `duplicate` for. */
+  firstOrder(value: string): number | undefined {
+    return this.seen.get(value);
+  }
+
+  /**
+   * The deferred first occurrences' lines, in `order`; then `deferredDuplicates` holds the rest's count. Each deferred
+   * duplicate is handed to `onDuplicate` (its first occurrence's order and its own line) before the first line comes.
+   */
+  async *drain(onDuplicate?: (first: number, line: string) => Promise<void>): AsyncGenerator<string> {
     if (!this.dir) return;
     const dir = this.dir;
     await Promise.all(this.writers.map((w, bucket) => finished(w.end(this.gathered[bucket] ?? ''))));
     this.writers = [];
-    for (let b = 0; b < this.bucketCount; b++) this.deferredDuplicates += await dedupeBucket(dir, b);
+    for (let b = 0; b < this.bucketCount; b++) this.deferredDuplicates += await dedupeBucket(dir, b, onDuplicate);
     yield* mergeByOrder(Array.from({ length: this.bucketCount }, (_, b) => join(dir, `first-${b}`)));
   }
 
@@ -77,8 +86,8 @@ export class FirstSeen {
   private async spill(): Promise<void> {
     this.dir = await mkdtemp(join(this.tmpRoot, 'signal-kit-dedup-'));
     for (let b = 0; b < this.bucketCount; b++) this.writers.push(createWriteStream(join(this.dir, `bucket-${b}`)));
-    for (const value of this.seen) await this.write(value, `-\t${field(value)}\t\n`);
-    this.seen = new Set();
+    for (const [value, order] of this.seen) await this.write(value, `-${order}\t${field(value)}\t\n`);
+    this.seen = new Map();
   }
 
   /** Lines are gathered per bucket and written 32 KiB at a time: a write per line makes a Buffer per line. */
@@ -119,8 +128,12 @@ async function* lineChunks(path: string): AsyncGenerator<string[]> {
 }
 
 /** Writes the bucket's first occurrences (`order\tline`, still in order) and returns how many it dropped. */
-async function dedupeBucket(dir: string, bucket: number): Promise<number> {
-  const seen = new Set<string>();
+async function dedupeBucket(
+  dir: string,
+  bucket: number,
+  onDuplicate?: (first: number, line: string) => Promise<void>,
+): Promise<number> {
+  const seen = new Map<string, number>();
   const out = createWriteStream(join(dir, `first-${bucket}`));
   let duplicates = 0;
   for await (const lines of lineChunks(join(dir, `bucket-${bucket}`))) {
@@ -129,12 +142,17 @@ async function dedupeBucket(dir: string, bucket: number): Promise<number> {
       const first = text.indexOf('\t');
       const second = text.indexOf('\t', first + 1);
       const value = text.slice(first + 1, second);
-      const marker = text.charCodeAt(0) === 45; // '-': decided in memory before the spill
-      if (seen.has(value)) {
-        if (!marker) duplicates += 1;
+      const marker = text.charCodeAt(0) === 45; // '-<order>': decided in memory before the spill
+      const order = Number(text.slice(marker ? 1 : 0, first));
+      const earlier = seen.get(value);
+      if (earlier !== undefined) {
+        if (!marker) {
+          duplicates += 1;
+          await onDuplicate?.(earlier, text.slice(second + 1));
+        }
         continue;
       }
-      seen.add(value);
+      seen.set(value, order);
       if (!marker) kept += `${text.slice(0, first)}\t${text.slice(second + 1)}\n`;
     }
     if (!out.write(kept)) await once(out, 'drain');

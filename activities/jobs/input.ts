@@ -1,12 +1,25 @@
 import type { Readable } from 'node:stream';
 import { InputError } from '../../connectors/errors.ts';
 import { openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
+import {
+  type ColumnChoice,
+  ColumnError,
+  type ColumnRequest,
+  chooseColumns,
+  type IdentifierRole,
+} from '../../connectors/normalize/columns.ts';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 
-/** One input row: its number (1-based data row; CSV header excluded), the raw value, or why it has none. */
+/**
+ * One input row: its number (1-based data row; CSV header excluded), the values of its identifier columns in the order
+ * they are tried, its record id and kept columns, or why it cannot be read. `raw` is the row as read, for messages.
+ */
 export interface InputRecord {
   row: number;
+  candidates?: { role: IdentifierRole; raw: unknown }[];
+  id?: string;
+  cols?: Record<string, string>;
   raw?: unknown;
   error?: string;
 }
@@ -45,53 +58,154 @@ export async function openInput(openStore: (url: string) => Store, url: string):
 }
 
 /**
- * The value of each row: the first of `columns` the input has. A row that cannot be read (a broken CSV quote, a
- * non-JSON line, a missing field) becomes a record with `error`, so it is reported as invalid, never dropped.
+ * Each row's identifier values, record id and kept columns, by the columns `request` chooses from the header (CSV) or
+ * from each line's fields (JSONL; a line that is a bare string is a value of the first role). A row that cannot be
+ * read (a broken CSV quote, a non-JSON line, no identifier field) becomes a record with `error`, so it is reported as
+ * invalid, never dropped. `onColumns` hears the CSV's choice once, before the first row. A CSV whose header has no
+ * usable column is an `InputError` listing its columns.
  */
-export async function* readInputRecords(source: InputSource, columns: string[]): AsyncGenerator<InputRecord> {
+export async function* readInputRecords(
+  source: InputSource,
+  request: ColumnRequest,
+  onColumns?: (choice: ColumnChoice) => void,
+): AsyncGenerator<InputRecord> {
   if (source.format === 'csv') {
-    let column: string | undefined;
-    for await (const entry of readCsvRecords(source.body)) {
+    const { delimiter, body } = await sniffDelimiter(source.body);
+    let choice: ColumnChoice | undefined;
+    for await (const entry of readCsvRecords(body, { delimiter })) {
       if (entry.error !== undefined || !entry.record) {
         yield { row: entry.row, error: entry.error ?? 'unreadable row', raw: entry.raw };
         continue;
       }
-      if (column === undefined) {
-        const header = Object.keys(entry.record);
-        column = columns.find((name) => header.includes(name));
-        if (column === undefined) {
-          throw new InputError(
-            `input ${source.url}: no column named ${columns.map((c) => `"${c}"`).join(' or ')} (columns: ${header.join(', ')})`,
-          );
-        }
+      if (choice === undefined) {
+        choice = chooseOrFail(source.url, Object.keys(entry.record), request);
+        onColumns?.(choice);
       }
-      yield { row: entry.row, raw: entry.record[column] };
+      yield recordOf(entry.row, entry.record, choice);
     }
     return;
   }
+  const choices = new Map<string, ColumnChoice | string>();
   for await (const entry of readJsonlRecords(source.body, { maxDepth: MAX_INPUT_DEPTH })) {
     if (entry.error !== undefined) {
       yield { row: entry.line, error: entry.error, raw: entry.raw };
       continue;
     }
     const value = entry.value;
-    if (typeof value === 'string') {
-      yield { row: entry.line, raw: value };
+    const firstRole = request.roles[0];
+    if (typeof value === 'string' && firstRole) {
+      yield { row: entry.line, candidates: [{ role: firstRole, raw: value }], raw: value };
       continue;
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       yield { row: entry.line, error: 'line is not a JSON object or string', raw: JSON.stringify(value) };
       continue;
     }
-    const field = columns.find((name) => name in value);
-    if (field === undefined) {
-      yield {
-        row: entry.line,
-        error: `no field ${columns.map((c) => `"${c}"`).join(' or ')}`,
-        raw: JSON.stringify(value),
-      };
+    const fields = value as Record<string, unknown>;
+    // Lines of one file usually share their fields: the choice is made once per set of field names.
+    const names = Object.keys(fields);
+    const signature = names.join('\u0000');
+    let choice = choices.get(signature);
+    if (choice === undefined) {
+      try {
+        choice = chooseColumns(names, request);
+      } catch (error) {
+        if (!(error instanceof ColumnError)) throw error;
+        choice = error.message.replace(/; name the column with .*$/, '').replace(/column/g, 'field');
+      }
+      if (choices.size < 64) choices.set(signature, choice);
+    }
+    if (typeof choice === 'string') {
+      yield { row: entry.line, error: choice, raw: JSON.stringify(value) };
       continue;
     }
-    yield { row: entry.line, raw: (value as Record<string, unknown>)[field] };
+    yield { ...recordOf(entry.line, fields, choice), raw: JSON.stringify(value) };
   }
+}
+
+/** The header's column choice, or an `InputError` that lists the columns and names the flag. */
+export function chooseOrFail(url: string, header: string[], request: ColumnRequest): ColumnChoice {
+  try {
+    return chooseColumns(header, request);
+  } catch (error) {
+    if (error instanceof ColumnError) throw new InputError(`input ${url}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+function recordOf(row: number, fields: Record<string, unknown>, choice: ColumnChoice): InputRecord {
+  const candidates: { role: IdentifierRole; raw: unknown }[] = [];
+  for (const [role, columns] of Object.entries(choice.identifiers) as [IdentifierRole, string[]][]) {
+    for (const column of columns) candidates.push({ role, raw: fields[column] });
+  }
+  const id = choice.recordId === undefined ? undefined : cell(fields[choice.recordId]);
+  let cols: Record<string, string> | undefined;
+  if (choice.kept.length > 0) {
+    cols = {};
+    for (const column of choice.kept) cols[column] = cell(fields[column]) ?? '';
+  }
+  const first = candidates.find((candidate) => cell(candidate.raw) !== undefined) ?? candidates[0];
+  return {
+    row,
+    candidates,
+    ...(id !== undefined ? { id } : {}),
+    ...(cols ? { cols } : {}),
+    raw: first?.raw ?? null,
+  };
+}
+
+/** A cell as a string: trimmed for ids; empty is absent. */
+function cell(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text =
+    typeof value === 'string' ? value.trim() : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return text === '' ? undefined : text;
+}
+
+/**
+ * The field separator of a CSV, from its header line: a comma unless the header holds more semicolons or tabs (Excel
+ * writes ";" where the decimal mark is a comma, and "Unicode text" as tab-separated). The bytes read to decide are
+ * handed on in front of the rest.
+ */
+export async function sniffDelimiter(body: Readable): Promise<{ delimiter: string; body: AsyncIterable<Buffer> }> {
+  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+  const head: Buffer[] = [];
+  let size = 0;
+  let ended = false;
+  while (size < 64 * 1024) {
+    const next = await iterator.next();
+    if (next.done) {
+      ended = true;
+      break;
+    }
+    const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+    head.push(chunk);
+    size += chunk.length;
+    if (chunk.includes(0x0a) || chunk.includes(0x0d)) break;
+  }
+  const text = Buffer.concat(head).toString('utf8');
+  const delimiter = delimiterOf(text.split(/\r?\n|\r/, 1)[0] ?? '');
+  async function* replay(): AsyncGenerator<Buffer> {
+    for (const chunk of head) yield chunk;
+    if (ended) return;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+    }
+  }
+  return { delimiter, body: replay() };
+}
+
+/** The separator used most often outside quotes in a header line (a comma on a tie or none). */
+export function delimiterOf(line: string): string {
+  const counts: Record<string, number> = { ',': 0, ';': 0, '\t': 0 };
+  let quoted = false;
+  for (const char of line) {
+    if (char === '"') quoted = !quoted;
+    else if (!quoted && char in counts) counts[char] = (counts[char] ?? 0) + 1;
+  }
+  let best = ',';
+  for (const candidate of [';', '\t']) if ((counts[candidate] ?? 0) > (counts[best] ?? 0)) best = candidate;
+  return best;
 }

@@ -12,6 +12,35 @@ export const invalidPartKey = (job: JobRef, index: number) =>
   `${job.jobId}/parts/invalid-${pad(index)}${partExtension(job)}`;
 export const partsPrefix = (job: JobRef) => `${job.jobId}/parts/`;
 export const batchKey = (job: JobRef, index: number) => `${job.jobId}/work/batch-${pad(index)}.jsonl`;
+
+/**
+ * Rows identified without a domain (by LinkedIn URL or name) are answered by single calls: their batches, parts and
+ * call markers are `single-N`, beside the bulk `part-N`/`batch-N`.
+ */
+export type BatchSeries = 'bulk' | 'single';
+export const singleBatchKey = (job: JobRef, index: number) => `${job.jobId}/work/single-${pad(index)}.jsonl`;
+export const singlePartKey = (job: JobRef, index: number) =>
+  `${job.jobId}/parts/single-${pad(index)}${partExtension(job)}`;
+/**
+ * The batch number a single batch's call markers carry (`work/calls/part-<n>-…`): apart from every bulk batch's, so
+ * that the calls a `single-N` part names settle exactly its own markers.
+ */
+export const SINGLE_MARKER_BASE = 10_000_000;
+export const seriesBatchKey = (job: JobRef, series: BatchSeries, index: number) =>
+  series === 'single' ? singleBatchKey(job, index) : batchKey(job, index);
+export const seriesPartKey = (job: JobRef, series: BatchSeries, index: number) =>
+  series === 'single' ? singlePartKey(job, index) : partKey(job, index);
+
+/** The rows repeating a value whose first row is in batch `index` of `series`, and the part of their lines. */
+export const duplicatesKey = (job: JobRef, series: BatchSeries, index: number) =>
+  `${job.jobId}/work/dups-${series}-${pad(index)}.jsonl`;
+export const duplicatesPrefix = (job: JobRef) => `${job.jobId}/work/dups-`;
+export const duplicatePartKey = (job: JobRef, series: BatchSeries, index: number) =>
+  `${job.jobId}/parts/${series === 'single' ? 'single-dup' : 'dup'}-${pad(index)}${partExtension(job)}`;
+
+/** Domains that single calls resolved, per bulk batch holding them (written once every single batch is done). */
+export const foldKey = (job: JobRef, index: number) => `${job.jobId}/work/fold-${pad(index)}.json`;
+export const foldDoneKey = (job: JobRef) => `${job.jobId}/work/_folded.json`;
 export const preparedKey = (job: JobRef) => `${job.jobId}/work/_prepared.json`;
 export const exportStateKey = (job: JobRef) => `${job.jobId}/work/export.json`;
 export const exportLinkKey = (job: JobRef) => `${job.jobId}/work/export-link.json`;
@@ -22,7 +51,10 @@ export function isOwnPartKey(job: JobRef, key: string): boolean {
   const prefix = partsPrefix(job);
   if (!key.startsWith(prefix)) return false;
   const name = key.slice(prefix.length);
-  return /^(part|invalid)-\d{5,}$/.test(name.slice(0, -partExtension(job).length)) && name.endsWith(partExtension(job));
+  return (
+    /^(part|invalid|single|dup|single-dup)-\d{5,}$/.test(name.slice(0, -partExtension(job).length)) &&
+    name.endsWith(partExtension(job))
+  );
 }
 
 /** `<job>/tables/<table>/part-NNNNN.<ext>`: a flat table's part, numbered as the lines part it comes from. */
@@ -49,5 +81,12 @@ export function parseTableKey(
 /** The index of a lines part and whether it holds invalid rows (`invalid-NNNNN`). */
 export function linesPartIndex(job: JobRef, key: string): { index: number; invalid: boolean } {
   const name = key.slice(partsPrefix(job).length);
-  return { index: Number(/\d{5,}/.exec(name)?.[0] ?? -1), invalid: name.startsWith('invalid-') };
+  const index = Number(/\d{5,}/.exec(name)?.[0] ?? -1);
+  // Single-call and duplicate parts number their tables apart from the bulk parts' (part-N keeps N).
+  const series = /^(single-dup|single|dup)-/.exec(name)?.[1];
+  const offset = series ? TABLE_INDEX_BASE[series as keyof typeof TABLE_INDEX_BASE] : 0;
+  return { index: index + offset, invalid: name.startsWith('invalid-') };
 }
+
+/** Where the table parts of `single-N`, `dup-N` and `single-dup-N` lines parts are numbered from. */
+const TABLE_INDEX_BASE = { single: 10_000_000, dup: 20_000_000, 'single-dup': 30_000_000 } as const;

@@ -317,6 +317,73 @@ export const PushManifestSchema = z
       '<output>/<name>/signals/dt=<date>/run-<id>/_manifest.json, written last: only the parts it lists are complete.',
   });
 
+const searchFilters = z.record(z.string(), z.unknown()).describe('search filters, in the API field names');
+
+export const FeedLineSchema = z
+  .looseObject({
+    key: z
+      .string()
+      .describe(
+        'what the feed remembers it delivered: domain:<domain> (companies), email:<address>, linkedin:<profile> or ' +
+          'name:<name>@<domain> (people), prefixed by <topic_id>| for buyer intent',
+      ),
+    domain: z.string().optional().describe('company-search: the company (with name, signal_count, industries)'),
+    contact: z.looseObject({}).optional().describe('contact-search and intent-contacts: the person'),
+    company: z.looseObject({}).optional().describe("contact-search and intent-contacts: the person's employer"),
+    topic_id: z.string().optional().describe('intent-contacts: the topic the person shows intent on'),
+    intent_score: z.number().optional(),
+    latest_signal_at: z.string().optional().describe('search: when the newest matching signal was detected'),
+    latest_signal_id: z.string().optional().describe('search: the id of the newest matching signal'),
+  })
+  .meta({
+    title: 'signal-kit scheduled-feed output line',
+    description: 'One company or person not delivered before (search: or with a newer matching signal), as answered.',
+  });
+
+export const FeedManifestSchema = z
+  .looseObject({
+    schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
+    name: z.string().describe('the feed (and its schedule)'),
+    kind: z.enum(['company-search', 'contact-search', 'intent-contacts']),
+    run_id: z.string().describe('from the scheduled time: a retried run keeps it'),
+    dt: day.describe('the dt= partition: the UTC date of the scheduled time'),
+    output: outputUrl,
+    scheduled_at: timestamp,
+    started_at: timestamp,
+    finished_at: timestamp,
+    status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
+    filters: searchFilters,
+    detected_after: z.string().nullable().describe('the lower time bound of every search call (null: intent)'),
+    counts: z.looseObject({
+      returned: count.describe('items in the answers, with repeats across slices or pages'),
+      distinct: count,
+      new: count.describe('lines written'),
+      already_delivered: count,
+    }),
+    credits_charged: count,
+    calls: count,
+    slices: z.looseObject({ total: count, split: count }).optional(),
+    incomplete: z
+      .array(
+        z.looseObject({
+          filters: searchFilters.optional(),
+          via: z.string().optional(),
+          reason: z.enum(['capped', 'budget', 'failed', 'slice_limit']),
+          returned: count.optional(),
+        }),
+      )
+      .describe('what the run could not complete (up to 100); empty when complete'),
+    parts: z.array(part),
+    state: z.looseObject({ key: z.string(), from_run: z.string().nullable(), keys_advanced: count }),
+    error: z.string().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({
+    title: 'signal-kit scheduled-feed run manifest',
+    description:
+      '<output>/<name>/<companies|contacts>/dt=<date>/run-<id>/_manifest.json, written last: only the parts it lists are complete.',
+  });
+
 /** The shipped JSON Schemas: file name in `schemas/` → schema. */
 export const OUTPUT_SCHEMAS = {
   'manifest.schema.json': ManifestSchema,
@@ -325,6 +392,8 @@ export const OUTPUT_SCHEMAS = {
   'intent-export-line.schema.json': IntentExportLineSchema,
   'push-manifest.schema.json': PushManifestSchema,
   'push-signal-line.schema.json': PushSignalLineSchema,
+  'feed-manifest.schema.json': FeedManifestSchema,
+  'feed-line.schema.json': FeedLineSchema,
   ...TABLE_SCHEMAS,
 } as const;
 

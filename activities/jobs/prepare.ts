@@ -1,36 +1,62 @@
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
-import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
-import { normalizeEmail } from '../../connectors/normalize/email.ts';
+import {
+  type ColumnChoice,
+  type ColumnRequest,
+  describeChoice,
+  type IdentifierRole,
+} from '../../connectors/normalize/columns.ts';
+import { firstUsable, type Identified, type Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { zeroCounts } from '../parts.ts';
+import { recordFields } from './batch-file.ts';
+import { DuplicateSpill } from './duplicate-spill.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
-import { batchKey, preparedKey } from './layout.ts';
+import { type BatchSeries, preparedKey, seriesBatchKey } from './layout.ts';
 import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
 export interface PrepareRequest {
   job: JobRef;
   input: string;
-  column?: string;
+  /** The one identifier column (`--column`); by default every column whose header names an identifier is used. */
+  column?: string | undefined;
+  /** The record id column (`--id-column`); by default the one whose header names an id (Id, Record ID, ...). */
+  idColumn?: string | undefined;
+  /** Columns carried into every output line (`--keep-columns`). */
+  keepColumns?: string[] | undefined;
   batchSize: number;
 }
 
-/** Columns (CSV) or fields (JSONL) tried in order when the job names none. */
-export const DEFAULT_COLUMNS: Record<string, string[]> = {
-  enrich: ['domain', 'website', 'url', 'company_domain'],
-  'verify-emails': ['email', 'email_address', 'address'],
+/** The identifiers a job's rows are tried by, in order (for enrich: domain or website, LinkedIn URL, name). */
+export const JOB_ROLES: Record<'enrich' | 'verify-emails', IdentifierRole[]> = {
+  enrich: ['domain', 'linkedin_url', 'company_name'],
+  'verify-emails': ['email'],
 };
+
+export function columnRequest(kind: JobKind, request: Omit<PrepareRequest, 'job' | 'batchSize'>): ColumnRequest {
+  return {
+    roles: JOB_ROLES[kind === 'verify-emails' ? 'verify-emails' : 'enrich'],
+    column: request.column,
+    idColumn: request.idColumn,
+    keepColumns: request.keepColumns,
+  };
+}
+
+/** Rows identified without a domain per single-call batch: about 4 s of calls at 300 a minute. */
+export const SINGLE_BATCH_SIZE = 20;
 
 /** Invalid records per `invalid-NNNNN` part: the number of such parts follows from the invalid rows. */
 export const INVALID_PER_PART = 10_000;
 const PENDING_WRITES = 8;
 
 /**
- * Reads the input once, normalizes and dedupes its values, and writes them as batch files (`work/batch-N.jsonl`)
- * plus `invalid` records for rows that hold no usable value. Idempotent: `work/_prepared.json` is written last and
- * returned as is on a re-run.
+ * Reads the input once, identifies each row (its first usable identifier, normalized), dedupes, and writes batch
+ * files: rows with a domain (or an address) to `work/batch-N.jsonl`, rows identified by LinkedIn URL or name to
+ * `work/single-N.jsonl`; rows repeating an earlier row's identifier to `work/dups-…` (answered at the end) and rows
+ * without a usable value as `invalid` records. Idempotent: `work/_prepared.json` is written last and returned as is
+ * on a re-run.
  */
 export async function prepareInput(openStore: (url: string) => Store, request: PrepareRequest): Promise<PreparedInput> {
   return (await prepare(openStore, request)) as PreparedInput;
@@ -47,6 +73,19 @@ export async function prepareInputStart(
   return prepare(openStore, request, Math.max(1, request.batches));
 }
 
+/** A row as a batch line: key, first row, raw value, id and kept columns; for single calls the value sent and role. */
+interface BatchLine {
+  v: string;
+  row: number;
+  raw: string;
+  id?: string;
+  cols?: Record<string, string>;
+  s?: string;
+  m?: IdentifierRole;
+}
+
+const seriesOf = (role: IdentifierRole): BatchSeries => (role === 'domain' || role === 'email' ? 'bulk' : 'single');
+
 async function prepare(
   openStore: (url: string) => Store,
   request: PrepareRequest,
@@ -57,11 +96,12 @@ async function prepare(
   const done = await out.stat(preparedKey(job));
   if (done) return JSON.parse(await out.readText(preparedKey(job))) as PreparedInput;
 
-  const normalize = normalizerFor(job.kind);
-  const candidates = request.column ? [request.column] : (DEFAULT_COLUMNS[job.kind] ?? []);
-  let batch: string[] = [];
+  const batches: Record<BatchSeries, string[]> = { bulk: [], single: [] };
+  const starts: Record<BatchSeries, number[]> = { bulk: [], single: [] };
+  const sizes: Record<BatchSeries, number> = { bulk: batchSize, single: SINGLE_BATCH_SIZE };
   let invalid: unknown[] = [];
-  const stats = { rows: 0, distinct: 0, duplicates: 0, invalid: 0, batches: 0, invalidParts: 0 };
+  const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0, invalidParts: 0 };
+  let columns: ColumnChoice | undefined;
   const pending = new Set<Promise<unknown>>();
   const heartbeat = throttle(() => Context.current().heartbeat(stats.rows), 5000);
 
@@ -70,10 +110,11 @@ async function prepare(
     pending.add(tracked);
     if (pending.size >= PENDING_WRITES) await Promise.race(pending);
   };
-  const flushBatch = async () => {
-    const lines = batch.join('\n') + '\n';
-    await enqueue(out.writeText(batchKey(job, stats.batches++), lines));
-    batch = [];
+  const flushBatch = async (series: BatchSeries) => {
+    const lines = batches[series].join('\n') + '\n';
+    const index = starts[series].length - 1;
+    await enqueue(out.writeText(seriesBatchKey(job, series, index), lines));
+    batches[series] = [];
   };
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
@@ -83,56 +124,70 @@ async function prepare(
     invalid = [];
   };
 
-  const addToBatch = async (line: string) => {
-    stats.distinct += 1;
-    batch.push(line);
-    if (batch.length >= batchSize) await flushBatch();
+  const addToBatch = async (series: BatchSeries, line: string, row: number) => {
+    if (series === 'single') stats.singles += 1;
+    else stats.distinct += 1;
+    if (batches[series].length === 0) starts[series].push(row);
+    batches[series].push(line);
+    if (batches[series].length >= sizes[series]) await flushBatch(series);
   };
+  const bulkBatchesStarted = () => starts.bulk.length - (batches.bulk.length > 0 ? 1 : 0);
 
-  // Past a size, first occurrences are sorted out on local disk, so that memory stays flat as the input grows.
+  // Past a size, first occurrences are sorted out on local disk, so that memory stays flat as the input grows; so
+  // are the duplicates, until the batches that answer them are known.
   const seen = new FirstSeen();
+  const duplicates = new DuplicateSpill();
+  let duplicateFiles = 0;
   try {
     const source = await openInput(openStore, request.input);
-    for await (const record of readInputRecords(source, candidates)) {
-      if (stats.batches >= stopAfterBatches) break;
+    const records = readInputRecords(source, columnRequest(job.kind, request), (choice) => {
+      columns = choice;
+    });
+    for await (const record of records) {
+      if (bulkBatchesStarted() >= stopAfterBatches) break;
       stats.rows += 1;
       heartbeat();
-      const outcome = classify(record, normalize);
+      const outcome = identifyRecord(record);
       if (!outcome.ok) {
         stats.invalid += 1;
         invalid.push({
           status: 'invalid',
           row: record.row,
-          record_id: null,
+          ...recordFields(record),
           raw: clipRaw(record.raw),
           error: outcome.reason,
         });
         if (invalid.length >= INVALID_PER_PART) await flushInvalid();
         continue;
       }
-      const line = () => JSON.stringify({ v: outcome.value, row: record.row, raw: String(record.raw) });
-      const verdict = await seen.add(outcome.value, record.row, line);
-      if (verdict === 'duplicate') stats.duplicates += 1;
-      else if (verdict === 'new') await addToBatch(line());
+      const series = seriesOf(outcome.role);
+      const line = () => JSON.stringify(batchLine(record, outcome));
+      const verdict = await seen.add(outcome.key, record.row, line);
+      if (verdict === 'duplicate') {
+        stats.duplicates += 1;
+        await duplicates.add(series, seen.firstOrder(outcome.key) ?? record.row, line());
+      } else if (verdict === 'new') await addToBatch(series, line(), record.row);
     }
-    if (stats.batches < stopAfterBatches) {
-      for await (const deferred of seen.drain()) {
+    if (bulkBatchesStarted() < stopAfterBatches) {
+      const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text), first, text);
+      for await (const deferred of seen.drain(onDuplicate)) {
         heartbeat();
-        await addToBatch(deferred);
+        await addToBatch(seriesOfLine(deferred), deferred, (JSON.parse(deferred) as BatchLine).row);
       }
       stats.duplicates += seen.deferredDuplicates;
     }
-  } finally {
-    await seen.close();
-  }
-  if (stats.batches >= stopAfterBatches) {
-    // The input goes on: the rest (and the invalid records so far) is the whole preparation's to write.
+    if (bulkBatchesStarted() >= stopAfterBatches) {
+      // The input goes on: the rest (and the invalid records so far) is the whole preparation's to write.
+      await Promise.all(pending);
+      return { complete: false, batches: bulkBatchesStarted() };
+    }
+    for (const series of ['bulk', 'single'] as const) if (batches[series].length > 0) await flushBatch(series);
+    if (invalid.length > 0) await flushInvalid();
     await Promise.all(pending);
-    return { complete: false, batches: stats.batches };
+    duplicateFiles = await duplicates.publish(out, job, starts, heartbeat);
+  } finally {
+    await Promise.all([seen.close(), duplicates.close()]);
   }
-  if (batch.length > 0) await flushBatch();
-  if (invalid.length > 0) await flushInvalid();
-  await Promise.all(pending);
   if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
 
   const prepared: PreparedInput = {
@@ -141,22 +196,41 @@ async function prepare(
     distinct: stats.distinct,
     duplicates: stats.duplicates,
     invalid: stats.invalid,
-    batches: stats.batches,
+    batches: starts.bulk.length,
     batchSize,
+    ...(stats.singles > 0
+      ? { singles: stats.singles, singleBatches: starts.single.length, singleBatchSize: SINGLE_BATCH_SIZE }
+      : {}),
+    ...(duplicateFiles > 0 ? { duplicateFiles } : {}),
+    ...(columns ? { columns: describeChoice(columns) } : {}),
   };
   await out.writeText(preparedKey(job), JSON.stringify(prepared, null, 2));
   return prepared;
 }
 
-/** How a job's input values are normalized (shared with the dry run's scan). */
-export const normalizerFor = (kind: JobKind) => (kind === 'verify-emails' ? normalizeEmail : domainFromWebsite);
+function seriesOfLine(line: string): BatchSeries {
+  const parsed = JSON.parse(line) as BatchLine;
+  return parsed.m === undefined ? 'bulk' : seriesOf(parsed.m);
+}
 
-export function classify(record: InputRecord, normalize: (raw: unknown) => ReturnType<typeof domainFromWebsite>) {
-  if (record.error) return { ok: false as const, reason: record.error };
-  const outcome = normalize(record.raw);
+function batchLine(record: InputRecord, outcome: Identifier): BatchLine {
+  return {
+    v: outcome.key,
+    row: record.row,
+    raw: outcome.raw,
+    ...(record.id !== undefined ? { id: record.id } : {}),
+    ...(record.cols ? { cols: record.cols } : {}),
+    ...(seriesOf(outcome.role) === 'single' ? { s: outcome.send, m: outcome.role } : {}),
+  };
+}
+
+/** A row's first usable identifier, or why it has none (shared with the dry run's scan). */
+export function identifyRecord(record: InputRecord): Identified {
+  if (record.error) return { ok: false, reason: record.error };
+  const outcome = firstUsable(record.candidates ?? []);
   // Bytes that are not UTF-8 were decoded as U+FFFD: say so, rather than "not a valid host name".
   if (!outcome.ok && typeof record.raw === 'string' && record.raw.includes('\uFFFD')) {
-    return { ok: false as const, reason: 'not valid UTF-8 (is the file in another encoding?)' };
+    return { ok: false, reason: 'not valid UTF-8 (is the file in another encoding?)' };
   }
   return outcome;
 }

@@ -1,48 +1,63 @@
 import { InputError } from '../../connectors/errors.ts';
+import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { FirstSeen } from './first-seen.ts';
 import { openInput, readInputRecords } from './input.ts';
-import { classify, DEFAULT_COLUMNS, normalizerFor } from './prepare.ts';
+import { columnRequest, identifyRecord, SINGLE_BATCH_SIZE } from './prepare.ts';
 import type { JobKind, PreparedInput } from './types.ts';
 
 export interface ScanRequest {
   kind: Exclude<JobKind, 'intent-export'>;
   input: string;
   column?: string | undefined;
+  idColumn?: string | undefined;
+  keepColumns?: string[] | undefined;
   batchSize: number;
 }
 
 /**
- * The counts `prepareInput` would record for an input (rows, distinct, duplicates, invalid, batches), found by the
- * same reading, normalizing and deduplication, but writing nothing: what a dry run shows before anything is spent.
+ * The counts `prepareInput` would record for an input (rows, distinct, single-call rows, duplicates, invalid,
+ * batches, the columns used), found by the same reading, identifying and deduplication, but writing nothing: what a
+ * dry run shows before anything is spent.
  */
 export async function scanInput(openStore: (url: string) => Store, request: ScanRequest): Promise<PreparedInput> {
-  const normalize = normalizerFor(request.kind);
-  const columns = request.column ? [request.column] : (DEFAULT_COLUMNS[request.kind] ?? []);
-  const stats = { rows: 0, distinct: 0, duplicates: 0, invalid: 0 };
+  const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0 };
+  let columns: ColumnChoice | undefined;
   const seen = new FirstSeen();
+  const count = (key: string) => {
+    if (key.includes(':') && !key.includes('@')) stats.singles += 1;
+    else stats.distinct += 1;
+  };
   try {
     const source = await openInput(openStore, request.input);
-    for await (const record of readInputRecords(source, columns)) {
+    const records = readInputRecords(source, columnRequest(request.kind, request), (choice) => {
+      columns = choice;
+    });
+    for await (const record of records) {
       stats.rows += 1;
-      const outcome = classify(record, normalize);
+      const outcome = identifyRecord(record);
       if (!outcome.ok) stats.invalid += 1;
       else {
-        const verdict = await seen.add(outcome.value, record.row, () => '');
+        const verdict = await seen.add(outcome.key, record.row, () => outcome.key);
         if (verdict === 'duplicate') stats.duplicates += 1;
-        else if (verdict === 'new') stats.distinct += 1;
+        else if (verdict === 'new') count(outcome.key);
       }
     }
-    for await (const _ of seen.drain()) stats.distinct += 1;
+    for await (const key of seen.drain()) count(key);
     stats.duplicates += seen.deferredDuplicates;
   } finally {
     await seen.close();
   }
   if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
+  const { singles, ...rest } = stats;
   return {
     input: request.input,
-    ...stats,
+    ...rest,
     batches: Math.ceil(stats.distinct / request.batchSize),
     batchSize: request.batchSize,
+    ...(singles > 0
+      ? { singles, singleBatches: Math.ceil(singles / SINGLE_BATCH_SIZE), singleBatchSize: SINGLE_BATCH_SIZE }
+      : {}),
+    ...(columns ? { columns: describeChoice(columns) } : {}),
   };
 }

@@ -37,6 +37,15 @@ export interface PreparedInput {
   invalid: number;
   batches: number;
   batchSize: number;
+  /** Distinct rows identified without a domain (LinkedIn URL or name), answered by single calls. */
+  singles?: number;
+  /** Their batches (`work/single-N.jsonl`), of `singleBatchSize` rows each. */
+  singleBatches?: number;
+  singleBatchSize?: number;
+  /** Objects of duplicate rows (`work/dups-…`) to answer at the end. */
+  duplicateFiles?: number;
+  /** The input columns used, by role (for the manifest and the dry run). */
+  columns?: Record<string, unknown>;
 }
 
 /**
@@ -60,6 +69,10 @@ export interface PartCounts {
   retryable?: number;
   /** verify-emails only: result counts of the part. */
   summary?: VerificationSummary;
+  /** Lines of rows answered by another row's answer (`status: duplicate`). */
+  duplicate?: number;
+  /** API calls whose answer the part holds (absent in parts written before it was counted: one bulk call). */
+  calls?: number;
 }
 
 export interface VerificationSummary {
@@ -122,6 +135,12 @@ export interface Manifest {
    * `unknown_calls` whose cost no answer said (a reset, a timeout, a worker that died during the call).
    */
   unsaved_answers?: { credits: number; unknown_calls: number };
+  /** API calls whose answers the parts hold: bulk calls, and single calls (rows identified without a domain). */
+  calls?: { bulk: number; single: number };
+  /** Companies named two ways by different rows and paid for twice, and what the second payments cost. */
+  overlap?: { companies: number; credits: number };
+  /** The input columns used, by role. */
+  columns?: Record<string, unknown>;
   batches: { total: number; done: number; failed: number };
   parts: ManifestPart[];
   error?: string;

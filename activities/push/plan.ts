@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
-import { domainFromWebsite } from '../../connectors/normalize/domain.ts';
+import { domainFromWebsite, type Normalized } from '../../connectors/normalize/domain.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { openInput, readInputRecords } from '../jobs/input.ts';
 import { readBatchRecord } from './fetch.ts';
@@ -20,7 +20,6 @@ import { canonicalTime, readPushState } from './watermarks.ts';
 /** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
 export const PUSH_BATCH_SIZE = 100;
 
-const DEFAULT_COLUMNS = ['domain', 'website', 'url', 'company_domain'];
 const INVALID_SAMPLES = 100;
 const PENDING_WRITES = 8;
 
@@ -65,11 +64,12 @@ export async function preparePushRun(
   const heartbeat = throttledHeartbeat();
 
   const source = await openInput(openStore, request.watchlist);
-  const columns = request.column ? [request.column] : DEFAULT_COLUMNS;
+  // A watchlist's domain column is found as a person names it (Website, Company Domain Name, ...), as for enrich.
+  const columns = { roles: ['domain' as const], column: request.column };
   for await (const record of readInputRecords(source, columns)) {
     stats.rows += 1;
     heartbeat(stats.rows);
-    const normalized = record.error ? { ok: false as const, reason: record.error } : domainFromWebsite(record.raw);
+    const normalized = record.error ? { ok: false as const, reason: record.error } : firstDomain(record.candidates);
     if (!normalized.ok) {
       stats.invalid += 1;
       if (invalidRows.length < INVALID_SAMPLES) {
@@ -282,4 +282,15 @@ function throttledHeartbeat(): (details: unknown) => void {
       // not inside an activity (unit tests)
     }
   };
+}
+
+/** The first of a row's domain columns that holds a usable domain (a watchlist is domains only). */
+function firstDomain(candidates: readonly { raw: unknown }[] | undefined): Normalized {
+  let failure: Normalized | undefined;
+  for (const { raw } of candidates ?? []) {
+    const outcome = domainFromWebsite(raw);
+    if (outcome.ok) return outcome;
+    if (!failure || (failure.ok === false && failure.reason === 'empty')) failure = outcome;
+  }
+  return failure ?? { ok: false, reason: 'empty' };
 }

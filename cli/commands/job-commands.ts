@@ -31,9 +31,24 @@ export interface JobFlags {
   format?: string;
 }
 
-export interface EnrichFlags extends JobFlags {
-  input?: string;
+/** How the rows of an input are identified and handed back (`--column`, `--id-column`, `--keep-columns`). */
+export interface ColumnFlags {
   column?: string;
+  idColumn?: string;
+  keepColumns?: string;
+}
+
+function columnOptions(flags: ColumnFlags): { column?: string; idColumn?: string; keepColumns?: string[] } {
+  const keep = list(flags.keepColumns);
+  return {
+    ...(flags.column !== undefined ? { column: flags.column } : {}),
+    ...(flags.idColumn !== undefined ? { idColumn: flags.idColumn } : {}),
+    ...(keep && keep.length > 0 ? { keepColumns: keep } : {}),
+  };
+}
+
+export interface EnrichFlags extends JobFlags, ColumnFlags {
+  input?: string;
   signalTypes?: string;
   signalSubtypes?: string;
   detectedAfter?: string;
@@ -41,9 +56,8 @@ export interface EnrichFlags extends JobFlags {
   maxCredits?: string;
 }
 
-export interface VerifyEmailsFlags extends JobFlags {
+export interface VerifyEmailsFlags extends JobFlags, ColumnFlags {
   input?: string;
-  column?: string;
   maxCredits?: string;
 }
 
@@ -115,10 +129,10 @@ export function enrichJob(flags: EnrichFlags): JobStart {
     input: {
       jobId:
         jobIdFlag(flags.jobId) ??
-        defaultJobId('enrich', { input, output, options, column: flags.column, ...plain(flags.compression) }),
+        defaultJobId('enrich', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
       input,
       output,
-      column: flags.column,
+      ...columnOptions(flags),
       options,
       maxCredits,
       concurrency: positiveInt('concurrency', flags.concurrency),
@@ -137,10 +151,10 @@ export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
     input: {
       jobId:
         jobIdFlag(flags.jobId) ??
-        defaultJobId('verify', { input, output, column: flags.column, ...plain(flags.compression) }),
+        defaultJobId('verify', { input, output, ...columnOptions(flags), ...plain(flags.compression) }),
       input,
       output,
-      column: flags.column,
+      ...columnOptions(flags),
       maxCredits: positiveInt('max-credits', flags.maxCredits),
       concurrency: positiveInt('concurrency', flags.concurrency),
       compression: compression(flags.compression),
@@ -180,6 +194,14 @@ export function intentExportJob(flags: IntentExportFlags): JobStart {
  * polls its queues). With --dry-run: print what it would read and could cost, and start nothing.
  */
 export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' | 'dryRun'>): Promise<number> {
+  if (job.workflow !== 'intentExport') {
+    // Loaded only here: the storage SDKs are not needed to start or follow an export.
+    const [{ checkInputColumns }, { openStore }] = await Promise.all([
+      import('../input-columns.ts'),
+      import('../../connectors/storage/index.ts'),
+    ]);
+    await checkInputColumns(job, (url) => openStore(url));
+  }
   if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
     const [{ dryRun }, { openStore }] = await Promise.all([

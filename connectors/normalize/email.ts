@@ -3,7 +3,15 @@ import type { Normalized } from './domain.ts';
 
 const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}$/;
 
-/** Trims an address and lower-cases its domain (the local part is case-sensitive by RFC 5321, so it is kept). */
+/**
+ * An address's identity as the service sees it: trimmed and lower-cased whole, local part included.
+ *
+ * RFC 5321 lets a mail server treat the local part as case-sensitive, but the service does not: its bulk verification
+ * collapses addresses that differ only in case or surrounding spaces into one (and charges it once), as the sandbox's
+ * `POST /v1/emails/verify/bulk` does. The kit uses the same identity, so that two such rows are one input, one line
+ * answered and the other its duplicate, and two chunks never both pay for it. Dots, `+tags` and provider-specific
+ * aliases (gmail's dots) are kept: the service does not fold them, so neither does the kit.
+ */
 export function normalizeEmail(raw: unknown): Normalized {
   if (typeof raw !== 'string') return { ok: false, reason: raw == null ? 'empty' : `not a string (${typeof raw})` };
   const trimmed = raw.trim();
@@ -24,5 +32,5 @@ export function normalizeEmail(raw: unknown): Normalized {
   if (domain === '' || !domain.includes('.') || domain.split('.').some((label) => label === '')) {
     return { ok: false, reason: 'invalid domain' };
   }
-  return { ok: true, value: `${local}@${domain}` };
+  return { ok: true, value: `${local.toLowerCase()}@${domain}` };
 }

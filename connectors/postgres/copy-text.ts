@@ -1,20 +1,23 @@
 /**
- * Rows encoded in COPY's text format (tab-separated, `\N` for null, backslash escapes): what a load sends when its
- * source is not already a CSV the server can read.
+ * Rows encoded in COPY's text format (tab-separated, `\N` for null, backslash escapes): what a load sends, whatever
+ * its source was. A `jsonb` value given as a string is taken as JSON text; any other value is serialized as JSON. A
+ * `timestamptz` value given as a number is epoch milliseconds.
  */
-import type { PgColumn } from './table.ts';
+import type { PgColumn, PgType } from './table.ts';
 
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 const SPECIAL = /[\\\t\n\r]/;
 const SPECIALS = /[\\\t\n\r]/g;
 
-function field(value: unknown, column: PgColumn): string {
+const escapeText = (text: string) => (SPECIAL.test(text) ? text.replace(SPECIALS, (c) => ESCAPES[c] as string) : text);
+
+/** One field of a COPY text line. */
+export function copyTextField(value: unknown, type: PgType): string {
   if (value === null || value === undefined) return '\\N';
-  let text: string;
-  if (column.type === 'jsonb') text = JSON.stringify(value);
-  else if (typeof value === 'object') text = JSON.stringify(value);
-  else text = String(value);
-  return SPECIAL.test(text) ? text.replace(SPECIALS, (c) => ESCAPES[c] as string) : text;
+  if (typeof value === 'string') return escapeText(value);
+  if (typeof value === 'number') return type === 'timestamptz' ? new Date(value).toISOString() : String(value);
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  return escapeText(JSON.stringify(value));
 }
 
 /** One COPY text line (with its newline) for a record, the columns in order. */
@@ -23,7 +26,7 @@ export function copyTextLine(record: Record<string, unknown>, columns: readonly 
   for (let i = 0; i < columns.length; i++) {
     const column = columns[i] as PgColumn;
     if (i > 0) line += '\t';
-    line += field(record[column.name], column);
+    line += copyTextField(record[column.name], column.type);
   }
   return `${line}\n`;
 }

@@ -1,4 +1,4 @@
-export { copyTextLine } from './copy-text.ts';
+export { copyTextField, copyTextLine } from './copy-text.ts';
 export {
   type CopyInput,
   type CopySource,

@@ -121,12 +121,18 @@ export class PostgresTransaction {
     const rows = await this.#copyAll(stage, table.name, input);
     const columns = writableColumns(table).map((column) => quote(column.name));
     const key = table.key.map(quote);
-    const order = [...key, ...table.newerBy.map((name) => `${quote(name)} desc`), ...(table.tieBreak ?? [])];
+    const order = [...key, ...table.newerBy.map((name) => `${quote(name)} desc nulls last`), ...(table.tieBreak ?? [])];
     const keySet = new Set(table.key);
     const updates = writableColumns(table)
       .filter((column) => !keySet.has(column.name))
       .map((column) => `${quote(column.name)} = excluded.${quote(column.name)}`);
-    const newer = (alias: string) => `(${table.newerBy.map((name) => `${alias}.${quote(name)}`).join(', ')})`;
+    // A version without a time is older than any with one (a comparison with null would decide nothing).
+    const types = new Map(table.columns.map((column) => [column.name, column.type]));
+    const newerTerm = (alias: string, name: string) =>
+      types.get(name) === 'timestamptz'
+        ? `coalesce(${alias}.${quote(name)}, '-infinity'::timestamptz)`
+        : `${alias}.${quote(name)}`;
+    const newer = (alias: string) => `(${table.newerBy.map((name) => newerTerm(alias, name)).join(', ')})`;
     const sql = `with written as (
   insert into ${quote(table.name)} as stored (${columns.join(', ')})
   select ${columns.join(', ')} from (select distinct on (${key.join(', ')}) * from ${quote(stage)} order by ${order.join(', ')}) newest

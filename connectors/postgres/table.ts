@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 
-export type PgType = 'text' | 'integer' | 'bigint' | 'double precision' | 'boolean' | 'timestamptz' | 'jsonb';
+export type PgType = 'text' | 'integer' | 'bigint' | 'double precision' | 'boolean' | 'date' | 'timestamptz' | 'jsonb';
 
 export interface PgColumn {
   name: string;

@@ -15,6 +15,7 @@ import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-
 import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import { decodeHistory } from '../helpers/history-text.ts';
 import { callsTo, PATHS } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 60 * 86_400_000;
@@ -160,14 +161,31 @@ describe('job command promises', () => {
   }, 240_000);
 
   it('the API key is in no workflow history and in nothing the worker or the CLI printed', async () => {
+    // Every payload decoded first: as stored, arguments and results are base64 bytes that no search would match.
     const histories: string[] = [];
+    let payloads = 0;
     for await (const execution of env.client.workflow.list()) {
       const history = await env.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-      histories.push(JSON.stringify(history));
+      const decoded = await decodeHistory(history);
+      expect(decoded.undecoded, execution.workflowId).toBe(0);
+      payloads += decoded.payloads;
+      histories.push(decoded.text);
     }
     // The jobs above, the rate limiter and their activities are all there to search.
     expect(histories.length).toBeGreaterThanOrEqual(8);
+    expect(payloads).toBeGreaterThan(histories.length);
     expect(histories.filter((h) => h.includes(CANARY_KEY))).toEqual([]);
+
+    // The search can fail: a key planted in a workflow's input is found (a search of the raw history misses it).
+    const planted = 'sk_planted_2b9e41c07d3a';
+    await env.client.workflow.execute('smokeWorkflow', {
+      workflowId: 'planted-key',
+      taskQueue: env.config().taskQueue,
+      args: [`key=${planted}`],
+    });
+    const history = await env.client.workflow.getHandle('planted-key').fetchHistory();
+    expect(JSON.stringify(history)).not.toContain(planted);
+    expect((await decodeHistory(history)).text).toContain(planted);
     const logs = worker.output();
     expect(logs.length).toBeGreaterThan(0);
     expect(logs).not.toContain(CANARY_KEY);

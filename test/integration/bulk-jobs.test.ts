@@ -20,15 +20,18 @@ import {
   verifyIdeal,
 } from '../promises/oracle.ts';
 
-/** A messy CRM export: 230 distinct companies written in several forms, duplicates, blanks and junk. */
-function messyCrm(): { csv: string; distinct: number; invalid: number; rows: number } {
-  const rows: string[] = ['id,name,website'];
+/**
+ * A messy CRM export: 230 distinct companies written in several forms, duplicates, blanks and junk. Its rows have ids
+ * but no company name (a `note`), so that a row without a usable website is invalid rather than enriched by name.
+ */
+function messyCrm(): { csv: string; distinct: number; invalid: number; duplicates: number; rows: number } {
+  const rows: string[] = ['id,note,website'];
   for (let i = 0; i < 230; i++) rows.push(`${i},Company ${i},company${i}.com`);
   const forms = (i: number) => [`https://www.company${i}.com/pricing`, `HTTP://Company${i}.COM`, ` company${i}.com. `];
   for (let i = 0; i < 60; i++) rows.push(`d${i},Dup ${i},"${forms(i)[i % 3]}"`);
   const junk = ['', 'n/a', 'not a website', 'http://', '???', '10.0.0.1', 'foo@'];
   for (const [i, value] of junk.entries()) rows.push(`j${i},Junk ${i},"${value}"`);
-  return { csv: `${rows.join('\n')}\n`, distinct: 230, invalid: junk.length, rows: rows.length - 1 };
+  return { csv: `${rows.join('\n')}\n`, distinct: 230, invalid: junk.length, duplicates: 60, rows: rows.length - 1 };
 }
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
@@ -38,7 +41,7 @@ const CRM_DOMAINS = Array.from({ length: 230 }, (_, i) => `company${i}.com`);
 /** Holds every domain's line to the sandbox's truth: `ok` lines carry exactly the newest `limit` signals. */
 function expectTruth(lines: Record<string, unknown>[], ideal: EnrichIdeal): void {
   for (const line of lines) {
-    if (line['status'] === 'invalid') continue;
+    if (line['status'] === 'invalid' || line['status'] === 'duplicate') continue; // no signals of their own
     const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
     expect(ids, String(line['domain'])).toEqual(ideal.signalIds.get(String(line['domain'])) ?? []);
   }
@@ -93,11 +96,29 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
       expect(result.status).toBe('completed');
       const { manifest, lines } = await readJobOutput(output, 'same-everywhere');
       expect(manifest.counts).toMatchObject({ input_rows: crm.rows, distinct: crm.distinct, invalid: crm.invalid });
-      const domains = lines.filter((l) => l['status'] !== 'invalid').map((l) => l['domain']);
+      const answered = lines.filter((l) => ['ok', 'not_found', 'error'].includes(String(l['status'])));
+      const domains = answered.map((l) => l['domain']);
       expect(new Set(domains).size).toBe(crm.distinct);
       expect(domains.length).toBe(crm.distinct);
       expect(lines.filter((l) => l['status'] === 'invalid')).toHaveLength(crm.invalid);
-      expect(lines.every((l) => ['ok', 'not_found', 'error', 'invalid'].includes(String(l['status'])))).toBe(true);
+      // Every input row has exactly one line, under its record id; a repeated website points to its answer.
+      expect(lines.map((l) => l['record_id']).sort()).toEqual(
+        crm.csv
+          .trim()
+          .split('\n')
+          .slice(1)
+          .map((row) => row.split(',')[0])
+          .sort(),
+      );
+      const duplicates = lines.filter((l) => l['status'] === 'duplicate');
+      expect(duplicates).toHaveLength(crm.duplicates);
+      const byRow = new Map(lines.map((l) => [l['row'], l]));
+      for (const line of duplicates) {
+        const answer = byRow.get(line['duplicate_of']);
+        expect(answer?.['domain'], String(line['input'])).toBe(line['domain']);
+        expect(line['answer_status']).toBe(answer?.['status']);
+        expect(line['signals']).toBeUndefined();
+      }
       for (const part of manifest.parts) expect(part.sha256).toMatch(/^[0-9a-f]{64}$/);
       // The truth, at the spec's price, in the fewest calls: 100 domains per bulk call.
       expectTruth(lines, ideal);
@@ -151,7 +172,8 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     expect(ledgerTotal() - before).toBe(fullCost);
     expect(resumed.credits).toBe(fullCost);
     const { lines } = await readJobOutput(output, 'budget');
-    expect(lines.filter((l) => l['status'] !== 'invalid')).toHaveLength(crm.distinct);
+    expect(lines.filter((l) => ['ok', 'not_found', 'error'].includes(String(l['status'])))).toHaveLength(crm.distinct);
+    expect(lines).toHaveLength(crm.rows);
     expectTruth(lines, enrichIdeal(env.sandbox, CRM_DOMAINS, { limit: 2 }));
   });
 
@@ -171,8 +193,11 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     });
     expect(result.status).toBe('completed');
     const { manifest, lines } = await readJobOutput(output, 'verify-10k');
-    const verified = lines.filter((l) => l['status'] !== 'invalid');
+    const verified = lines.filter((l) => l['status'] === 'ok' || l['status'] === 'error');
     expect(verified).toHaveLength(8_000);
+    // The other 2,001 rows repeat an address (one with spaces and capitals): each has its line, answered once.
+    expect(lines.filter((l) => l['status'] === 'duplicate')).toHaveLength(2_001);
+    expect(lines).toHaveLength(10_003);
     expect(new Set(verified.map((l) => l['email'])).size).toBe(8_000);
     expect(lines.filter((l) => l['status'] === 'invalid')).toHaveLength(2);
     const tally = { total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 } as Record<string, number>;

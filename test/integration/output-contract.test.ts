@@ -156,9 +156,10 @@ describe('output contract', () => {
       expect(lines.length).toBeGreaterThan(0);
       for (const [index, line] of lines.entries()) expectValid(job.line, line, `${job.id} line ${index + 1}`);
       if (job.id === 'contract-enrich') {
-        // acme.com, globex.com, initech.com once each (ACME.COM is acme.com), and the junk row as invalid.
-        expect(lines).toHaveLength(4);
+        // acme.com, globex.com, initech.com answered once each, ACME.COM a duplicate of acme.com, the junk row invalid.
+        expect(lines).toHaveLength(5);
         expect(lines.filter((line) => line['status'] === 'invalid')).toHaveLength(1);
+        expect(lines.filter((line) => line['status'] === 'duplicate')).toHaveLength(1);
       }
     }
 

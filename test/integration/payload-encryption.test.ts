@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { dataConverterFor } from '../../workers/payload-codec.ts';
 import { startWorker } from '../../workers/worker.ts';
+import { decodeHistory } from '../helpers/history-text.ts';
 
 describe('payload encryption on the real dev server', () => {
   let env: JobEnv;
@@ -41,6 +42,32 @@ describe('payload encryption on the real dev server', () => {
       expect(bytes(payload.metadata?.['encoding']).toString()).toBe('binary/encrypted');
       expect(bytes(payload.data).toString('latin1')).not.toContain('jane.doe');
     }
+    // Decoded without the key nothing opens; with it, every payload does and the address is there to be found.
+    const sealed = await decodeHistory(history);
+    expect(sealed.undecoded).toBe(sealed.payloads);
+    expect(sealed.text).not.toContain('jane.doe');
+    const opened = await decodeHistory(history, dataConverterFor(keys)!.payloadCodecs);
+    expect(opened).toMatchObject({ payloads: payloads.length, undecoded: 0 });
+    expect(opened.text).toContain('jane.doe@acme.com');
+  });
+
+  it('a secret planted in a workflow input is found once the history is decoded with the key, and only then', async () => {
+    const c = env.config();
+    const client = new Client({
+      connection: env.client.connection,
+      namespace: c.namespace,
+      dataConverter: dataConverterFor(keys)!,
+    });
+    const planted = 'sk_planted_51c0e9a7d2f4';
+    await client.workflow.execute('smokeWorkflow', {
+      workflowId: 'sealed-planted',
+      taskQueue: c.taskQueue,
+      args: [planted],
+    });
+    const history = await env.client.workflow.getHandle('sealed-planted').fetchHistory();
+    expect(JSON.stringify(history)).not.toContain(planted);
+    expect((await decodeHistory(history)).text).not.toContain(planted);
+    expect((await decodeHistory(history, dataConverterFor(keys)!.payloadCodecs)).text).toContain(planted);
   });
 
   it('keeps failure messages sealed too: a job failing on an input named after a person leaves no trace of it', async () => {

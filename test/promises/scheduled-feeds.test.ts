@@ -16,6 +16,7 @@ import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore, type Store } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';
+import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { chargedSince } from './oracle.ts';
 import { DAY, FIRST_RUN_AT } from './push-helpers.ts';
 
@@ -50,10 +51,20 @@ function runFeed(input: Omit<ScheduledFeedInput, 'taskQueue' | 'apiTaskQueue' | 
   }) as Promise<FeedResult>;
 }
 
-/** A run's manifest and the lines of its manifested parts, as a consumer of the bucket reads them. */
+const validators = (async () => {
+  const ajv = jsonSchemaValidator();
+  return {
+    manifest: ajv.compile(await shippedSchema('feed-manifest.schema.json')),
+    line: ajv.compile(await shippedSchema('feed-line.schema.json')),
+  };
+})();
+
+/** A run's manifest and the lines of its manifested parts, as a consumer of the bucket reads them (shipped schemas). */
 async function readRun(kind: FeedKind, result: FeedResult) {
+  const schemas = await validators;
   const prefix = `${result.name}/${feedDir(kind)}/dt=${result.dt}/run-${result.runId}/`;
   const manifest = JSON.parse(await store.readText(`${prefix}_manifest.json`)) as FeedManifest;
+  expect(schemas.manifest(manifest), JSON.stringify(schemas.manifest.errors)).toBe(true);
   const lines: Record<string, unknown>[] = [];
   for (const part of manifest.parts) {
     expect(part.key.startsWith(prefix)).toBe(true);
@@ -61,7 +72,12 @@ async function readRun(kind: FeedKind, result: FeedResult) {
     for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
     const text = gunzipSync(Buffer.concat(chunks)).toString('utf8').split('\n').filter(Boolean);
     expect(text).toHaveLength(part.lines);
-    lines.push(...text.map((line) => JSON.parse(line) as Record<string, unknown>));
+    for (const line of text) {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (!schemas.line(parsed))
+        expect.fail(`${part.key}: ${line.slice(0, 200)}: ${JSON.stringify(schemas.line.errors)}`);
+      lines.push(parsed);
+    }
   }
   return { manifest, lines };
 }

@@ -64,6 +64,7 @@ const DOCUMENTED: Record<string, string[]> = {
   'build-workflows': ['--output', '--workflows'],
   demo: ['--output'],
   dev: ['--no-worker'],
+  load: ['--manifest', '--into', '--table-prefix'],
 };
 
 describe('signal-kit --help', () => {
@@ -81,6 +82,7 @@ describe('signal-kit --help', () => {
       'sandbox',
       'worker',
       'build-workflows',
+      'load',
     ])
       expect(names).toContain(name);
     for (const sub of [

@@ -36,8 +36,10 @@ describe('domainFromWebsite', () => {
 });
 
 describe('normalizeEmail', () => {
-  it('trims and lower-cases the domain but keeps the local part', () => {
-    expect(normalizeEmail('  Jane.Doe@EXAMPLE.Com ')).toEqual({ ok: true, value: 'Jane.Doe@example.com' });
+  it('trims and lower-cases the whole address, as the service collapses them', () => {
+    expect(normalizeEmail('  Jane.Doe@EXAMPLE.Com ')).toEqual({ ok: true, value: 'jane.doe@example.com' });
+    expect(normalizeEmail('NIA.OBRIEN@X.COM')).toEqual(normalizeEmail(' nia.obrien@x.com '));
+    expect(normalizeEmail('nia+crm@x.com')).not.toEqual(normalizeEmail('nia@x.com'));
   });
   it.each(['', 'plain', '@example.com', 'a@', 'a@@b.com', 'a..b@example.com', 'a@nodot', 'a b@example.com'])(
     '%j is invalid',

@@ -1,0 +1,145 @@
+import { KitError } from '../../connectors/errors.ts';
+import type { CallOptions } from '../../connectors/signal-api/types.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
+import { type BatchItem, readSeriesBatch } from './batch-file.ts';
+import { type BatchSeries, SINGLE_MARKER_BASE, seriesPartKey } from './layout.ts';
+import { type AttemptContext, sendPaidCall } from './paid-call.ts';
+import { BATCH_FAILED } from './paid-lines.ts';
+import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import type { BatchResult, JobRef, PartCounts } from './types.ts';
+
+/** What one paid call answered for one item: its output line (with `status`) and what the service charged. */
+export interface SingleAnswer {
+  line: Record<string, unknown> & { status: string };
+  credits: number;
+}
+
+export interface SingleBatchRequest {
+  job: JobRef;
+  index: number;
+  /** Which batch files and parts: `single` (the default) beside a job's bulk batches. */
+  series?: BatchSeries;
+  /** The part's credits may not go over this: only the items that fit at `worstCasePerItem` are sent. */
+  creditCap?: number;
+  worstCasePerItem: number;
+}
+
+/**
+ * A batch answered by several paced calls, one per item (rows identified without a domain, contacts): the same
+ * batch files, lost-answer markers, budget cap and part writer as a bulk batch. `call` answers one item with the
+ * call options it is given (the client paces it through the account's limiter; the activity's retry, not the
+ * client's, tries again); `refusal` turns a refusal of the item itself (a 404, a 400/422) into its `not_found` or
+ * `error` line (free), any other failure goes up.
+ *
+ * Answers are paid one at a time, so none is lost to a later failure: when a call fails, the items answered so far
+ * are published in a `failed` part (naming their calls, which settles their markers) before the error goes up, and
+ * the activity's retry sends only the others. A part already `done` is returned from its recorded counts.
+ */
+export async function answerSingleBatch(
+  store: Store,
+  request: SingleBatchRequest,
+  call: (item: BatchItem, options: CallOptions) => Promise<SingleAnswer>,
+  refusal?: (item: BatchItem, error: unknown) => SingleAnswer | undefined,
+  attempt: AttemptContext = { attempt: 1 },
+): Promise<BatchResult> {
+  const { job, index } = request;
+  const series = request.series ?? 'single';
+  const key = seriesPartKey(job, series, index);
+  const markerBatch = (series === 'single' ? SINGLE_MARKER_BASE : 0) + index;
+  const identity = jobPartIdentity(job, index, series === 'single' ? 'single' : 'part');
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
+  const writeAs = redoneIdentity(identity, found);
+  if (existing && !existing.failed && !existing.partial) {
+    return { index, reused: true, failed: false, counts: existing.counts };
+  }
+  const items = await readSeriesBatch(store, job, series, index);
+  const answered = new Map<number, Record<string, unknown>>();
+  let credits = 0;
+  let calls = 0;
+  if (existing) {
+    for (const line of await readPartLines(store, key)) {
+      if (!isUnanswered(line)) answered.set(Number(line['row']), line);
+    }
+    credits = existing.counts.credits;
+    calls = existing.counts.calls ?? 0;
+  }
+  const pending = items.filter((item) => !answered.has(item.row));
+  const fit =
+    request.creditCap === undefined
+      ? pending.length
+      : Math.max(0, Math.floor((request.creditCap - credits) / request.worstCasePerItem));
+  if (fit === 0 && pending.length > 0) {
+    return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? zeroCounts() };
+  }
+  const send = pending.slice(0, fit);
+  const answeredBefore = answered.size;
+  // The calls whose answers the part holds: being named there settles their markers.
+  const callIds = [...(existing?.calls ?? [])];
+  let signals = 0;
+  const publish = async (status: 'done' | 'partial' | 'failed') => {
+    const lines = items.map((item) => answered.get(item.row)).filter((line) => line !== undefined);
+    const body = encodePart(job.compression, lines);
+    const part = await writeEncodedPart(
+      store,
+      job.compression,
+      key,
+      body,
+      countLines(lines, credits, calls),
+      status,
+      callIds,
+      writeAs,
+    );
+    return part.counts;
+  };
+  for (const item of send) {
+    let answer: SingleAnswer;
+    try {
+      const sent = await sendPaidCall(store, job, markerBatch, attempt, (options) => call(item, options));
+      answer = sent.response;
+      callIds.push(sent.marker.id);
+      calls += 1;
+    } catch (error) {
+      const refused = refusal?.(item, error);
+      if (!refused) {
+        // Gone for good or not, the answers paid so far are kept; the retry (or a re-run) sends the rest.
+        if (answered.size > answeredBefore) await publish('failed');
+        throw error;
+      }
+      answer = refused;
+      // A refusal the service sent (a 404, a 422) is an answered call too; one checked before sending is not.
+      if (Number((error as { status?: unknown }).status) > 0) calls += 1;
+    }
+    answered.set(item.row, answer.line);
+    credits += answer.credits;
+    if (Array.isArray(answer.line['signals'])) signals += answer.line['signals'].length;
+  }
+  const partial = send.length < pending.length;
+  const counts = await publish(partial ? 'partial' : 'done');
+  return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts, signals };
+}
+
+function isUnanswered(line: Record<string, unknown>): boolean {
+  const error = line['error'] as { code?: unknown } | undefined;
+  return line['status'] === 'error' && error?.code === BATCH_FAILED;
+}
+
+function countLines(lines: Record<string, unknown>[], credits: number, calls: number): PartCounts {
+  const counts: PartCounts = { ...zeroCounts(), credits, calls };
+  for (const line of lines) {
+    counts.lines += 1;
+    const status = line['status'];
+    if (status === 'ok' || status === 'not_found' || status === 'error') counts[status] += 1;
+    else if (status === 'duplicate') counts.duplicate = (counts.duplicate ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** A per-record refusal (400/404/422) as its code and message; anything else is not the item's own fault. */
+export function itemRefusal(error: unknown): { code: string; message: string; notFound: boolean } | undefined {
+  if (!(error instanceof KitError) || !error.rule.perRecord) return undefined;
+  const status = (error as { status?: number }).status;
+  const code = (error as { code?: string }).code ?? 'request_rejected';
+  return { code, message: error.message, notFound: status === 404 };
+}

@@ -1,0 +1,40 @@
+/**
+ * Checks an input's header against the columns a job needs before the job starts, so that a file without a usable
+ * column is refused at once (exit 2, naming its columns and the flag), not by a failed job later. Only what the CLI
+ * can read is checked: an input it cannot open (a bucket only the worker may read) is left to the job.
+ */
+import { columnRequest } from '../activities/jobs/prepare.ts';
+import { readCsvRecords } from '../connectors/jsonl.ts';
+import { ColumnError, chooseColumns } from '../connectors/normalize/columns.ts';
+import type { Store } from '../connectors/storage/store.ts';
+import { UsageError } from './args.ts';
+import type { JobStart } from './job-service.ts';
+
+export async function checkInputColumns(job: JobStart, openStore: (url: string) => Store): Promise<void> {
+  if (job.workflow === 'intentExport') return;
+  const kind = job.workflow === 'bulkEnrich' ? 'enrich' : 'verify-emails';
+  const { openInput, sniffDelimiter } = await import('../activities/jobs/input.ts');
+  let header: string[] | undefined;
+  try {
+    const source = await openInput(openStore, job.input.input);
+    if (source.format !== 'csv') {
+      source.body.destroy();
+      return;
+    }
+    const { delimiter, body } = await sniffDelimiter(source.body);
+    for await (const entry of readCsvRecords(body, { delimiter })) {
+      if (entry.record) header = Object.keys(entry.record);
+      break;
+    }
+    source.body.destroy();
+  } catch {
+    return; // the job reports what it cannot read
+  }
+  if (!header) return;
+  try {
+    chooseColumns(header, columnRequest(kind, job.input));
+  } catch (error) {
+    if (error instanceof ColumnError) throw new UsageError(`input ${job.input.input}: ${error.message}`);
+    throw error;
+  }
+}

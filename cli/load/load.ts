@@ -1,0 +1,131 @@
+/**
+ * `signal-kit load`: a finished job's or scheduled-push run's tables into PostgreSQL, from its manifest alone, in one
+ * transaction. Each table is read from its flat JSONL parts when the job wrote them (`--format jsonl`), else made
+ * from the output lines by the same code that writes the flat tables. It never calls the Signal Data Service.
+ */
+import { enrichTables, invalidRows, verifyRows } from '../../activities/tables/rows.ts';
+import { type SignalLike, signalRow } from '../../activities/tables/signals.ts';
+import { connectPostgres, type UpsertResult } from '../../connectors/postgres/index.ts';
+import { openStore, type Store } from '../../connectors/storage/index.ts';
+import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
+import { type RowsOf, tableSources } from './sources.ts';
+import { invalidLoadTable, type LoadTable, rowsLoadTable, signalsLoadTable } from './tables.ts';
+
+type Line = Record<string, unknown>;
+
+export interface LoadOptions {
+  manifestUrl: string;
+  /** postgres:// URL of the database. */
+  into: string;
+  /** Prefix of the table names (default `signal_kit_`). */
+  prefix: string;
+}
+
+export interface TableLoad extends UpsertResult {
+  table: string;
+  /** `table`: the flat JSONL parts; `lines`: made from the output lines. */
+  from: 'table' | 'lines';
+  parts: number;
+}
+
+export interface LoadReport {
+  manifest: string;
+  output: string;
+  status: string;
+  finished_at: string;
+  tables: TableLoad[];
+}
+
+interface TablePlan {
+  table: LoadTable;
+  from: 'table' | 'lines';
+  parts: LoadPart[];
+  rowsOf: RowsOf;
+}
+
+const isLinesPart = (part: LoadPart) => part.table === undefined || part.table === 'lines';
+const parsed = (lines: string[]) => lines.map((line) => JSON.parse(line) as Line);
+
+function* parseEach(lines: string[]): Generator<Line> {
+  for (const line of lines) yield JSON.parse(line) as Line;
+}
+
+/** Which parts fill which table, and how their lines become the table's rows. */
+function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
+  const { url, source, kept } = manifest;
+  const plan = (table: LoadTable, name: string, fromLines: RowsOf): TablePlan => {
+    const flat = manifest.parts.filter((part) => part.table === name && part.format === 'jsonl');
+    if (flat.length > 0) return { table, from: 'table', parts: flat, rowsOf: parseEach };
+    return { table, from: 'lines', parts: manifest.parts.filter(isLinesPart), rowsOf: fromLines };
+  };
+  if (source.kind === 'push') {
+    const signals = signalsLoadTable(prefix, url);
+    return [
+      plan(signals, 'signals', (lines) =>
+        parsed(lines).map((line) =>
+          signalRow(line as unknown as SignalLike, {
+            record_id: null,
+            row: null,
+            domain: typeof line['domain'] === 'string' ? line['domain'] : null,
+          }),
+        ),
+      ),
+    ];
+  }
+  const answered = (lines: string[]) => parsed(lines).filter((line) => line['status'] !== 'invalid');
+  const invalid = invalidLoadTable(prefix, kept, url);
+  const invalidPlan = plan(invalid, 'invalid', (lines) =>
+    invalidRows(
+      parsed(lines).filter((line) => line['status'] === 'invalid'),
+      invalid.def,
+    ),
+  );
+  const rows = rowsLoadTable(prefix, source.jobKind, kept, url);
+  if (source.jobKind === 'verify-emails') {
+    return [plan(rows, 'rows', (lines) => verifyRows(answered(lines), rows.def)), invalidPlan];
+  }
+  const signals = signalsLoadTable(prefix, url);
+  return [
+    plan(rows, 'rows', (lines) => enrichTables(answered(lines), rows.def).rows),
+    plan(signals, 'signals', (lines) => enrichTables(answered(lines), rows.def).signals),
+    invalidPlan,
+  ];
+}
+
+/** Loads every table of the manifest in one transaction: all of it, or (on any error) none of it. */
+export async function loadManifest(options: LoadOptions): Promise<LoadReport> {
+  const manifest = await readLoadManifest(options.manifestUrl);
+  const store: Store = openStore(manifest.output);
+  const plans = planTables(manifest, options.prefix);
+  const session = await connectPostgres(options.into);
+  try {
+    const tables = await session.transaction(async (tx) => {
+      const loaded: TableLoad[] = [];
+      for (const plan of plans) {
+        await tx.ensureTable(plan.table.pg);
+        const open = tableSources({
+          store,
+          table: plan.table,
+          parts: plan.parts,
+          encoding: plan.from === 'table' ? 'table' : 'rows',
+          rowsOf: plan.rowsOf,
+          manifestUrl: manifest.url,
+          finishedAt: manifest.finishedAt,
+        });
+        const columns = plan.table.pg.columns.filter((column) => !column.generatedAs).map((column) => column.name);
+        const result = await tx.upsert(plan.table.pg, { columns, format: 'text', open });
+        loaded.push({ table: plan.table.pg.name, from: plan.from, parts: plan.parts.length, ...result });
+      }
+      return loaded;
+    });
+    return {
+      manifest: manifest.url,
+      output: manifest.output,
+      status: manifest.status,
+      finished_at: manifest.finishedAt,
+      tables,
+    };
+  } finally {
+    await session.close();
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The PostgreSQL tables `load` writes, from the flat tables' column lists (activities/tables/): the same columns in
+ * PostgreSQL types, two columns saying where each row came from, a key, and which version of a row is newer.
+ *
+ * | table                  | key                                             | newer version                      |
+ * |------------------------|-------------------------------------------------|------------------------------------|
+ * | `<prefix>signals`      | `signal_id`                                     | later `detected_at`, then later    |
+ * |                        |                                                 | `source_finished_at`               |
+ * | `<prefix>enrich_rows`, | `row_key`: `id:<record_id>`, else               | later `source_finished_at`         |
+ * | `<prefix>verify_emails_rows` | `domain:<domain>` (`email:` for verify), else |                              |
+ * |                        | the row of that manifest                        |                                    |
+ * | `<prefix>invalid`      | `source_manifest`, `row`                        | later `source_finished_at`         |
+ */
+import type { Column, ColumnType, TableDef } from '../../activities/tables/columns.ts';
+import { invalidTable, type RowsKind, rowsTable } from '../../activities/tables/rows.ts';
+import { SIGNALS_TABLE } from '../../activities/tables/signals.ts';
+import { ManifestError } from '../../connectors/errors.ts';
+import type { PgColumn, PgTable, PgType } from '../../connectors/postgres/index.ts';
+
+const PG_TYPE: Record<ColumnType, PgType> = {
+  string: 'text',
+  json: 'jsonb',
+  int: 'integer',
+  double: 'double precision',
+  timestamp: 'timestamptz',
+  date: 'date',
+  // A JSON array: what the CSV and JSONL parts hold, and what jsonb_array_elements_text reads.
+  string_list: 'jsonb',
+};
+
+/** Where a row came from: the manifest it was loaded from, and when its job or run finished (newer wins). */
+export const SOURCE_MANIFEST = 'source_manifest';
+export const SOURCE_FINISHED_AT = 'source_finished_at';
+const PROVENANCE: PgColumn[] = [
+  { name: SOURCE_MANIFEST, type: 'text', notNull: true },
+  { name: SOURCE_FINISHED_AT, type: 'timestamptz', notNull: true },
+];
+
+/** One table to load: its PostgreSQL shape and the flat table it is filled from. */
+export interface LoadTable {
+  pg: PgTable;
+  def: TableDef;
+}
+
+const pgColumn = (column: Column): PgColumn => ({
+  name: column.name,
+  type: PG_TYPE[column.type],
+  ...(column.nullable ? {} : { notNull: true }),
+});
+
+function columnsOf(def: TableDef, url: string): PgColumn[] {
+  const clash = def.columns.find((column) => PROVENANCE.some((p) => p.name === column.name));
+  if (clash) throw new ManifestError(url, `the kept input column "${clash.name}" has the name of a column load adds`);
+  return [...def.columns.map(pgColumn), ...PROVENANCE];
+}
+
+export const PREFIX = /^[a-z_][a-z0-9_]{0,39}$/;
+
+export function signalsLoadTable(prefix: string, url: string): LoadTable {
+  return {
+    def: SIGNALS_TABLE,
+    pg: {
+      name: `${prefix}signals`,
+      columns: columnsOf(SIGNALS_TABLE, url),
+      key: ['signal_id'],
+      newerBy: ['detected_at', SOURCE_FINISHED_AT],
+      tieBreak: ['"row" asc nulls last'],
+    },
+  };
+}
+
+/** The rows of a job, by record id, else by the value the row was answered for, else by the row of its manifest. */
+export function rowsLoadTable(prefix: string, kind: RowsKind, kept: string[] | undefined, url: string): LoadTable {
+  const def = rowsTable(kind, kept);
+  const value = kind === 'enrich' ? `'domain:' || domain` : `'email:' || email`;
+  const key: PgColumn = {
+    name: 'row_key',
+    type: 'text',
+    notNull: true,
+    generatedAs: `coalesce('id:' || nullif(record_id, ''), ${value}, 'row:' || ${SOURCE_MANIFEST} || '#' || "row")`,
+  };
+  return {
+    def,
+    pg: {
+      name: `${prefix}${kind.replace('-', '_')}_rows`,
+      columns: [...columnsOf(def, url), key],
+      key: ['row_key'],
+      newerBy: [SOURCE_FINISHED_AT],
+      tieBreak: ['"row" asc'],
+    },
+  };
+}
+
+export function invalidLoadTable(prefix: string, kept: string[] | undefined, url: string): LoadTable {
+  const def = invalidTable(kept);
+  return {
+    def,
+    pg: {
+      name: `${prefix}invalid`,
+      columns: columnsOf(def, url),
+      key: [SOURCE_MANIFEST, 'row'],
+      newerBy: [SOURCE_FINISHED_AT],
+    },
+  };
+}

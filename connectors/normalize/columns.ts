@@ -1,0 +1,235 @@
+/**
+ * Which column of an input plays which role (a company's domain, its LinkedIn page, its name, a person's email or
+ * LinkedIn profile, the record's id), found the way a person names columns: the header spellings of the common CRM
+ * exports below, matched ignoring case, spaces, underscores, hyphens and a UTF-8 byte-order mark.
+ *
+ * This module knows no jobs: the enrichment and verification jobs and `enrich-contacts` each ask for the roles they
+ * use. It is decided once, from the header, when an input is prepared (and by the CLI before a job starts, so that a
+ * file without a usable column is refused at once).
+ */
+
+/** The identifier roles a column can play. */
+export type IdentifierRole = 'domain' | 'linkedin_url' | 'company_name' | 'email' | 'linkedin_person';
+
+/** Where a header spelling comes from. */
+export type SpellingSource =
+  | 'generic'
+  | 'salesforce'
+  | 'hubspot'
+  | 'pipedrive'
+  | 'dynamics'
+  | 'zoho'
+  | 'close'
+  | 'signal-kit';
+
+/**
+ * The documents each spelling was taken from: the export or import formats each tool documents for its standard
+ * objects (accounts/companies/organizations/leads and contacts/persons). Custom fields are the user's own and are
+ * reached with `--column`.
+ */
+export const SPELLING_SOURCES: Record<SpellingSource, string> = {
+  generic: 'common spellings of hand-made lists and of the spec (spec 4.1 field names)',
+  salesforce:
+    'Salesforce: Data Loader / Data Export CSVs use field API names (Account: Id, Name, Website; Contact: Id, Email; ' +
+    'Lead: Id, Company, Email, Website); report exports use field labels (Account ID, Account Name, Contact ID, Lead ID). ' +
+    'Object Reference for Salesforce and Lightning Platform, Account/Contact/Lead objects',
+  hubspot:
+    'HubSpot: exported CSVs name columns by property label; companies: Record ID, Company name, Company Domain Name, ' +
+    'Website URL, LinkedIn Company Page; contacts: Record ID, Email, LinkedIn URL. HubSpot Knowledge Base, ' +
+    '"Export your records" and "HubSpot\'s default company properties"',
+  pipedrive:
+    'Pipedrive: spreadsheet exports prefix each field with its object ("Organization - Name", "Organization - ID", ' +
+    '"Organization - Website", "Organization - LinkedIn profile", "Person - ID", "Person - Email"). Pipedrive Knowledge ' +
+    'Base, "Exporting data" and "Importing data"',
+  dynamics:
+    'Dynamics 365: "Export to Excel" names columns by display name (Account Name, Website, Email) and puts the row id in ' +
+    'a hidden "(Do Not Modify) Account" / "(Do Not Modify) Contact" column. Microsoft Learn, "Export data to Excel" ' +
+    'and the account/contact entity references',
+  zoho:
+    'Zoho CRM: module exports name columns by field label with the id as "Record Id" (Accounts: Account Name, Website; ' +
+    'Leads: Company, Email, Website; Contacts: Email). Zoho CRM Help, "Exporting Data" and "Standard fields"',
+  close:
+    "Close: lead CSV exports carry id, display_name and url (the lead's website), contact exports lead_id and " +
+    'emails. Close API/Help, "Export leads" (type leads / contacts, CSV columns)',
+  'signal-kit': "signal-kit's own output (record_id, company_name, domain, linkedin_url), so an output reads back in",
+};
+
+export interface HeaderSpelling {
+  spelling: string;
+  source: SpellingSource;
+}
+
+const s = (source: SpellingSource, ...spellings: string[]): HeaderSpelling[] =>
+  spellings.map((spelling) => ({ spelling, source }));
+
+/**
+ * Header spellings per role, most specific first: when several columns of a file play one role, each row uses the
+ * first of them (in this order) that holds a usable value. The record id's spellings are in `RECORD_ID_SPELLINGS`.
+ */
+export const HEADER_SPELLINGS: Record<IdentifierRole, HeaderSpelling[]> = {
+  domain: [
+    ...s('generic', 'domain', 'company_domain', 'company domain', 'website', 'url', 'web site', 'homepage'),
+    ...s('hubspot', 'Company Domain Name', 'Website URL'),
+    ...s('salesforce', 'Website', 'Account Website'),
+    ...s('pipedrive', 'Organization - Website'),
+    ...s('dynamics', 'Website'),
+    ...s('zoho', 'Website'),
+    ...s('close', 'url', 'lead url'),
+  ],
+  linkedin_url: [
+    ...s('generic', 'linkedin_url', 'company linkedin url', 'linkedin company url', 'company linkedin', 'linkedin'),
+    ...s('hubspot', 'LinkedIn Company Page'),
+    ...s('pipedrive', 'Organization - LinkedIn profile', 'Organization - LinkedIn'),
+    ...s('zoho', 'LinkedIn Company Page'),
+  ],
+  company_name: [
+    ...s('generic', 'company_name', 'company', 'organization', 'organisation', 'account'),
+    ...s('salesforce', 'Account Name', 'Name', 'Company'),
+    ...s('hubspot', 'Company name', 'Name'),
+    ...s('pipedrive', 'Organization - Name', 'Organization name'),
+    ...s('dynamics', 'Account Name', 'Company Name'),
+    ...s('zoho', 'Account Name', 'Company'),
+    ...s('close', 'display_name', 'lead name', 'name'),
+  ],
+  email: [
+    ...s('generic', 'email', 'email_address', 'e-mail', 'address', 'work email'),
+    ...s('salesforce', 'Email'),
+    ...s('hubspot', 'Email'),
+    ...s('pipedrive', 'Person - Email', 'Person - Email - Work'),
+    ...s('dynamics', 'Email', 'Email Address 1'),
+    ...s('zoho', 'Email'),
+    ...s('close', 'emails', 'contact_emails', 'primary_contact_email', 'email'),
+  ],
+  linkedin_person: [
+    ...s('generic', 'linkedin_url', 'contact_linkedin_url', 'person linkedin url', 'linkedin profile', 'linkedin'),
+    ...s('hubspot', 'LinkedIn URL', 'LinkedIn Bio'),
+    ...s('pipedrive', 'Person - LinkedIn profile', 'Person - LinkedIn'),
+    ...s('salesforce', 'LinkedIn Profile'),
+  ],
+};
+
+/** Header spellings of a record's own id in its system, most specific first. */
+export const RECORD_ID_SPELLINGS: HeaderSpelling[] = [
+  ...s('signal-kit', 'record_id'),
+  ...s('generic', 'crm_id', 'crm id', 'external_id', 'id'),
+  ...s('salesforce', 'Id', 'Account ID', 'Contact ID', 'Lead ID', 'Case Safe ID'),
+  ...s('hubspot', 'Record ID', 'Company ID', 'Contact ID'),
+  ...s('pipedrive', 'Organization - ID', 'Person - ID', 'Lead - ID', 'Deal - ID'),
+  ...s('dynamics', '(Do Not Modify) Account', '(Do Not Modify) Contact', '(Do Not Modify) Lead'),
+  ...s('zoho', 'Record Id', 'Account Id', 'Lead Id', 'Contact Id'),
+  ...s('close', 'lead_id', 'contact_id', 'id'),
+];
+
+/** A header as compared: no byte-order mark, lower case, without spaces, underscores or hyphens. */
+export function headerKey(name: string): string {
+  return name
+    .replace(/^\uFEFF/, '')
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '');
+}
+
+/** The columns an input uses, by role, as its header spells them. */
+export interface ColumnChoice {
+  /** Identifier columns per role, in the order a row tries them (empty for a role not asked for or not found). */
+  identifiers: Partial<Record<IdentifierRole, string[]>>;
+  /** The record id column, when the input has one. */
+  recordId?: string;
+  /** Columns carried into the output as they are (`--keep-columns`). */
+  kept: string[];
+}
+
+export interface ColumnRequest {
+  /** The roles the job can identify a row by, in the order a row tries them. */
+  roles: IdentifierRole[];
+  /** `--column`: the one identifier column; its role is the one its header spells, else the first of `roles`. */
+  column?: string | undefined;
+  /** `--id-column`. */
+  idColumn?: string | undefined;
+  /** `--keep-columns`. */
+  keepColumns?: readonly string[] | undefined;
+  /** The flag that names the identifier column, for messages (default `--column`). */
+  columnFlag?: string;
+}
+
+/** A header that cannot serve the request: no usable identifier column, or a named column the file lacks. */
+export class ColumnError extends Error {
+  readonly columns: string[];
+  constructor(message: string, columns: string[]) {
+    super(message);
+    this.name = 'ColumnError';
+    this.columns = columns;
+  }
+}
+
+/**
+ * Chooses the columns of `header` for `request`, or throws `ColumnError` (saying which columns the file has and
+ * which flag names one) when no identifier column is found or a named column is missing.
+ */
+export function chooseColumns(header: readonly string[], request: ColumnRequest): ColumnChoice {
+  const byKey = new Map<string, string>();
+  for (const name of header) if (!byKey.has(headerKey(name))) byKey.set(headerKey(name), name);
+  const listed = header.map((name) => JSON.stringify(name.replace(/^\uFEFF/, ''))).join(', ');
+  const named = (flag: string, wanted: string): string => {
+    const found = byKey.get(headerKey(wanted));
+    if (found === undefined) {
+      throw new ColumnError(`${flag} "${wanted}": the input has no such column (its columns: ${listed})`, [...header]);
+    }
+    return found;
+  };
+
+  const identifiers: ColumnChoice['identifiers'] = {};
+  if (request.column !== undefined) {
+    const column = named(request.columnFlag ?? '--column', request.column);
+    const role = request.roles.find((r) => spells(r, column)) ?? request.roles[0];
+    if (role) identifiers[role] = [column];
+  } else {
+    const used = new Set<string>();
+    for (const role of request.roles) {
+      const columns: string[] = [];
+      for (const { spelling } of HEADER_SPELLINGS[role]) {
+        const found = byKey.get(headerKey(spelling));
+        if (found !== undefined && !used.has(found) && !columns.includes(found)) columns.push(found);
+      }
+      for (const column of columns) used.add(column);
+      if (columns.length > 0) identifiers[role] = columns;
+    }
+  }
+  const recordId =
+    request.idColumn !== undefined
+      ? named('--id-column', request.idColumn)
+      : RECORD_ID_SPELLINGS.map(({ spelling }) => byKey.get(headerKey(spelling))).find((name) => name !== undefined);
+  const kept = (request.keepColumns ?? []).map((name) => named('--keep-columns', name));
+
+  if (Object.keys(identifiers).length === 0) {
+    const roles = request.roles.map(describeRole).join(', ');
+    throw new ColumnError(
+      `no column of the input holds ${roles} (its columns: ${listed}); name the column with ${request.columnFlag ?? '--column'} <name>`,
+      [...header],
+    );
+  }
+  return { identifiers, ...(recordId !== undefined ? { recordId } : {}), kept: [...new Set(kept)] };
+}
+
+function spells(role: IdentifierRole, column: string): boolean {
+  const key = headerKey(column);
+  return HEADER_SPELLINGS[role].some(({ spelling }) => headerKey(spelling) === key);
+}
+
+const ROLE_WORDS: Record<IdentifierRole, string> = {
+  domain: 'a domain or website',
+  linkedin_url: 'a LinkedIn company URL',
+  company_name: 'a company name',
+  email: 'an email address',
+  linkedin_person: 'a LinkedIn profile URL',
+};
+
+export const describeRole = (role: IdentifierRole): string => ROLE_WORDS[role];
+
+/** The choice as the manifest and `--dry-run` show it: the columns used for each role. */
+export function describeChoice(choice: ColumnChoice): Record<string, unknown> {
+  return {
+    ...Object.fromEntries(Object.entries(choice.identifiers).map(([role, columns]) => [role, columns.join(', ')])),
+    ...(choice.recordId !== undefined ? { record_id: choice.recordId } : {}),
+    kept: choice.kept,
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * `signal-kit load` as a user runs it (the CLI in a child process) on the output of real enrich jobs, into a real
+ * PostgreSQL: the tables hold what the job wrote, value by value, in the documented types; a reload changes nothing;
+ * a job without flat parts loads the same rows from its output lines; a part that is not the one its manifest names
+ * is refused by name and nothing is loaded; a bad database URL is a usage mistake (exit 2).
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
+import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { runCli } from '../helpers/cli.ts';
+import { useJobEnv } from '../helpers/job-env.ts';
+import { readJobOutput } from '../helpers/output.ts';
+
+const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
+const DOMAINS = 120;
+const JUNK = ['', 'not a website'];
+
+type Line = Record<string, unknown>;
+type Signal = { signal_id: string; detected_at: string; signal_type: string; data: Record<string, unknown> };
+
+describe('signal-kit load into PostgreSQL', () => {
+  const job = useJobEnv('load', { sandbox: { seed: 41, clock: () => CLOCK } });
+  let server: PostgresServer;
+  let url: string;
+  let db: pg.Client;
+  const outputs: Record<string, string> = {};
+  let lines: Line[] = [];
+
+  const load = (manifest: string, ...extra: string[]) =>
+    runCli(
+      ['load', '--manifest', manifest, '--into', url, ...extra],
+      { cwd: job.dir, env: process.env as Record<string, string>, timeout: 60_000 },
+      'throw',
+    );
+  const manifestOf = (name: string, jobId: string) => `${outputs[name]}/${jobId}/_manifest.json`;
+  const query = async <T extends pg.QueryResultRow>(sql: string) => (await db.query<T>(sql)).rows;
+
+  beforeAll(async () => {
+    server = await startPostgres();
+    url = await server.createDatabase('load');
+    db = new pg.Client({ connectionString: url });
+    await db.connect();
+    await job.env.startWorker();
+    const rows = ['id,website'];
+    for (let i = 0; i < DOMAINS; i++) rows.push(`${i},load${i}.com`);
+    for (const [i, junk] of JUNK.entries()) rows.push(`j${i},"${junk}"`);
+    await writeFile(join(job.dir, 'crm.csv'), `${rows.join('\n')}\n`);
+    const c = job.env.config();
+    for (const [name, formats] of [
+      ['flat', ['jsonl', 'csv'] as const],
+      ['lines', undefined],
+    ] as const) {
+      outputs[name] = pathToFileURL(join(job.dir, name)).href;
+      const input: BulkEnrichInput = {
+        jobId: `load-${name}`,
+        input: pathToFileURL(join(job.dir, 'crm.csv')).href,
+        output: outputs[name],
+        options: { limit: 5 },
+        ...(formats ? { formats: [...formats] } : {}),
+        taskQueue: c.taskQueue,
+        apiTaskQueue: c.apiTaskQueue,
+      };
+      const result: JobResult = await job.env.client.workflow.execute('bulkEnrich', {
+        workflowId: input.jobId,
+        taskQueue: c.taskQueue,
+        args: [input],
+      });
+      expect(result.status).toBe('completed');
+    }
+    lines = (await readJobOutput(outputs['flat'] as string, 'load-flat')).lines;
+  });
+  afterAll(async () => {
+    await db?.end();
+    await server?.stop();
+  });
+
+  it('loads rows, signals and invalid rows as the job wrote them, in the documented types', async () => {
+    const result = await load(manifestOf('flat', 'load-flat'));
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { tables: { table: string; from: string; inserted: number }[] };
+    const answered = lines.filter((line) => line['status'] !== 'invalid');
+    const signals = answered.flatMap((line) => (line['signals'] as Signal[] | undefined) ?? []);
+    expect(answered).toHaveLength(DOMAINS);
+    expect(signals.length).toBeGreaterThan(50);
+    expect(report.tables.map(({ table, from, inserted }) => ({ table, from, inserted }))).toEqual([
+      { table: 'signal_kit_enrich_rows', from: 'table', inserted: DOMAINS },
+      { table: 'signal_kit_signals', from: 'table', inserted: new Set(signals.map((s) => s.signal_id)).size },
+      { table: 'signal_kit_invalid', from: 'table', inserted: JUNK.length },
+    ]);
+
+    // Every signal once, with the job's values.
+    const stored = await query<{ signal_id: string; record_id: string; detected_at: Date; summary: string }>(
+      'select signal_id, record_id, detected_at, summary from signal_kit_signals',
+    );
+    const byId = new Map(stored.map((row) => [row.signal_id, row]));
+    expect(byId.size).toBe(stored.length);
+    for (const line of answered) {
+      for (const signal of (line['signals'] as Signal[] | undefined) ?? []) {
+        const row = byId.get(signal.signal_id);
+        expect(row, signal.signal_id).toBeDefined();
+        expect(row?.record_id).toBe(line['record_id']);
+        expect(row?.detected_at.getTime()).toBe(Date.parse(signal.detected_at));
+        expect(row?.summary).toBe(signal.data['summary'] ?? null);
+      }
+    }
+    // One row per answered input row, keyed by its CRM id, else by its domain.
+    const rows = await query<{ row_key: string; status: string; signal_count: number }>(
+      'select row_key, status, signal_count from signal_kit_enrich_rows order by "row"',
+    );
+    const key = (line: Line) => (line['record_id'] ? `id:${line['record_id']}` : `domain:${line['domain']}`);
+    expect(rows.map((row) => row.row_key)).toEqual(answered.map(key));
+    const invalid = await query<{ row: number; raw: unknown; error: string }>(
+      'select "row", raw, error from signal_kit_invalid order by "row"',
+    );
+    const junk = lines.filter((line) => line['status'] === 'invalid');
+    expect(invalid).toEqual(junk.map((line) => ({ row: line['row'], raw: line['raw'], error: line['error'] })));
+
+    // The documented types (docs/load.md), as PostgreSQL reports them.
+    const types = await query<{ table_name: string; column_name: string; data_type: string }>(
+      `select table_name, column_name, data_type from information_schema.columns
+       where table_name like 'signal_kit_%' and column_name in
+         ('detected_at', 'row', 'relevance', 'data', 'highlights', 'filing_date', 'signal_counts', 'raw', 'row_key', 'source_finished_at')`,
+    );
+    const typeOf = (table: string, column: string) =>
+      types.find((t) => t.table_name === table && t.column_name === column)?.data_type;
+    expect(typeOf('signal_kit_signals', 'detected_at')).toBe('timestamp with time zone');
+    expect(typeOf('signal_kit_signals', 'row')).toBe('integer');
+    expect(typeOf('signal_kit_signals', 'relevance')).toBe('double precision');
+    expect(typeOf('signal_kit_signals', 'data')).toBe('jsonb');
+    expect(typeOf('signal_kit_signals', 'highlights')).toBe('jsonb');
+    expect(typeOf('signal_kit_signals', 'filing_date')).toBe('date');
+    expect(typeOf('signal_kit_enrich_rows', 'signal_counts')).toBe('jsonb');
+    expect(typeOf('signal_kit_enrich_rows', 'row_key')).toBe('text');
+    expect(typeOf('signal_kit_invalid', 'raw')).toBe('jsonb');
+    expect(typeOf('signal_kit_invalid', 'source_finished_at')).toBe('timestamp with time zone');
+  });
+
+  it('changes nothing when the same manifest is loaded again', async () => {
+    const snapshot = () =>
+      query<{ t: string; n: number; versions: string }>(
+        `select 'signals' as t, count(*)::int as n, string_agg(xmin::text, ',' order by signal_id) as versions from signal_kit_signals
+         union all select 'rows', count(*)::int, string_agg(xmin::text, ',' order by row_key) from signal_kit_enrich_rows
+         union all select 'invalid', count(*)::int, string_agg(xmin::text, ',' order by "row") from signal_kit_invalid`,
+      );
+    const before = await snapshot();
+    const result = await load(manifestOf('flat', 'load-flat'));
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { tables: { inserted: number; updated: number }[] };
+    for (const table of report.tables) expect(table).toMatchObject({ inserted: 0, updated: 0 });
+    // Not a row rewritten: every row version (xmin) is the one the first load wrote.
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('loads a job without flat parts from its output lines: the same rows', async () => {
+    const result = await load(manifestOf('lines', 'load-lines'), '--table-prefix', 'from_lines_');
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { tables: { table: string; from: string }[] };
+    expect(report.tables.map((t) => t.from)).toEqual(['lines', 'lines', 'lines']);
+    for (const [table, key] of [
+      ['signals', 'signal_id'],
+      ['enrich_rows', 'row_key'],
+      ['invalid', '"row"'],
+    ]) {
+      const columns = `to_jsonb(t) - 'source_manifest' - 'source_finished_at'`;
+      const flat = await query(`select ${columns} as r from signal_kit_${table} t order by ${key}`);
+      const fromLines = await query(`select ${columns} as r from from_lines_${table} t order by ${key}`);
+      expect(fromLines.length, table).toBe(flat.length);
+      expect(fromLines, table).toEqual(flat);
+    }
+  });
+
+  it('refuses a part whose bytes are not the ones its manifest names, loading nothing', async () => {
+    const manifestPath = join(job.dir, 'flat', 'load-flat', '_manifest.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { parts: { key: string; table?: string }[] };
+    const part = manifest.parts.find((p) => p.table === 'signals' && p.key.endsWith('.jsonl.gz'));
+    expect(part).toBeDefined();
+    const path = join(job.dir, 'flat', part?.key as string);
+    const bytes = await readFile(path);
+    bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0xff;
+    await writeFile(path, bytes);
+    const result = await load(manifestOf('flat', 'load-flat'), '--table-prefix', 'tampered_');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`PartChecksumError: part ${part?.key} does not match its manifest`);
+    // One transaction: not even the tables it had created before reaching the part are left.
+    expect(await query(`select table_name from information_schema.tables where table_name like 'tampered_%'`)).toEqual(
+      [],
+    );
+  });
+
+  it('names what is wrong: a database URL that is not postgres:// (exit 2), a manifest without its output (exit 1)', async () => {
+    const opts = { cwd: job.dir, env: process.env as Record<string, string>, timeout: 30_000 };
+    const manifest = manifestOf('lines', 'load-lines');
+    for (const into of ['mysql://127.0.0.1/db', 'not a url', '']) {
+      const result = await runCli(['load', '--manifest', manifest, '--into', into], opts, 'throw');
+      expect(result.code, into).toBe(2);
+      expect(result.stderr).toMatch(/--into (must|is required)/);
+    }
+    const bad = await runCli(['load', '--manifest', manifest, '--into', url, '--table-prefix', 'Bad-'], opts, 'throw');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--table-prefix');
+
+    const path = join(job.dir, 'no-output', '_manifest.json');
+    const original = JSON.parse(await readFile(join(job.dir, 'lines', 'load-lines', '_manifest.json'), 'utf8'));
+    delete original.output;
+    await mkdir(join(job.dir, 'no-output'), { recursive: true });
+    await writeFile(path, JSON.stringify(original));
+    const missing = await load(pathToFileURL(path).href);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('ManifestError');
+    expect(missing.stderr).toContain('field "output"');
+  });
+});
