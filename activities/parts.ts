@@ -346,7 +346,8 @@ const summarySchema = z.object({
   risky: count,
   unknown: count,
 });
-const countsSchema = z.object({
+/** A part's recorded counts; fields added later are kept as they are (a reader ignores what it does not know). */
+const countsSchema = z.looseObject({
   lines: count,
   ok: count,
   not_found: count,
@@ -355,6 +356,8 @@ const countsSchema = z.object({
   credits: count,
   retryable: count.optional(),
   summary: summarySchema.optional(),
+  duplicate: count.optional(),
+  calls: count.optional(),
 });
 const metadataSchema = z.object({
   [COUNTS_META]: z.string(),
