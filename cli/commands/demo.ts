@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { repoRoot } from '../../devstack/binaries.ts';
 import { startDevStack } from '../../devstack/index.ts';
@@ -89,17 +89,29 @@ function printSummary(
     }
     const c = result.counts;
     lines.push(`  ${result.kind.padEnd(14)} ${result.status}`);
-    lines.push(`    rows in ${c.input_rows}, distinct ${c.distinct}, duplicates ${c.duplicates}`);
-    const statuses = result.kind === 'enrich' ? `ok ${c.ok}, not_found ${c.not_found}, ` : `ok ${c.ok}, `;
-    lines.push(`    lines out ${c.lines}: ${statuses}error ${c.error}, invalid ${c.invalid}`);
+    if (result.kind === 'intent-export') {
+      // An export reads no input: its lines are the contacts the service exported.
+      lines.push(`    contacts exported ${c.lines}`);
+    } else {
+      lines.push(`    rows in ${c.input_rows}, distinct ${c.distinct}, duplicates ${c.duplicates}`);
+      const statuses = result.kind === 'enrich' ? `ok ${c.ok}, not_found ${c.not_found}, ` : `ok ${c.ok}, `;
+      lines.push(`    lines out ${c.lines}: ${statuses}error ${c.error}, invalid ${c.invalid}`);
+    }
     if (result.summary) {
       const s = result.summary;
       lines.push(
         `    verification: deliverable ${s.deliverable}, undeliverable ${s.undeliverable}, risky ${s.risky}, unknown ${s.unknown} (free)`,
       );
     }
-    lines.push(`    credits ${result.credits}, ${result.parts} parts, manifest ${result.manifestUrl}`);
+    const parts = `${result.parts} ${result.parts === 1 ? 'part' : 'parts'}`;
+    lines.push(`    credits ${result.credits}, ${parts}, manifest ${result.manifestUrl}`);
   });
+  const first = results.find((r) => r?.kind === 'enrich' && r.parts > 0);
+  if (first?.manifestUrl.startsWith('file:')) {
+    // Parts are gzipped JSONL (one JSON object a line); the first part of the enrich job is named after its manifest.
+    const part = fileURLToPath(first.manifestUrl.replace(/_manifest\.json$/, 'parts/part-00000.jsonl.gz'));
+    lines.push('', `  read a part (gzipped JSONL, one JSON object a line): gunzip -c ${part} | head -n 3`);
+  }
   const total = results.reduce((sum, r) => sum + (r?.credits ?? 0), 0);
   lines.push('', `  credits reported by the jobs: ${total}; charged by the sandbox ledger: ${ledgerCredits}`, '');
   console.log(lines.join('\n'));

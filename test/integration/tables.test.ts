@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
+import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
@@ -25,6 +26,7 @@ import {
   readParquetRows,
   sqlString,
 } from '../helpers/tables.ts';
+import { readPushRun, runPush } from '../promises/push-helpers.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
 const DOMAINS = 150;
@@ -338,6 +340,45 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     );
     const { lines } = await readJobOutput(pathToFileURL(plainRoot).href, 'plain');
     expect(signals[0]?.['n']).toBe(lines.flatMap((line) => (line['signals'] as unknown[] | undefined) ?? []).length);
+  });
+
+  it('scheduled push: each run writes its signals table, one row per pushed signal, one schema across runs', async () => {
+    const domains = Array.from({ length: 30 }, (_, i) => `pushed${i}.com`);
+    await writeFile(join(dir, 'watchlist.csv'), `domain\n${domains.join('\n')}\n`);
+    const root = join(dir, 'push');
+    const output = pathToFileURL(root).href;
+    const push = { name: 'nightly', watchlist: pathToFileURL(join(dir, 'watchlist.csv')).href, output };
+    const runs = [];
+    for (const [i, runAt] of ['2026-03-01T06:00:00Z', '2026-03-02T06:00:00Z'].entries()) {
+      const result = await runPush(env, `push-tables-${i}`, { ...push, runAt, limit: 5, formats: ['parquet', 'csv'] });
+      expect(result.status).toBe('completed');
+      runs.push(await readPushRun(openStore(output), result));
+    }
+    const pushed = runs.flatMap((run) => run.lines);
+    expect(pushed.length).toBeGreaterThan(20);
+    for (const run of runs) {
+      const lineParts = run.manifest.parts.filter((part) => part.table === 'lines');
+      for (const format of ['parquet', 'csv']) {
+        const tables = await tableParts(root, run.manifest as unknown as Manifest, 'signals', format);
+        expect(tables.map((part) => part.lines)).toEqual(lineParts.map((part) => part.lines));
+      }
+    }
+    const glob = sqlString(join(root, 'nightly', 'signals', 'dt=*', 'run-*', 'tables', 'signals', '*.parquet'));
+    // hive_partitioning off: the dt= folder would otherwise be read as a column of its own.
+    const from = `read_parquet(${glob}, union_by_name=false, hive_partitioning=false)`;
+    expect(await describeColumns(duck, from)).toEqual(SIGNALS_TYPES);
+    const rows = await readParquetRows(duck, from, SIGNALS_TYPES);
+    expect(rows).toHaveLength(pushed.length);
+    const byId = new Map(rows.map((row) => [String(row['signal_id']), row]));
+    for (const line of pushed as unknown as Array<Signal & { domain: string }>) {
+      const row = byId.get(line.signal_id) as DuckRow;
+      expect(row, line.signal_id).toBeDefined();
+      expect(row['domain']).toBe(line.domain);
+      expect(row['record_id']).toBeNull();
+      expect(row['detected_at']).toBe(iso(line.detected_at));
+      expect(row['signal_type']).toBe(line.signal_type);
+      expect(row['summary']).toBe(line.data['summary'] ?? null);
+    }
   });
 });
 

@@ -1,0 +1,142 @@
+/**
+ * The load promise, held to the sandbox's truth: an enrich job and two runs of a scheduled push (the second a full
+ * refresh a month later) are each loaded into PostgreSQL from their manifests on S3. The signals table then holds
+ * every signal the service shows for what was asked, once; the rows table one row per company; the newer run's
+ * versions replace the older ones; and loading older manifests again changes nothing.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
+import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { runCli } from '../helpers/cli.ts';
+import { runJob } from './helpers.ts';
+import { enrichIdeal, newSignals } from './oracle.ts';
+import { DAY, FIRST_RUN_AT, runPush, sorted, writeWatchlist } from './push-helpers.ts';
+
+const ENRICH_LIMIT = 5;
+const PUSH_LIMIT = 100;
+
+interface LoadReport {
+  tables: { table: string; rows: number; inserted: number; updated: number; unchanged: number }[];
+}
+
+describe('load keeps its promises: enrich and two push runs into PostgreSQL, against the sandbox truth', () => {
+  let env: JobEnv;
+  let server: PostgresServer;
+  let db: pg.Client;
+  let into: string;
+  let dir: string;
+  let now = FIRST_RUN_AT;
+  const domains = Array.from({ length: 60 }, (_, i) => `load-promise-co${i}.com`);
+
+  const load = async (manifest: string): Promise<LoadReport> => {
+    const result = await runCli(
+      ['load', '--manifest', manifest, '--into', into],
+      { cwd: dir, env: process.env as Record<string, string>, timeout: 60_000 },
+      'throw',
+    );
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as LoadReport;
+  };
+  const query = async <T extends pg.QueryResultRow>(sql: string) => (await db.query<T>(sql)).rows;
+
+  beforeAll(async () => {
+    [env, server] = await Promise.all([
+      startJobEnv({ s3: true, sandbox: { seed: 29, clock: () => now } }),
+      startPostgres(),
+    ]);
+    into = await server.createDatabase('promise');
+    db = new pg.Client({ connectionString: into });
+    await db.connect();
+    await env.startWorker();
+    await env.createBuckets('load-promise');
+    dir = await tempDir('load-promise');
+  });
+  afterAll(async () => {
+    await db?.end();
+    await server?.stop();
+    await env?.stop();
+    await removeTempDirs();
+  });
+
+  it('every signal once, one row per company, the newer run replaces the older, reloads change nothing', async () => {
+    const output = 's3://load-promise/out';
+    const watchlist = await writeWatchlist(dir, ['domain', ...domains]);
+    const since = new Date(now - 45 * DAY).toISOString();
+
+    // 1. An enrich job over the watchlist's domains, with its flat tables.
+    const enrichTruth = enrichIdeal(env.sandbox, domains, { limit: ENRICH_LIMIT });
+    const enrich: JobResult = await runJob<Omit<BulkEnrichInput, 'taskQueue' | 'apiTaskQueue'>>(env, 'bulkEnrich', {
+      jobId: 'load-promise-enrich',
+      input: watchlist,
+      output,
+      options: { limit: ENRICH_LIMIT },
+      formats: ['jsonl'],
+    });
+    expect(enrich.status).toBe('completed');
+    await load(enrich.manifestUrl);
+
+    // 2. The push's first run, and 3. a full refresh a month later: everything since `since` again, and what is new.
+    const push = { name: 'nightly', watchlist, output, since, limit: PUSH_LIMIT };
+    const first = await runPush(env, 'load-promise-push-1', { ...push, runAt: new Date(now).toISOString() });
+    const firstTruth = newSignals(env.sandbox, domains, { detected_after: since });
+    expect(first.status).toBe('completed');
+    await load(first.manifestUrl);
+    now += 30 * DAY;
+    const second = await runPush(env, 'load-promise-push-2', {
+      ...push,
+      fullRefresh: true,
+      runAt: new Date(now).toISOString(),
+    });
+    const secondTruth = newSignals(env.sandbox, domains, { detected_after: since });
+    expect(second.status).toBe('completed');
+    expect(secondTruth.ids.length).toBeGreaterThan(firstTruth.ids.length);
+    await load(second.manifestUrl);
+
+    // Every signal the service shows for what was asked, once: the enrich job's newest per domain, and every signal
+    // since `since` up to the second run's clock.
+    const expected = new Set([...[...enrichTruth.signalIds.values()].flat(), ...firstTruth.ids, ...secondTruth.ids]);
+    const stored = await query<{ signal_id: string; domain: string; source_manifest: string }>(
+      'select signal_id, domain, source_manifest from signal_kit_signals',
+    );
+    expect(stored.length).toBe(new Set(stored.map((row) => row.signal_id)).size);
+    expect(sorted(stored.map((row) => row.signal_id))).toEqual(sorted(expected));
+
+    // The newer run's versions replaced the older ones: every signal the full refresh pushed is the second run's,
+    // the rest are still where they were loaded from.
+    const pushedAgain = new Set(secondTruth.ids);
+    for (const row of stored) {
+      const from = pushedAgain.has(row.signal_id)
+        ? second.manifestUrl
+        : firstTruth.ids.includes(row.signal_id)
+          ? first.manifestUrl
+          : enrich.manifestUrl;
+      expect(row.source_manifest, row.signal_id).toBe(from);
+    }
+    expect(stored.some((row) => row.source_manifest === enrich.manifestUrl)).toBe(true);
+
+    // One row per company of the watchlist, with the status the service's truth gives it.
+    const rows = await query<{ domain: string; status: string }>('select domain, status from signal_kit_enrich_rows');
+    expect(sorted(rows.map((row) => row.domain))).toEqual(sorted(enrichTruth.domains.map((d) => d.domain)));
+    const truthStatus = new Map(enrichTruth.domains.map((d) => [d.domain, d.status]));
+    for (const row of rows) expect(row.status, row.domain).toBe(truthStatus.get(row.domain));
+
+    // Loading the older manifests again (and the newest) changes nothing: not a row version rewritten.
+    const snapshot = () =>
+      query(
+        `select 'signals' as t, count(*)::int as n, string_agg(xmin::text || source_manifest, ',' order by signal_id) as v
+           from signal_kit_signals
+         union all select 'rows', count(*)::int, string_agg(xmin::text, ',' order by row_key) from signal_kit_enrich_rows`,
+      );
+    const before = await snapshot();
+    for (const manifest of [first.manifestUrl, enrich.manifestUrl, second.manifestUrl]) {
+      const report = await load(manifest);
+      for (const table of report.tables)
+        expect(table, `${manifest} ${table.table}`).toMatchObject({ inserted: 0, updated: 0 });
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+});
