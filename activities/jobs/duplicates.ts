@@ -1,10 +1,11 @@
 import { Context } from '@temporalio/activity';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, readPartLines, writePart, zeroCounts } from '../parts.ts';
+import { readPart, readPartLines, zeroCounts } from '../parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
 import type { SharedAnswer } from './fold.ts';
 import { type BatchSeries, duplicatePartKey, duplicatesPrefix, seriesPartKey } from './layout.ts';
-import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
+import { writeJobPart } from './tables.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
 /**
@@ -81,14 +82,12 @@ export async function answerDuplicates(store: Store, request: { job: JobRef }): 
     const series = match[1] as BatchSeries;
     const index = Number(match[2]);
     const outKey = duplicatePartKey(job, series, index);
-    const identity = jobPartIdentity(job, index, series === 'single' ? 'single-dup' : 'dup');
+    const identity = linesPartIdentity(job, outKey);
     const found = await readPart(store, outKey, identity);
     const existing = found.part;
     if (existing && !existing.partial) continue;
     const answeringKey = seriesPartKey(job, series, index);
-    const answering = (
-      await readPart(store, answeringKey, jobPartIdentity(job, index, series === 'single' ? 'single' : 'part'))
-    ).part;
+    const answering = (await readPart(store, answeringKey, linesPartIdentity(job, answeringKey))).part;
     const answers = new Map<number, Record<string, unknown>>();
     if (answering) {
       for (const line of await readPartLines(store, seriesPartKey(job, series, index))) {
@@ -110,7 +109,16 @@ export async function answerDuplicates(store: Store, request: { job: JobRef }): 
       return duplicateLine(item, field, answered ? sharedOf(first, field) : undefined);
     });
     const status = unanswered ? 'partial' : 'done';
-    await writePart(store, job.compression, outKey, lines, counts, status, [], redoneIdentity(identity, found));
+    await writeJobPart(
+      store,
+      job,
+      outKey,
+      lines,
+      counts,
+      status,
+      [],
+      redoneIdentity(linesPartIdentity(job, outKey), found),
+    );
     parts += 1;
   }
   return { parts };

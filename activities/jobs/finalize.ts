@@ -5,7 +5,6 @@ import {
   readPartLines,
   storedPart,
   writeManifest,
-  writePart,
   writeTableParts,
   zeroCounts,
 } from '../parts.ts';
@@ -16,9 +15,8 @@ import {
   type BatchSeries,
   foldDoneKey,
   isOwnPartKey,
-  linesPartIndex,
+  isTableKey,
   manifestKey,
-  parseTableKey,
   partsPrefix,
   SINGLE_MARKER_BASE,
   seriesPartKey,
@@ -28,9 +26,9 @@ import {
 import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { jobPartIdentity, partTableOf, partTableSize, redoneIdentity } from './part-identity.ts';
+import { jobPartIdentity, linesPartIdentity, partTableOf, partTableSize, redoneIdentity } from './part-identity.ts';
 import { INVALID_PER_PART } from './prepare.ts';
-import { encodeJobTables, writeJobPart } from './tables.ts';
+import { encodeJobTables, tablesOfPart, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -74,10 +72,10 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
   let failed = 0;
-  const redone: { key: string; reason: string }[] = [];
-  const ignored: { key: string; reason: string }[] = [];
   const calls = { bulk: 0, single: 0 };
   let fold: FoldRecord | undefined;
+  const redone: { key: string; reason: string }[] = [];
+  const ignored: { key: string; reason: string }[] = [];
 
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
@@ -193,17 +191,11 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
   const formats = job.formats ?? [];
   if (formats.length === 0) return [];
   const listed = new Map<string, ObjectInfo>();
-  for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
+  for await (const info of store.list(tablesPrefix(job))) if (isTableKey(job, info.key)) listed.set(info.key, info);
   const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
-    const { index, invalid } = linesPartIndex(job, key);
-    const tables = invalid
-      ? (['invalid'] as const)
-      : job.kind === 'enrich'
-        ? (['rows', 'signals'] as const)
-        : (['rows'] as const);
-    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
-    const own = partTableOf(job, key);
-    const identity = jobPartIdentity(job, own.index, own.table);
+    const tables = tablesOfPart(job, key);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, key, format)));
+    const identity = linesPartIdentity(job, key);
     // A table part that does not prove itself (by its metadata and size) is written again from the lines part.
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
@@ -222,7 +214,7 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
       }));
     }
     const lines = await readPartLines(store, key);
-    return writeTableParts(store, encodeJobTables(job, index, lines, invalid), 'done', identity);
+    return writeTableParts(store, encodeJobTables(job, key, lines), 'done', identity);
   });
   return perPart.flat();
 }
@@ -253,7 +245,7 @@ export async function recordFailedBatch(
   const key = seriesPartKey(job, series, index);
   const items = await readSeriesBatch(store, job, series, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const identity = jobPartIdentity(job, index, series === 'single' ? 'single' : 'part');
+  const identity = linesPartIdentity(job, key);
   const found = await readPart(store, key, identity);
   const existing = found.part;
   const paid = await readPaidLines(store, key, existing, field);
@@ -278,11 +270,7 @@ export async function recordFailedBatch(
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
   const writeAs = redoneIdentity(identity, found);
-  const calls = existing?.calls ?? [];
-  if (series === 'single') {
-    // Its tables are written from it when the job's manifest is (finalizeJob), like every lines part without them.
-    await writePart(store, job.compression, key, lines, counts, 'failed', calls, writeAs);
-  } else await writeJobPart(store, job, index, lines, counts, 'failed', false, calls, writeAs);
+  await writeJobPart(store, job, key, lines, counts, 'failed', existing?.calls ?? [], writeAs);
   return { index, reused: false, failed: true, counts };
 }
 

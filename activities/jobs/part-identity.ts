@@ -29,6 +29,12 @@ export function partTableOf(job: JobRef, key: string): { table: PartTable; index
   return { table: (match?.[1] ?? 'part') as PartTable, index: Number(match?.[2] ?? -1) };
 }
 
+/** The identity of one of the job's own lines parts, from its key. */
+export function linesPartIdentity(job: JobRef, key: string): PartIdentity {
+  const { table, index } = partTableOf(job, key);
+  return jobPartIdentity(job, index, table);
+}
+
 /** How many parts of a series the prepared input has: parts numbered at or past it are not the job's. */
 export function partTableSize(prepared: PreparedInput | undefined, table: PartTable, invalidPerPart: number): number {
   if (!prepared) return 0;
