@@ -1,13 +1,6 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import {
-  readPart,
-  readPartLines,
-  storedPart,
-  writeManifest,
-  writeTableParts,
-  zeroCounts,
-} from '../parts.ts';
+import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
 import { readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
