@@ -12,6 +12,7 @@ import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-
 import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { until } from '../../bench/lib/kill-drill.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { callsTo, chargedSince } from './oracle.ts';
 
@@ -90,8 +91,18 @@ describe('promise: enrich-contacts', () => {
     return { truths: new Map(truths.map((t) => [t.input, t])), credits };
   }
 
+  const lineSchema = (async () =>
+    jsonSchemaValidator().compile(await shippedSchema('enrich-contacts-line.schema.json')))();
+
   /** Every row once by record id; each answer as the truth has it; duplicates point at their first row. */
-  function checkLines(input: Export, lines: Record<string, unknown>[], truths: ReturnType<typeof ideal>['truths']) {
+  async function checkLines(
+    input: Export,
+    lines: Record<string, unknown>[],
+    truths: ReturnType<typeof ideal>['truths'],
+  ) {
+    const valid = await lineSchema;
+    for (const line of lines)
+      if (!valid(line)) expect.fail(`${JSON.stringify(line).slice(0, 300)}: ${JSON.stringify(valid.errors)}`);
     expect(lines).toHaveLength(input.rows.size);
     expect(lines.map((l) => l['record_id']).sort()).toEqual([...input.rows.keys()].sort());
     const firstRowOf = new Map<string, number>();
@@ -150,7 +161,7 @@ describe('promise: enrich-contacts', () => {
     expect(done.code, done.stderr).toBe(0);
     const { manifest, lines } = await readJobOutput(output, 'contacts-once');
     const { truths, credits } = ideal(input);
-    checkLines(input, lines, truths);
+    await checkLines(input, lines, truths);
     const notFound = [...truths.values()].filter((t) => t.status === 'not_found');
     expect(notFound.length).toBeGreaterThanOrEqual(2);
     // One call per distinct valid contact, none for duplicates or invalid rows; the price from the sandbox's rules.
@@ -196,7 +207,7 @@ describe('promise: enrich-contacts', () => {
 
     const { manifest, lines } = await readJobOutput(output, 'contacts-crash');
     const { truths, credits } = ideal(input);
-    checkLines(input, lines, truths);
+    await checkLines(input, lines, truths);
     const paid = () => env.sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === CONTACTS).length;
     await until(
       'every held answer to be sent or dropped',
