@@ -21,10 +21,14 @@ import {
   collectorManifestKey,
   collectorPartKey,
   collectorStagingKey,
+  collectorTablePartKey,
   collectorWorkflowId,
 } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
-import { readPart, writeManifest, writePart, zeroCounts } from './parts.ts';
+import type { ManifestPart } from './jobs/types.ts';
+import { encodeTableParts, readPart, writeManifest, writePart, writeTableParts, zeroCounts } from './parts.ts';
+import { tableExtension } from './tables/encode.ts';
+import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
 import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
 
 export interface CollectorActivityDeps extends WebhookActivityBaseDeps {
@@ -51,6 +55,8 @@ export interface CollectorPart {
   last_signal_id?: string;
   /** Signal ids whose staged event was gone when the part was written (never silently dropped). */
   missing?: string[];
+  /** The part as a flat signals table, one per format of the destination's `formats`. */
+  tables?: ManifestPart[];
   written_at: string;
 }
 
@@ -144,12 +150,14 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
       if (existing) {
         // Written by an earlier try of this very part: keep it, finish the bookkeeping.
         const manifest = await readManifest(store, dest);
+        const tables = await storedTables(store, dest, input.seq);
         part = manifest.parts.find((p) => p.seq === input.seq) ?? {
           seq: input.seq,
           key,
           count: existing.counts.lines,
           bytes: existing.bytes,
           sha256: existing.sha256,
+          ...(tables.length ? { tables } : {}),
           written_at: now().toISOString(),
         };
       } else {
@@ -165,6 +173,8 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
           }
         });
         const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
+        // The flat table first: the part is what a retry finds written.
+        const tables = await writeTableParts(store, collectorTables(dest, input.seq, lines as SignalCreatedEvent[]));
         const stored = await writePart(store, 'none', key, lines, counts);
         part = {
           seq: input.seq,
@@ -174,6 +184,7 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
           sha256: stored.sha256,
           ...(present.length ? { first_signal_id: present[0]!, last_signal_id: present.at(-1)! } : {}),
           ...(missing.length ? { missing } : {}),
+          ...(tables.length ? { tables } : {}),
           written_at: now().toISOString(),
         };
       }
@@ -197,3 +208,40 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
 }
 
 export type CollectorActivities = ReturnType<typeof createCollectorActivities>;
+
+/** A part's table parts as stored (written before the part, so present when the part is). */
+async function storedTables(store: Store, dest: BucketDestination, seq: number): Promise<ManifestPart[]> {
+  const found: ManifestPart[] = [];
+  for (const format of dest.formats) {
+    const key = collectorTablePartKey(dest, seq, tableExtension(format, 'none'));
+    const part = await readPart(store, key);
+    if (part)
+      found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
+  }
+  return found;
+}
+
+/** A collector part's events as the flat signals table, in each of the destination's formats. */
+function collectorTables(dest: BucketDestination, seq: number, events: readonly SignalCreatedEvent[]) {
+  if (dest.formats.length === 0) return [];
+  const rows = events.map(({ signal }) =>
+    signalRow(
+      {
+        signal_id: signal.id,
+        signal_type: signal.type,
+        signal_name: signal.title,
+        detected_at: signal.detected_at,
+        company: signal.company,
+        data: signal.data,
+      },
+      { record_id: null, row: null, domain: signal.company.domain },
+    ),
+  );
+  const output = {
+    formats: dest.formats,
+    compression: 'none' as const,
+    keyOf: (_table: string, format: (typeof dest.formats)[number]) =>
+      collectorTablePartKey(dest, seq, tableExtension(format, 'none')),
+  };
+  return encodeTableParts(output, [{ def: SIGNALS_TABLE, rows }]);
+}

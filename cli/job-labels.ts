@@ -2,9 +2,13 @@
  * What Temporal's web UI shows of a job before it runs a step: a one-line summary naming the job and its input, and
  * details listing its input, output and options, with how to read its live progress. Set once, when it starts.
  */
-import type { JobStart } from './job-service.ts';
+/** A job as `startJob` receives it (structurally: this module is imported by cli/job-service.ts). */
+interface LabelledJob {
+  workflow: string;
+  input: { jobId: string; output: string; input?: unknown; request?: { topic_ids: string[] } };
+}
 
-const KIND: Record<JobStart['workflow'], string> = {
+const KIND: Record<string, string> = {
   bulkEnrich: 'enrich',
   verifyEmails: 'verify-emails',
   intentExport: 'intent-export',
@@ -16,19 +20,19 @@ function baseName(url: string): string {
   return trimmed.slice(trimmed.lastIndexOf('/') + 1) || trimmed;
 }
 
-export function jobLabels(job: JobStart): { staticSummary: string; staticDetails: string } {
+export function jobLabels(job: LabelledJob): { staticSummary: string; staticDetails: string } {
   const kind = KIND[job.workflow] ?? job.workflow;
   const { input } = job;
   const source =
-    'input' in input && typeof input.input === 'string'
+    typeof input.input === 'string'
       ? baseName(input.input)
-      : 'request' in input
+      : input.request
         ? `topics ${input.request.topic_ids.join(', ')}`
         : '';
   const details = [
     `**${kind}** job \`${input.jobId}\``,
     '',
-    ...('input' in input && typeof input.input === 'string' ? [`- input: ${input.input}`] : []),
+    ...(typeof input.input === 'string' ? [`- input: ${input.input}`] : []),
     `- output: ${input.output}/${input.jobId}/`,
     ...Object.entries(input)
       .filter(([name, value]) => !['jobId', 'input', 'output', 'carried'].includes(name) && value !== undefined)

@@ -97,6 +97,12 @@ export async function followJob(handle: WorkflowHandle, reporter?: JobProgressLi
       if (progress && !finished) reporter.update(progress);
       await Promise.race([delay(1000), result.catch(() => undefined)]);
     }
+    // The last poll may predate the last batches: the finished job's own counts close the bar (100 % when done).
+    // Bounded: a finished job whose worker has gone would leave the query waiting for an answer.
+    const last = await Promise.race([handle.query(progressQuery), delay(2000).then(() => undefined)]).catch(
+      () => undefined,
+    );
+    if (last) reporter.update(last);
     reporter.finish?.();
   }
   return result;

@@ -235,6 +235,7 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--max-credits <n>', 'credit budget per run')
     .option('--concurrency <n>', 'batches in flight at once')
     .option('--lookback <duration>', 'also look this far back before the watermark (late signals)')
+    .option('--format <list>', TABLE_FORMATS)
     .addOption(overlap('what a run due while another runs does (default: skip)'))
     .option('--industries <a,b>', 'company-search: only these industries')
     .option('--employee-count-min <n>', 'company-search: head count range overlapping this low bound')

@@ -27,20 +27,28 @@ export class ProgressReporter {
   }
 
   private bar(p: JobProgress): string {
-    const total = Math.max(p.batchesTotal, 1);
-    const share = Math.min(1, p.batchesDone / total);
     const width = 24;
-    const filled = Math.round(share * width);
+    // Until the input is prepared the number of batches is unknown (the first ones may already run): no share yet.
+    const known = p.batchesTotal > 0;
+    const share = known ? Math.min(1, p.batchesDone / p.batchesTotal) : 0;
+    const filled = Math.floor(share * width);
     const elapsed = (Date.now() - this.startedAt) / 1000;
     const rate = elapsed > 0 ? p.batchesDone / elapsed : 0;
-    const eta = rate > 0 ? Math.round((p.batchesTotal - p.batchesDone) / rate) : undefined;
+    const eta =
+      known && rate > 0 && p.batchesDone < p.batchesTotal
+        ? Math.round((p.batchesTotal - p.batchesDone) / rate)
+        : undefined;
+    const failed = p.batchesFailed ? ` (${p.batchesFailed} failed)` : '';
+    const where =
+      p.status === 'preparing'
+        ? [p.batchesDone > 0 ? `batches ${p.batchesDone} done while the input is read` : 'reading the input']
+        : [p.rows > 0 ? `rows ${p.rows}` : '', `batches ${p.batchesDone}/${p.batchesTotal}${failed}`];
     return [
-      `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0)}%`,
+      `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]${known ? ` ${Math.floor(share * 100)}%` : ''}`,
       `${p.status}`,
-      `rows ${p.rows}`,
-      `batches ${p.batchesDone}/${p.batchesTotal}${p.batchesFailed ? ` (${p.batchesFailed} failed)` : ''}`,
+      ...where,
       `credits ${p.credits}`,
-      `${rate.toFixed(1)} batches/s`,
+      p.batchesDone > 0 ? `${rate.toFixed(1)} batches/s` : '',
       eta === undefined ? '' : `eta ${eta}s`,
     ]
       .filter(Boolean)

@@ -53,6 +53,7 @@ export interface PushScheduleDefinition
     | 'maxCredits'
     | 'concurrency'
     | 'lookbackMs'
+    | 'formats'
   > {
   everyMs: number;
   overlap?: ScheduleOverlapPolicy;

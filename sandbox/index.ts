@@ -29,10 +29,12 @@ import { DataStore } from './store.ts';
 import {
   CallLog,
   type CallRecord,
+  type ContactTruth,
   companyDomainOf,
   companySearch,
   companySignals,
   contactSearch,
+  contactSignals,
   type DomainTruth,
   type EmailTruth,
   type ExportRequest,
@@ -57,6 +59,7 @@ export type {
   CallFault,
   CallRecord,
   CallSummary,
+  ContactTruth,
   DomainTruth,
   EmailTruth,
   ExportRequest,
@@ -115,6 +118,8 @@ export interface SandboxAccounts {
 export interface SandboxTruth {
   /** Signals that exist for each domain in a window at the clock (or `window.at`), filters applied as enrich does. */
   companySignals(domains: string[], window?: SignalWindow): DomainTruth[];
+  /** What contact enrich finds for each email or LinkedIn profile URL: the person's signals in the window. */
+  contactSignals(inputs: string[], window?: SignalWindow): ContactTruth[];
   /** The domain a company name or LinkedIn company URL resolves to in `POST /v1/companies/enrich`; null for none. */
   companyDomainOf(identifier: { company_name: string } | { linkedin_url: string }): string | null;
   /** Each address's verification result and price when its upstream check succeeds. */
@@ -240,6 +245,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     setFaults: (f) => faults.set(f),
     truth: {
       companySignals: (domains, window) => companySignals({ store, exports, clock }, domains, window),
+      contactSignals: (inputs, window) => contactSignals({ store, exports, clock }, inputs, window),
       companyDomainOf: (identifier) => companyDomainOf({ store, exports, clock }, identifier),
       emailVerifications: (emails) => emailVerifications({ store, exports, clock }, emails),
       intentExport: (request) => intentExport({ store, exports, clock }, request),

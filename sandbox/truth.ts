@@ -4,6 +4,7 @@
  * it answered. Tests compare a job's output and cost with these, never with the kit's own reports.
  */
 import { isValidDomain, normalizeDomain, resolveCompany } from './data/companies.ts';
+import { isValidEmail as isValidContactEmail, type Person } from './data/contacts.ts';
 import { isValidEmail, normalizeEmail, type VerificationResult, verifyEmail } from './data/emails.ts';
 import type { ExportService } from './exports.ts';
 import { companySearchHits } from './routes/companies.ts';
@@ -152,4 +153,53 @@ export function contactSearch(deps: TruthDeps, body: Record<string, unknown>, at
 /** Every item of every page `POST /v1/buyer-intent/contacts` gives for this body now (its credits: one each). */
 export function intentContacts(deps: TruthDeps, body: Record<string, unknown>, at = deps.clock()) {
   return allIntentContacts(deps.store, body, at);
+}
+
+export interface ContactTruth {
+  /** The input as given. */
+  input: string;
+  /** `email` for an address, `linkedin_url` for a profile URL (…/in/<slug>); as `POST /v1/contacts/enrich` takes it. */
+  by: 'email' | 'linkedin_url';
+  /** `invalid`: the endpoint refuses it (422); `not_found`: 404 (free). */
+  status: 'ok' | 'not_found' | 'invalid';
+  /** The employer's domain (ok only). */
+  domain: string | null;
+  /** Visible person-level signals matching the window, newest first (as enrich with no `limit`). */
+  signals: TruthSignal[];
+}
+
+/**
+ * What `POST /v1/contacts/enrich` finds for each input (an email, or a LinkedIn profile URL), as the endpoint
+ * resolves it now: the person-level signals in the window, newest first. A LinkedIn URL resolves to a person served
+ * before when its slug was, otherwise to a synthesized person, as the endpoint does.
+ */
+export function contactSignals(deps: TruthDeps, inputs: string[], window: SignalWindow = {}): ContactTruth[] {
+  const at = window.at ?? deps.clock();
+  const filter: SignalFilter = {};
+  if (window.signal_types?.length) filter.types = new Set(window.signal_types);
+  const after = ms(window.detected_after, 'detected_after');
+  if (after !== undefined) filter.after = after;
+  return inputs.map((input): ContactTruth => {
+    const byLinkedin = /linkedin\.com\/in\//i.test(input);
+    const by = byLinkedin ? 'linkedin_url' : 'email';
+    let person: Person | undefined;
+    if (byLinkedin) {
+      person = deps.store.personByLinkedin(input);
+      if (!person) return { input, by, status: 'invalid', domain: null, signals: [] };
+    } else {
+      const email = input.trim().toLowerCase();
+      if (!isValidContactEmail(email)) return { input, by, status: 'invalid', domain: null, signals: [] };
+      const found = deps.store.personByEmail(email);
+      if (typeof found === 'string') return { input, by, status: 'not_found', domain: null, signals: [] };
+      person = found;
+    }
+    const { records } = deps.store.signalsOf(person, filter, Number.POSITIVE_INFINITY, at);
+    const signals = records.map((r) => ({
+      signal_id: `sig_${r.hex}`,
+      detected_at: isoZ(r.t),
+      signal_type: r.info.type,
+      signal_subtype: r.subtype,
+    }));
+    return { input, by, status: 'ok', domain: person.employer.domain, signals };
+  });
 }

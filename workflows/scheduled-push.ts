@@ -3,6 +3,7 @@ import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo }
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import type { OutputFormat } from '../activities/tables/encode.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import {
@@ -48,6 +49,8 @@ export interface ScheduledPushInput {
   fullRefresh?: boolean;
   /** Backfill: the signals detected in `[from, to)`, written as their own run; the watermarks are not touched. */
   window?: PushWindow;
+  /** Formats of the flat signals table written beside each part (docs/tables.md); none when absent. */
+  formats?: OutputFormat[];
   /** Carried across continue-as-new; not for callers. */
   carried?: PushCarried;
 }
@@ -101,6 +104,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     output: input.output,
     runId: input.window ? backfillRunId(input.window) : runIdOf(scheduledAt),
     date: (input.window?.from ? new Date(input.window.from).toISOString() : scheduledAt).slice(0, 10),
+    ...(input.formats?.length ? { formats: input.formats } : {}),
   };
   const startedAt = input.carried?.startedAt ?? new Date().toISOString();
   const totals = input.carried?.totals ?? emptyTotals();

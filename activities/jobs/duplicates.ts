@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, readPartLines, writePart, zeroCounts } from '../parts.ts';
+import { readPart, readPartLines, zeroCounts } from '../parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
 import type { SharedAnswer } from './fold.ts';
 import { type BatchSeries, duplicatePartKey, duplicatesPrefix, seriesPartKey } from './layout.ts';
+import { writeJobPart } from './tables.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
 /**
@@ -103,7 +104,7 @@ export async function answerDuplicates(store: Store, request: { job: JobRef }): 
       counts.duplicate = (counts.duplicate ?? 0) + 1;
       return duplicateLine(item, field, answered ? sharedOf(first, field) : undefined);
     });
-    await writePart(store, job.compression, outKey, lines, counts, unanswered ? 'partial' : 'done');
+    await writeJobPart(store, job, outKey, lines, counts, unanswered ? 'partial' : 'done');
     parts += 1;
   }
   return { parts };

@@ -166,7 +166,12 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job.compression, lines), tables: encodeJobTables(job, index, lines), counts, signals };
+  return {
+    body: encodePart(job.compression, lines),
+    tables: encodeJobTables(job, partKey(job, index), lines),
+    counts,
+    signals,
+  };
 }
 
 function missing(domain: string): BulkEnrichItem {

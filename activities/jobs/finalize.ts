@@ -16,9 +16,8 @@ import {
   type BatchSeries,
   foldDoneKey,
   isOwnPartKey,
-  linesPartIndex,
+  isTableKey,
   manifestKey,
-  parseTableKey,
   partsPrefix,
   SINGLE_MARKER_BASE,
   seriesPartKey,
@@ -27,7 +26,7 @@ import {
 } from './layout.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { encodeJobTables, writeJobPart } from './tables.ts';
+import { encodeJobTables, tablesOfPart, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -163,15 +162,10 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
   const formats = job.formats ?? [];
   if (formats.length === 0) return [];
   const listed = new Map<string, ObjectInfo>();
-  for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
+  for await (const info of store.list(tablesPrefix(job))) if (isTableKey(job, info.key)) listed.set(info.key, info);
   const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
-    const { index, invalid } = linesPartIndex(job, key);
-    const tables = invalid
-      ? (['invalid'] as const)
-      : job.kind === 'enrich'
-        ? (['rows', 'signals'] as const)
-        : (['rows'] as const);
-    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
+    const tables = tablesOfPart(job, key);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, key, format)));
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
         const info = listed.get(tableKey);
@@ -189,7 +183,7 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
       }));
     }
     const lines = await readPartLines(store, key);
-    return writeTableParts(store, encodeJobTables(job, index, lines, invalid));
+    return writeTableParts(store, encodeJobTables(job, key, lines));
   });
   return perPart.flat();
 }
@@ -239,10 +233,7 @@ export async function recordFailedBatch(
     return line;
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
-  if (series === 'single') {
-    // Its tables are written from it when the job's manifest is (finalizeJob), like every lines part without them.
-    await writePart(store, job.compression, key, lines, counts, 'failed', existing?.calls ?? []);
-  } else await writeJobPart(store, job, index, lines, counts, 'failed', false, existing?.calls ?? []);
+  await writeJobPart(store, job, key, lines, counts, 'failed', existing?.calls ?? []);
   return { index, reused: false, failed: true, counts };
 }
 

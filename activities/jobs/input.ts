@@ -72,16 +72,21 @@ export async function* readInputRecords(
   if (source.format === 'csv') {
     const { delimiter, body } = await sniffDelimiter(source.body);
     let choice: ColumnChoice | undefined;
-    for await (const entry of readCsvRecords(body, { delimiter })) {
-      if (entry.error !== undefined || !entry.record) {
-        yield { row: entry.row, error: entry.error ?? 'unreadable row', raw: entry.raw };
-        continue;
+    try {
+      for await (const entry of readCsvRecords(body, { delimiter })) {
+        if (entry.error !== undefined || !entry.record) {
+          yield { row: entry.row, error: entry.error ?? 'unreadable row', raw: entry.raw };
+          continue;
+        }
+        if (choice === undefined) {
+          choice = chooseOrFail(source.url, Object.keys(entry.record), request);
+          onColumns?.(choice);
+        }
+        yield recordOf(entry.row, entry.record, choice);
       }
-      if (choice === undefined) {
-        choice = chooseOrFail(source.url, Object.keys(entry.record), request);
-        onColumns?.(choice);
-      }
-      yield recordOf(entry.row, entry.record, choice);
+    } finally {
+      // A reader that stops early (the first batches of a big input) closes the file, not the garbage collector.
+      source.body.destroy();
     }
     return;
   }

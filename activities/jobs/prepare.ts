@@ -13,7 +13,7 @@ import { recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
-import { type BatchSeries, preparedKey, seriesBatchKey } from './layout.ts';
+import { type BatchSeries, invalidPartKey, preparedKey, seriesBatchKey } from './layout.ts';
 import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
@@ -118,7 +118,7 @@ async function prepare(
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
     await enqueue(
-      writeJobPart(out, job, stats.invalidParts++, invalid as Record<string, unknown>[], counts, 'done', true),
+      writeJobPart(out, job, invalidPartKey(job, stats.invalidParts++), invalid as Record<string, unknown>[], counts),
     );
     invalid = [];
   };

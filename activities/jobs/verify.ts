@@ -143,7 +143,11 @@ function assemblePart(
     } satisfies VerifyLine;
   });
   const counts = recount(merged, credits + response.credits);
-  return { body: encodePart(job.compression, merged), tables: encodeJobTables(job, index, merged), counts };
+  return {
+    body: encodePart(job.compression, merged),
+    tables: encodeJobTables(job, partKey(job, index), merged),
+    counts,
+  };
 }
 
 /** A line not verified yet: an upstream failure to be tried (the first call treats every line so). */

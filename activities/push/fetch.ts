@@ -3,9 +3,10 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import type { BatchResult } from '../jobs/types.ts';
-import { readPart, writePart, zeroCounts } from '../parts.ts';
-import { answerKey, batchDoneKey, pushBatchKey, pushPartKey } from './layout.ts';
+import type { BatchResult, ManifestPart } from '../jobs/types.ts';
+import { encodeTableParts, readPart, writePart, writeTableParts, zeroCounts } from '../parts.ts';
+import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
+import { answerKey, batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey } from './layout.ts';
 import type {
   DomainOutcome,
   PushBatch,
@@ -46,7 +47,12 @@ export async function fetchPushBatch(
   if (saved) {
     const written = saved.counts.lines === 0 ? undefined : await readPart(store, key);
     if (saved.counts.lines === 0 || (written && !written.failed)) {
-      if (written) saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
+      if (written) {
+        saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
+        // Written before the part, so present; listed again from their own metadata.
+        const tables = await storedTableParts(store, run, index);
+        if (tables.length > 0) saved.tables = tables;
+      }
       await writeBatchRecord(store, run, saved);
       return { index, reused: true, failed: false, counts: saved.counts };
     }
@@ -84,11 +90,39 @@ export async function fetchPushBatch(
   record.calls = 1;
   await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
+    // The flat table first: the part is what a retry finds done.
+    const tables = await writeTableParts(store, pushTables(run, index, lines));
+    if (tables.length > 0) record.tables = tables;
     const part = await writePart(store, 'gzip', key, lines, record.counts);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
   }
   await writeBatchRecord(store, run, record);
   return { index, reused: false, failed: false, counts: record.counts };
+}
+
+/** The batch's signals table, encoded in each of the run's formats (none without `--format`). */
+function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) {
+  if (!run.formats?.length) return [];
+  const output = {
+    formats: run.formats,
+    compression: 'gzip' as const,
+    keyOf: (table: 'rows' | 'signals' | 'invalid', format: (typeof run.formats)[number]) =>
+      pushTablePartKey(run, table, index, format),
+  };
+  const rows = lines.map((line) => signalRow(line, { record_id: null, row: null, domain: line.domain }));
+  return encodeTableParts(output, [{ def: SIGNALS_TABLE, rows }]);
+}
+
+/** The batch's table parts as stored (a retry that finds the part written). */
+async function storedTableParts(store: Store, run: PushRunRef, index: number): Promise<ManifestPart[]> {
+  const found: ManifestPart[] = [];
+  for (const format of run.formats ?? []) {
+    const key = pushTablePartKey(run, 'signals', index, format);
+    const part = await readPart(store, key);
+    if (part)
+      found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
+  }
+  return found;
 }
 
 /**

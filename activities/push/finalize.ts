@@ -74,7 +74,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     if (record.round === 0) calls.first_round += record.calls ?? 0;
     else calls.catch_up += record.calls ?? 0;
     if (record.failed) failed += 1;
-    if (record.part) parts.push(record.part);
+    if (record.part) parts.push({ ...record.part, table: 'lines', format: 'jsonl' }, ...(record.tables ?? []));
     for (const error of record.errors) if (errors.length < SAMPLES) errors.push(error);
     if (record.round === 2) {
       for (const [domain, outcome] of Object.entries(record.domains ?? {})) mergeNarrowed(narrowed, domain, outcome);
@@ -166,7 +166,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     credits,
     overlapCredits: overlap.credits,
     calls: calls.total,
-    parts: parts.length,
+    parts: parts.filter((part) => part.table === 'lines').length,
     domains: counts.domains,
     errors: counts.error,
     incomplete: counts.incomplete,

@@ -1,3 +1,5 @@
+import type { TableName } from '../tables/columns.ts';
+import { type OutputFormat, tableExtension } from '../tables/encode.ts';
 import type { PushRunRef } from './types.ts';
 
 /**
@@ -7,6 +9,7 @@ import type { PushRunRef } from './types.ts';
  *   <name>/_watermarks.json                                    domain → latest detected_at (or a pointer to shards)
  *   <name>/_watermarks/run-<id>/shard-NNNNN.json               shards of a large watermark set, per committing run
  *   <name>/signals/dt=YYYY-MM-DD/run-<id>/part-NNNNN.jsonl.gz  one line per new signal, with its domain
+ *   <name>/signals/dt=YYYY-MM-DD/run-<id>/tables/signals/part-NNNNN.{jsonl.gz,csv,parquet}   the flat table (--format)
  *   <name>/signals/dt=YYYY-MM-DD/run-<id>/_manifest.json       written last; readers trust only manifested parts
  *   <name>/work/run-<id>/_plan.json, batch-NNNNN.json, done-NNNNN.json   the run's plan and progress
  */
@@ -23,6 +26,9 @@ export const watermarkShardsPrefix = (name: string) => `${name}/_watermarks/`;
 export const runPrefix = (run: PushRunRef) => `${run.name}/signals/dt=${run.date}/run-${run.runId}/`;
 export const pushPartKey = (run: PushRunRef, index: number) => `${runPrefix(run)}part-${pad(index)}.jsonl.gz`;
 export const pushManifestKey = (run: PushRunRef) => `${runPrefix(run)}_manifest.json`;
+/** `…/run-<id>/tables/signals/part-NNNNN.<ext>`: the flat table of part NNNNN (docs/tables.md). */
+export const pushTablePartKey = (run: PushRunRef, table: TableName, index: number, format: OutputFormat) =>
+  `${runPrefix(run)}tables/${table}/part-${pad(index)}${tableExtension(format, 'gzip')}`;
 
 export const workPrefix = (run: PushRunRef) => `${run.name}/work/run-${run.runId}/`;
 export const planKey = (run: PushRunRef) => `${workPrefix(run)}_plan.json`;

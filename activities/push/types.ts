@@ -3,6 +3,7 @@
  * domains or signals (those live in the bucket).
  */
 import type { JobStatus, ManifestPart, PartCounts } from '../jobs/types.ts';
+import type { OutputFormat } from '../tables/encode.ts';
 
 /** One run of one push: everything lives under `<output>/<name>/`; the run's files are keyed by `runId`. */
 export interface PushRunRef {
@@ -14,6 +15,8 @@ export interface PushRunRef {
   runId: string;
   /** `YYYY-MM-DD` (UTC) of the run's scheduled time: the `dt=` partition. */
   date: string;
+  /** Formats of the flat signals table (`--format`), written beside each part; none when absent. */
+  formats?: OutputFormat[];
 }
 
 /** Filters sent with every bulk call of a push (spec 4.1 field names). */
@@ -167,6 +170,8 @@ export interface PushBatchRecord {
   overlap: { signals: number; credits: number };
   /** The part holding the batch's signals; absent when it found none. */
   part?: ManifestPart;
+  /** The flat signals table's parts of the batch, one per requested format. */
+  tables?: ManifestPart[];
   /** domain → what this call established. Domains with an error keep their previous state. */
   domains: Record<string, DomainOutcome>;
   errors: { domain: string; code: string; message: string }[];

@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { repoRoot } from '../../devstack/binaries.ts';
 import { startDevStack } from '../../devstack/index.ts';
@@ -46,6 +46,9 @@ export async function runDemoCommand(flags: { output?: string } = {}): Promise<n
           output,
           options: { limit: 5 },
           concurrency: 4,
+          // A Salesforce-shaped export: its Id, Website and Name columns are found by their headers.
+          keepColumns: ['OwnerId'],
+          formats: ['csv'],
         },
       }),
       startJob(client, config, {
@@ -67,12 +70,37 @@ export async function runDemoCommand(flags: { output?: string } = {}): Promise<n
     await client.connection.close();
     const results = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
     printSummary(results, settled, sandbox.ledger.total());
+    const enriched = results[0];
+    if (enriched) {
+      const file = await joinRowsCsv(join(outDir, enriched.jobId), join(outDir, `${enriched.jobId}-crm-import.csv`));
+      if (file) console.log(`  one CSV row per account, under its Id, to import back into the CRM: ${file}\n`);
+    }
     return settled.every((s) => s.status === 'fulfilled' && s.value.status === 'completed') ? 0 : 1;
   } finally {
     await worker?.shutdown();
     await sandbox.stop();
     await stack.stop();
   }
+}
+
+/**
+ * The enrichment's `rows` table (one CSV part per batch, each with its header) as one file with one header: what a
+ * person imports into the CRM, matched on the Id column.
+ */
+async function joinRowsCsv(jobDir: string, target: string): Promise<string | undefined> {
+  const dir = join(jobDir, 'tables', 'rows');
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.csv')).sort();
+  if (names.length === 0) return undefined;
+  let header: string | undefined;
+  const bodies: string[] = [];
+  for (const name of names) {
+    const text = await readFile(join(dir, name), 'utf8');
+    const end = text.indexOf('\n') + 1;
+    header ??= text.slice(0, end);
+    bodies.push(text.slice(end));
+  }
+  await writeFile(target, `${header ?? ''}${bodies.join('')}`);
+  return target;
 }
 
 function printSummary(
@@ -89,17 +117,31 @@ function printSummary(
     }
     const c = result.counts;
     lines.push(`  ${result.kind.padEnd(14)} ${result.status}`);
-    lines.push(`    rows in ${c.input_rows}, distinct ${c.distinct}, duplicates ${c.duplicates}`);
-    const statuses = result.kind === 'enrich' ? `ok ${c.ok}, not_found ${c.not_found}, ` : `ok ${c.ok}, `;
-    lines.push(`    lines out ${c.lines}: ${statuses}error ${c.error}, invalid ${c.invalid}`);
+    if (result.kind === 'intent-export') {
+      // An export reads no input: its lines are the contacts the service exported.
+      lines.push(`    contacts exported ${c.lines}`);
+    } else {
+      lines.push(`    rows in ${c.input_rows}, distinct ${c.distinct}, duplicates ${c.duplicates}`);
+      const statuses = result.kind === 'enrich' ? `ok ${c.ok}, not_found ${c.not_found}, ` : `ok ${c.ok}, `;
+      lines.push(
+        `    lines out ${c.lines}: ${statuses}error ${c.error}, invalid ${c.invalid}, duplicate ${c.duplicates}`,
+      );
+    }
     if (result.summary) {
       const s = result.summary;
       lines.push(
         `    verification: deliverable ${s.deliverable}, undeliverable ${s.undeliverable}, risky ${s.risky}, unknown ${s.unknown} (free)`,
       );
     }
-    lines.push(`    credits ${result.credits}, ${result.parts} parts, manifest ${result.manifestUrl}`);
+    const parts = `${result.parts} ${result.parts === 1 ? 'part' : 'parts'}`;
+    lines.push(`    credits ${result.credits}, ${parts}, manifest ${result.manifestUrl}`);
   });
+  const first = results.find((r) => r?.kind === 'enrich' && r.parts > 0);
+  if (first?.manifestUrl.startsWith('file:')) {
+    // Parts are gzipped JSONL (one JSON object a line); the first part of the enrich job is named after its manifest.
+    const part = fileURLToPath(first.manifestUrl.replace(/_manifest\.json$/, 'parts/part-00000.jsonl.gz'));
+    lines.push('', `  read a part (gzipped JSONL, one JSON object a line): gunzip -c ${part} | head -n 3`);
+  }
   const total = results.reduce((sum, r) => sum + (r?.credits ?? 0), 0);
   lines.push('', `  credits reported by the jobs: ${total}; charged by the sandbox ledger: ${ledgerCredits}`, '');
   console.log(lines.join('\n'));

@@ -23,6 +23,7 @@ import {
   unpausePushSchedule,
 } from '../push-schedules.ts';
 import { connectClient } from '../temporal.ts';
+import { tableFormats } from './job-commands.ts';
 
 // `signal-kit schedule …`: flags in, one operation of the push schedules service (cli/push-schedules.ts), JSON out.
 // A schedule `signal-kit-push-<name>` starts the `scheduledPush` workflow every `--every`; each run fetches only the
@@ -98,6 +99,7 @@ export interface CreateFlags {
   overlap?: string;
   paused?: boolean;
   note?: string;
+  format?: string;
   kind?: string;
   industries?: string;
   employeeCountMin?: string;
@@ -125,6 +127,8 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   limit: ['push'],
   signalSubtypes: ['push'],
   lookback: ['push'],
+  // Feeds write their own lines only (no flat tables yet): docs/tables.md.
+  format: ['push'],
   signalTypes: ['push', 'company-search', 'contact-search'],
   industries: ['company-search'],
   employeeCountMin: ['company-search'],
@@ -262,6 +266,8 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   if (concurrency !== undefined) definition.concurrency = concurrency;
   if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
   if (values.note) definition.note = values.note;
+  const { formats } = tableFormats(values.format);
+  if (formats) definition.formats = formats;
   return definition;
 }
 

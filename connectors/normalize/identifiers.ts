@@ -46,12 +46,28 @@ function linkedinUrl(raw: unknown, pattern: RegExp, kind: string, reason: string
   return { ok: true, value: `https://www.linkedin.com/${kind}/${encodeURIComponent(decoded.toLowerCase())}` };
 }
 
+/** What CRMs hold where nobody knew the company's name: never sent (each would be a paid call for nothing). */
+const PLACEHOLDER_NAMES = new Set([
+  'unknown',
+  'n/a',
+  'na',
+  'none',
+  'null',
+  'tbd',
+  'test',
+  '-',
+  '?',
+  'no name',
+  'unnamed',
+]);
+
 /** A company name as sent: trimmed, inner runs of spaces made one. Its key ignores case. */
 export function companyName(raw: unknown): Normalized {
   if (typeof raw !== 'string') return { ok: false, reason: raw == null ? 'empty' : `not a string (${typeof raw})` };
   const name = raw.trim().replace(/\s+/g, ' ');
   if (name === '') return { ok: false, reason: 'empty' };
   if (!/[\p{L}\p{N}]/u.test(name)) return { ok: false, reason: 'no letter or digit in the company name' };
+  if (PLACEHOLDER_NAMES.has(name.toLowerCase())) return { ok: false, reason: `"${name}" is a placeholder, not a name` };
   if (name.length > 200) return { ok: false, reason: 'a company name longer than 200 characters' };
   return { ok: true, value: name };
 }

@@ -4,7 +4,8 @@
  *
  *   SIGNAL_KIT_WEBHOOK_DESTINATIONS='[
  *     {"id":"crm","kind":"http","url":"https://crm.example/hooks/signals","secret":"whsec_...","signal_types":["news"]},
- *     {"id":"lake","kind":"bucket","url":"s3://my-bucket/signals","max_events":1000,"max_age_ms":600000}
+ *     {"id":"lake","kind":"bucket","url":"s3://my-bucket/signals","max_events":1000,"max_age_ms":600000,
+ *      "formats":["parquet"]}
  *   ]'
  *   SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL=s3://my-bucket/webhooks     (dead letters and destination state)
  *   SIGNAL_KIT_WEBHOOK_ALLOWLIST=10.1.0.0/16,127.0.0.1/32            (addresses outbound deliveries may reach)
@@ -51,6 +52,8 @@ export const BucketDestinationSchema = z.object({
     .int()
     .positive()
     .default(10 * 60_000),
+  /** Formats of the flat signals table written beside each part (docs/tables.md); none by default. */
+  formats: z.array(z.enum(['jsonl', 'csv', 'parquet'])).default([]),
 });
 
 export const DestinationSchema = z.discriminatedUnion('kind', [HttpDestinationSchema, BucketDestinationSchema]);
@@ -147,6 +150,11 @@ function collectorBase(d: BucketDestination): string {
 /** `<prefix>/collector/<dest>/part-00042.jsonl`: the collector's own sequence number, so a replay overwrites. */
 export function collectorPartKey(d: BucketDestination, seq: number): string {
   return `${collectorBase(d)}/part-${String(seq).padStart(5, '0')}.jsonl`;
+}
+
+/** `<prefix>/collector/<dest>/tables/signals/part-00042.parquet`: part 42 as a flat signals table. */
+export function collectorTablePartKey(d: BucketDestination, seq: number, extension: string): string {
+  return `${collectorBase(d)}/tables/signals/part-${String(seq).padStart(5, '0')}${extension}`;
 }
 
 export function collectorManifestKey(d: BucketDestination): string {

@@ -10,12 +10,16 @@ import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { runCli } from '../../bench/lib/cli-process.ts';
 import { checkJobOutput } from '../../bench/lib/job-output.ts';
-import { until } from '../../bench/lib/kill-drill.ts';
+import { maxAttempt, until } from '../../bench/lib/kill-drill.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
+const CONCURRENCY = 4;
+/** One bulk call's worst case: 100 domains × `--limit` 2 × 2 credits. */
+const WORST_CALL = 100 * 2 * 2;
 
 describe('drill: the Temporal server restarted in the middle of a job', () => {
   const drill = useProxiedDrill({
@@ -65,4 +69,76 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     },
     120_000,
   );
+
+  it('server killed for longer than the heartbeat timeout: every attempt it restarts is paid once or counted', async () => {
+    const { env, proxy, dir, input } = drill;
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const jobId = 'temporal-drill-long';
+    const before = env.sandbox.ledger.total();
+    const firstCall = proxy.calls.length;
+    const answered = () => proxy.calls.slice(firstCall).filter((call) => call.domains && call.answeredAt).length;
+    // Started and awaited with the Temporal client (a long outage is about the worker, not about `--wait`).
+    const c = env.config();
+    const handle = await env.client.workflow.start('bulkEnrich', {
+      workflowId: jobId,
+      taskQueue: c.taskQueue,
+      args: [
+        {
+          jobId,
+          input: input.url,
+          output,
+          options: { limit: 2 },
+          concurrency: CONCURRENCY,
+          taskQueue: c.taskQueue,
+          apiTaskQueue: c.apiTaskQueue,
+        } satisfies BulkEnrichInput,
+      ],
+    });
+    await until('a few batches to be done', () => answered() >= 8, 60_000, 5);
+    // Answers on their way at the kill (charged, held at the proxy as a slow answer would be) ...
+    proxy.holdAnswers();
+    await until('a charged answer on its way', () => proxy.heldAnswers() >= 1, 30_000, 5);
+    const onTheirWay = proxy.calls.filter((call) => call.domains && !call.answeredAt).map((call) => call.seq);
+    const batchFirst = new Set(onTheirWay.map((seq) => proxy.calls.find((call) => call.seq === seq)!.domains![0]));
+    // ... and down past the activities' heartbeat timeout (10 s): when the server is back it times out the attempts
+    // that were running and starts others, while the first ones are still in the worker, waiting for their answer.
+    const killedAt = Date.now();
+    await env.stack.temporal!.restart({ hard: true, downMs: 12_000 });
+    const askedAgain = () =>
+      proxy.calls.some((call) => call.domains && !onTheirWay.includes(call.seq) && batchFirst.has(call.domains[0]!));
+    await until('a later attempt to ask a batch again', askedAgain, 30_000, 10);
+    proxy.releaseAnswers();
+    const releasedAt = Date.now();
+
+    const result = (await handle.result()) as JobResult;
+    const charged = env.sandbox.ledger.total() - before;
+    const unsaved = result.unsavedAnswers ?? { credits: 0, unknown_calls: 0 };
+    expect(result.status).toBe('completed');
+    const drilled = await checkJobOutput(output, jobId, input);
+    const ideal = enrichTruthCredits(env.sandbox, input, drilled.lines, 2);
+    const paid = new Map<string, number>();
+    for (const call of proxy.calls.slice(firstCall)) {
+      if (call.domains && call.credits > 0) paid.set(call.domains[0]!, (paid.get(call.domains[0]!) ?? 0) + 1);
+    }
+    // The drill did what it says: a batch was paid for twice, by two attempts at once.
+    expect(await maxAttempt(env.client, jobId, 'enrichBatch')).toBeGreaterThanOrEqual(2);
+    expect([...paid.values()].some((n) => n > 1)).toBe(true);
+    // The saved parts cost the spec's price; any other credit is in the manifest's unsaved answers ...
+    expect(result.credits).toBe(ideal + unsaved.credits);
+    // ... and the ledger is the manifest's figure, exactly when every lost answer said its cost, else within the
+    // calls of unknown cost, which are at most the calls that were in flight.
+    // The calls in flight, from the proxy's record: sent before the answers were let go and not answered before the
+    // kill (a stale attempt and the one that replaced it each hold one, so there may be more than --concurrency).
+    const inFlight = proxy.calls
+      .slice(firstCall)
+      .filter((call) => call.domains && call.startedAt <= releasedAt && (call.answeredAt ?? Infinity) >= killedAt);
+    console.log(
+      `temporal-restart (long): ${inFlight.length} calls in flight; ${charged} credits charged; ` +
+        `manifest ${result.credits} ${JSON.stringify(unsaved)}`,
+    );
+    expect(unsaved.unknown_calls).toBeLessThanOrEqual(inFlight.length);
+    expect(charged).toBeGreaterThanOrEqual(result.credits);
+    expect(charged - result.credits).toBeLessThanOrEqual(unsaved.unknown_calls * WORST_CALL);
+    if (unsaved.unknown_calls === 0) expect(charged).toBe(result.credits);
+  }, 150_000);
 });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
@@ -128,7 +129,7 @@ describe('signal-kit job commands', () => {
 describe('signal-kit demo', () => {
   it('runs the main job end to end on its own stack and exits 0 with a summary', { timeout: 180_000 }, async () => {
     const out = await mkdtemp(join(tmpdir(), 'signal-kit-demo-'));
-    const { stdout } = await execFileAsync(process.execPath, [cliMain, 'demo', '--output', out], {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [cliMain, 'demo', '--output', out], {
       cwd: repoRoot,
       timeout: 170_000,
       maxBuffer: 32 * 1024 * 1024,
@@ -140,5 +141,20 @@ describe('signal-kit demo', () => {
       /credits reported by the jobs: (\d+); charged by the sandbox ledger: (\d+)/.exec(stdout) ?? [];
     expect(Number(reported)).toBeGreaterThan(0);
     expect(reported).toBe(ledger);
+    // No untruths and no noise: an export reads no input rows, counts are in words that agree with them, and no
+    // log line at warning level reaches the terminal of a run that went well.
+    const exportBlock = stdout.slice(stdout.indexOf('intent-export'));
+    expect(exportBlock.split('\n').slice(0, 3).join('\n')).not.toMatch(/rows in|distinct/);
+    expect(stdout).not.toMatch(/\b1 parts\b/);
+    expect(stderr.split('\n').filter((line) => /"level":"(warn|error)"|No workflows registered/.test(line))).toEqual(
+      [],
+    );
+    // The command it prints for reading a part works: the file is there and holds JSON lines.
+    const [, part] = /read a part .*: gunzip -c (\S+) \| head -n 3/.exec(stdout) ?? [];
+    expect(part).toBeDefined();
+    const first = gunzipSync(await readFile(part!))
+      .toString('utf8')
+      .split('\n')[0]!;
+    expect(JSON.parse(first)).toHaveProperty('status');
   });
 });

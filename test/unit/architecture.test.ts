@@ -1,8 +1,11 @@
 /**
  * The folder rules of ARCHITECTURE.md that a reader relies on, checked over the import graph of the repository's
- * own TypeScript files (every relative `import`, `export … from` and `import()`, type-only ones included): nothing
- * outside test/ imports test/, the package build compiles no test code, and no two modules import each other through
- * any chain (a circle hides which of them is the lower layer).
+ * own TypeScript files (every relative `import`, `export … from` and `import()`, type-only ones included): each
+ * folder imports only what ARCHITECTURE.md's table allows it (the table is read from the file, so the document and
+ * the check cannot drift apart), workflows and the sandbox import only the packages the document names, nothing
+ * outside test/ imports test/, the package build compiles no test code, no two modules import each other through
+ * any chain (a circle hides which of them is the lower layer), and failure types are named only in
+ * connectors/errors.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -24,6 +27,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
+/** Static imports and re-exports, with whether they are type-only (`import type …`, `export type … from`). */
+const STATIC = /^\s*(?:import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
 
 /** Each file's relative imports, as repository paths. */
 function importGraph(): Map<string, string[]> {
@@ -36,6 +41,67 @@ function importGraph(): Map<string, string[]> {
     graph.set(file, targets);
   }
   return graph;
+}
+
+interface Import {
+  file: string;
+  /** A repository path for a relative import, else the package name (`node:fs`, `@temporalio/workflow`). */
+  target: string;
+  typeOnly: boolean;
+}
+
+/** Every import of every file, relative or of a package, and whether it is type-only. */
+function imports(): Import[] {
+  const found: Import[] = [];
+  for (const file of sourceFiles(root)) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const m of text.matchAll(STATIC)) {
+      const specifier = m[2] as string;
+      const target = specifier.startsWith('.') ? relative(root, resolve(root, dirname(file), specifier)) : specifier;
+      found.push({ file, target, typeOnly: m[1] !== undefined });
+    }
+    for (const m of text.matchAll(/\bimport\s*\(\s*['"]([^'"]+)['"]/g)) {
+      const specifier = m[1] as string;
+      const target = specifier.startsWith('.') ? relative(root, resolve(root, dirname(file), specifier)) : specifier;
+      found.push({ file, target, typeOnly: false });
+    }
+  }
+  return found;
+}
+
+interface FolderRule {
+  /** `x/` for a folder, a path for a single file. */
+  name: string;
+  mayImport: string[] | 'everything' | 'everything but test/';
+  typesOnlyFrom: string[];
+}
+
+/** The rows of ARCHITECTURE.md's table "Folders and what each may import". */
+function folderRules(): FolderRule[] {
+  const text = readFileSync(join(root, 'ARCHITECTURE.md'), 'utf8');
+  const section = text.slice(text.indexOf('## Folders and what each may import'));
+  const rows = section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => line.split('|').map((cell) => cell.trim()));
+  const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
+  return rows.map(([, folder, , may, types]) => ({
+    name: names(folder as string)[0] as string,
+    mayImport:
+      may === 'everything'
+        ? 'everything'
+        : may?.startsWith('everything but')
+          ? 'everything but test/'
+          : names(may ?? ''),
+    typesOnlyFrom: names(types ?? ''),
+  }));
+}
+
+const within = (path: string, name: string) => (name.endsWith('/') ? path.startsWith(name) : path === name);
+
+/** The most precise rule for a path: the longest name that contains it. */
+function ruleFor(rules: FolderRule[], path: string): FolderRule | undefined {
+  return rules.filter((r) => within(path, r.name)).sort((a, b) => b.name.length - a.name.length)[0];
 }
 
 const isTest = (file: string) => file.startsWith('test/');
@@ -77,6 +143,62 @@ describe('folder rules', () => {
   it('builds the package from no test code', () => {
     const build = JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
     expect(build.include.filter((entry) => entry === 'test' || entry.startsWith('test/'))).toEqual([]);
+  });
+
+  const rules = folderRules();
+  const all = imports();
+
+  it("reads ARCHITECTURE.md's folder table, which names every folder that holds code", () => {
+    expect(rules.map((r) => r.name)).toEqual(expect.arrayContaining(['workflows/', 'connectors/errors.ts', 'test/']));
+    const topLevel = new Set([...graph.keys()].map((file) => (file.includes('/') ? `${file.split('/')[0]}/` : file)));
+    expect([...topLevel].filter((path) => !ruleFor(rules, path)).sort()).toEqual([]);
+  });
+
+  it('has each folder import only what its row allows', () => {
+    const offenders = all
+      .filter((i) => i.target.includes('/') || i.target.endsWith('.ts'))
+      .filter((i) => graph.has(i.target))
+      .flatMap((i) => {
+        const own = ruleFor(rules, i.file);
+        if (!own || own.mayImport === 'everything') return [];
+        if (within(i.target, own.name)) return [];
+        if (own.mayImport === 'everything but test/') return isTest(i.target) ? [`${i.file} -> ${i.target}`] : [];
+        const allowed = [...own.mayImport, ...(i.typeOnly ? own.typesOnlyFrom : [])];
+        return allowed.some((name) => within(i.target, name))
+          ? []
+          : [`${i.file} -> ${i.target}${i.typeOnly ? ' (type)' : ''}`];
+      });
+    expect(offenders).toEqual([]);
+  });
+
+  it('has workflows import no package but the Temporal workflow SDK, and the sandbox only Node and zod', () => {
+    const packages = (folder: string) =>
+      all.filter(
+        (i) =>
+          i.file.startsWith(folder) && !i.target.startsWith('.') && !graph.has(i.target) && !i.target.includes('.ts'),
+      );
+    const workflowPackages = packages('workflows/').filter(
+      (i) => !['@temporalio/workflow', '@temporalio/common'].includes(i.target),
+    );
+    expect(workflowPackages.map((i) => `${i.file} -> ${i.target}`)).toEqual([]);
+    const sandboxPackages = packages('sandbox/').filter((i) => !i.target.startsWith('node:') && i.target !== 'zod');
+    expect(sandboxPackages.map((i) => `${i.file} -> ${i.target}`)).toEqual([]);
+  });
+
+  it('names failure types only in connectors/errors.ts: no string literal type anywhere else in the product', () => {
+    const literalType = [
+      /ApplicationFailure\.(?:nonRetryable|retryable)\([^;]*?,\s*['"]([A-Z]\w+)['"]/g,
+      /ApplicationFailure\.create\(\{[^}]*?\btype:\s*['"]([A-Z]\w+)['"]/g,
+      /nonRetryableErrorTypes:\s*\[[^\]]*?['"]([A-Z]\w+)['"]/g,
+      /\.type\s*[!=]==\s*['"]([A-Z]\w+Error|[A-Z]\w+)['"]/g,
+    ];
+    const offenders = [...graph.keys()]
+      .filter((file) => !isTest(file) && !file.startsWith('bench/') && file !== 'connectors/errors.ts')
+      .flatMap((file) => {
+        const text = readFileSync(join(root, file), 'utf8');
+        return literalType.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => `${file}: '${m[1]}'`));
+      });
+    expect(offenders).toEqual([]);
   });
 
   it('has no import circle', () => {

@@ -1,0 +1,140 @@
+/**
+ * Fault drill: a worker stalls (SIGSTOP) with paid calls in flight, for longer than the heartbeat timeout, and then
+ * goes on (SIGCONT), as a paused VM or an event loop held by a huge answer does. Meanwhile Temporal gives its
+ * batches to another worker, which pays for them again; the stalled one wakes up holding answers the service
+ * charged. Whatever order things then happen in, the manifest must say what the sandbox charged: exactly
+ * (`credits_charged` = the ledger) when every lost answer said its cost, and otherwise within `unknown_calls` × one
+ * batch's worst case, with `unknown_calls` at most the calls that were in flight (`--concurrency`).
+ */
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobResult } from '../../activities/jobs/types.ts';
+import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
+import { type ChildWorker, startChildWorker } from '../../bench/lib/cli-process.ts';
+import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
+import { batchIndex, checkJobOutput } from '../../bench/lib/job-output.ts';
+import { maxAttempt, until } from '../../bench/lib/kill-drill.ts';
+import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import { apiRateLimiterId } from '../../workflows/api-rate-limiter.ts';
+import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { enrichTruthCredits } from '../helpers/truth-checks.ts';
+
+const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
+const LIMIT = 2;
+const CONCURRENCY = 4;
+const HEARTBEAT_TIMEOUT_MS = 3_000;
+/** One bulk call's worst case: 100 domains × `--limit` signals × 2 credits. */
+const WORST_CALL = 100 * LIMIT * 2;
+
+describe('drill: a worker stalled past its heartbeat timeout, then resumed', () => {
+  let env: JobEnv;
+  let proxy: ApiProxy;
+  let dir: string;
+  let input: DrillInput;
+  const workers: ChildWorker[] = [];
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 29, clock: () => CLOCK, faults: { latencyMs: 150 } } });
+    proxy = await startApiProxy(env.sandbox.url);
+    dir = await tempDir('stall');
+    input = await writeDomainsCsv(dir, 'crm.csv', { distinct: 1_200, seed: 71 });
+  });
+  afterAll(async () => {
+    for (const worker of workers) {
+      try {
+        process.kill(-worker.pid, 'SIGCONT');
+      } catch {}
+    }
+    await Promise.allSettled(workers.map((worker) => worker.kill()));
+    await proxy?.stop();
+    await env?.stop();
+    await removeTempDirs();
+  });
+
+  it('SIGSTOP with charged answers on their way, SIGCONT after another worker redid them: the manifest says what was charged', async () => {
+    const workerEnv = env.childEnv({ SIGNAL_API_URL: proxy.url });
+    const stalled = await startChildWorker(workerEnv);
+    workers.push(stalled);
+    const jobId = 'stall-drill';
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const c = env.config();
+    const before = env.sandbox.ledger.total();
+    const firstCall = proxy.calls.length;
+    const jobInput: BulkEnrichInput = {
+      jobId,
+      input: input.url,
+      output,
+      options: { limit: LIMIT },
+      concurrency: CONCURRENCY,
+      heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
+      taskQueue: c.taskQueue,
+      apiTaskQueue: c.apiTaskQueue,
+    };
+    const handle = await env.client.workflow.start('bulkEnrich', {
+      workflowId: jobId,
+      taskQueue: c.taskQueue,
+      workflowTaskTimeout: 3_000,
+      args: [jobInput],
+    });
+    const jobCalls = () => proxy.calls.slice(firstCall).filter((call) => call.domains);
+    const answered = () => jobCalls().filter((call) => call.status === 200 && call.answeredAt);
+    await until('two answered calls', () => answered().length >= 2, 60_000, 5);
+
+    // Calls reach the sandbox (which charges them) but their answers wait: the worker stalls with them on the way.
+    proxy.holdAnswers();
+    await until('a charged answer on its way', () => proxy.heldAnswers() >= 1, 30_000, 5);
+    await sleep(100);
+    process.kill(-stalled.pid, 'SIGSTOP');
+    const inFlightAtStall = proxy.heldAnswers();
+    proxy.releaseAnswers();
+    const answeredAtStall = answered().length;
+
+    // Another worker takes the batches over once their heartbeats lapse, and pays for them again.
+    const rescuer = await startChildWorker(workerEnv);
+    workers.push(rescuer);
+    const namespace = c.namespace;
+    await Promise.allSettled(
+      [jobId, apiRateLimiterId(c.apiTaskQueue)].map((workflowId) =>
+        env.client.workflowService.resetStickyTaskQueue({ namespace, execution: { workflowId } }),
+      ),
+    );
+    await until(
+      'the stalled batches to be redone',
+      () => answered().length >= answeredAtStall + inFlightAtStall + 2,
+      60_000,
+      10,
+    );
+    process.kill(-stalled.pid, 'SIGCONT');
+
+    const result = (await handle.result()) as JobResult;
+    const charged = env.sandbox.ledger.total() - before;
+    const batchOf = await batchIndex(output, jobId);
+    const paid = new Map<number, number>();
+    for (const call of answered()) {
+      const batch = batchOf.get(call.domains![0]!)!;
+      if (call.credits > 0) paid.set(batch, (paid.get(batch) ?? 0) + 1);
+    }
+    const paidTwice = [...paid].filter(([, n]) => n > 1).length;
+    const unsaved = result.unsavedAnswers ?? { credits: 0, unknown_calls: 0 };
+    console.log(
+      `stalled-worker drill: ${inFlightAtStall} calls in flight at the stall, ${paidTwice} batches paid twice, ` +
+        `charged ${charged}, manifest ${result.credits} (${JSON.stringify(unsaved)})`,
+    );
+
+    expect(result.status).toBe('completed');
+    const drilled = await checkJobOutput(output, jobId, input);
+    const ideal = enrichTruthCredits(env.sandbox, input, drilled.lines, LIMIT);
+    // The drill did what it says: a later attempt ran while the stalled one held charged answers.
+    expect(await maxAttempt(env.client, jobId, 'enrichBatch')).toBeGreaterThanOrEqual(2);
+    expect(paidTwice).toBeGreaterThanOrEqual(1);
+    // The saved parts cost the spec's price; every other credit is in the manifest's unsaved answers.
+    expect(result.credits).toBe(ideal + unsaved.credits);
+    expect(unsaved.unknown_calls).toBeLessThanOrEqual(CONCURRENCY);
+    expect(charged).toBeGreaterThanOrEqual(result.credits);
+    expect(charged - result.credits).toBeLessThanOrEqual(unsaved.unknown_calls * WORST_CALL);
+    if (unsaved.unknown_calls === 0) expect(charged).toBe(result.credits);
+  }, 150_000);
+});
