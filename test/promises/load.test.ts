@@ -136,11 +136,14 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
          union all select 'rows', count(*)::int, string_agg(xmin::text, ',' order by row_key) from signal_kit_enrich_rows`,
       );
     const before = await snapshot();
+    const mark = env.sandbox.truth.lastCall();
     for (const manifest of [first.manifestUrl, enrich.manifestUrl, second.manifestUrl]) {
       const report = await load(manifest);
       for (const table of report.tables)
         expect(table, `${manifest} ${table.table}`).toMatchObject({ inserted: 0, updated: 0 });
     }
     expect(await snapshot()).toEqual(before);
+    // Loading reads the bucket only: not one call to the service.
+    expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
   });
 });
