@@ -16,14 +16,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
-import {
-  type BucketDestination,
-  collectorManifestKey,
-  collectorPartKey,
-  collectorStagingKey,
-  collectorTablePartKey,
-  collectorWorkflowId,
-} from '../connectors/webhooks/destinations.ts';
+import { type BucketDestination, collectorWorkflowId } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
 import type { ManifestPart } from './jobs/types.ts';
 import {
@@ -39,6 +32,12 @@ import {
 import { tableExtension } from './tables/encode.ts';
 import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
 import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
+import {
+  collectorManifestKey,
+  collectorPartKey,
+  collectorStagingKey,
+  collectorTablePartKey,
+} from './webhook-layout.ts';
 
 export interface CollectorActivityDeps extends WebhookActivityBaseDeps {
   /** For signalWithStart; default: the activity context's client. */

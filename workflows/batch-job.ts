@@ -142,7 +142,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     jobId: job.jobId,
     kind: job.kind,
     status: phase,
-    batchesTotal: prepared?.batches ?? 0,
+    batchesTotal: (prepared?.batches ?? 0) + (spec.singles ? (prepared?.singleBatches ?? 0) : 0),
     ...totals,
     rows: prepared?.rows ?? 0,
     distinct: prepared?.distinct ?? 0,
