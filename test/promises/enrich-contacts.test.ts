@@ -157,7 +157,11 @@ describe('promise: enrich-contacts', () => {
 
     const mark = env.sandbox.truth.lastCall();
     await worker();
-    const done = await runCli([...args, '--job-id', 'contacts-once', '--wait'], env.childEnv(), 180_000);
+    const done = await runCli(
+      [...args, '--job-id', 'contacts-once', '--format', 'csv', '--wait'],
+      env.childEnv(),
+      180_000,
+    );
     expect(done.code, done.stderr).toBe(0);
     const { manifest, lines } = await readJobOutput(output, 'contacts-once');
     const { truths, credits } = ideal(input);
@@ -170,6 +174,9 @@ describe('promise: enrich-contacts', () => {
     expect(manifest.credits_charged).toBe(credits);
     expect(manifest.kind).toBe('enrich-contacts');
     expect(manifest.counts.distinct).toBe(input.distinct.length);
+    // --format csv: the rows table (one row per input row) beside the lines, as for accounts.
+    const rowsParts = manifest.parts.filter((part) => part.table === 'rows' && part.format === 'csv');
+    expect(rowsParts.reduce((sum, part) => sum + part.lines, 0)).toBe(input.rows.size - 2);
 
     // Run again: the finished job returns its manifest without calling the service.
     const again = await runCli([...args, '--job-id', 'contacts-once', '--wait'], env.childEnv(), 60_000);
