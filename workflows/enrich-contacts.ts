@@ -36,16 +36,20 @@ export async function enrichContacts(input: EnrichContactsInput): Promise<JobRes
     runCapped: (job: Parameters<typeof api.enrichContactsBatch>[0]['job'], index: number, creditCap: number) =>
       api.enrichContactsBatch({ job, index, options, creditCap }),
   };
-  return runBatchJob({ ...input, concurrency: input.concurrency ?? CONTACT_STREAMS }, {
-    kind: 'enrich-contacts',
-    batchSize: 1,
-    maxCredits: input.maxCredits,
-    // Every row is a single: the bulk window has no batches (a contact's employer is not enriched again).
-    runBatch: (job, index) => singles.run(job, index),
-    singles,
-    foldSingles: false,
-    worstCaseCredits: (size) => size * perContact,
-    details: { options },
-    continueAsNew: (carried) => continueAsNew<typeof enrichContacts>({ ...input, carried }),
-  });
+  return runBatchJob(
+    { ...input, concurrency: input.concurrency ?? CONTACT_STREAMS },
+    {
+      kind: 'enrich-contacts',
+      options: { ...options },
+      batchSize: 1,
+      maxCredits: input.maxCredits,
+      // Every row is a single: the bulk window has no batches (a contact's employer is not enriched again).
+      runBatch: (job, index) => singles.run(job, index),
+      singles,
+      foldSingles: false,
+      worstCaseCredits: (size) => size * perContact,
+      details: { options },
+      continueAsNew: (carried) => continueAsNew<typeof enrichContacts>({ ...input, carried }),
+    },
+  );
 }

@@ -48,7 +48,11 @@ export function jobTableRows(job: JobRef, lines: readonly Line[], invalid: boole
 /** The tables a lines part has: `invalid` for an `invalid-NNNNN` part; `rows` (and `signals` for enrich) else. */
 export function tablesOfPart(job: JobRef, linesKey: string): TableName[] {
   if (isInvalidPart(job, linesKey)) return ['invalid'];
-  return job.kind === 'enrich' ? ['rows', 'signals'] : job.kind === 'verify-emails' ? ['rows'] : [];
+  return job.kind === 'enrich' || job.kind === 'enrich-contacts'
+    ? ['rows', 'signals']
+    : job.kind === 'verify-emails'
+      ? ['rows']
+      : [];
 }
 
 const isInvalidPart = (job: JobRef, linesKey: string) => linesPartName(job, linesKey).startsWith('invalid-');

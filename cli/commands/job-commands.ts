@@ -308,10 +308,16 @@ async function refusedIdentity(job: JobStart): Promise<string | undefined> {
     import('../../activities/jobs/job-identity.ts'),
   ]);
   const kind =
-    job.workflow === 'bulkEnrich' ? 'enrich' : job.workflow === 'verifyEmails' ? 'verify-emails' : 'intent-export';
+    job.workflow === 'bulkEnrich'
+      ? 'enrich'
+      : job.workflow === 'enrichContacts'
+        ? 'enrich-contacts'
+        : job.workflow === 'verifyEmails'
+          ? 'verify-emails'
+          : 'intent-export';
   // The options the job's identity holds: enrich's filters, an export's request; none for verify-emails.
   const options =
-    job.workflow === 'bulkEnrich'
+    job.workflow === 'bulkEnrich' || job.workflow === 'enrichContacts'
       ? { options: { ...(job.input.options ?? {}) } }
       : job.workflow === 'intentExport'
         ? { options: { ...job.input.request } }
