@@ -1,14 +1,6 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import {
-  readPart,
-  readPartLines,
-  storedPart,
-  writeManifest,
-  writePart,
-  writeTableParts,
-  zeroCounts,
-} from '../parts.ts';
+import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
 import { readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
@@ -24,8 +16,11 @@ import {
   tablePartKey,
   tablesPrefix,
 } from './layout.ts';
+import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
+import { jobPartIdentity, linesPartIdentity, partTableOf, partTableSize, redoneIdentity } from './part-identity.ts';
+import { INVALID_PER_PART } from './prepare.ts';
 import { encodeJobTables, tablesOfPart, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
@@ -40,6 +35,13 @@ import type {
 import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
 
 const STAT_CONCURRENCY = 16;
+/** Parts named in a manifest's `details.redone_parts` / `details.ignored_parts`, at most. */
+const REPORTED_PARTS = 100;
+
+/** A listed object with its metadata: the listing's where the store lists it (no round trip), else its own. */
+async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo | undefined> {
+  return Object.keys(info.metadata).length > 0 ? info : store.stat(info.key);
+}
 
 /**
  * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
@@ -65,6 +67,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let failed = 0;
   const calls = { bulk: 0, single: 0 };
   let fold: FoldRecord | undefined;
+  const redone: { key: string; reason: string }[] = [];
+  const ignored: { key: string; reason: string }[] = [];
 
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
@@ -81,14 +85,26 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
     for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
     // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
-    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => ({
-      key: info.key,
-      part: storedPart(info) ?? (await readPart(store, info.key)),
-    }));
+    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
+      const { table, index } = partTableOf(job, info.key);
+      const size = partTableSize(prepared, table, INVALID_PER_PART);
+      // A job that failed before its input was read through has no batch count: the batches that ran are still
+      // its own (their identity is checked below), and what was paid for them is kept.
+      if (!(index >= 0 && (index < size || !prepared))) {
+        return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
+      }
+      return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
+    });
     const savedCalls = new Map<number, Set<string>>();
     const manifested: string[] = [];
-    for (const { key, part } of stored) {
-      if (!part) continue; // not written by this kit: not manifested
+    for (const { key, read } of stored) {
+      const part = read.part;
+      if (!part) {
+        // Not this job's (another job's, past its batches, its metadata spoiled): neither counted nor manifested.
+        if (read.distrusted && ignored.length < REPORTED_PARTS) ignored.push({ key, reason: read.distrusted });
+        continue;
+      }
+      if (part.redone && redone.length < REPORTED_PARTS) redone.push({ key, reason: part.redone });
       manifested.push(key);
       const batch = partIndexOf(key);
       if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
@@ -148,7 +164,15 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     },
     parts,
     ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...(request.details || redone.length || ignored.length
+      ? {
+          details: {
+            ...request.details,
+            ...(redone.length ? { redone_parts: redone } : {}),
+            ...(ignored.length ? { ignored_parts: ignored } : {}),
+          },
+        }
+      : {}),
   };
   await writeManifest(store, manifestKey(job), manifest);
   return toResult(store, job, manifest);
@@ -166,10 +190,12 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
   const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
     const tables = tablesOfPart(job, key);
     const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, key, format)));
+    const identity = linesPartIdentity(job, key);
+    // A table part that does not prove itself (by its metadata and size) is written again from the lines part.
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
         const info = listed.get(tableKey);
-        return info ? (storedPart(info) ?? (await readPart(store, tableKey))) : undefined;
+        return info ? storedPart(await withMetadata(store, info), identity).part : undefined;
       }),
     );
     if (found.every((part) => part !== undefined)) {
@@ -183,14 +209,17 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
       }));
     }
     const lines = await readPartLines(store, key);
-    return writeTableParts(store, encodeJobTables(job, key, lines));
+    return writeTableParts(store, encodeJobTables(job, key, lines), 'done', identity);
   });
   return perPart.flat();
 }
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
 export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
-  const manifest = await readJsonIfPresent<Manifest>(store, manifestKey(request.job));
+  // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
+  // reusing only the parts that prove themselves, and writes a manifest of its own over it.
+  const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);
+  const manifest = read?.manifest as Manifest | undefined;
   if (manifest?.status !== 'completed') return null;
   // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
   const written = new Set(manifest.parts.map((part) => part.format));
@@ -211,7 +240,9 @@ export async function recordFailedBatch(
   const key = seriesPartKey(job, series, index);
   const items = await readSeriesBatch(store, job, series, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const existing = await readPart(store, key);
+  const identity = linesPartIdentity(job, key);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
   const paid = await readPaidLines(store, key, existing, field);
   // Single-call lines are keyed by row (their domain is what the service resolved); bulk lines by their value.
   const keyOf = (line: Record<string, unknown>) => (series === 'single' ? String(line['row']) : String(line[field]));
@@ -233,7 +264,8 @@ export async function recordFailedBatch(
     return line;
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
-  await writeJobPart(store, job, key, lines, counts, 'failed', existing?.calls ?? []);
+  const writeAs = redoneIdentity(identity, found);
+  await writeJobPart(store, job, key, lines, counts, 'failed', existing?.calls ?? [], writeAs);
   return { index, reused: false, failed: true, counts };
 }
 

@@ -47,7 +47,8 @@ export function columnRequest(kind: JobKind, request: Omit<PrepareRequest, 'job'
 /** Rows identified without a domain per single-call batch: about 4 s of calls at 300 a minute. */
 export const SINGLE_BATCH_SIZE = 20;
 
-const INVALID_PER_PART = 10_000;
+/** Invalid records per `invalid-NNNNN` part: the number of such parts follows from the invalid rows. */
+export const INVALID_PER_PART = 10_000;
 const PENDING_WRITES = 8;
 
 /**

@@ -6,6 +6,7 @@ import { type BatchItem, readSeriesBatch } from './batch-file.ts';
 import { type BatchSeries, SINGLE_MARKER_BASE, seriesPartKey } from './layout.ts';
 import { type AttemptContext, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
+import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 
@@ -47,7 +48,10 @@ export async function answerSingleBatch(
   const series = request.series ?? 'single';
   const key = seriesPartKey(job, series, index);
   const markerBatch = (series === 'single' ? SINGLE_MARKER_BASE : 0) + index;
-  const existing = await readPart(store, key);
+  const identity = linesPartIdentity(job, key);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
+  const writeAs = redoneIdentity(identity, found);
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
   }
@@ -79,7 +83,7 @@ export async function answerSingleBatch(
     const lines = items.map((item) => answered.get(item.row)).filter((line) => line !== undefined);
     const body = encodePart(job.compression, lines);
     // The tables first: the lines part is what marks the batch done.
-    await writeTableParts(store, encodeJobTables(job, key, lines), status);
+    await writeTableParts(store, encodeJobTables(job, key, lines), status, writeAs);
     const part = await writeEncodedPart(
       store,
       job.compression,
@@ -88,6 +92,7 @@ export async function answerSingleBatch(
       countLines(lines, credits, calls),
       status,
       callIds,
+      writeAs,
     );
     return part.counts;
   };

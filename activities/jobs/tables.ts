@@ -2,6 +2,7 @@ import type { Store } from '../../connectors/storage/store.ts';
 import {
   type EncodedTablePart,
   encodeTableParts,
+  type PartIdentity,
   type PartStatus,
   type StoredPart,
   type TableOutput,
@@ -13,6 +14,7 @@ import type { TableName } from '../tables/columns.ts';
 import { enrichTables, invalidRows, invalidTable, keptColumnsOf, rowsTable, verifyRows } from '../tables/rows.ts';
 import { SIGNALS_TABLE } from '../tables/signals.ts';
 import { linesPartName, tablePartKey } from './layout.ts';
+import { linesPartIdentity } from './part-identity.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
 type Line = Record<string, unknown>;
@@ -74,7 +76,8 @@ export async function writeJobPart(
   counts: PartCounts,
   status: PartStatus = 'done',
   calls: readonly string[] = [],
+  identity: PartIdentity = linesPartIdentity(job, key),
 ): Promise<StoredPart> {
-  await writeTableParts(store, encodeJobTables(job, key, lines), status);
-  return writePart(store, job.compression, key, lines, counts, status, calls);
+  await writeTableParts(store, encodeJobTables(job, key, lines), status, identity);
+  return writePart(store, job.compression, key, lines, counts, status, calls, identity);
 }
