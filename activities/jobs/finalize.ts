@@ -1,10 +1,11 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
-import { readSeriesBatch, recordFields } from './batch-file.ts';
+import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
+import { checkJobIdentity, jobIdentityOf } from './job-identity.ts';
 import {
   type BatchSeries,
   foldDoneKey,
@@ -220,7 +221,15 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
 }
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
-export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
+export async function findFinishedJob(
+  store: Store,
+  request: { job: JobRef; input?: string | null; column?: string; options?: Record<string, unknown> },
+): Promise<JobResult | null> {
+  // The job's first activity: a start of this id with another input or options is refused before anything runs.
+  if (request.input !== undefined) {
+    const job = request.options ? { ...request.job, options: request.options } : request.job;
+    await checkJobIdentity(store, request.job, jobIdentityOf(job, request.input, request.column));
+  }
   // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
   // reusing only the parts that prove themselves, and writes a manifest of its own over it.
   const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);
@@ -259,7 +268,7 @@ export async function recordFailedBatch(
       status: 'error',
       row: item.row,
       ...recordFields(item),
-      ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
+      ...(field === 'domain' ? { matched_by: matchedByOf(item) } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };
