@@ -16,20 +16,28 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import { type BucketDestination, collectorWorkflowId } from '../connectors/webhooks/destinations.ts';
+import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
+import type { ManifestPart } from './jobs/types.ts';
 import {
-  type BucketDestination,
+  encodeTableParts,
+  type PartIdentity,
+  readPart,
+  storedPart,
+  writeManifest,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from './parts.ts';
+import { tableExtension } from './tables/encode.ts';
+import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
+import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
+import {
   collectorManifestKey,
   collectorPartKey,
   collectorStagingKey,
   collectorTablePartKey,
-  collectorWorkflowId,
-} from '../connectors/webhooks/destinations.ts';
-import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
-import type { ManifestPart } from './jobs/types.ts';
-import { encodeTableParts, readPart, writeManifest, writePart, writeTableParts, zeroCounts } from './parts.ts';
-import { tableExtension } from './tables/encode.ts';
-import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
-import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
+} from './webhook-layout.ts';
 
 export interface CollectorActivityDeps extends WebhookActivityBaseDeps {
   /** For signalWithStart; default: the activity context's client. */
@@ -146,11 +154,13 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
       const key = collectorPartKey(dest, input.seq);
       let part: CollectorPart;
 
-      const existing = await readPart(store, key);
+      const identity = { owner: dest.id, options: '', index: input.seq };
+      // A part that does not prove itself (another destination's, cut short, its metadata spoiled) is written again.
+      const existing = (await readPart(store, key, identity)).part;
       if (existing) {
         // Written by an earlier try of this very part: keep it, finish the bookkeeping.
         const manifest = await readManifest(store, dest);
-        const tables = await storedTables(store, dest, input.seq);
+        const tables = await storedTables(store, dest, input.seq, identity);
         part = manifest.parts.find((p) => p.seq === input.seq) ?? {
           seq: input.seq,
           key,
@@ -174,8 +184,13 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
         });
         const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
         // The flat table first: the part is what a retry finds written.
-        const tables = await writeTableParts(store, collectorTables(dest, input.seq, lines as SignalCreatedEvent[]));
-        const stored = await writePart(store, 'none', key, lines, counts);
+        const tables = await writeTableParts(
+          store,
+          collectorTables(dest, input.seq, lines as SignalCreatedEvent[]),
+          'done',
+          identity,
+        );
+        const stored = await writePart(store, 'none', key, lines, counts, 'done', [], identity);
         part = {
           seq: input.seq,
           key,
@@ -210,11 +225,17 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
 export type CollectorActivities = ReturnType<typeof createCollectorActivities>;
 
 /** A part's table parts as stored (written before the part, so present when the part is). */
-async function storedTables(store: Store, dest: BucketDestination, seq: number): Promise<ManifestPart[]> {
+async function storedTables(
+  store: Store,
+  dest: BucketDestination,
+  seq: number,
+  identity: PartIdentity,
+): Promise<ManifestPart[]> {
   const found: ManifestPart[] = [];
   for (const format of dest.formats) {
     const key = collectorTablePartKey(dest, seq, tableExtension(format, 'none'));
-    const part = await readPart(store, key);
+    // A table (CSV, Parquet) is checked by its metadata and size: its lines are not JSON lines to count.
+    const part = storedPart(await store.stat(key), identity).part;
     if (part)
       found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
   }

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { writeBody } from '../connectors/storage/common.ts';
+import { z } from 'zod';
+import { readAll, writeBody } from '../connectors/storage/common.ts';
 import { StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
 import type { Compression, ManifestPart, PartCounts } from './jobs/types.ts';
 import type { TableDef, TableName, TableRow } from './tables/columns.ts';
-import { encodeTable, type OutputFormat, tableContentType } from './tables/encode.ts';
+import { encodeTable, OUTPUT_FORMATS, type OutputFormat, tableContentType } from './tables/encode.ts';
 
 /**
  * The one writer of parts: every part the kit publishes (bulk job batches, scheduled-push batches, webhook collector
@@ -16,6 +17,11 @@ import { encodeTable, type OutputFormat, tableContentType } from './tables/encod
  * (`signal-kit-sha256`), its status (`signal-kit-status`) and, for a table part, its table and format. Manifests,
  * written last, go through `writeManifest`. An intent export's single part is streamed; it is recorded in the
  * export's own state instead.
+ *
+ * Every part also records whose it is (`signal-kit-owner`, `signal-kit-options`, `signal-kit-index`) and its size.
+ * A part found in the output is trusted only when it proves itself (`readPart`): metadata that parses, names the
+ * reader's owner, options and index, and bytes of the recorded size, sha256 and line count. Anything else is treated
+ * as absent, so the batch is done again, and the part written then records why (`signal-kit-redone`).
  */
 const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
@@ -27,6 +33,11 @@ const STATUS_META = 'signal-kit-status';
 const CALLS_META = 'signal-kit-calls';
 const TABLE_META = 'signal-kit-table';
 const FORMAT_META = 'signal-kit-format';
+const BYTES_META = 'signal-kit-bytes';
+const OWNER_META = 'signal-kit-owner';
+const OPTIONS_META = 'signal-kit-options';
+const INDEX_META = 'signal-kit-index';
+const REDONE_META = 'signal-kit-redone';
 
 /**
  * `done`: every item of the batch has its line. `failed`: retries were spent; the items not yet answered are
@@ -46,6 +57,45 @@ export interface StoredPart {
   /** Table parts: which table, in which format. */
   table?: TableName;
   format?: OutputFormat;
+  /** Why the part this one replaced was not trusted, when it replaced one. */
+  redone?: string;
+}
+
+/** Whose a part is: checked before a part is reused, so that no other job's, options' or batch's part passes. */
+export interface PartIdentity {
+  /** The job id (a push: `<name>/run-<id>`; a collector: its destination id). */
+  owner: string;
+  /** A hash of the options that change the part's answers (`optionsHash`), or '' when nothing does. */
+  options: string;
+  /** The batch (or part sequence) number the part holds. */
+  index: number;
+  /** Only when written: why the part found before it was not trusted (reported in the manifest). */
+  redone?: string;
+}
+
+/**
+ * A part looked for in the output: `part` when it proved itself; `distrusted` says why one present did not.
+ * `fingerprint` identifies whatever object was there (trusted or not), to tell later whether it changed.
+ */
+export interface PartRead {
+  part?: StoredPart;
+  distrusted?: string;
+  fingerprint?: string;
+}
+
+/** A short, stable hash of the options that change a part's answers (key order does not matter). */
+export function optionsHash(options: unknown): string {
+  return createHash('sha256').update(canonicalJson(options)).digest('hex').slice(0, 32);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
 }
 
 /** One flat table's rows of one part, before encoding. */
@@ -99,12 +149,13 @@ export function encodeTableParts(output: TableOutput, tables: readonly TableRows
 export async function writeTableParts(
   store: Store,
   parts: readonly EncodedTablePart[],
-  status: PartStatus = 'done',
+  status: PartStatus,
+  identity: PartIdentity,
 ): Promise<ManifestPart[]> {
   const written: ManifestPart[] = [];
   for (const part of parts) {
     const counts = { ...zeroCounts(), lines: part.lines };
-    const stored = await publish(store, part.key, part.body, counts, status, [], part.contentType, {
+    const stored = await publish(store, part.key, part.body, counts, status, [], identity, part.contentType, {
       [TABLE_META]: part.table,
       [FORMAT_META]: part.format,
     });
@@ -173,10 +224,11 @@ export async function writePart(
   key: string,
   records: readonly unknown[],
   counts: PartCounts,
-  status: PartStatus | boolean = 'done',
-  calls: readonly string[] = [],
+  status: PartStatus | boolean,
+  calls: readonly string[],
+  identity: PartIdentity,
 ): Promise<StoredPart> {
-  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status, calls);
+  return writeEncodedPart(store, compression, key, encodePart(compression, records), counts, status, calls, identity);
 }
 
 /**
@@ -190,11 +242,12 @@ export async function writeEncodedPart(
   key: string,
   body: Buffer,
   counts: PartCounts,
-  status: PartStatus | boolean = 'done',
-  calls: readonly string[] = [],
+  status: PartStatus | boolean,
+  calls: readonly string[],
+  identity: PartIdentity,
 ): Promise<StoredPart> {
   const resolved: PartStatus = status === true ? 'failed' : status === false ? 'done' : status;
-  return publish(store, key, body, counts, resolved, calls, partContentType(compression), {});
+  return publish(store, key, body, counts, resolved, calls, identity, partContentType(compression), {});
 }
 
 async function publish(
@@ -204,13 +257,14 @@ async function publish(
   counts: PartCounts,
   status: PartStatus,
   calls: readonly string[],
+  identity: PartIdentity,
   contentType: string,
   extra: Record<string, string>,
 ): Promise<StoredPart> {
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writePartOnce(store, key, body, sha256, counts, status, calls, contentType, extra);
+      const stored = await writePartOnce(store, key, body, sha256, counts, status, calls, identity, contentType, extra);
       release(body);
       return stored;
     } catch (error) {
@@ -241,12 +295,13 @@ async function writePartOnce(
   counts: PartCounts,
   status: PartStatus,
   calls: readonly string[],
+  identity: PartIdentity,
   contentType: string,
   extra: Record<string, string>,
 ): Promise<StoredPart> {
   await writeBody(store, key, body, {
     contentType,
-    metadata: { ...partMetadata(sha256, counts, status, calls), ...extra },
+    metadata: { ...partMetadata(sha256, counts, status, calls, identity, body.length), ...extra },
   });
   return {
     counts,
@@ -255,6 +310,7 @@ async function writePartOnce(
     bytes: body.length,
     sha256,
     calls: [...calls],
+    ...(identity.redone ? { redone: identity.redone } : {}),
   };
 }
 
@@ -264,38 +320,158 @@ export function partMetadata(
   counts: PartCounts,
   status: PartStatus,
   calls: readonly string[],
+  identity: PartIdentity,
+  bytes: number,
 ): Record<string, string> {
+  const { redone } = identity;
   return {
     [COUNTS_META]: JSON.stringify(counts),
     [SHA_META]: sha256,
     [STATUS_META]: status,
     ...(calls.length > 0 ? { [CALLS_META]: calls.join(',') } : {}),
+    [BYTES_META]: String(bytes),
+    // Metadata travels as HTTP headers on S3 and GCS: only ASCII there.
+    [OWNER_META]: encodeURIComponent(identity.owner),
+    [OPTIONS_META]: identity.options,
+    [INDEX_META]: String(identity.index),
+    ...(redone ? { [REDONE_META]: encodeURIComponent(redone.slice(0, 300)) } : {}),
   };
 }
 
-/** The counts a published part recorded, or undefined when the part is absent (or unreadable, so redo it). */
-export async function readPart(store: Store, key: string): Promise<StoredPart | undefined> {
-  return storedPart(await store.stat(key));
+const count = z.number().int().nonnegative();
+const summarySchema = z.object({
+  total: count,
+  deliverable: count,
+  undeliverable: count,
+  risky: count,
+  unknown: count,
+});
+/** A part's recorded counts; fields added later are kept as they are (a reader ignores what it does not know). */
+const countsSchema = z.looseObject({
+  lines: count,
+  ok: count,
+  not_found: count,
+  error: count,
+  invalid: count,
+  credits: count,
+  retryable: count.optional(),
+  summary: summarySchema.optional(),
+  duplicate: count.optional(),
+  calls: count.optional(),
+});
+const metadataSchema = z.object({
+  [COUNTS_META]: z.string(),
+  [SHA_META]: z.string().regex(/^[0-9a-f]{64}$/),
+  [STATUS_META]: z.enum(['done', 'failed', 'partial']),
+  [CALLS_META]: z.string().optional(),
+  [TABLE_META]: z.enum(['rows', 'signals', 'invalid'] satisfies TableName[]).optional(),
+  [FORMAT_META]: z.enum(OUTPUT_FORMATS).optional(),
+  [BYTES_META]: z.string().regex(/^\d{1,15}$/),
+  [OWNER_META]: z.string(),
+  [OPTIONS_META]: z.string(),
+  [INDEX_META]: z.string().regex(/^\d{1,9}$/),
+  [REDONE_META]: z.string().optional(),
+});
+
+/** Whatever object is at a key, to tell whether it changed: its size, recorded sha256 and calls (none if absent). */
+function fingerprintOf(info: ObjectInfo | undefined): string | undefined {
+  if (!info) return undefined;
+  return `${info.size}:${info.metadata[SHA_META] ?? ''}:${info.metadata[CALLS_META] ?? ''}`;
 }
 
-/** What a part recorded, from its object's metadata (a listing's, when the store lists metadata). */
-export function storedPart(info: ObjectInfo | undefined): StoredPart | undefined {
-  const raw = info?.metadata[COUNTS_META];
-  if (!info || !raw) return undefined;
+/** The fingerprint of the object at `key` now (see PartRead), undefined when there is none. */
+export async function partFingerprint(store: Store, key: string): Promise<string | undefined> {
+  return fingerprintOf(await store.stat(key));
+}
+
+/**
+ * What a part's metadata says, checked against whose it must be, without reading the part (a finalize over a listing):
+ * metadata that parses, the expected owner, options and index, and the recorded size. `distrusted` when it does not.
+ */
+export function storedPart(info: ObjectInfo | undefined, expected: PartIdentity): PartRead {
+  if (!info) return {};
+  const fingerprint = fingerprintOf(info);
+  const distrust = (distrusted: string): PartRead => ({ distrusted, ...(fingerprint ? { fingerprint } : {}) });
+  const meta = metadataSchema.safeParse(info.metadata);
+  if (!meta.success) return distrust(`its metadata is missing or invalid (${describeIssue(meta.error)})`);
+  const m = meta.data;
+  let counts: PartCounts;
   try {
-    return {
-      counts: JSON.parse(raw) as PartCounts,
-      failed: info.metadata[STATUS_META] === 'failed',
-      partial: info.metadata[STATUS_META] === 'partial',
-      bytes: info.size,
-      sha256: info.metadata[SHA_META] ?? '',
-      calls: (info.metadata[CALLS_META] ?? '').split(',').filter((id) => id !== ''),
-      ...(info.metadata[TABLE_META] ? { table: info.metadata[TABLE_META] as TableName } : {}),
-      ...(info.metadata[FORMAT_META] ? { format: info.metadata[FORMAT_META] as OutputFormat } : {}),
-    };
+    const parsed = countsSchema.safeParse(JSON.parse(m[COUNTS_META]));
+    if (!parsed.success) return distrust(`its recorded counts are invalid (${describeIssue(parsed.error)})`);
+    counts = parsed.data;
   } catch {
-    return undefined;
+    return distrust('its recorded counts are not JSON');
   }
+  const owner = safeDecode(m[OWNER_META]);
+  if (owner !== expected.owner) return distrust(`it was written by ${JSON.stringify(owner)}, not this job`);
+  if (m[OPTIONS_META] !== expected.options) return distrust('it was written under other options');
+  if (Number(m[INDEX_META]) !== expected.index) return distrust(`it holds batch ${m[INDEX_META]}, not this one`);
+  if (Number(m[BYTES_META]) !== info.size)
+    return distrust(`it is ${info.size} bytes where ${m[BYTES_META]} were written`);
+  const redone = m[REDONE_META] === undefined ? undefined : safeDecode(m[REDONE_META]);
+  return {
+    part: {
+      counts,
+      failed: m[STATUS_META] === 'failed',
+      partial: m[STATUS_META] === 'partial',
+      bytes: info.size,
+      sha256: m[SHA_META],
+      calls: (m[CALLS_META] ?? '').split(',').filter((id) => id !== ''),
+      ...(m[TABLE_META] ? { table: m[TABLE_META] } : {}),
+      ...(m[FORMAT_META] ? { format: m[FORMAT_META] } : {}),
+      ...(redone ? { redone } : {}),
+    },
+    ...(fingerprint ? { fingerprint } : {}),
+  };
+}
+
+/**
+ * A JSONL part to reuse, or why the one present cannot be: its metadata (`storedPart`), then its bytes read back (one
+ * batch) for the recorded sha256 and line count. A part that does not prove itself is treated as absent.
+ */
+export async function readPart(store: Store, key: string, expected: PartIdentity): Promise<PartRead> {
+  const found = storedPart(await store.stat(key), expected);
+  if (!found.part) return found;
+  const { fingerprint } = found;
+  const distrust = (distrusted: string): PartRead => ({ distrusted, ...(fingerprint ? { fingerprint } : {}) });
+  const raw = await readAll(await store.openRead(key));
+  if (raw.length !== found.part.bytes)
+    return distrust(`it is ${raw.length} bytes where ${found.part.bytes} were written`);
+  if (createHash('sha256').update(raw).digest('hex') !== found.part.sha256) {
+    return distrust('its bytes do not have the sha256 it recorded');
+  }
+  let text: Buffer;
+  try {
+    text = key.endsWith('.gz') ? gunzipSync(raw) : raw;
+  } catch {
+    return distrust('it is not valid gzip');
+  }
+  const lines = countLines(text);
+  if (lines !== found.part.counts.lines) {
+    return distrust(`it holds ${lines} lines where its counts say ${found.part.counts.lines}`);
+  }
+  return found;
+}
+
+function countLines(bytes: Buffer): number {
+  let lines = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) lines += 1;
+  // A last line without its newline is a line too (the kit always ends one).
+  return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? lines + 1 : lines;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `${issue.path.join('.') || 'value'}: ${issue.message}` : 'invalid';
 }
 
 /** The records of a published part (parts are one batch, so this is in memory). */

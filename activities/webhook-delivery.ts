@@ -22,9 +22,7 @@ import type { Store } from '../connectors/storage/store.ts';
 import {
   type Destination,
   type DestinationRef,
-  deadLetterKey,
   destinationRef,
-  destinationStateKey,
   type HttpDestination,
   type WebhookDeliveryConfig,
 } from '../connectors/webhooks/destinations.ts';
@@ -35,6 +33,7 @@ import {
   type Resolver,
 } from '../connectors/webhooks/safe-dispatcher.ts';
 import { signWebhook } from '../connectors/webhooks/signature.ts';
+import { deadLetterKey, destinationStateKey } from './webhook-layout.ts';
 
 export type { DestinationRef, SignalCreatedEvent };
 

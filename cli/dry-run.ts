@@ -3,10 +3,10 @@
  * started and the Signal Data Service is never called (not even its free endpoints).
  */
 import { manifestKey } from '../activities/jobs/layout.ts';
+import { ReadableManifestSchema, readCheckedManifest } from '../activities/jobs/manifest-read.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
 import { MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
-import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
 import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
@@ -34,6 +34,13 @@ export interface DryRunReport extends Omit<PreparedInput, 'input'> {
   /** enrich and verify-emails: bulk calls and single calls apart, and how long they take at the account's rate limit. */
   callsByKind?: { bulk: number; single: number; minutesAtRateLimit: number };
   credits: CreditEstimate;
+  /** Manifests under the output that were not believed (too large, not JSON, not the shipped schema), and why. */
+  skippedManifests: SkippedManifest[];
+}
+
+export interface SkippedManifest {
+  key: string;
+  reason: string;
 }
 
 /**
@@ -71,7 +78,8 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
       : `${scan.distinct} distinct addresses × 1 credit (duplicates are charged once)`;
   const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
 
-  const own = await readManifest(out, manifestKey({ jobId: job.input.jobId, kind, output: job.input.output }));
+  const skipped: SkippedManifest[] = [];
+  const own = await readManifest(out, manifestKey({ jobId: job.input.jobId, kind, output: job.input.output }), skipped);
   let expected: number;
   let expectedBasis: string;
   if (own?.status === 'completed') {
@@ -81,7 +89,7 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
     // A job resumed after a budget stop or a failure pays only for the values it has not answered yet.
     const answered = own ? own.counts.ok + own.counts.not_found : 0;
     const remaining = Math.max(0, scan.distinct + singles - answered);
-    const history = await learnRate(out, kind, (m) => sameOptions(m, options));
+    const history = await learnRate(out, kind, (m) => sameOptions(m, options), skipped);
     const resumed = own ? ` (${answered} already answered by this job's earlier run)` : '';
     if (history) {
       expected = Math.min(worstCase, Math.round(remaining * history.rate));
@@ -106,14 +114,20 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
     },
     ...(scan.columns ? { columns: scan.columns } : {}),
     credits: { worstCase, worstCaseBasis: worstCaseBasis + capped, expected, expectedBasis },
+    skippedManifests: skipped,
   };
 }
 
 async function dryRunExport(job: Extract<JobStart, { workflow: 'intentExport' }>, out: Store): Promise<DryRunReport> {
   const topics = job.input.request.topic_ids;
   const distinct = new Set(topics).size;
-  const own = await readManifest(out, manifestKey({ jobId: job.input.jobId, kind: 'intent-export', output: '' }));
-  const history = own?.status === 'completed' ? undefined : await learnRate(out, 'intent-export', () => true);
+  const skipped: SkippedManifest[] = [];
+  const own = await readManifest(
+    out,
+    manifestKey({ jobId: job.input.jobId, kind: 'intent-export', output: '' }),
+    skipped,
+  );
+  const history = own?.status === 'completed' ? undefined : await learnRate(out, 'intent-export', () => true, skipped);
   const expected = own?.status === 'completed' ? 0 : history ? Math.round(distinct * history.rate) : null;
   const expectedBasis =
     own?.status === 'completed'
@@ -141,6 +155,7 @@ async function dryRunExport(job: Extract<JobStart, { workflow: 'intentExport' }>
       expected,
       expectedBasis,
     },
+    skippedManifests: skipped,
   };
 }
 
@@ -149,8 +164,17 @@ function counts(scan: Awaited<ReturnType<typeof scanInput>>) {
   return { rows, distinct, duplicates, invalid, batches, batchSize, ...(singles ? { singles } : {}) };
 }
 
-async function readManifest(store: Store, key: string): Promise<Manifest | undefined> {
-  return readJsonIfPresent<Manifest>(store, key);
+/** A manifest the kit wrote, or undefined; one that cannot be believed is noted in `skipped` and never used. */
+async function readManifest(store: Store, key: string, skipped: SkippedManifest[]): Promise<Manifest | undefined> {
+  let read: Awaited<ReturnType<typeof readCheckedManifest>>;
+  try {
+    read = await readCheckedManifest(store, key, ReadableManifestSchema);
+  } catch (error) {
+    skipped.push({ key, reason: `could not be read: ${error instanceof Error ? error.message : String(error)}` });
+    return undefined;
+  }
+  if (read?.skipped) skipped.push({ key, reason: read.skipped });
+  return read?.manifest as Manifest | undefined;
 }
 
 /**
@@ -161,6 +185,7 @@ async function learnRate(
   store: Store,
   kind: JobKind,
   matches: (manifest: Manifest) => boolean,
+  skipped: SkippedManifest[],
 ): Promise<{ rate: number; jobs: number } | undefined> {
   let credits = 0;
   let units = 0;
@@ -171,14 +196,20 @@ async function learnRate(
     if (++listed > HISTORY_KEYS || read >= HISTORY_MANIFESTS) break;
     if (!/^[^/]+\/_manifest\.json$/.test(info.key)) continue;
     read += 1;
-    const manifest = await readManifest(store, info.key).catch(() => undefined);
+    const manifest = await readManifest(store, info.key, skipped);
     if (!manifest || manifest.kind !== kind || manifest.status !== 'completed' || !matches(manifest)) continue;
     const perUnit =
       kind === 'intent-export'
         ? ((manifest.details?.['request'] as { topic_ids?: unknown[] } | undefined)?.topic_ids?.length ?? 0)
         : manifest.counts.distinct;
     if (perUnit === 0) continue;
-    credits += kind === 'intent-export' ? Number(manifest.details?.['submit_credits'] ?? 0) : manifest.credits_charged;
+    const paid = kind === 'intent-export' ? (manifest.details?.['submit_credits'] ?? 0) : manifest.credits_charged;
+    // The export's credits live in its free-form details: held to what a charge can be, like the schema's counts.
+    if (typeof paid !== 'number' || !Number.isSafeInteger(paid) || paid < 0) {
+      skipped.push({ key: info.key, reason: 'not a valid manifest: details.submit_credits: not a count of credits' });
+      continue;
+    }
+    credits += paid;
     units += perUnit;
     jobs += 1;
   }

@@ -50,7 +50,7 @@ export function apiRateLimiterId(apiTaskQueue: string): string {
 
 /** A run ends after this long without a request; the next request starts a new one. */
 const IDLE_END_MS = 10 * 60_000;
-/** Grants per run before continuing as new: each costs a few history events. */
+/** Requests per run before continuing as new (each costs five history events; the server may suggest it earlier). */
 const GRANTS_PER_RUN = 1_000;
 
 export async function apiRateLimiter(input: ApiRateLimiterInput = {}): Promise<void> {

@@ -77,6 +77,8 @@ export interface CarriedState {
 export interface BatchJobSpec {
   kind: JobKind;
   batchSize: number;
+  /** The options that change the job's answers: its parts record their hash (see JobRef.options). */
+  options?: Record<string, unknown>;
   maxCredits?: number;
   /**
    * Runs batch `index`; `call` (the batch's summary in Temporal's UI) goes to the activity's `executeWithOptions`.
@@ -126,6 +128,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     output: input.output,
     compression: input.compression ?? 'gzip',
     ...(input.formats?.length ? { formats: input.formats } : {}),
+    ...(spec.options ? { options: spec.options } : {}),
   };
   const jobs = proxyActivities<JobActivities>(
     storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.heartbeatTimeoutMs),
@@ -139,7 +142,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     jobId: job.jobId,
     kind: job.kind,
     status: phase,
-    batchesTotal: prepared?.batches ?? 0,
+    batchesTotal: (prepared?.batches ?? 0) + (spec.singles ? (prepared?.singleBatches ?? 0) : 0),
     ...totals,
     rows: prepared?.rows ?? 0,
     distinct: prepared?.distinct ?? 0,

@@ -26,6 +26,7 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
   return runBatchJob(input, {
     kind: 'enrich',
     batchSize: ENRICH_BATCH_SIZE,
+    options: { ...options },
     maxCredits: input.maxCredits,
     runBatch: (job, index, call, folded) =>
       api.enrichBatch.executeWithOptions(call, [{ job, index, options, ...(folded ? { fold: true } : {}) }]),

@@ -67,11 +67,10 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
   for (let first = 0, index = 0; first < fresh.length; first += FEED_PART_LINES, index++) {
     const lines = fresh.slice(first, first + FEED_PART_LINES).map((entry) => ({ key: entry.key, ...entry.item }));
     const key = feedPartKey(run, dir, index, request.compression);
-    const stored = await writePart(store, request.compression, key, lines, {
-      ...zeroCounts(),
-      lines: lines.length,
-      ok: lines.length,
-    });
+    const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
+    // Written whole each time the run ends (never reused): its identity only names whose part it is.
+    const identity = { owner: `${run.name}/run-${run.runId}`, options: '', index };
+    const stored = await writePart(store, request.compression, key, lines, counts, 'done', [], identity);
     parts.push({ key, lines: lines.length, bytes: stored.bytes, sha256: stored.sha256 });
   }
 

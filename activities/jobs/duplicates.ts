@@ -1,9 +1,11 @@
 import { Context } from '@temporalio/activity';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, readPartLines, writePart, zeroCounts } from '../parts.ts';
+import { readPart, readPartLines, zeroCounts } from '../parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
 import type { SharedAnswer } from './fold.ts';
 import { type BatchSeries, duplicatePartKey, duplicatesPrefix, seriesPartKey } from './layout.ts';
+import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
+import { writeJobPart } from './tables.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
 /**
@@ -80,9 +82,12 @@ export async function answerDuplicates(store: Store, request: { job: JobRef }): 
     const series = match[1] as BatchSeries;
     const index = Number(match[2]);
     const outKey = duplicatePartKey(job, series, index);
-    const existing = await readPart(store, outKey);
+    const identity = linesPartIdentity(job, outKey);
+    const found = await readPart(store, outKey, identity);
+    const existing = found.part;
     if (existing && !existing.partial) continue;
-    const answering = await readPart(store, seriesPartKey(job, series, index));
+    const answeringKey = seriesPartKey(job, series, index);
+    const answering = (await readPart(store, answeringKey, linesPartIdentity(job, answeringKey))).part;
     const answers = new Map<number, Record<string, unknown>>();
     if (answering) {
       for (const line of await readPartLines(store, seriesPartKey(job, series, index))) {
@@ -103,7 +108,17 @@ export async function answerDuplicates(store: Store, request: { job: JobRef }): 
       counts.duplicate = (counts.duplicate ?? 0) + 1;
       return duplicateLine(item, field, answered ? sharedOf(first, field) : undefined);
     });
-    await writePart(store, job.compression, outKey, lines, counts, unanswered ? 'partial' : 'done');
+    const status = unanswered ? 'partial' : 'done';
+    await writeJobPart(
+      store,
+      job,
+      outKey,
+      lines,
+      counts,
+      status,
+      [],
+      redoneIdentity(linesPartIdentity(job, outKey), found),
+    );
     parts += 1;
   }
   return { parts };

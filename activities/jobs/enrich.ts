@@ -17,6 +17,7 @@ import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
+import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import type { CallMarker } from './unsaved.ts';
@@ -62,7 +63,9 @@ export async function enrichBatch(
 ): Promise<BatchResult> {
   const { job, index, options } = request;
   const key = partKey(job, index);
-  const existing = await readPart(store, key);
+  const identity = jobPartIdentity(job, index);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
   }
@@ -108,9 +111,10 @@ export async function enrichBatch(
   const { counts, signals } = assembled;
   const status = partial ? 'partial' : 'done';
   // The tables first: the lines part is what marks the batch done.
-  const published = await publishPaidPart(store, key, existing, answered, async (calls) => {
-    await writeTableParts(store, assembled.tables, status);
-    return writeEncodedPart(store, job.compression, key, assembled.body, counts, status, calls);
+  const writeAs = redoneIdentity(identity, found);
+  const published = await publishPaidPart(store, key, found, identity, answered, async (calls) => {
+    await writeTableParts(store, assembled.tables, status, writeAs);
+    return writeEncodedPart(store, job.compression, key, assembled.body, counts, status, calls, writeAs);
   });
   if (published.lost) {
     const winner = lostRace(key, store, published.part);
@@ -166,7 +170,12 @@ function assemblePart(
     if (Array.isArray(line['signals'])) signals += line['signals'].length;
     lines.push(line);
   }
-  return { body: encodePart(job.compression, lines), tables: encodeJobTables(job, index, lines), counts, signals };
+  return {
+    body: encodePart(job.compression, lines),
+    tables: encodeJobTables(job, partKey(job, index), lines),
+    counts,
+    signals,
+  };
 }
 
 function missing(domain: string): BulkEnrichItem {

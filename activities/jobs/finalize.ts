@@ -1,14 +1,6 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
-import {
-  readPart,
-  readPartLines,
-  storedPart,
-  writeManifest,
-  writePart,
-  writeTableParts,
-  zeroCounts,
-} from '../parts.ts';
+import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
 import { readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
@@ -16,9 +8,8 @@ import {
   type BatchSeries,
   foldDoneKey,
   isOwnPartKey,
-  linesPartIndex,
+  isTableKey,
   manifestKey,
-  parseTableKey,
   partsPrefix,
   SINGLE_MARKER_BASE,
   seriesPartKey,
@@ -26,9 +17,12 @@ import {
   tablesPrefix,
   workPrefix,
 } from './layout.ts';
+import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { encodeJobTables, writeJobPart } from './tables.ts';
+import { jobPartIdentity, linesPartIdentity, partTableOf, partTableSize, redoneIdentity } from './part-identity.ts';
+import { INVALID_PER_PART } from './prepare.ts';
+import { encodeJobTables, tablesOfPart, writeJobPart } from './tables.ts';
 import type {
   BatchResult,
   FinalizeRequest,
@@ -42,6 +36,13 @@ import type {
 import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
 
 const STAT_CONCURRENCY = 16;
+/** Parts named in a manifest's `details.redone_parts` / `details.ignored_parts`, at most. */
+const REPORTED_PARTS = 100;
+
+/** A listed object with its metadata: the listing's where the store lists it (no round trip), else its own. */
+async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo | undefined> {
+  return Object.keys(info.metadata).length > 0 ? info : store.stat(info.key);
+}
 
 /**
  * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
@@ -67,6 +68,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let failed = 0;
   const calls = { bulk: 0, single: 0 };
   let fold: FoldRecord | undefined;
+  const redone: { key: string; reason: string }[] = [];
+  const ignored: { key: string; reason: string }[] = [];
 
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
@@ -83,14 +86,24 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
     for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
     // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
-    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => ({
-      key: info.key,
-      part: storedPart(info) ?? (await readPart(store, info.key)),
-    }));
+    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
+      const { table, index } = partTableOf(job, info.key);
+      const size = partTableSize(prepared, table, INVALID_PER_PART);
+      if (!(index >= 0 && index < size)) {
+        return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
+      }
+      return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
+    });
     const savedCalls = new Map<number, Set<string>>();
     const manifested: string[] = [];
-    for (const { key, part } of stored) {
-      if (!part) continue; // not written by this kit: not manifested
+    for (const { key, read } of stored) {
+      const part = read.part;
+      if (!part) {
+        // Not this job's (another job's, past its batches, its metadata spoiled): neither counted nor manifested.
+        if (read.distrusted && ignored.length < REPORTED_PARTS) ignored.push({ key, reason: read.distrusted });
+        continue;
+      }
+      if (part.redone && redone.length < REPORTED_PARTS) redone.push({ key, reason: part.redone });
       manifested.push(key);
       const batch = partIndexOf(key);
       if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
@@ -150,7 +163,15 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     },
     parts,
     ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...(request.details || redone.length || ignored.length
+      ? {
+          details: {
+            ...request.details,
+            ...(redone.length ? { redone_parts: redone } : {}),
+            ...(ignored.length ? { ignored_parts: ignored } : {}),
+          },
+        }
+      : {}),
   };
   await writeManifest(store, manifestKey(job), manifest);
   if (manifest.status === 'completed') await removeWork(store, job);
@@ -182,19 +203,16 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
   const formats = job.formats ?? [];
   if (formats.length === 0) return [];
   const listed = new Map<string, ObjectInfo>();
-  for await (const info of store.list(tablesPrefix(job))) if (parseTableKey(job, info.key)) listed.set(info.key, info);
+  for await (const info of store.list(tablesPrefix(job))) if (isTableKey(job, info.key)) listed.set(info.key, info);
   const perPart = await mapLimited([...linesKeys], STAT_CONCURRENCY, async (key) => {
-    const { index, invalid } = linesPartIndex(job, key);
-    const tables = invalid
-      ? (['invalid'] as const)
-      : job.kind === 'enrich'
-        ? (['rows', 'signals'] as const)
-        : (['rows'] as const);
-    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, index, format)));
+    const tables = tablesOfPart(job, key);
+    const wanted = tables.flatMap((table) => formats.map((format) => tablePartKey(job, table, key, format)));
+    const identity = linesPartIdentity(job, key);
+    // A table part that does not prove itself (by its metadata and size) is written again from the lines part.
     const found = await Promise.all(
       wanted.map(async (tableKey) => {
         const info = listed.get(tableKey);
-        return info ? (storedPart(info) ?? (await readPart(store, tableKey))) : undefined;
+        return info ? storedPart(await withMetadata(store, info), identity).part : undefined;
       }),
     );
     if (found.every((part) => part !== undefined)) {
@@ -208,14 +226,17 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
       }));
     }
     const lines = await readPartLines(store, key);
-    return writeTableParts(store, encodeJobTables(job, index, lines, invalid));
+    return writeTableParts(store, encodeJobTables(job, key, lines), 'done', identity);
   });
   return perPart.flat();
 }
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
 export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
-  const manifest = await readJsonIfPresent<Manifest>(store, manifestKey(request.job));
+  // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
+  // reusing only the parts that prove themselves, and writes a manifest of its own over it.
+  const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);
+  const manifest = read?.manifest as Manifest | undefined;
   if (manifest?.status !== 'completed') return null;
   // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
   const written = new Set(manifest.parts.map((part) => part.format));
@@ -237,7 +258,9 @@ export async function recordFailedBatch(
   const key = seriesPartKey(job, series, index);
   const items = await readSeriesBatch(store, job, series, index);
   const field = job.kind === 'verify-emails' ? 'email' : 'domain';
-  const existing = await readPart(store, key);
+  const identity = linesPartIdentity(job, key);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
   const paid = await readPaidLines(store, key, existing, field);
   // Single-call lines are keyed by row (their domain is what the service resolved); bulk lines by their value.
   const keyOf = (line: Record<string, unknown>) => (series === 'single' ? String(line['row']) : String(line[field]));
@@ -259,10 +282,8 @@ export async function recordFailedBatch(
     return line;
   });
   // The calls whose answers the earlier part held are still held: their lines are kept.
-  if (series === 'single') {
-    // Its tables are written from it when the job's manifest is (finalizeJob), like every lines part without them.
-    await writePart(store, job.compression, key, lines, counts, 'failed', existing?.calls ?? []);
-  } else await writeJobPart(store, job, index, lines, counts, 'failed', false, existing?.calls ?? []);
+  const writeAs = redoneIdentity(identity, found);
+  await writeJobPart(store, job, key, lines, counts, 'failed', existing?.calls ?? [], writeAs);
   return { index, reused: false, failed: true, counts };
 }
 

@@ -4,6 +4,7 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines } from '../parts.ts';
 import { readBatch } from './batch-file.ts';
 import { foldDoneKey, foldKey, partKey, singlePartKey } from './layout.ts';
+import { jobPartIdentity } from './part-identity.ts';
 import type { JobRef, PreparedInput } from './types.ts';
 
 /** The answer a row shares with the line that holds it (what a `duplicate` line carries of it). */
@@ -54,7 +55,7 @@ export async function foldResolved(
   for (let index = 0; index < (prepared.singleBatches ?? 0); index++) {
     heartbeat();
     const key = singlePartKey(job, index);
-    if (!(await readPart(store, key))) continue;
+    if (!(await readPart(store, key, jobPartIdentity(job, index, 'single'))).part) continue;
     for (const line of await readPartLines(store, key)) {
       const domain = line['domain'];
       if (line['status'] !== 'ok' || typeof domain !== 'string' || domain === '') continue;
@@ -89,7 +90,7 @@ export async function foldResolved(
         count += 1;
       }
       if (count === 0) continue;
-      const part = await readPart(store, partKey(job, index));
+      const part = (await readPart(store, partKey(job, index), jobPartIdentity(job, index))).part;
       if (part && !part.failed && !part.partial) {
         // Answered before the names were known (the job's first window runs while the input is read).
         overlap.companies += count;

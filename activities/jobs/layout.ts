@@ -59,36 +59,25 @@ export function isOwnPartKey(job: JobRef, key: string): boolean {
   );
 }
 
-/** `<job>/tables/<table>/part-NNNNN.<ext>`: a flat table's part, numbered as the lines part it comes from. */
-export const tablePartKey = (job: JobRef, table: TableName, index: number, format: OutputFormat) =>
-  `${job.jobId}/tables/${table}/part-${pad(index)}${tableExtension(format, job.compression)}`;
+/** A lines part's name: its key without folder and extension (`part-00003`, `single-dup-00001`, `invalid-00000`). */
+export const linesPartName = (job: JobRef, key: string) =>
+  key.slice(partsPrefix(job).length, key.length - partExtension(job).length);
+
+/**
+ * `<job>/tables/<table>/<lines part name>.<ext>`: a flat table's part, named as the lines part it comes from, so that
+ * a rewritten lines part rewrites its tables and no two lines parts share a table part.
+ */
+export const tablePartKey = (job: JobRef, table: TableName, linesKey: string, format: OutputFormat) =>
+  `${job.jobId}/tables/${table}/${linesPartName(job, linesKey)}${tableExtension(format, job.compression)}`;
 export const tablesPrefix = (job: JobRef) => `${job.jobId}/tables/`;
 
-/** Whether `key` is a part of one of the job's flat tables, and which: its table, index and format. */
-export function parseTableKey(
-  job: JobRef,
-  key: string,
-): { table: TableName; index: number; format: OutputFormat } | undefined {
+/** Whether `key` is a part of one of the job's flat tables. */
+export function isTableKey(job: JobRef, key: string): boolean {
   const prefix = tablesPrefix(job);
-  if (!key.startsWith(prefix)) return undefined;
-  const match = /^(rows|signals|invalid)\/part-(\d{5,})(\.jsonl\.gz|\.jsonl|\.csv|\.parquet)$/.exec(
-    key.slice(prefix.length),
-  );
-  if (!match) return undefined;
-  const format: OutputFormat = match[3] === '.csv' ? 'csv' : match[3] === '.parquet' ? 'parquet' : 'jsonl';
-  if (format === 'jsonl' && match[3] !== tableExtension('jsonl', job.compression)) return undefined;
-  return { table: match[1] as TableName, index: Number(match[2]), format };
+  if (!key.startsWith(prefix)) return false;
+  const match =
+    /^(rows|signals|invalid)\/(part|invalid|single|dup|single-dup)-\d{5,}(\.jsonl\.gz|\.jsonl|\.csv|\.parquet)$/.exec(
+      key.slice(prefix.length),
+    );
+  return match !== null && (!match[3]?.startsWith('.jsonl') || match[3] === tableExtension('jsonl', job.compression));
 }
-
-/** The index of a lines part and whether it holds invalid rows (`invalid-NNNNN`). */
-export function linesPartIndex(job: JobRef, key: string): { index: number; invalid: boolean } {
-  const name = key.slice(partsPrefix(job).length);
-  const index = Number(/\d{5,}/.exec(name)?.[0] ?? -1);
-  // Single-call and duplicate parts number their tables apart from the bulk parts' (part-N keeps N).
-  const series = /^(single-dup|single|dup)-/.exec(name)?.[1];
-  const offset = series ? TABLE_INDEX_BASE[series as keyof typeof TABLE_INDEX_BASE] : 0;
-  return { index: index + offset, invalid: name.startsWith('invalid-') };
-}
-
-/** Where the table parts of `single-N`, `dup-N` and `single-dup-N` lines parts are numbered from. */
-const TABLE_INDEX_BASE = { single: 10_000_000, dup: 20_000_000, 'single-dup': 30_000_000 } as const;

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { StorageError } from '../../connectors/errors.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, type StoredPart } from '../parts.ts';
+import { type PartIdentity, type PartRead, partFingerprint, readPart, type StoredPart } from '../parts.ts';
 import type { JobRef } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -60,32 +60,25 @@ export async function sendPaidCall<T>(
   }
 }
 
-/** Whether the stored part is still the one this attempt read (nothing written since, by anyone). */
-function samePart(seen: StoredPart | undefined, now: StoredPart | undefined): boolean {
-  if (!seen || !now) return seen === now;
-  return seen.sha256 === now.sha256 && seen.calls.join(',') === now.calls.join(',');
-}
-
 export type Published = { lost: false; part: StoredPart } | { lost: true; part: StoredPart | undefined };
 
 /**
- * Publishes the part holding a paid answer, unless another attempt replaced the part since `seen` was read. `write`
- * receives the calls the new part holds (those of `seen`, whose lines it keeps, and this one's).
+ * Publishes the part holding a paid answer, unless another attempt replaced the part since `seen` was read (whatever
+ * was there, trusted or not: its fingerprint). `write` receives the calls the new part holds (those of the trusted
+ * part seen, whose lines it keeps, and this one's).
  */
 export async function publishPaidPart(
   store: Store,
   key: string,
-  seen: StoredPart | undefined,
+  seen: PartRead,
+  identity: PartIdentity,
   paid: { marker: CallMarker; credits: number } | undefined,
   write: (calls: string[]) => Promise<StoredPart>,
 ): Promise<Published> {
-  const calls = [...(seen?.calls ?? []), ...(paid ? [paid.marker.id] : [])];
-  if (paid) {
-    const now = await readPart(store, key);
-    if (!samePart(seen, now)) {
-      await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
-      return { lost: true, part: now };
-    }
+  const calls = [...(seen.part?.calls ?? []), ...(paid ? [paid.marker.id] : [])];
+  if (paid && (await partFingerprint(store, key)) !== seen.fingerprint) {
+    await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
+    return { lost: true, part: (await readPart(store, key, identity)).part };
   }
   try {
     return { lost: false, part: await write(calls) };

@@ -13,7 +13,7 @@ import { recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
-import { type BatchSeries, preparedKey, seriesBatchKey } from './layout.ts';
+import { type BatchSeries, invalidPartKey, preparedKey, seriesBatchKey } from './layout.ts';
 import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
@@ -47,7 +47,8 @@ export function columnRequest(kind: JobKind, request: Omit<PrepareRequest, 'job'
 /** Rows identified without a domain per single-call batch: about 4 s of calls at 300 a minute. */
 export const SINGLE_BATCH_SIZE = 20;
 
-const INVALID_PER_PART = 10_000;
+/** Invalid records per `invalid-NNNNN` part: the number of such parts follows from the invalid rows. */
+export const INVALID_PER_PART = 10_000;
 const PENDING_WRITES = 8;
 
 /**
@@ -118,7 +119,7 @@ async function prepare(
   const flushInvalid = async () => {
     const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
     await enqueue(
-      writeJobPart(out, job, stats.invalidParts++, invalid as Record<string, unknown>[], counts, 'done', true),
+      writeJobPart(out, job, invalidPartKey(job, stats.invalidParts++), invalid as Record<string, unknown>[], counts),
     );
     invalid = [];
   };

@@ -1,11 +1,13 @@
 import { KitError } from '../../connectors/errors.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, readPartLines, writeEncodedPart, zeroCounts } from '../parts.ts';
+import { encodePart, readPart, readPartLines, writeEncodedPart, writeTableParts, zeroCounts } from '../parts.ts';
 import { type BatchItem, readSeriesBatch } from './batch-file.ts';
 import { type BatchSeries, SINGLE_MARKER_BASE, seriesPartKey } from './layout.ts';
 import { type AttemptContext, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
+import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
+import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 
 /** What one paid call answered for one item: its output line (with `status`) and what the service charged. */
@@ -46,7 +48,10 @@ export async function answerSingleBatch(
   const series = request.series ?? 'single';
   const key = seriesPartKey(job, series, index);
   const markerBatch = (series === 'single' ? SINGLE_MARKER_BASE : 0) + index;
-  const existing = await readPart(store, key);
+  const identity = linesPartIdentity(job, key);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
+  const writeAs = redoneIdentity(identity, found);
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
   }
@@ -77,6 +82,8 @@ export async function answerSingleBatch(
   const publish = async (status: 'done' | 'partial' | 'failed') => {
     const lines = items.map((item) => answered.get(item.row)).filter((line) => line !== undefined);
     const body = encodePart(job.compression, lines);
+    // The tables first: the lines part is what marks the batch done.
+    await writeTableParts(store, encodeJobTables(job, key, lines), status, writeAs);
     const part = await writeEncodedPart(
       store,
       job.compression,
@@ -85,6 +92,7 @@ export async function answerSingleBatch(
       countLines(lines, credits, calls),
       status,
       callIds,
+      writeAs,
     );
     return part.counts;
   };

@@ -2,6 +2,7 @@ import type { Store } from '../../connectors/storage/store.ts';
 import {
   type EncodedTablePart,
   encodeTableParts,
+  type PartIdentity,
   type PartStatus,
   type StoredPart,
   type TableOutput,
@@ -9,16 +10,18 @@ import {
   writePart,
   writeTableParts,
 } from '../parts.ts';
+import type { TableName } from '../tables/columns.ts';
 import { enrichTables, invalidRows, invalidTable, keptColumnsOf, rowsTable, verifyRows } from '../tables/rows.ts';
 import { SIGNALS_TABLE } from '../tables/signals.ts';
-import { invalidPartKey, partKey, tablePartKey } from './layout.ts';
+import { linesPartName, tablePartKey } from './layout.ts';
+import { linesPartIdentity } from './part-identity.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
 type Line = Record<string, unknown>;
 
 /**
- * A bulk job's flat tables, from the lines of one part: `rows` (and `signals` for enrich) from a `part-NNNNN`,
- * `invalid` from an `invalid-NNNNN`. Numbered as that part, so that a rewritten part rewrites its tables.
+ * A bulk job's flat tables, from the lines of one part: `rows` (and `signals` for enrich) from a `part-`, `single-`,
+ * `dup-` or `single-dup-` part, `invalid` from an `invalid-` part.
  */
 export function jobTableRows(job: JobRef, lines: readonly Line[], invalid: boolean): TableRows[] {
   const kept = keptColumnsOf(lines, job.keepColumns);
@@ -41,38 +44,40 @@ export function jobTableRows(job: JobRef, lines: readonly Line[], invalid: boole
   return [];
 }
 
-/** Where a job's tables go and in which formats (none unless `--format` asked for some). */
-export function jobTableOutput(job: JobRef, index: number): TableOutput {
+/** The tables a lines part has: `invalid` for an `invalid-NNNNN` part; `rows` (and `signals` for enrich) else. */
+export function tablesOfPart(job: JobRef, linesKey: string): TableName[] {
+  if (isInvalidPart(job, linesKey)) return ['invalid'];
+  return job.kind === 'enrich' ? ['rows', 'signals'] : job.kind === 'verify-emails' ? ['rows'] : [];
+}
+
+const isInvalidPart = (job: JobRef, linesKey: string) => linesPartName(job, linesKey).startsWith('invalid-');
+
+/** Where a lines part's tables go and in which formats (none unless `--format` asked for some). */
+export function jobTableOutput(job: JobRef, linesKey: string): TableOutput {
   return {
     formats: job.formats ?? [],
     compression: job.compression,
-    keyOf: (table, format) => tablePartKey(job, table, index, format),
+    keyOf: (table, format) => tablePartKey(job, table, linesKey, format),
   };
 }
 
 /** The encoded table parts of one lines part (empty when the job asked for no format). */
-export function encodeJobTables(
-  job: JobRef,
-  index: number,
-  lines: readonly Line[],
-  invalid = false,
-): EncodedTablePart[] {
+export function encodeJobTables(job: JobRef, linesKey: string, lines: readonly Line[]): EncodedTablePart[] {
   if (!job.formats || job.formats.length === 0) return [];
-  return encodeTableParts(jobTableOutput(job, index), jobTableRows(job, lines, invalid));
+  return encodeTableParts(jobTableOutput(job, linesKey), jobTableRows(job, lines, isInvalidPart(job, linesKey)));
 }
 
-/** Publishes a lines part (`part-NNNNN`, or `invalid-NNNNN` when `invalid`) after its tables. */
+/** Publishes a lines part after its tables (the lines part is what marks its batch done). */
 export async function writeJobPart(
   store: Store,
   job: JobRef,
-  index: number,
+  key: string,
   lines: readonly Line[],
   counts: PartCounts,
   status: PartStatus = 'done',
-  invalid = false,
   calls: readonly string[] = [],
+  identity: PartIdentity = linesPartIdentity(job, key),
 ): Promise<StoredPart> {
-  await writeTableParts(store, encodeJobTables(job, index, lines, invalid), status);
-  const key = invalid ? invalidPartKey(job, index) : partKey(job, index);
-  return writePart(store, job.compression, key, lines, counts, status, calls);
+  await writeTableParts(store, encodeJobTables(job, key, lines), status, identity);
+  return writePart(store, job.compression, key, lines, counts, status, calls, identity);
 }

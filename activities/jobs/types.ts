@@ -18,6 +18,11 @@ export interface JobRef {
   formats?: OutputFormat[];
   /** Input columns kept in the output (`--keep-columns`): each is a column of the rows and invalid tables. */
   keepColumns?: string[];
+  /**
+   * The options that change the job's answers (enrich: filters and `limit`; absent for the other kinds). Parts record
+   * their hash, so that a part written under other options is never reused.
+   */
+  options?: Record<string, unknown>;
 }
 
 /** How a part is stored: gzip JSONL (the default) or plain JSONL. */

@@ -14,6 +14,7 @@ import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
+import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 
@@ -66,7 +67,9 @@ export async function verifyBatch(
 ): Promise<BatchResult> {
   const { job, index } = request;
   const key = partKey(job, index);
-  const existing = await readPart(store, key);
+  const identity = jobPartIdentity(job, index);
+  const found = await readPart(store, key, identity);
+  const existing = found.part;
   if (existing && !existing.failed && !existing.partial) {
     return { index, reused: true, failed: false, counts: existing.counts };
   }
@@ -95,14 +98,16 @@ export async function verifyBatch(
   const stillFailing = (counts.retryable ?? 0) > 0;
   const status = partial ? 'partial' : stillFailing ? 'failed' : 'done';
   // The tables first: the lines part is what marks the batch done.
+  const writeAs = redoneIdentity(identity, found);
   const published = await publishPaidPart(
     store,
     key,
-    existing,
+    found,
+    identity,
     { marker, credits: response.credits },
     async (calls) => {
-      await writeTableParts(store, tables, status);
-      return writeEncodedPart(store, job.compression, key, body, counts, status, calls);
+      await writeTableParts(store, tables, status, writeAs);
+      return writeEncodedPart(store, job.compression, key, body, counts, status, calls, writeAs);
     },
   );
   if (published.lost) {
@@ -143,7 +148,11 @@ function assemblePart(
     } satisfies VerifyLine;
   });
   const counts = recount(merged, credits + response.credits);
-  return { body: encodePart(job.compression, merged), tables: encodeJobTables(job, index, merged), counts };
+  return {
+    body: encodePart(job.compression, merged),
+    tables: encodeJobTables(job, partKey(job, index), merged),
+    counts,
+  };
 }
 
 /** A line not verified yet: an upstream failure to be tried (the first call treats every line so). */

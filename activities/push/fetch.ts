@@ -4,7 +4,16 @@ import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.t
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { BatchResult, ManifestPart } from '../jobs/types.ts';
-import { encodeTableParts, readPart, writePart, writeTableParts, zeroCounts } from '../parts.ts';
+import {
+  encodeTableParts,
+  optionsHash,
+  type PartIdentity,
+  readPart,
+  storedPart,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
 import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
 import { answerKey, batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey } from './layout.ts';
 import type {
@@ -15,6 +24,12 @@ import type {
   PushBatchRequest,
   PushRunRef,
 } from './types.ts';
+
+/** Whose a push part is: the push's run, the filters of its calls, and the batch. */
+function pushPartIdentity(request: PushBatchRequest): PartIdentity {
+  const { run, index, filters } = request;
+  return { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
+}
 
 /** Spec section 8: 2 credits per signal returned by enrich (how the overlap is priced). */
 const CREDITS_PER_SIGNAL = 2;
@@ -43,14 +58,16 @@ export async function fetchPushBatch(
   if (recorded && !recorded.failed) return { index, reused: true, failed: false, counts: recorded.counts };
 
   const key = pushPartKey(run, index);
+  const identity = pushPartIdentity(request);
   const saved = await readAnswer(store, run, index);
   if (saved) {
-    const written = saved.counts.lines === 0 ? undefined : await readPart(store, key);
+    // A part that does not prove itself (another run's, cut short, its metadata spoiled) is written again below.
+    const written = saved.counts.lines === 0 ? undefined : (await readPart(store, key, identity)).part;
     if (saved.counts.lines === 0 || (written && !written.failed)) {
       if (written) {
         saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
         // Written before the part, so present; listed again from their own metadata.
-        const tables = await storedTableParts(store, run, index);
+        const tables = await storedTableParts(store, run, index, identity);
         if (tables.length > 0) saved.tables = tables;
       }
       await writeBatchRecord(store, run, saved);
@@ -91,9 +108,9 @@ export async function fetchPushBatch(
   await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
   if (lines.length > 0) {
     // The flat table first: the part is what a retry finds done.
-    const tables = await writeTableParts(store, pushTables(run, index, lines));
+    const tables = await writeTableParts(store, pushTables(run, index, lines), 'done', identity);
     if (tables.length > 0) record.tables = tables;
-    const part = await writePart(store, 'gzip', key, lines, record.counts);
+    const part = await writePart(store, 'gzip', key, lines, record.counts, 'done', [], identity);
     record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
   }
   await writeBatchRecord(store, run, record);
@@ -114,11 +131,17 @@ function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) 
 }
 
 /** The batch's table parts as stored (a retry that finds the part written). */
-async function storedTableParts(store: Store, run: PushRunRef, index: number): Promise<ManifestPart[]> {
+async function storedTableParts(
+  store: Store,
+  run: PushRunRef,
+  index: number,
+  identity: PartIdentity,
+): Promise<ManifestPart[]> {
   const found: ManifestPart[] = [];
   for (const format of run.formats ?? []) {
     const key = pushTablePartKey(run, 'signals', index, format);
-    const part = await readPart(store, key);
+    // A table (CSV, Parquet) is checked by its metadata and size: its lines are not JSON lines to count.
+    const part = storedPart(await store.stat(key), identity).part;
     if (part)
       found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
   }

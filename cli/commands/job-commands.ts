@@ -208,7 +208,11 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
       import('../dry-run.ts'),
       import('../../connectors/storage/index.ts'),
     ]);
-    console.log(JSON.stringify(await dryRun(job, (url) => openStore(url)), null, 2));
+    const report = await dryRun(job, (url) => openStore(url));
+    console.log(JSON.stringify(report, null, 2));
+    for (const { key, reason } of report.skippedManifests) {
+      console.error(`signal-kit: not learning from ${key}: ${reason}`);
+    }
     return EXIT.completed;
   }
   const wait = flags.wait === true;

@@ -6,6 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { type Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
 import { mapOrdered } from './common.ts';
 import { ObjectNotFoundError, storageFailure, WriteAbortedError } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
@@ -261,14 +262,27 @@ async function removeIfStale(path: string, now: number): Promise<void> {
   }
 }
 
+/**
+ * An object's metadata sidecar; one that is not a JSON object of strings (cut short, edited by hand) reads as no
+ * metadata, as a missing one does: the object is then not trusted as a part, instead of every stat failing forever.
+ */
 async function readMetadata(path: string): Promise<Record<string, string>> {
+  let text: string;
   try {
-    return JSON.parse(await fs.readFile(metaPathOf(path), 'utf8')) as Record<string, string>;
+    text = await fs.readFile(metaPathOf(path), 'utf8');
   } catch (err) {
     if (isMissing(err)) return {};
     throw err;
   }
+  try {
+    const parsed = metadataSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : {};
+  } catch {
+    return {};
+  }
 }
+
+const metadataSchema = z.record(z.string(), z.string());
 
 /** Writes to a fresh temporary file beside `target` (creating directories); fsyncs it on end. */
 class TempFileSink extends Writable {

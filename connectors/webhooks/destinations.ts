@@ -142,34 +142,3 @@ export function destinationRef(d: Destination): DestinationRef {
 export function collectorWorkflowId(destinationId: string): string {
   return `collector-${destinationId}`;
 }
-
-function collectorBase(d: BucketDestination): string {
-  return `${d.prefix ? `${d.prefix}/` : ''}collector/${d.id}`;
-}
-
-/** `<prefix>/collector/<dest>/part-00042.jsonl`: the collector's own sequence number, so a replay overwrites. */
-export function collectorPartKey(d: BucketDestination, seq: number): string {
-  return `${collectorBase(d)}/part-${String(seq).padStart(5, '0')}.jsonl`;
-}
-
-/** `<prefix>/collector/<dest>/tables/signals/part-00042.parquet`: part 42 as a flat signals table. */
-export function collectorTablePartKey(d: BucketDestination, seq: number, extension: string): string {
-  return `${collectorBase(d)}/tables/signals/part-${String(seq).padStart(5, '0')}${extension}`;
-}
-
-export function collectorManifestKey(d: BucketDestination): string {
-  return `${collectorBase(d)}/_manifest.json`;
-}
-
-/** Where an event waits (claim-check) between its workflow and the collector's next part. */
-export function collectorStagingKey(d: BucketDestination, signalId: string): string {
-  return `${collectorBase(d)}/staging/${encodeURIComponent(signalId)}.json`;
-}
-
-export function deadLetterKey(destinationId: string, signalId: string): string {
-  return `dead-letter/${destinationId}/${encodeURIComponent(signalId)}.json`;
-}
-
-export function destinationStateKey(destinationId: string): string {
-  return `destinations/${destinationId}/state.json`;
-}

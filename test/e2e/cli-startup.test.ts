@@ -12,20 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINIMUM_NODE } from '../../cli/node-version.ts';
+import { runProgram } from '../helpers/cli.ts';
 import { oldNode } from '../helpers/old-node.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 let outDir: string;
 
-async function runEntry(node: string, args: string[]) {
-  try {
-    const { stdout, stderr } = await run(node, [join(outDir, 'cli/main.js'), ...args], { cwd: outDir });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+function runEntry(node: string, args: string[]) {
+  return runProgram(node, [join(outDir, 'cli/main.js'), ...args], { cwd: outDir }, 'minus-one');
 }
 
 describe('signal-kit on first contact', () => {

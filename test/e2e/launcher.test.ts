@@ -3,19 +3,18 @@
  * system's Node 20 first on PATH): the launcher finds the Node 24 the bootstrap keeps in the per-user cache, builds
  * dist/ because a clone has none, and runs the command; a second run starts at once, without building again.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeTooOld } from '../../cli/node-version.ts';
+import { runProgram } from '../helpers/cli.ts';
 import { oldNode } from '../helpers/old-node.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-const run = promisify(execFile);
 let clone: string;
 
 /** The files a clone of this working tree would hold: tracked and new ones, not ignored ones (no dist/, no .tools/). */
@@ -32,18 +31,9 @@ async function copyWorkingTree(to: string): Promise<void> {
   }
 }
 
-async function launch(args: string[], path: string) {
-  try {
-    const { stdout, stderr } = await run(join(clone, 'signal-kit'), args, {
-      cwd: clone,
-      env: { HOME: process.env['HOME'] ?? '/root', PATH: path },
-      timeout: 170_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+function launch(args: string[], path: string) {
+  const env = { HOME: process.env['HOME'] ?? '/root', PATH: path };
+  return runProgram(join(clone, 'signal-kit'), args, { cwd: clone, env, timeout: 170_000 }, 'minus-one');
 }
 
 describe('./signal-kit on a fresh clone', () => {

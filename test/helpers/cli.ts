@@ -25,13 +25,19 @@ export interface CliRunOptions {
  * Runs the CLI to its exit; a non-zero exit is a result. A failure without an exit code (not started, killed by the
  * timeout) is thrown with `noExitCode: 'throw'`, or reported as code -1 with `'minus-one'`.
  */
-export async function runCli(
+export function runCli(args: string[], options: CliRunOptions, noExitCode: 'throw' | 'minus-one'): Promise<CliResult> {
+  return runProgram(process.execPath, [cliMain, ...args], options, noExitCode);
+}
+
+/** Runs any program to its exit, with runCli's rules for exit codes. */
+export async function runProgram(
+  file: string,
   args: string[],
-  options: CliRunOptions,
+  options: Partial<CliRunOptions>,
   noExitCode: 'throw' | 'minus-one',
 ): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [cliMain, ...args], options);
+    const { stdout, stderr } = await execFileAsync(file, args, options);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number | string; stdout?: string; stderr?: string };

@@ -182,6 +182,9 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     for (let i = 0; i < 10_000; i++) rows.push(`person${i % 8_000}@company${i % 500}.com`);
     // The same address again with spaces and an upper-case domain: a duplicate after normalization.
     rows.push('  person1@COMPANY1.com ', 'not-an-email', '');
+    // And with its local part in capitals, 9,999 rows after the first: the service treats it as the same address, so
+    // it is not sent again in a later chunk (nor paid twice).
+    rows.push('PERSON2@Company2.COM');
     await writeFile(join(dir, 'emails.csv'), `${rows.join('\n')}\n`);
     const output = pathToFileURL(join(dir, 'verify')).href;
     const ideal = verifyIdeal(env.sandbox, rows.slice(1));
@@ -195,9 +198,9 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     const { manifest, lines } = await readJobOutput(output, 'verify-10k');
     const verified = lines.filter((l) => l['status'] === 'ok' || l['status'] === 'error');
     expect(verified).toHaveLength(8_000);
-    // The other 2,001 rows repeat an address (one with spaces and capitals): each has its line, answered once.
-    expect(lines.filter((l) => l['status'] === 'duplicate')).toHaveLength(2_001);
-    expect(lines).toHaveLength(10_003);
+    // The other 2,002 rows repeat an address (two in other spellings): each has its line, answered once.
+    expect(lines.filter((l) => l['status'] === 'duplicate')).toHaveLength(2_002);
+    expect(lines).toHaveLength(10_004);
     expect(new Set(verified.map((l) => l['email'])).size).toBe(8_000);
     expect(lines.filter((l) => l['status'] === 'invalid')).toHaveLength(2);
     const tally = { total: 0, deliverable: 0, undeliverable: 0, risky: 0, unknown: 0 } as Record<string, number>;

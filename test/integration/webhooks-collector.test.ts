@@ -174,7 +174,7 @@ describe('bucket collector (Temporal)', () => {
       ...(await partIds(store, m.parts[2]!.key)),
     ];
     expect(written.sort()).toEqual(events.map((e) => e.signal.id).sort());
-    const part = await readPart(store, m.parts[0]!.key);
+    const part = (await readPart(store, m.parts[0]!.key, { owner: 'by-count', options: '', index: 0 })).part;
     expect(part?.counts.lines).toBe(3);
     expect(part?.sha256).toBe(m.parts[0]!.sha256);
     // The staging is cleared after the manifest is written: wait for it.

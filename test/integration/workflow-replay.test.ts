@@ -42,6 +42,12 @@ describe('histories of earlier releases', () => {
     await Worker.runReplayHistory(replayOptions(), await history('bulk-enrich-5bc930c.json'), 'replay-enrich');
   });
 
+  it('the account rate limiter, a run begun by continue-as-new that granted slots and refused a request (d406de8), replays', {
+    timeout: 120_000,
+  }, async () => {
+    await Worker.runReplayHistory(replayOptions(), await history('api-rate-limiter-d406de8.json'));
+  });
+
   it('a webhook delivery that listed its destinations in an activity task (5bc930c) replays', {
     timeout: 120_000,
   }, async () => {

@@ -21,18 +21,38 @@ async function keep(values: string[], options: { memoryLimit: number; buckets: n
   const seen = new FirstSeen({ ...options, tmpDir: dir });
   const kept: number[] = [];
   let duplicates = 0;
+  /** Each duplicate row → the row of its value's first occurrence, as FirstSeen told it. */
+  const firstOf = new Map<number, number>();
   try {
     for (const [i, value] of values.entries()) {
       const verdict = await seen.add(value, i + 1, () => JSON.stringify({ v: value, row: i + 1 }));
       if (verdict === 'new') kept.push(i + 1);
-      if (verdict === 'duplicate') duplicates += 1;
+      if (verdict === 'duplicate') {
+        duplicates += 1;
+        firstOf.set(i + 1, seen.firstOrder(value) ?? -1);
+      }
     }
-    for await (const line of seen.drain()) kept.push((JSON.parse(line) as { row: number }).row);
+    const onDuplicate = async (first: number, line: string) => {
+      firstOf.set((JSON.parse(line) as { row: number }).row, first);
+    };
+    for await (const line of seen.drain(onDuplicate)) kept.push((JSON.parse(line) as { row: number }).row);
     duplicates += seen.deferredDuplicates;
   } finally {
     await seen.close();
   }
-  return { kept, duplicates };
+  return { kept, duplicates, firstOf };
+}
+
+/** Each repeated row → the row where its value first occurs. */
+function expectedFirsts(values: string[]): Map<number, number> {
+  const first = new Map<string, number>();
+  const out = new Map<number, number>();
+  values.forEach((value, i) => {
+    const at = first.get(value);
+    if (at === undefined) first.set(value, i + 1);
+    else out.set(i + 1, at);
+  });
+  return out;
 }
 
 /** The rows of each value's first occurrence, in input order. */
@@ -55,9 +75,11 @@ describe('FirstSeen', () => {
   });
 
   it('gives the same answer when all but the first values are sorted out on disk', async () => {
-    const { kept, duplicates } = await keep(values, { memoryLimit: 50, buckets: 7 });
+    const { kept, duplicates, firstOf } = await keep(values, { memoryLimit: 50, buckets: 7 });
     expect(kept).toEqual(firstRows(values));
     expect(duplicates).toBe(values.length - firstRows(values).length);
+    // Every duplicate knows its first row, whether decided in memory or on disk (what `duplicate_of` comes from).
+    expect(new Map([...firstOf].sort((a, b) => a[0] - b[0]))).toEqual(expectedFirsts(values));
     expect(await readdir(dir)).toEqual([]);
   });
 

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { partKey } from '../../../activities/jobs/layout.ts';
+import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { writePart, zeroCounts } from '../../../activities/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
@@ -63,16 +64,34 @@ describe('job ids', () => {
     // What a job named `a/parts` wrote before ids were checked: its parts under a's parts folder.
     const nested: JobRef = { jobId: 'a/parts', kind: 'enrich', output };
     const counts = { ...zeroCounts(), lines: 1, ok: 1, credits: 2 };
-    await writePart(store, a.compression, partKey(a, 0), [{ domain: 'acme.com' }], counts);
-    await writePart(store, nested.compression, partKey(nested, 0), [{ domain: 'evil.com' }], {
-      ...counts,
-      credits: 1000,
-    });
+    await writePart(
+      store,
+      a.compression,
+      partKey(a, 0),
+      [{ domain: 'acme.com' }],
+      counts,
+      'done',
+      [],
+      jobPartIdentity(a, 0),
+    );
+    const evil = { ...counts, credits: 1000 };
+    const nestedIdentity = jobPartIdentity(nested, 0);
+    await writePart(
+      store,
+      nested.compression,
+      partKey(nested, 0),
+      [{ domain: 'evil.com' }],
+      evil,
+      'done',
+      [],
+      nestedIdentity,
+    );
     const result = await finalizeJob(store, {
       job: a,
       input: null,
       status: 'completed' as const,
       startedAt: new Date().toISOString(),
+      prepared: { input: 'in.csv', rows: 1, distinct: 1, duplicates: 0, invalid: 0, batches: 1, batchSize: 100 },
     });
     expect(result.parts).toBe(1);
     expect(result.credits).toBe(2);

@@ -9,12 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../../activities/collector.ts';
+import { collectorManifestKey, collectorStagingKey } from '../../../activities/webhook-layout.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
-import {
-  collectorManifestKey,
-  collectorStagingKey,
-  webhookDeliveryConfig,
-} from '../../../connectors/webhooks/destinations.ts';
+import { webhookDeliveryConfig } from '../../../connectors/webhooks/destinations.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
 import { openDuck, sqlString } from '../../helpers/tables.ts';
 

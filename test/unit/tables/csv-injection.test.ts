@@ -41,7 +41,7 @@ function line(i: number, name: string, kept: string) {
 
 async function roundTrip(values: readonly string[]): Promise<Record<string, string>[]> {
   const lines = values.map((value, i) => line(i, value, value));
-  const [part] = encodeJobTables(job, 0, lines);
+  const [part] = encodeJobTables(job, 'csv/parts/part-00000.jsonl.gz', lines);
   expect(part?.key).toBe('csv/tables/rows/part-00000.csv');
   const path = join(await mkdtemp(join(tmpdir(), 'signal-kit-csv-')), 'rows.csv');
   await writeFile(path, part?.body ?? Buffer.alloc(0));
