@@ -15,6 +15,14 @@ export function enrichTruthCredits(sandbox: Sandbox, input: DrillInput, lines: L
   for (const line of lines) {
     if (line['status'] === 'invalid') continue;
     const domain = String(line['domain']);
+    // A row repeating an earlier row's company points at that row's line and costs nothing; its answer's status
+    // (once resolved) is the truth's all the same.
+    if (line['status'] === 'duplicate') {
+      const answered = line['answer_status'];
+      if (answered !== undefined && answered !== status.get(domain))
+        problems.push(`${domain}: duplicate of a ${String(answered)} answer, truth ${status.get(domain)}`);
+      continue;
+    }
     const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
     const truth = ideal.signalIds.get(domain) ?? [];
     if (line['status'] !== status.get(domain))
