@@ -89,7 +89,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
       const { table, index } = partTableOf(job, info.key);
       const size = partTableSize(prepared, table, INVALID_PER_PART);
-      if (!(index >= 0 && index < size)) {
+      // A job that failed before its input was read through has no batch count: the batches that ran are still
+      // its own (their identity is checked below), and what was paid for them is kept.
+      if (!(index >= 0 && (index < size || !prepared))) {
         return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
       }
       return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };

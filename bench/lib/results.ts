@@ -10,6 +10,7 @@ export const BENCHMARKS = [
   'verify-scale',
   'webhook-intake',
   'push-incremental',
+  'postgres-load',
 ] as const;
 
 const HEADER = `# Benchmark results

@@ -13,16 +13,8 @@ export function enrichTruthCredits(sandbox: Sandbox, input: DrillInput, lines: L
   const status = new Map(ideal.domains.map((d) => [d.domain, d.status]));
   const problems: string[] = [];
   for (const line of lines) {
-    if (line['status'] === 'invalid') continue;
+    if (line['status'] === 'invalid' || line['status'] === 'duplicate') continue; // no signals of its own
     const domain = String(line['domain']);
-    // A row repeating an earlier row's company points at that row's line and costs nothing; its answer's status
-    // (once resolved) is the truth's all the same.
-    if (line['status'] === 'duplicate') {
-      const answered = line['answer_status'];
-      if (answered !== undefined && answered !== status.get(domain))
-        problems.push(`${domain}: duplicate of a ${String(answered)} answer, truth ${status.get(domain)}`);
-      continue;
-    }
     const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
     const truth = ideal.signalIds.get(domain) ?? [];
     if (line['status'] !== status.get(domain))

@@ -20,7 +20,7 @@ const ENRICH_LIMIT = 5;
 const PUSH_LIMIT = 100;
 
 interface LoadReport {
-  tables: { table: string; rows: number; inserted: number; updated: number; unchanged: number }[];
+  tables: { table: string; from: string; rows: number; inserted: number; updated: number; unchanged: number }[];
 }
 
 describe('load keeps its promises: enrich and two push runs into PostgreSQL, against the sandbox truth', () => {
@@ -84,17 +84,21 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
     const first = await runPush(env, 'load-promise-push-1', { ...push, runAt: new Date(now).toISOString() });
     const firstTruth = newSignals(env.sandbox, domains, { detected_after: since });
     expect(first.status).toBe('completed');
-    await load(first.manifestUrl);
+    const firstReport = await load(first.manifestUrl);
+    expect(firstReport.tables.map((t) => [t.table, t.from])).toEqual([['signal_kit_signals', 'lines']]);
     now += 30 * DAY;
+    // This run also writes its flat signals table: the first run loads from its output lines, this one from the table.
     const second = await runPush(env, 'load-promise-push-2', {
       ...push,
       fullRefresh: true,
+      formats: ['jsonl'],
       runAt: new Date(now).toISOString(),
     });
     const secondTruth = newSignals(env.sandbox, domains, { detected_after: since });
     expect(second.status).toBe('completed');
     expect(secondTruth.ids.length).toBeGreaterThan(firstTruth.ids.length);
-    await load(second.manifestUrl);
+    const secondReport = await load(second.manifestUrl);
+    expect(secondReport.tables.map((t) => [t.table, t.from])).toEqual([['signal_kit_signals', 'table']]);
 
     // Every signal the service shows for what was asked, once: the enrich job's newest per domain, and every signal
     // since `since` up to the second run's clock.
@@ -132,11 +136,14 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
          union all select 'rows', count(*)::int, string_agg(xmin::text, ',' order by row_key) from signal_kit_enrich_rows`,
       );
     const before = await snapshot();
+    const mark = env.sandbox.truth.lastCall();
     for (const manifest of [first.manifestUrl, enrich.manifestUrl, second.manifestUrl]) {
       const report = await load(manifest);
       for (const table of report.tables)
         expect(table, `${manifest} ${table.table}`).toMatchObject({ inserted: 0, updated: 0 });
     }
     expect(await snapshot()).toEqual(before);
+    // Loading reads the bucket only: not one call to the service.
+    expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
   });
 });
