@@ -159,7 +159,11 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   let preparing: Promise<PreparedInput> | undefined;
   let startBatches = 0;
   if (!prepared) {
-    const finished = await jobs.findFinishedJob({ job });
+    const finished = await jobs.findFinishedJob({
+      job,
+      input: input.input,
+      ...(input.column ? { column: input.column } : {}),
+    });
     if (finished) return finished;
     const request = {
       job,

@@ -4,6 +4,7 @@ import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, ze
 import { readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
+import { checkJobIdentity, jobIdentityOf } from './job-identity.ts';
 import {
   type BatchSeries,
   foldDoneKey,
@@ -234,7 +235,15 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
 }
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
-export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
+export async function findFinishedJob(
+  store: Store,
+  request: { job: JobRef; input?: string | null; column?: string; options?: Record<string, unknown> },
+): Promise<JobResult | null> {
+  // The job's first activity: a start of this id with another input or options is refused before anything runs.
+  if (request.input !== undefined) {
+    const job = request.options ? { ...request.job, options: request.options } : request.job;
+    await checkJobIdentity(store, request.job, jobIdentityOf(job, request.input, request.column));
+  }
   // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
   // reusing only the parts that prove themselves, and writes a manifest of its own over it.
   const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);

@@ -134,6 +134,7 @@ describe('drill: the S3 server restarted during part uploads', () => {
       // Nothing but the manifest and the part is visible under the job (a completed job removes its work state).
       const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'drills', Prefix: 'exports/export-drill/' }));
       expect((listed.Contents ?? []).map((o) => o.Key).sort()).toEqual([
+        'exports/export-drill/_job.json',
         'exports/export-drill/_manifest.json',
         'exports/export-drill/parts/part-00000.jsonl',
       ]);
