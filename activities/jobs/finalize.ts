@@ -1,7 +1,7 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
-import { readSeriesBatch, recordFields } from './batch-file.ts';
+import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { checkJobIdentity, jobIdentityOf } from './job-identity.ts';
@@ -283,7 +283,7 @@ export async function recordFailedBatch(
       status: 'error',
       row: item.row,
       ...recordFields(item),
-      ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
+      ...(field === 'domain' ? { matched_by: matchedByOf(item) } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };
