@@ -2,7 +2,7 @@
 import type { TableName } from '../tables/columns.ts';
 import type { OutputFormat } from '../tables/encode.ts';
 
-export type JobKind = 'enrich' | 'verify-emails' | 'intent-export';
+export type JobKind = 'enrich' | 'verify-emails' | 'intent-export' | 'enrich-contacts';
 
 export type JobStatus = 'running' | 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
 
