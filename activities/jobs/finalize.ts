@@ -17,6 +17,7 @@ import {
   seriesPartKey,
   tablePartKey,
   tablesPrefix,
+  workPrefix,
 } from './layout.ts';
 import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
@@ -181,7 +182,25 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       : {}),
   };
   await writeManifest(store, manifestKey(job), manifest);
+  if (manifest.status === 'completed') await removeWork(store, job);
   return toResult(store, job, manifest);
+}
+
+/**
+ * Removes a completed job's `work/` objects once its manifest is written: the batch files hold every input value
+ * (every address, for a verification) in clear, and nothing reads them again (running the same command again finds
+ * the manifest; a re-run in another format prepares the input again). A job that did not complete keeps them, since
+ * running it again sends its failed batches from them. Best effort: what a failure leaves is removed the next time
+ * the same command finds the job finished.
+ */
+export async function removeWork(store: Store, job: JobRef): Promise<void> {
+  try {
+    const keys: string[] = [];
+    for await (const info of store.list(workPrefix(job))) keys.push(info.key);
+    await mapLimited(keys, STAT_CONCURRENCY, (key) => store.delete(key));
+  } catch {
+    // Left for the next run of the same command.
+  }
 }
 
 /**
@@ -238,6 +257,7 @@ export async function findFinishedJob(
   // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
   const written = new Set(manifest.parts.map((part) => part.format));
   if ((request.job.formats ?? []).some((format) => !written.has(format))) return null;
+  await removeWork(store, request.job);
   return toResult(store, request.job, manifest);
 }
 
