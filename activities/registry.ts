@@ -12,6 +12,7 @@ import { finalizeFeedRun } from './feeds/finalize.ts';
 import { prepareFeedRun } from './feeds/plan.ts';
 import { answerDuplicates } from './jobs/duplicates.ts';
 import { enrichBatch } from './jobs/enrich.ts';
+import { enrichContactsBatch } from './jobs/enrich-contacts.ts';
 import { enrichSingleBatch } from './jobs/enrich-single.ts';
 import { finalizeJob, findFinishedJob, recordFailedBatch } from './jobs/finalize.ts';
 import { foldResolved } from './jobs/fold.ts';
@@ -70,6 +71,8 @@ export function createApiActivities(deps: ActivityDeps) {
       enrichBatch(client, openStore(request.job.output), request, currentAttempt()),
     enrichSingleBatch: (request: Parameters<typeof enrichSingleBatch>[2]) =>
       enrichSingleBatch(client, openStore(request.job.output), request, currentAttempt()),
+    enrichContactsBatch: (request: Parameters<typeof enrichContactsBatch>[2]) =>
+      enrichContactsBatch(client, openStore(request.job.output), request, currentAttempt()),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
       verifyBatch(client, openStore(request.job.output), request, currentAttempt()),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>

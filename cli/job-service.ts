@@ -11,6 +11,7 @@ import type { JobResult } from '../activities/jobs/types.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { type BulkEnrichInput, bulkEnrich } from '../workflows/bulk-enrich.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+import { type EnrichContactsInput, enrichContacts } from '../workflows/enrich-contacts.ts';
 import { type IntentExportInput, intentExport } from '../workflows/intent-export.ts';
 import { type JobProgress, progressQuery } from '../workflows/job-progress.ts';
 import { type VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
@@ -18,6 +19,7 @@ import { jobLabels } from './job-labels.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
+  | { workflow: 'enrichContacts'; input: EnrichContactsInput }
   | { workflow: 'verifyEmails'; input: VerifyEmailsInput }
   | { workflow: 'intentExport'; input: IntentExportInput };
 
@@ -42,7 +44,7 @@ export function defaultJobId(kind: string, parts: unknown): string {
 }
 
 /** Each job's workflow function: jobs are started by reference, so a renamed workflow is a type error here. */
-const JOB_WORKFLOWS = { bulkEnrich, verifyEmails, intentExport } as const;
+const JOB_WORKFLOWS = { bulkEnrich, enrichContacts, verifyEmails, intentExport } as const;
 type JobWorkflows = typeof JOB_WORKFLOWS;
 
 /** A started job: a Temporal workflow handle typed by the job's workflow (its `result()` is a `JobResult`). */

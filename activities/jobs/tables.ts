@@ -29,7 +29,8 @@ export function jobTableRows(job: JobRef, lines: readonly Line[], invalid: boole
     const def = invalidTable(kept);
     return [{ def, rows: invalidRows(lines, def) }];
   }
-  if (job.kind === 'enrich') {
+  // A contact's line has the enrich shape (employer, signals): the same rows and signals tables.
+  if (job.kind === 'enrich' || job.kind === 'enrich-contacts') {
     const def = rowsTable('enrich', kept);
     const { rows, signals } = enrichTables(lines, def);
     return [

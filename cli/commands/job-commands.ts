@@ -56,6 +56,14 @@ export interface EnrichFlags extends JobFlags, ColumnFlags {
   maxCredits?: string;
 }
 
+export interface EnrichContactsFlags extends JobFlags, ColumnFlags {
+  input?: string;
+  signalTypes?: string;
+  detectedAfter?: string;
+  limit?: string;
+  maxCredits?: string;
+}
+
 export interface VerifyEmailsFlags extends JobFlags, ColumnFlags {
   input?: string;
   maxCredits?: string;
@@ -130,6 +138,43 @@ export function enrichJob(flags: EnrichFlags): JobStart {
       jobId:
         jobIdFlag(flags.jobId) ??
         defaultJobId('enrich', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
+      input,
+      output,
+      ...columnOptions(flags),
+      options,
+      maxCredits,
+      concurrency: positiveInt('concurrency', flags.concurrency),
+      compression: compression(flags.compression),
+      ...tableFormats(flags.format),
+    },
+  };
+}
+
+/** `enrich-contacts`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
+export function enrichContactsJob(flags: EnrichContactsFlags): JobStart {
+  const { limit, types } = signalFilters({ limit: flags.limit, signalTypes: flags.signalTypes });
+  const options = {
+    ...(types ? { signal_types: types } : {}),
+    ...(flags.detectedAfter ? { detected_after: isoDate('detected-after', flags.detectedAfter) } : {}),
+    ...(limit ? { limit } : {}),
+  };
+  const input = locationUrl('input', flags.input);
+  const output = locationUrl('output', flags.output);
+  const maxCredits = positiveInt('max-credits', flags.maxCredits);
+  const perContact = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+  if (maxCredits !== undefined && maxCredits < perContact) {
+    throw new UsageError(
+      `--max-credits ${maxCredits} cannot pay for one contact at its worst (${limit === undefined ? `without --limit, ${MAX_SIGNALS_PER_CALL}` : `--limit ${limit}`} signals × ` +
+        `${CREDITS.perEnrichedSignal} credits = ${perContact}): lower --limit to ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} ` +
+        `or raise --max-credits to at least ${perContact}`,
+    );
+  }
+  return {
+    workflow: 'enrichContacts',
+    input: {
+      jobId:
+        jobIdFlag(flags.jobId) ??
+        defaultJobId('contacts', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
       input,
       output,
       ...columnOptions(flags),
