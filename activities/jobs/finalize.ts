@@ -2,6 +2,7 @@ import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
+import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { checkJobIdentity, jobIdentityOf } from './job-identity.ts';
@@ -66,6 +67,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let credits = 0;
   let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
+  /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
+  let crmCsv: ManifestPart | undefined;
   let failed = 0;
   const calls = { bulk: 0, single: 0 };
   let fold: FoldRecord | undefined;
@@ -139,6 +142,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
+    if (job.formats?.includes('csv')) crmCsv = await writeCrmCsv(store, job, parts);
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -165,6 +169,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       failed,
     },
     parts,
+    ...(crmCsv ? { rows_csv: crmCsv } : {}),
     ...(request.error ? { error: request.error } : {}),
     ...(request.details || redone.length || ignored.length
       ? {

@@ -143,6 +143,8 @@ export interface Manifest {
   columns?: Record<string, unknown>;
   batches: { total: number; done: number; failed: number };
   parts: ManifestPart[];
+  /** With `--format csv`: every rows CSV part in one file (`<job>/rows.csv`), the file a CRM imports. */
+  rows_csv?: ManifestPart;
   error?: string;
   details?: Record<string, unknown>;
 }

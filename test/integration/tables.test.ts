@@ -279,6 +279,17 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
       }
     }
 
+    // The one CSV a CRM imports (rows.csv): every answered row once, under its record id, one header row.
+    const crm = manifest.rows_csv;
+    expect(crm?.key).toBe('crm-tables/rows.csv');
+    const crmBytes = await readFile(join(root, String(crm?.key)));
+    expect(createHash('sha256').update(crmBytes).digest('hex')).toBe(crm?.sha256);
+    const [crmHeader, ...crmRows] = await readCsvWithPython(join(root, String(crm?.key)));
+    expect(crmHeader).toEqual(KEPT_ROWS_TYPES.map(([name]) => name));
+    expect(crmRows).toHaveLength(answered.length);
+    expect(crm?.lines).toBe(answered.length);
+    expect(crmRows.map((cells) => cells[0]).sort()).toEqual(answered.map((line) => String(line['record_id'])).sort());
+
     // The invalid table: every bad row, with what it held and why.
     const bad = await duck.query(
       `SELECT "row", raw::VARCHAR AS raw, error, record_id FROM read_parquet(${glob('invalid')}) ORDER BY "row"`,
