@@ -77,7 +77,7 @@ async function arrowWriter(): Promise<Writer> {
         return new arrow.Utf8(); // arrow-js has no JSON type: a json column is written as plain text
     }
   };
-  const valueOf = (column: Column, value: unknown): unknown => {
+  const arrowValue = (column: Column, value: unknown): unknown => {
     if (value === null || value === undefined) return null;
     if (column.type === 'date') return new Date(`${value as string}T00:00:00Z`);
     if (column.type === 'json') return JSON.stringify(value);
@@ -87,7 +87,7 @@ async function arrowWriter(): Promise<Writer> {
     const vectors: Record<string, unknown> = {};
     for (const column of def.columns) {
       vectors[column.name] = arrow.vectorFromArray(
-        rows.map((row) => valueOf(column, row[column.name])),
+        rows.map((row) => arrowValue(column, row[column.name])),
         typeOf(column),
       );
     }
