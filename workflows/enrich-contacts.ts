@@ -30,6 +30,7 @@ export async function enrichContacts(input: EnrichContactsInput): Promise<JobRes
   return runBatchJob(input, {
     kind: 'enrich-contacts',
     batchSize: 1,
+    options: { ...options },
     maxCredits: input.maxCredits,
     // Every row is a single: the bulk window has no batches (a contact's employer is not enriched again).
     runBatch: (job, index) => singles.run(job, index),

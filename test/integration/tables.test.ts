@@ -279,6 +279,27 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
       }
     }
 
+    // docs/tables.md's query, as a user runs it: signals per type per company.
+    const perType = await duck.query(
+      `SELECT company_domain, signal_type, count(*)::INTEGER AS signals, max(detected_at) AS newest
+       FROM read_parquet(${glob('signals')}, union_by_name = false)
+       GROUP BY company_domain, signal_type ORDER BY company_domain, signals DESC`,
+    );
+    const expected = new Map<string, number>();
+    for (const signal of signals) {
+      const key = `${(signal['company'] as Line | undefined)?.['domain']}|${signal.signal_type}`;
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    expect(new Map(perType.map((r) => [`${r['company_domain']}|${r['signal_type']}`, r['signals']]))).toEqual(expected);
+    const newestRows = await duck.query(
+      `SELECT r.record_id, s.data->>'$.technologies' AS technologies
+       FROM read_parquet(${glob('rows')}) r JOIN read_parquet(${glob('signals')}) s USING (record_id)
+       WHERE s.detected_at = r.latest_signal_at`,
+    );
+    expect(newestRows.length).toBeGreaterThanOrEqual(
+      answered.filter((l) => l['status'] === 'ok' && (l['signals'] as unknown[]).length > 0).length,
+    );
+
     // The one CSV a CRM imports (rows.csv): every answered row once, under its record id, one header row.
     const crm = manifest.rows_csv;
     expect(crm?.key).toBe('crm-tables/rows.csv');
