@@ -53,6 +53,7 @@ const HISTORY_KEYS = 10_000;
 export async function dryRun(job: JobStart, openStore: (url: string) => Store): Promise<DryRunReport> {
   const out = openStore(job.input.output);
   if (job.workflow === 'intentExport') return dryRunExport(job, out);
+  if (job.workflow === 'enrichContacts') return dryRunContacts(job, openStore, out);
   const kind = job.workflow === 'bulkEnrich' ? 'enrich' : 'verify-emails';
   const batchSize = kind === 'enrich' ? ENRICH_BATCH_SIZE : VERIFY_CHUNK_SIZE;
   const scan = await scanInput(openStore, {
@@ -114,6 +115,72 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
     },
     ...(scan.columns ? { columns: scan.columns } : {}),
     credits: { worstCase, worstCaseBasis: worstCaseBasis + capped, expected, expectedBasis },
+    skippedManifests: skipped,
+  };
+}
+
+/**
+ * `enrich-contacts --dry-run`: one paced call per distinct contact (the spec has no bulk form), so the calls are the
+ * distinct contacts and the time is their count at the account's rate limit; each can cost 2 credits per person-level
+ * signal up to `--limit` (500 without it).
+ */
+async function dryRunContacts(
+  job: Extract<JobStart, { workflow: 'enrichContacts' }>,
+  openStore: (url: string) => Store,
+  out: Store,
+): Promise<DryRunReport> {
+  const scan = await scanInput(openStore, {
+    kind: 'enrich-contacts',
+    input: job.input.input,
+    column: job.input.column,
+    idColumn: job.input.idColumn,
+    keepColumns: job.input.keepColumns,
+    batchSize: 1,
+  });
+  const contacts = scan.distinct + (scan.singles ?? 0);
+  const options = job.input.options ?? {};
+  const perContact = (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS_PER_SIGNAL;
+  const uncapped = contacts * perContact;
+  const { maxCredits } = job.input;
+  const worstCase = maxCredits === undefined ? uncapped : Math.min(uncapped, maxCredits);
+  const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
+  const worstCaseBasis = `${contacts} distinct contacts × ${options.limit ?? MAX_SIGNALS_PER_CALL} person-level signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal; a contact the service does not know is free${capped}`;
+  const skipped: SkippedManifest[] = [];
+  const own = await readManifest(
+    out,
+    manifestKey({ jobId: job.input.jobId, kind: 'enrich-contacts', output: job.input.output }),
+    skipped,
+  );
+  let expected: number;
+  let expectedBasis: string;
+  if (own?.status === 'completed') {
+    expected = 0;
+    expectedBasis = `job ${job.input.jobId} already completed under this output: running it again returns its manifest and pays nothing`;
+  } else {
+    const answered = own ? own.counts.ok + own.counts.not_found : 0;
+    const remaining = Math.max(0, contacts - answered);
+    const history = await learnRate(out, 'enrich-contacts', (m) => sameOptions(m, options), skipped);
+    if (history) {
+      expected = Math.min(worstCase, Math.round(remaining * history.rate));
+      expectedBasis = `${remaining} contacts to answer × ${round(history.rate)} credits per contact, the rate of ${history.jobs} earlier completed enrich-contacts job(s) under this output with the same filters`;
+    } else {
+      expected = Math.min(worstCase, remaining * perContact);
+      expectedBasis = `no earlier completed enrich-contacts job with the same filters under this output to learn a rate from: the worst case for the ${remaining} contacts left to answer`;
+    }
+  }
+  return {
+    dryRun: true,
+    jobId: job.input.jobId,
+    kind: 'enrich-contacts',
+    input: job.input.input,
+    output: job.input.output,
+    ...counts(scan),
+    distinct: contacts,
+    batches: 0,
+    calls: contacts,
+    callsByKind: { bulk: 0, single: contacts, minutesAtRateLimit: round(contacts / RATE_LIMIT_PER_MINUTE) },
+    ...(scan.columns ? { columns: scan.columns } : {}),
+    credits: { worstCase, worstCaseBasis, expected, expectedBasis },
     skippedManifests: skipped,
   };
 }

@@ -10,9 +10,20 @@ import type { Store } from '../connectors/storage/store.ts';
 import { UsageError } from './args.ts';
 import type { JobStart } from './job-service.ts';
 
+/** The kind of a job that reads an input file. */
+export function jobKindOf(
+  job: Exclude<JobStart, { workflow: 'intentExport' }>,
+): 'enrich' | 'enrich-contacts' | 'verify-emails' {
+  return job.workflow === 'bulkEnrich'
+    ? 'enrich'
+    : job.workflow === 'enrichContacts'
+      ? 'enrich-contacts'
+      : 'verify-emails';
+}
+
 export async function checkInputColumns(job: JobStart, openStore: (url: string) => Store): Promise<void> {
   if (job.workflow === 'intentExport') return;
-  const kind = job.workflow === 'bulkEnrich' ? 'enrich' : 'verify-emails';
+  const kind = jobKindOf(job);
   const { openInput, sniffDelimiter } = await import('../activities/jobs/input.ts');
   let header: string[] | undefined;
   try {

@@ -10,6 +10,7 @@ interface LabelledJob {
 
 const KIND: Record<string, string> = {
   bulkEnrich: 'enrich',
+  enrichContacts: 'enrich-contacts',
   verifyEmails: 'verify-emails',
   intentExport: 'intent-export',
 };

@@ -103,6 +103,18 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       .option('--format <list>', TABLE_FORMATS),
   ).action(action((command) => async () => jobCommand('enrichJob', command.opts())));
 
+  const contacts = program
+    .command('enrich-contacts')
+    .description('enrich a CRM contact export person by person (email or LinkedIn URL): contact, employer, signals');
+  jobFlags(
+    inputFlags(contacts, 'contacts (Email, LinkedIn URL, ...)', 'email or LinkedIn URL')
+      .option('--signal-types <a,b>', 'only these person-level signal types')
+      .option('--detected-after <iso>', 'only signals detected after this date')
+      .option('--limit <n>', 'signals per contact, at most 500 (2 credits each)')
+      .option('--max-credits <n>', 'stop before spending more than this')
+      .option('--format <list>', TABLE_FORMATS),
+  ).action(action((command) => async () => jobCommand('enrichContactsJob', command.opts())));
+
   const verifyEmails = program.command('verify-emails').description('verify a list of email addresses');
   jobFlags(
     inputFlags(verifyEmails, 'addresses', 'address')
@@ -350,7 +362,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 /** A job command: its flags become the job (every mistake named by its flag), then it starts, waits or dry-runs. */
 async function jobCommand(
-  build: 'enrichJob' | 'verifyEmailsJob' | 'intentExportJob',
+  build: 'enrichJob' | 'enrichContactsJob' | 'verifyEmailsJob' | 'intentExportJob',
   flags: OptionValues,
 ): Promise<number> {
   const jobs = await import('./commands/job-commands.ts');

@@ -101,6 +101,11 @@ export interface BatchJobSpec {
     run: (job: JobRef, index: number) => Promise<BatchResult>;
     runCapped: (job: JobRef, index: number, creditCap: number) => Promise<BatchResult>;
   };
+  /**
+   * False when single calls resolve nothing the bulk batches could reuse (contacts: every row is a single): the job
+   * goes from its single batches straight to its duplicates and manifest.
+   */
+  foldSingles?: boolean;
   /** The most credits a batch of `size` items could cost. */
   worstCaseCredits: (size: number) => number;
   details: Record<string, unknown>;
@@ -159,7 +164,11 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   let preparing: Promise<PreparedInput> | undefined;
   let startBatches = 0;
   if (!prepared) {
-    const finished = await jobs.findFinishedJob({ job });
+    const finished = await jobs.findFinishedJob({
+      job,
+      input: input.input,
+      ...(input.column ? { column: input.column } : {}),
+    });
     if (finished) return finished;
     const request = {
       job,
@@ -233,7 +242,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
     });
     if (outcome.fatal === undefined && !outcome.budgetExhausted) {
       if (outcome.next < singleBatches(plan)) return carriedOn(plan, input.carried?.next ?? 0, outcome.next);
-      await jobs.foldResolved({ job, prepared: plan });
+      if (spec.foldSingles !== false) await jobs.foldResolved({ job, prepared: plan });
       folded = true;
       outcome = undefined;
     }

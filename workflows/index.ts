@@ -3,6 +3,7 @@ export { apiRateLimiter } from './api-rate-limiter.ts';
 export { bucketCollector } from './bucket-collector.ts';
 export { bulkEnrich } from './bulk-enrich.ts';
 export { lookupCatalog } from './catalog-lookup.ts';
+export { enrichContacts } from './enrich-contacts.ts';
 export { intentExport } from './intent-export.ts';
 export { scheduledFeed } from './scheduled-feed.ts';
 export { scheduledPush } from './scheduled-push.ts';

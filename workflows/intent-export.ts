@@ -91,7 +91,7 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
   };
   enter('submitting');
 
-  const finished = await jobs.findFinishedJob({ job });
+  const finished = await jobs.findFinishedJob({ job, input: null, options: { ...input.request } });
   if (finished) return finished;
 
   let submitted: Awaited<ReturnType<ApiActivities['submitIntentExport']>>;

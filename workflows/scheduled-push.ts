@@ -166,7 +166,9 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
       totals,
       run: async (index) => {
         try {
-          const result = await api.fetchPushBatch({ run, index, filters });
+          // Its line in Temporal's web UI: which batch of which push run, not a bare activity name.
+          const summary = `push ${run.name} batch ${index + 1} of ${total} · run ${run.runId}`;
+          const result = await api.fetchPushBatch.executeWithOptions({ summary }, [{ run, index, filters }]);
           signals += result.counts.lines;
           return result;
         } catch (error) {

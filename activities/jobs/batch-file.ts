@@ -41,3 +41,12 @@ export async function readSeriesBatch(
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as BatchItem);
 }
+
+/**
+ * Which identifier of the row was sent, as an output line names it: a company's `domain`, `linkedin_url` or
+ * `company_name`; a person's `email` or `linkedin_url` (their profile).
+ */
+export function matchedByOf(item: { m?: IdentifierRole }): Exclude<IdentifierRole, 'linkedin_person'> {
+  if (item.m === undefined) return 'domain';
+  return item.m === 'linkedin_person' ? 'linkedin_url' : item.m;
+}

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, zeroCounts } from '../parts.ts';
-import { type BatchItem, recordFields } from './batch-file.ts';
+import { type BatchItem, matchedByOf, recordFields } from './batch-file.ts';
 import type { SharedAnswer } from './fold.ts';
 import { type BatchSeries, duplicatePartKey, duplicatesPrefix, seriesPartKey } from './layout.ts';
 import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
@@ -25,7 +25,7 @@ export function duplicateLine(
     status: 'duplicate' as const,
     row: item.row,
     ...recordFields(item),
-    ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
+    ...(field === 'domain' ? { matched_by: matchedByOf(item) } : {}),
     input: item.raw,
     duplicate_of: answer?.row ?? firstRow,
   };

@@ -1,9 +1,11 @@
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
-import { readSeriesBatch, recordFields } from './batch-file.ts';
+import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
+import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
+import { checkJobIdentity, jobIdentityOf } from './job-identity.ts';
 import {
   type BatchSeries,
   foldDoneKey,
@@ -15,6 +17,7 @@ import {
   seriesPartKey,
   tablePartKey,
   tablesPrefix,
+  workPrefix,
 } from './layout.ts';
 import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
@@ -64,6 +67,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let credits = 0;
   let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
+  /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
+  let crmCsv: ManifestPart | undefined;
   let failed = 0;
   const calls = { bulk: 0, single: 0 };
   let fold: FoldRecord | undefined;
@@ -88,7 +93,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
       const { table, index } = partTableOf(job, info.key);
       const size = partTableSize(prepared, table, INVALID_PER_PART);
-      if (!(index >= 0 && index < size)) {
+      // A job that failed before its input was read through has no batch count: the batches that ran are still
+      // its own (their identity is checked below), and what was paid for them is kept.
+      if (!(index >= 0 && (index < size || !prepared))) {
         return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
       }
       return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
@@ -135,6 +142,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
+    if (job.formats?.includes('csv')) crmCsv = await writeCrmCsv(store, job, parts);
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -161,6 +169,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       failed,
     },
     parts,
+    ...(crmCsv ? { rows_csv: crmCsv } : {}),
     ...(request.error ? { error: request.error } : {}),
     ...(request.details || redone.length || ignored.length
       ? {
@@ -173,7 +182,25 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       : {}),
   };
   await writeManifest(store, manifestKey(job), manifest);
+  if (manifest.status === 'completed') await removeWork(store, job);
   return toResult(store, job, manifest);
+}
+
+/**
+ * Removes a completed job's `work/` objects once its manifest is written: the batch files hold every input value
+ * (every address, for a verification) in clear, and nothing reads them again (running the same command again finds
+ * the manifest; a re-run in another format prepares the input again). A job that did not complete keeps them, since
+ * running it again sends its failed batches from them. Best effort: what a failure leaves is removed the next time
+ * the same command finds the job finished.
+ */
+export async function removeWork(store: Store, job: JobRef): Promise<void> {
+  try {
+    const keys: string[] = [];
+    for await (const info of store.list(workPrefix(job))) keys.push(info.key);
+    await mapLimited(keys, STAT_CONCURRENCY, (key) => store.delete(key));
+  } catch {
+    // Left for the next run of the same command.
+  }
 }
 
 /**
@@ -213,7 +240,15 @@ async function tableParts(store: Store, job: JobRef, linesKeys: readonly string[
 }
 
 /** The result of a job already completed under this id, so that running it again does nothing. */
-export async function findFinishedJob(store: Store, request: { job: JobRef }): Promise<JobResult | null> {
+export async function findFinishedJob(
+  store: Store,
+  request: { job: JobRef; input?: string | null; column?: string; options?: Record<string, unknown> },
+): Promise<JobResult | null> {
+  // The job's first activity: a start of this id with another input or options is refused before anything runs.
+  if (request.input !== undefined) {
+    const job = request.options ? { ...request.job, options: request.options } : request.job;
+    await checkJobIdentity(store, request.job, jobIdentityOf(job, request.input, request.column));
+  }
   // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
   // reusing only the parts that prove themselves, and writes a manifest of its own over it.
   const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);
@@ -222,6 +257,7 @@ export async function findFinishedJob(store: Store, request: { job: JobRef }): P
   // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
   const written = new Set(manifest.parts.map((part) => part.format));
   if ((request.job.formats ?? []).some((format) => !written.has(format))) return null;
+  await removeWork(store, request.job);
   return toResult(store, request.job, manifest);
 }
 
@@ -252,7 +288,7 @@ export async function recordFailedBatch(
       status: 'error',
       row: item.row,
       ...recordFields(item),
-      ...(field === 'domain' ? { matched_by: item.m ?? 'domain' } : {}),
+      ...(field === 'domain' ? { matched_by: matchedByOf(item) } : {}),
       input: item.raw,
       error: { code: BATCH_FAILED, message },
     };

@@ -120,6 +120,51 @@ export const EnrichLineSchema = lineSchema('signal-kit enrich output line', [
   errorLine({ domain: resolvedDomain, matched_by: matchedBy }, 'The company could not be enriched'),
 ]);
 
+const contactMatchedBy = z
+  .enum(['email', 'linkedin_url'])
+  .describe("which identifier of the row was sent: the person's email, else their LinkedIn profile URL");
+const contactRow = {
+  row,
+  ...record,
+  matched_by: contactMatchedBy,
+  input: z.string().describe('the identifier as the input had it'),
+};
+const employerDomain = z
+  .string()
+  .nullable()
+  .describe("the root domain of the person's employer as the service resolved it; null when it found no person");
+
+export const EnrichContactsLineSchema = lineSchema('signal-kit enrich-contacts output line', [
+  z
+    .looseObject({
+      domain: employerDomain,
+      status: z.literal('ok'),
+      ...contactRow,
+      contact: z.looseObject({}).describe('the person as the service knows them (spec 2.5)'),
+      company: company.optional().describe('the employer the service resolved'),
+      signals: z.array(signal).describe('person-level signals, newest first (at most --limit)'),
+      signal_summary: z.record(z.string(), count).optional(),
+      total: count.optional().describe('person-level signals matching the filters, before --limit'),
+      coverage: z.looseObject({}).optional(),
+    })
+    .describe('The person, their employer and their signals.'),
+  z
+    .looseObject({ domain: employerDomain, status: z.literal('not_found'), ...contactRow })
+    .describe('The service knows no person by this identifier (free).'),
+  z
+    .looseObject({
+      domain: employerDomain,
+      status: z.literal('duplicate'),
+      ...contactRow,
+      duplicate_of: duplicateOf,
+      answer_status: z.enum(['ok', 'not_found', 'error']).optional(),
+      company: company.optional(),
+      signal_summary: z.record(z.string(), count).optional(),
+    })
+    .describe("A row naming a person another row already names: its answer is that line's (not paid again)."),
+  errorLine({ domain: employerDomain, matched_by: contactMatchedBy }, 'The person could not be enriched'),
+]);
+
 const emailValue = z.string().describe('the normalized address (trimmed, lower case)');
 
 export const VerifyEmailsLineSchema = lineSchema('signal-kit verify-emails output line', [
@@ -187,7 +232,7 @@ export const ManifestSchema = z
   .looseObject({
     schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
     job_id: z.string(),
-    kind: z.enum(['enrich', 'verify-emails', 'intent-export']),
+    kind: z.enum(['enrich', 'verify-emails', 'intent-export', 'enrich-contacts']),
     input: z.string().nullable().describe('the input URL; null for an export'),
     output: outputUrl,
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
@@ -236,6 +281,9 @@ export const ManifestSchema = z
       .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
     batches: z.looseObject({ total: count, done: count, failed: count }),
     parts: z.array(part),
+    rows_csv: part
+      .optional()
+      .describe('with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)'),
     error: z.string().optional(),
     details: z.record(z.string(), z.unknown()).optional(),
   })
@@ -388,6 +436,7 @@ export const FeedManifestSchema = z
 export const OUTPUT_SCHEMAS = {
   'manifest.schema.json': ManifestSchema,
   'enrich-line.schema.json': EnrichLineSchema,
+  'enrich-contacts-line.schema.json': EnrichContactsLineSchema,
   'verify-emails-line.schema.json': VerifyEmailsLineSchema,
   'intent-export-line.schema.json': IntentExportLineSchema,
   'push-manifest.schema.json': PushManifestSchema,

@@ -30,14 +30,15 @@ export interface PrepareRequest {
 }
 
 /** The identifiers a job's rows are tried by, in order (for enrich: domain or website, LinkedIn URL, name). */
-export const JOB_ROLES: Record<'enrich' | 'verify-emails', IdentifierRole[]> = {
+export const JOB_ROLES: Record<'enrich' | 'verify-emails' | 'enrich-contacts', IdentifierRole[]> = {
+  'enrich-contacts': ['email', 'linkedin_person'],
   enrich: ['domain', 'linkedin_url', 'company_name'],
   'verify-emails': ['email'],
 };
 
 export function columnRequest(kind: JobKind, request: Omit<PrepareRequest, 'job' | 'batchSize'>): ColumnRequest {
   return {
-    roles: JOB_ROLES[kind === 'verify-emails' ? 'verify-emails' : 'enrich'],
+    roles: JOB_ROLES[kind === 'verify-emails' || kind === 'enrich-contacts' ? kind : 'enrich'],
     column: request.column,
     idColumn: request.idColumn,
     keepColumns: request.keepColumns,
@@ -84,7 +85,9 @@ interface BatchLine {
   m?: IdentifierRole;
 }
 
-const seriesOf = (role: IdentifierRole): BatchSeries => (role === 'domain' || role === 'email' ? 'bulk' : 'single');
+/** Contacts are answered one call each (the spec has no bulk form): every row of `enrich-contacts` is a single. */
+const seriesOf = (role: IdentifierRole, kind: JobKind): BatchSeries =>
+  kind === 'enrich-contacts' ? 'single' : role === 'domain' || role === 'email' ? 'bulk' : 'single';
 
 async function prepare(
   openStore: (url: string) => Store,
@@ -160,8 +163,8 @@ async function prepare(
         if (invalid.length >= INVALID_PER_PART) await flushInvalid();
         continue;
       }
-      const series = seriesOf(outcome.role);
-      const line = () => JSON.stringify(batchLine(record, outcome));
+      const series = seriesOf(outcome.role, job.kind);
+      const line = () => JSON.stringify(batchLine(record, outcome, job.kind));
       const verdict = await seen.add(outcome.key, record.row, line);
       if (verdict === 'duplicate') {
         stats.duplicates += 1;
@@ -169,10 +172,10 @@ async function prepare(
       } else if (verdict === 'new') await addToBatch(series, line(), record.row);
     }
     if (bulkBatchesStarted() < stopAfterBatches) {
-      const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text), first, text);
+      const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text, job.kind), first, text);
       for await (const deferred of seen.drain(onDuplicate)) {
         heartbeat();
-        await addToBatch(seriesOfLine(deferred), deferred, (JSON.parse(deferred) as BatchLine).row);
+        await addToBatch(seriesOfLine(deferred, job.kind), deferred, (JSON.parse(deferred) as BatchLine).row);
       }
       stats.duplicates += seen.deferredDuplicates;
     }
@@ -208,19 +211,19 @@ async function prepare(
   return prepared;
 }
 
-function seriesOfLine(line: string): BatchSeries {
+function seriesOfLine(line: string, kind: JobKind): BatchSeries {
   const parsed = JSON.parse(line) as BatchLine;
-  return parsed.m === undefined ? 'bulk' : seriesOf(parsed.m);
+  return parsed.m === undefined ? 'bulk' : seriesOf(parsed.m, kind);
 }
 
-function batchLine(record: InputRecord, outcome: Identifier): BatchLine {
+function batchLine(record: InputRecord, outcome: Identifier, kind: JobKind): BatchLine {
   return {
     v: outcome.key,
     row: record.row,
     raw: outcome.raw,
     ...(record.id !== undefined ? { id: record.id } : {}),
     ...(record.cols ? { cols: record.cols } : {}),
-    ...(seriesOf(outcome.role) === 'single' ? { s: outcome.send, m: outcome.role } : {}),
+    ...(seriesOf(outcome.role, kind) === 'single' ? { s: outcome.send, m: outcome.role } : {}),
   };
 }
 

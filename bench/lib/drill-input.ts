@@ -38,10 +38,11 @@ export async function writeDomainsCsv(
     const j = Math.floor(random() * (i + 1));
     [cells[i], cells[j]] = [cells[j]!, cells[i]!];
   }
-  const lines = ['id,name,website'];
+  // A note, not a company name: a row whose website is junk stays invalid instead of being enriched by its name.
+  const lines = ['id,note,website'];
   const invalidRows: number[] = [];
   cells.forEach((cell, i) => {
-    lines.push(`${i},Company ${i},"${cell.value}"`);
+    lines.push(`${i},Note ${i},"${cell.value}"`);
     if (!cell.valid) invalidRows.push(i + 1);
   });
   const path = join(dir, name);

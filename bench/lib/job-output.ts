@@ -55,8 +55,8 @@ export async function readCheckedParts(
 }
 
 /**
- * readCheckedParts, then the accounting: one line per distinct valid input, none missing, none twice; one `invalid`
- * line per bad row; the manifest's counts add up to the lines.
+ * readCheckedParts, then the accounting: one answering line per distinct valid input, none missing, none twice; one
+ * `invalid` line per bad row; a repeated input's `duplicate` line points to a line; the manifest's counts add up.
  */
 export async function checkJobOutput(
   output: string,
@@ -67,9 +67,17 @@ export async function checkJobOutput(
   const field = expected.field ?? 'domain';
   const seen = new Map<string, number>();
   const invalidRows: number[] = [];
+  const rows = new Set(lines.map((line) => Number(line['row'])));
+  let duplicates = 0;
   for (const line of lines) {
     if (line['status'] === 'invalid') {
       invalidRows.push(Number(line['row']));
+      continue;
+    }
+    if (line['status'] === 'duplicate') {
+      // A repeated input: its line points to the line that answers it, and is not an answer of its own.
+      duplicates += 1;
+      if (!rows.has(Number(line['duplicate_of']))) problems.push(`row ${line['row']} points to a row with no line`);
       continue;
     }
     const value = String(line[field]);
@@ -85,7 +93,8 @@ export async function checkJobOutput(
   if (sortedRows(invalidRows) !== sortedRows(expected.invalidRows)) {
     problems.push(`invalid rows ${sortedRows(invalidRows)}, expected ${sortedRows(expected.invalidRows)}`);
   }
-  const counted = manifest.counts.ok + manifest.counts.not_found + manifest.counts.error + manifest.counts.invalid;
+  const counted =
+    manifest.counts.ok + manifest.counts.not_found + manifest.counts.error + manifest.counts.invalid + duplicates;
   if (counted !== lines.length || manifest.counts.lines !== lines.length) {
     problems.push(`manifest counts ${JSON.stringify(manifest.counts)} do not add up to ${lines.length} lines`);
   }

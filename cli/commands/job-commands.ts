@@ -56,6 +56,14 @@ export interface EnrichFlags extends JobFlags, ColumnFlags {
   maxCredits?: string;
 }
 
+export interface EnrichContactsFlags extends JobFlags, ColumnFlags {
+  input?: string;
+  signalTypes?: string;
+  detectedAfter?: string;
+  limit?: string;
+  maxCredits?: string;
+}
+
 export interface VerifyEmailsFlags extends JobFlags, ColumnFlags {
   input?: string;
   maxCredits?: string;
@@ -142,6 +150,43 @@ export function enrichJob(flags: EnrichFlags): JobStart {
   };
 }
 
+/** `enrich-contacts`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
+export function enrichContactsJob(flags: EnrichContactsFlags): JobStart {
+  const { limit, types } = signalFilters({ limit: flags.limit, signalTypes: flags.signalTypes });
+  const options = {
+    ...(types ? { signal_types: types } : {}),
+    ...(flags.detectedAfter ? { detected_after: isoDate('detected-after', flags.detectedAfter) } : {}),
+    ...(limit ? { limit } : {}),
+  };
+  const input = locationUrl('input', flags.input);
+  const output = locationUrl('output', flags.output);
+  const maxCredits = positiveInt('max-credits', flags.maxCredits);
+  const perContact = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+  if (maxCredits !== undefined && maxCredits < perContact) {
+    throw new UsageError(
+      `--max-credits ${maxCredits} cannot pay for one contact at its worst (${limit === undefined ? `without --limit, ${MAX_SIGNALS_PER_CALL}` : `--limit ${limit}`} signals × ` +
+        `${CREDITS.perEnrichedSignal} credits = ${perContact}): lower --limit to ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} ` +
+        `or raise --max-credits to at least ${perContact}`,
+    );
+  }
+  return {
+    workflow: 'enrichContacts',
+    input: {
+      jobId:
+        jobIdFlag(flags.jobId) ??
+        defaultJobId('contacts', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
+      input,
+      output,
+      ...columnOptions(flags),
+      options,
+      maxCredits,
+      concurrency: positiveInt('concurrency', flags.concurrency),
+      compression: compression(flags.compression),
+      ...tableFormats(flags.format),
+    },
+  };
+}
+
 /** `verify-emails`'s flags as the job to start. */
 export function verifyEmailsJob(flags: VerifyEmailsFlags): JobStart {
   const input = locationUrl('input', flags.input);
@@ -215,6 +260,11 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     }
     return EXIT.completed;
   }
+  const refused = await refusedIdentity(job);
+  if (refused) {
+    console.error(`signal-kit: ${refused}; nothing was started`);
+    return EXIT.usage;
+  }
   const wait = flags.wait === true;
   const temporal = parseTemporalConfig();
   const client = await connectClient(temporal);
@@ -244,6 +294,52 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     }
   } finally {
     await client.connection.close();
+  }
+}
+
+/** The job kind each job workflow runs (as its parts and manifest name it). */
+const JOB_KINDS = {
+  bulkEnrich: 'enrich',
+  enrichContacts: 'enrich-contacts',
+  verifyEmails: 'verify-emails',
+  intentExport: 'intent-export',
+} as const satisfies Record<JobStart['workflow'], string>;
+
+/**
+ * Why this start of a job id is refused: the id was first started with another input or other options (recorded in
+ * `<job>/_job.json`). Undefined when it is the same job, a new one, or the record cannot be read from here (the
+ * CLI may have no access to the output; the job's first activity checks it again).
+ */
+async function refusedIdentity(job: JobStart): Promise<string | undefined> {
+  const [{ openStore }, identity] = await Promise.all([
+    import('../../connectors/storage/index.ts'),
+    import('../../activities/jobs/job-identity.ts'),
+  ]);
+  const kind = JOB_KINDS[job.workflow];
+  // The options the job's identity holds: enrich's filters, an export's request; none for verify-emails.
+  const options =
+    job.workflow === 'bulkEnrich' || job.workflow === 'enrichContacts'
+      ? { options: { ...(job.input.options ?? {}) } }
+      : job.workflow === 'intentExport'
+        ? { options: { ...job.input.request } }
+        : {};
+  const ref = {
+    jobId: job.input.jobId,
+    kind,
+    output: job.input.output,
+    compression: job.input.compression ?? 'gzip',
+    ...options,
+  } as const;
+  try {
+    const recorded = await identity.readJobIdentity(openStore(job.input.output), ref);
+    if (!recorded) return undefined;
+    const input = job.workflow === 'intentExport' ? null : job.input.input;
+    const column = job.workflow === 'intentExport' ? undefined : job.input.column;
+    const now = identity.jobIdentityOf(ref, input, column);
+    const differs = identity.identityDifferences(recorded, now);
+    return differs.length > 0 ? identity.identityMessage(ref.jobId, recorded, now, differs) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

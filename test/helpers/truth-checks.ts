@@ -13,7 +13,7 @@ export function enrichTruthCredits(sandbox: Sandbox, input: DrillInput, lines: L
   const status = new Map(ideal.domains.map((d) => [d.domain, d.status]));
   const problems: string[] = [];
   for (const line of lines) {
-    if (line['status'] === 'invalid') continue;
+    if (line['status'] === 'invalid' || line['status'] === 'duplicate') continue; // no signals of its own
     const domain = String(line['domain']);
     const ids = ((line['signals'] as { signal_id: string }[] | undefined) ?? []).map((s) => s.signal_id);
     const truth = ideal.signalIds.get(domain) ?? [];

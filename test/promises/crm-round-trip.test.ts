@@ -162,8 +162,9 @@ describe('CRM round trip against the truth', () => {
       }
       if (want !== 'ok') continue;
       expect(line['domain'], id).toBe(domain);
-      expect((answer?.['company'] as { domain?: string }).domain, id).toBe(domain);
-      const ids = (answer?.['signals'] as { signal_id: string }[]).map((s) => s.signal_id);
+      expect(answer, `${id} has an answer`).toBeDefined();
+      expect((answer!['company'] as { domain?: string }).domain, id).toBe(domain);
+      const ids = (answer!['signals'] as { signal_id: string }[]).map((s) => s.signal_id);
       expect(ids, id).toEqual(ideal.signalIds.get(domain!));
     }
     expect(lines.filter((l) => String(l['record_id']).startsWith('n'))[0]?.['matched_by']).toBe('company_name');

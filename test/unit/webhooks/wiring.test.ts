@@ -37,6 +37,7 @@ describe('worker wiring', () => {
       'bucketCollector',
       'bulkEnrich',
       'deliverSignalEvent',
+      'enrichContacts',
       'intentExport',
       'lookupCatalog',
       'manageWebhooks',

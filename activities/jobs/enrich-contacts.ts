@@ -1,0 +1,100 @@
+import type { SignalClient } from '../../connectors/signal-api/client.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
+import type { CallOptions } from '../../connectors/signal-api/types.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { type BatchItem, matchedByOf, recordFields } from './batch-file.ts';
+import type { AttemptContext } from './paid-call.ts';
+import { answerSingleBatch, itemRefusal, type SingleAnswer } from './single-calls.ts';
+import type { BatchResult, JobRef } from './types.ts';
+
+/** Filters applied to every contact of a job (spec 4.3 field names). */
+export interface ContactOptions {
+  signal_types?: string[];
+  /** ISO 8601. */
+  detected_after?: string;
+  /** Person-level signals per contact. */
+  limit?: number;
+}
+
+export interface EnrichContactsBatchRequest {
+  job: JobRef;
+  index: number;
+  options: ContactOptions;
+  creditCap?: number;
+}
+
+/** The most one contact can cost: 2 credits per person-level signal returned, at most `limit` (500) of them. */
+export function worstCaseCreditsPerContact(options: ContactOptions): number {
+  return (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+}
+
+/**
+ * Enriches contact batch `index` with one `POST /v1/contacts/enrich` per distinct contact (by email, else LinkedIn
+ * profile URL), each paced by the account's limiter, on the single-call machinery shared with company rows without a
+ * domain (its batch files, paid-call markers, budget cap and part writer). A line holds the contact, the employer
+ * the service resolved, and the person-level signals; a contact the service does not know is `not_found` (free).
+ */
+export async function enrichContactsBatch(
+  client: SignalClient,
+  store: Store,
+  request: EnrichContactsBatchRequest,
+  attempt?: AttemptContext,
+): Promise<BatchResult> {
+  const { options } = request;
+  return answerSingleBatch(
+    store,
+    {
+      job: request.job,
+      index: request.index,
+      ...(request.creditCap !== undefined ? { creditCap: request.creditCap } : {}),
+      worstCasePerItem: worstCaseCreditsPerContact(options),
+    },
+    (item, call) => enrichOne(client, item, options, call),
+    refused,
+    attempt,
+  );
+}
+
+function headOf(item: BatchItem) {
+  return { row: item.row, ...recordFields(item), matched_by: matchedByOf(item), input: item.raw };
+}
+
+async function enrichOne(
+  client: SignalClient,
+  item: BatchItem,
+  options: ContactOptions,
+  call: CallOptions,
+): Promise<SingleAnswer> {
+  const head = headOf(item);
+  const value = item.s ?? item.v;
+  const identifier = head.matched_by === 'linkedin_url' ? { contact_linkedin_url: value } : { contact_email: value };
+  const answer = await client.enrichContact({ ...identifier, ...options }, call);
+  const company = answer.company;
+  const domain = typeof company?.domain === 'string' && company.domain !== '' ? company.domain.toLowerCase() : null;
+  return {
+    credits: answer.credits,
+    line: {
+      domain,
+      status: 'ok',
+      ...head,
+      contact: answer.contact,
+      company,
+      signals: answer.contact_signals,
+      signal_summary: answer.signal_summary,
+      ...(answer.total !== undefined ? { total: answer.total } : {}),
+      ...(answer.coverage ? { coverage: answer.coverage } : {}),
+    },
+  };
+}
+
+/** A person the service does not know is `not_found`, a request it refuses an `error` line; both free. */
+function refused(item: BatchItem, error: unknown): SingleAnswer | undefined {
+  const refusal = itemRefusal(error);
+  if (!refusal) return undefined;
+  const head = headOf(item);
+  if (refusal.notFound) return { credits: 0, line: { domain: null, status: 'not_found', ...head } };
+  return {
+    credits: 0,
+    line: { domain: null, status: 'error', ...head, error: { code: refusal.code, message: refusal.message } },
+  };
+}

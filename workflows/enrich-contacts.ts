@@ -1,0 +1,43 @@
+import { continueAsNew } from '@temporalio/workflow';
+import type { ContactOptions } from '../activities/jobs/enrich-contacts.ts';
+import { type BatchJobInput, batchApiActivities, runBatchJob } from './batch-job.ts';
+import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
+import type { JobResult } from './job-progress.ts';
+
+export interface EnrichContactsInput extends BatchJobInput {
+  /** Filters passed to the API for every contact (spec 4.3). */
+  options?: ContactOptions;
+  /** No call is started that could take the job's credits over this; the job then ends `budget_exhausted`. */
+  maxCredits?: number;
+}
+
+/**
+ * Enriches every row of a contact export that names a person (by email, else LinkedIn profile URL): one paced
+ * `POST /v1/contacts/enrich` per distinct contact, on the single-call machinery of company rows without a domain
+ * (batch files, the account's limiter, budget, lost-answer markers, part writer, manifest), into
+ * `<output>/<jobId>/parts/`, one line per input row. The spec has no bulk form, so there are no bulk batches.
+ */
+export async function enrichContacts(input: EnrichContactsInput): Promise<JobResult> {
+  const api = batchApiActivities(input);
+  const options = input.options ?? {};
+  const perContact = (options.limit ?? MAX_SIGNALS_PER_DOMAIN) * CREDITS_PER_SIGNAL;
+  const singles = {
+    run: (job: Parameters<typeof api.enrichContactsBatch>[0]['job'], index: number) =>
+      api.enrichContactsBatch({ job, index, options }),
+    runCapped: (job: Parameters<typeof api.enrichContactsBatch>[0]['job'], index: number, creditCap: number) =>
+      api.enrichContactsBatch({ job, index, options, creditCap }),
+  };
+  return runBatchJob(input, {
+    kind: 'enrich-contacts',
+    batchSize: 1,
+    options: { ...options },
+    maxCredits: input.maxCredits,
+    // Every row is a single: the bulk window has no batches (a contact's employer is not enriched again).
+    runBatch: (job, index) => singles.run(job, index),
+    singles,
+    foldSingles: false,
+    worstCaseCredits: (size) => size * perContact,
+    details: { options },
+    continueAsNew: (carried) => continueAsNew<typeof enrichContacts>({ ...input, carried }),
+  });
+}
