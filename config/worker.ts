@@ -15,7 +15,7 @@ export const DEFAULT_SPOOL_DIR = join(tmpdir(), 'signal-kit-spool');
 /**
  * V8 flags a worker process should start with (`NODE_OPTIONS`): a 16 MiB semi-space keeps V8's young generation from
  * growing to 128 MiB of mostly garbage under bulk answers; the peak dropped by 40–120 MiB at the same CPU in
- * the benchmarks (README, Performance). V8 reads it only at process start, so the worker cannot apply it to itself.
+ * the benchmarks (bench/README.md, "What to plan for"). V8 reads it only at process start, so the worker cannot apply it to itself.
  */
 export const WORKER_NODE_OPTIONS = '--max-semi-space-size=16';
 

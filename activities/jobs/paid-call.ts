@@ -2,7 +2,14 @@ import { Context } from '@temporalio/activity';
 import { StorageError } from '../../connectors/errors.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type PartIdentity, type PartRead, partFingerprint, readPart, type StoredPart } from '../parts.ts';
+import {
+  type PartIdentity,
+  type PartRead,
+  partFingerprint,
+  readPart,
+  type StoredPart,
+  withStorageRetries,
+} from '../parts.ts';
 import { jobPrefix } from './layout.ts';
 import type { PartSpool } from './spool.ts';
 import type { JobRef } from './types.ts';
@@ -86,11 +93,11 @@ export async function publishPaidPart(
   spool?: PartSpool,
 ): Promise<Published> {
   const calls = [...(seen.part?.calls ?? []), ...(paid ? [paid.marker.id] : [])];
-  if (paid && (await partFingerprint(store, key)) !== seen.fingerprint) {
-    await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
-    return { lost: true, part: (await readPart(store, key, identity)).part };
-  }
   try {
+    if (paid && (await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
+      await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
+      return { lost: true, part: (await readPart(store, key, identity)).part };
+    }
     return { lost: false, part: await write(calls, store) };
   } catch (error) {
     await paid?.marker.lost(paid.credits, `answered, but the part could not be written: ${String(error)}`);

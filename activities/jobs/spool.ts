@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StorageError } from '../../connectors/errors.ts';
+import { StorageRefusedError } from '../../connectors/errors.ts';
 import { writeBody } from '../../connectors/storage/common.ts';
 import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
 
@@ -31,7 +31,11 @@ export class PartSpool {
     const spooling = Object.create(store) as Store;
     spooling.writeBytes = async (key: string, data: string | Uint8Array, options?: WriteOptions) => {
       if (!(await this.keep(store.url, key, data, options))) {
-        throw new StorageError('the spool could not keep this object either', { url: store.url, key });
+        throw new StorageRefusedError('the spool could not keep this object either', {
+          url: store.url,
+          key,
+          reason: 'spool',
+        });
       }
       return {
         key,

@@ -398,6 +398,52 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     expect(signals[0]?.['n']).toBe(lines.flatMap((line) => (line['signals'] as unknown[] | undefined) ?? []).length);
   });
 
+  it('enrich-contacts: every contact row and its signals are in the Parquet tables, listed in the manifest', async () => {
+    const people = env.sandbox.truth
+      .intentContacts({ topic_ids: ['b2b_901', 'b2b_902'] })
+      .map((item) => item.contact)
+      .filter((c, i, all) => c.email && all.findIndex((o) => o.email === c.email) === i)
+      .slice(0, 12);
+    await writeFile(
+      join(dir, 'contacts.csv'),
+      `Record ID,Email\n${people.map((p, i) => `p${i},${p.email}`).join('\n')}\n`,
+    );
+    const root = join(dir, 'contacts');
+    const output = pathToFileURL(root).href;
+    const result = await run<BulkEnrichInput>('enrichContacts', {
+      jobId: 'contact-tables',
+      input: pathToFileURL(join(dir, 'contacts.csv')).href,
+      output,
+      options: { limit: 3 },
+      formats: ['parquet'],
+    });
+    expect(result.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(output, 'contact-tables');
+    expect(lines).toHaveLength(people.length);
+    const lineParts = manifest.parts.filter((part) => part.table === 'lines');
+    for (const table of ['rows', 'signals']) {
+      expect((await tableParts(root, manifest, table, 'parquet')).length, table).toBe(lineParts.length);
+    }
+    const glob = (table: string) => sqlString(join(root, 'contact-tables', 'tables', table, '*.parquet'));
+    const rows = await duck.query(`SELECT record_id, status FROM read_parquet(${glob('rows')}) ORDER BY record_id`);
+    expect(rows).toEqual(
+      [...lines]
+        .sort((a, b) => String(a['record_id']).localeCompare(String(b['record_id'])))
+        .map((line) => ({ record_id: line['record_id'], status: line['status'] })),
+    );
+    const signals = await duck.query(`SELECT signal_id, record_id FROM read_parquet(${glob('signals')})`);
+    const expected = lines.flatMap((line) =>
+      ((line['signals'] as Signal[] | undefined) ?? []).map((signal) => ({
+        signal_id: signal.signal_id,
+        record_id: line['record_id'],
+      })),
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    expect(new Set(signals.map((row) => JSON.stringify(row)))).toEqual(
+      new Set(expected.map((row) => JSON.stringify(row))),
+    );
+  });
+
   it('scheduled push: each run writes its signals table, one row per pushed signal, one schema across runs', async () => {
     const domains = Array.from({ length: 30 }, (_, i) => `pushed${i}.com`);
     await writeFile(join(dir, 'watchlist.csv'), `domain\n${domains.join('\n')}\n`);
