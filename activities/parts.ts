@@ -217,6 +217,22 @@ function isTransient(error: unknown): boolean {
   return error instanceof StorageError && error.retryable;
 }
 
+/**
+ * Runs a storage step that stands between a paid answer and its part (reading the part again before writing it) with
+ * the same patience as the part's write: an outage of the storage must not throw the paid answer away.
+ */
+export async function withStorageRetries<T>(step: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      const delay = WRITE_RETRY_DELAYS_MS[attempt];
+      if (delay === undefined || !isTransient(error)) throw error;
+      await sleep(delay);
+    }
+  }
+}
+
 /** Publishes a part and its counts in one atomic step, trying again while the storage is unreachable. */
 export async function writePart(
   store: Store,

@@ -19,6 +19,7 @@ import { foldResolved } from './jobs/fold.ts';
 import { downloadIntentExport, getIntentExportStatus, submitIntentExport } from './jobs/intent-export.ts';
 import { currentAttempt } from './jobs/paid-call.ts';
 import { prepareInput, prepareInputStart } from './jobs/prepare.ts';
+import type { PartSpool } from './jobs/spool.ts';
 import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
@@ -33,6 +34,8 @@ export interface ActivityDeps {
   client: SignalClient;
   /** Opens the store for a base URL (file://, s3://, gs://). */
   openStore: (url: string) => Store;
+  /** The worker's local spool for paid answers the output refused (SIGNAL_KIT_SPOOL_DIR). */
+  spool?: PartSpool;
 }
 
 /** Activities that only touch storage; they run on the main task queue. */
@@ -65,16 +68,17 @@ export function createJobActivities(deps: ActivityDeps) {
 
 /** Activities that call the Signal API; they run on the rate-limited API task queue. */
 export function createApiActivities(deps: ActivityDeps) {
-  const { client, openStore } = deps;
+  const { client, spool, openStore } = deps;
+  const attempt = () => ({ ...currentAttempt(), ...(spool ? { spool } : {}) });
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
-      enrichBatch(client, openStore(request.job.output), request, currentAttempt()),
+      enrichBatch(client, openStore(request.job.output), request, attempt()),
     enrichSingleBatch: (request: Parameters<typeof enrichSingleBatch>[2]) =>
-      enrichSingleBatch(client, openStore(request.job.output), request, currentAttempt()),
+      enrichSingleBatch(client, openStore(request.job.output), request, attempt()),
     enrichContactsBatch: (request: Parameters<typeof enrichContactsBatch>[2]) =>
-      enrichContactsBatch(client, openStore(request.job.output), request, currentAttempt()),
+      enrichContactsBatch(client, openStore(request.job.output), request, attempt()),
     verifyBatch: (request: Parameters<typeof verifyBatch>[2]) =>
-      verifyBatch(client, openStore(request.job.output), request, currentAttempt()),
+      verifyBatch(client, openStore(request.job.output), request, attempt()),
     submitIntentExport: (request: Parameters<typeof submitIntentExport>[2]) =>
       submitIntentExport(client, openStore(request.job.output), request),
     getIntentExportStatus: (request: Parameters<typeof getIntentExportStatus>[2]) =>
@@ -82,7 +86,7 @@ export function createApiActivities(deps: ActivityDeps) {
     manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
     lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
-      fetchPushBatch(client, openStore(request.run.output), request),
+      fetchPushBatch(client, openStore(request.run.output), request, currentAttempt()),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
       fetchFeedSearch(client, openStore(request.run.output), request),
     fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>

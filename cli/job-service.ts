@@ -56,9 +56,18 @@ export interface JobQueues {
   apiTaskQueue?: string;
 }
 
+/** An activity of a running job that Temporal keeps retrying: why it is not progressing. */
+export interface JobRetrying {
+  activity: string;
+  attempt: number;
+  error: string;
+}
+
 /** Receives a running job's progress about once a second (`ProgressReporter` renders it for a terminal). */
 export interface JobProgressListener {
   update(progress: JobProgress): void;
+  /** Each new reason a step of the job is being retried (the rate limiter unreachable, a storage outage...). */
+  retrying?(note: JobRetrying): void;
   finish?(): void;
 }
 
@@ -84,6 +93,21 @@ export async function startJob<J extends JobStart>(
   });
 }
 
+/** Every this many progress polls (seconds), the job's retried activities are looked at. */
+const RETRY_CHECK_TICKS = 3;
+
+/** The job's activities past their first attempt, with the failure of their last one. */
+async function retryingActivities(handle: WorkflowHandle): Promise<JobRetrying[]> {
+  const described = await handle.describe();
+  const notes: JobRetrying[] = [];
+  for (const pending of described.raw.pendingActivities ?? []) {
+    const message = pending.lastFailure?.message;
+    if (!message || (pending.attempt ?? 0) < 2) continue;
+    notes.push({ activity: pending.activityType?.name ?? 'activity', attempt: pending.attempt ?? 0, error: message });
+  }
+  return notes;
+}
+
 /** Follows a job to its end, reporting progress; returns its result or throws its failure. */
 export async function followJob(handle: WorkflowHandle, reporter?: JobProgressListener): Promise<JobResult> {
   let finished = false;
@@ -94,9 +118,18 @@ export async function followJob(handle: WorkflowHandle, reporter?: JobProgressLi
   // the CLI with a stack trace instead of its message; the caller gets the failure from the returned promise.
   result.catch(() => {});
   if (reporter) {
-    while (!finished) {
+    const told = new Set<string>();
+    for (let tick = 0; !finished; tick++) {
       const progress = await handle.query(progressQuery).catch(() => undefined);
       if (progress && !finished) reporter.update(progress);
+      if (reporter.retrying && tick % RETRY_CHECK_TICKS === RETRY_CHECK_TICKS - 1) {
+        for (const note of await retryingActivities(handle).catch(() => [])) {
+          const key = `${note.activity}\n${note.error}`;
+          if (told.has(key) || finished) continue;
+          told.add(key);
+          reporter.retrying(note);
+        }
+      }
       await Promise.race([delay(1000), result.catch(() => undefined)]);
     }
     // The last poll may predate the last batches: the finished job's own counts close the bar (100 % when done).

@@ -1,4 +1,5 @@
 import type { JobProgress } from '../workflows/job-progress.ts';
+import type { JobRetrying } from './job-service.ts';
 
 /** Renders job progress: a redrawn bar on a terminal, one JSON line per change otherwise. */
 export class ProgressReporter {
@@ -20,6 +21,15 @@ export class ProgressReporter {
     const line = JSON.stringify({ event: 'progress', ...progress });
     if (line !== this.lastLine) this.out.write(`${line}\n`);
     this.lastLine = line;
+  }
+
+  /** A step being retried is said at once, on a line of its own: a job that waits never waits silently. */
+  retrying(note: JobRetrying): void {
+    if (this.tty) {
+      this.out.write(`\r\x1b[2K${note.activity} retrying (attempt ${note.attempt}): ${note.error}\n`);
+      return;
+    }
+    this.out.write(`${JSON.stringify({ event: 'retrying', ...note })}\n`);
   }
 
   finish(): void {

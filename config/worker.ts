@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
 import { ConfigError } from './errors.ts';
@@ -7,10 +9,13 @@ export { ConfigError };
 
 const positiveInt = z.coerce.number().int().positive();
 
+/** The spool's directory when SIGNAL_KIT_SPOOL_DIR is not set. */
+export const DEFAULT_SPOOL_DIR = join(tmpdir(), 'signal-kit-spool');
+
 /**
  * V8 flags a worker process should start with (`NODE_OPTIONS`): a 16 MiB semi-space keeps V8's young generation from
  * growing to 128 MiB of mostly garbage under bulk answers; the peak dropped by 40–120 MiB at the same CPU in
- * the benchmarks (README, Performance). V8 reads it only at process start, so the worker cannot apply it to itself.
+ * the benchmarks (bench/README.md, "What to plan for"). V8 reads it only at process start, so the worker cannot apply it to itself.
  */
 export const WORKER_NODE_OPTIONS = '--max-semi-space-size=16';
 
@@ -95,6 +100,12 @@ const apiSchema = z.object({
    * default: the API timeout plus 15 s, so that a bulk call in flight gets its paid answer saved.
    */
   SIGNAL_KIT_SHUTDOWN_GRACE_MS: positiveInt.optional(),
+  /**
+   * A directory on the worker's own disk where a paid answer goes when the output refuses it (full, read-only,
+   * access denied, no such bucket): the job stops, and running it again publishes it from there instead of paying
+   * again. Put it on a disk that survives a restart.
+   */
+  SIGNAL_KIT_SPOOL_DIR: z.string().min(1).optional(),
 });
 
 export type TemporalConfig = ReturnType<typeof parseTemporalConfig>;
@@ -131,6 +142,7 @@ export function parseApiConfig(env: Env = process.env) {
     ...(c.SIGNAL_API_RATE_WINDOW_MS ? { rateWindowMs: c.SIGNAL_API_RATE_WINDOW_MS } : {}),
     timeoutMs: c.SIGNAL_API_TIMEOUT_MS,
     ...(c.SIGNAL_KIT_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: c.SIGNAL_KIT_SHUTDOWN_GRACE_MS } : {}),
+    ...(c.SIGNAL_KIT_SPOOL_DIR ? { spoolDir: c.SIGNAL_KIT_SPOOL_DIR } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the pinned server binaries the dev stack runs (Temporal CLI, S3 server, GCS emulator) into a per-user
 # cache keyed by tool and version, so every clone on this machine reuses them, and links them into .tools/bin.
-# An environment variable giving a binary path overrides each tool (see README).
+# An environment variable giving a binary path overrides each tool (docs/operations.md, "Environment").
 #   sh scripts/install-tools.sh [temporal] [versitygw] [fake-gcs-server]     (no names: all three)
 set -eu
 cd "$(dirname "$0")/.."

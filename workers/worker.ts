@@ -2,11 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
+import { PartSpool } from '../activities/jobs/spool.ts';
 import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/registry.ts';
 import { ConfigError } from '../config/errors.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
-import type { WorkerConfig } from '../config/worker.ts';
+import { DEFAULT_SPOOL_DIR, type WorkerConfig } from '../config/worker.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
@@ -136,7 +137,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
         : {}),
       ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
     });
-  const deps: ActivityDeps = { client, openStore: options.deps?.openStore ?? cachedStoreOpener() };
+  const deps: ActivityDeps = {
+    client,
+    openStore: options.deps?.openStore ?? cachedStoreOpener(),
+    spool: options.deps?.spool ?? new PartSpool(config.spoolDir ?? DEFAULT_SPOOL_DIR),
+  };
   // Every activity heartbeats and reaches Temporal with its failure classified; then the telemetry, when asked for.
   const activity = [activityFailureInterceptor, ...(options.metrics ? [telemetryInterceptor(options.metrics)] : [])];
   const interceptors = { interceptors: { activity } };

@@ -15,7 +15,7 @@ import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
-import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
+import { type AttemptContext, lostRace, publishPaidPart, publishSpooled, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
 import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
@@ -64,6 +64,7 @@ export async function enrichBatch(
   const { job, index, options } = request;
   const key = partKey(job, index);
   const identity = jobPartIdentity(job, index);
+  await publishSpooled(store, job, attempt);
   const found = await readPart(store, key, identity);
   const existing = found.part;
   if (existing && !existing.failed && !existing.partial) {
@@ -112,10 +113,18 @@ export async function enrichBatch(
   const status = partial ? 'partial' : 'done';
   // The tables first: the lines part is what marks the batch done.
   const writeAs = redoneIdentity(identity, found);
-  const published = await publishPaidPart(store, key, found, identity, answered, async (calls) => {
-    await writeTableParts(store, assembled.tables, status, writeAs);
-    return writeEncodedPart(store, job.compression, key, assembled.body, counts, status, calls, writeAs);
-  });
+  const published = await publishPaidPart(
+    store,
+    key,
+    found,
+    identity,
+    answered,
+    async (calls, target) => {
+      await writeTableParts(target, assembled.tables, status, writeAs);
+      return writeEncodedPart(target, job.compression, key, assembled.body, counts, status, calls, writeAs);
+    },
+    attempt.spool,
+  );
   if (published.lost) {
     const winner = lostRace(key, store, published.part);
     return { index, reused: true, failed: false, counts: winner.counts };

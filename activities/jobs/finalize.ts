@@ -2,6 +2,7 @@ import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
+import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
 import { exportUnsaved, readExportRecord } from './intent-export.ts';
 import { checkJobIdentity, jobIdentityOf } from './job-identity.ts';
@@ -16,6 +17,7 @@ import {
   seriesPartKey,
   tablePartKey,
   tablesPrefix,
+  workPrefix,
 } from './layout.ts';
 import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
@@ -65,6 +67,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   let credits = 0;
   let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
   let done = 0;
+  /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
+  let crmCsv: ManifestPart | undefined;
   let failed = 0;
   const calls = { bulk: 0, single: 0 };
   let fold: FoldRecord | undefined;
@@ -138,6 +142,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
+    if (job.formats?.includes('csv')) crmCsv = await writeCrmCsv(store, job, parts);
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
@@ -164,6 +169,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       failed,
     },
     parts,
+    ...(crmCsv ? { rows_csv: crmCsv } : {}),
     ...(request.error ? { error: request.error } : {}),
     ...(request.details || redone.length || ignored.length
       ? {
@@ -176,7 +182,25 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       : {}),
   };
   await writeManifest(store, manifestKey(job), manifest);
+  if (manifest.status === 'completed') await removeWork(store, job);
   return toResult(store, job, manifest);
+}
+
+/**
+ * Removes a completed job's `work/` objects once its manifest is written: the batch files hold every input value
+ * (every address, for a verification) in clear, and nothing reads them again (running the same command again finds
+ * the manifest; a re-run in another format prepares the input again). A job that did not complete keeps them, since
+ * running it again sends its failed batches from them. Best effort: what a failure leaves is removed the next time
+ * the same command finds the job finished.
+ */
+export async function removeWork(store: Store, job: JobRef): Promise<void> {
+  try {
+    const keys: string[] = [];
+    for await (const info of store.list(workPrefix(job))) keys.push(info.key);
+    await mapLimited(keys, STAT_CONCURRENCY, (key) => store.delete(key));
+  } catch {
+    // Left for the next run of the same command.
+  }
 }
 
 /**
@@ -233,6 +257,7 @@ export async function findFinishedJob(
   // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).
   const written = new Set(manifest.parts.map((part) => part.format));
   if ((request.job.formats ?? []).some((format) => !written.has(format))) return null;
+  await removeWork(store, request.job);
   return toResult(store, request.job, manifest);
 }
 

@@ -6,6 +6,8 @@ import type { JobRef } from './types.ts';
 const pad = (index: number) => String(index).padStart(5, '0');
 
 export const jobPrefix = (job: JobRef) => `${job.jobId}/`;
+/** Everything a job keeps only while it runs (batch files, call markers, export state); removed once it completed. */
+export const workPrefix = (job: JobRef) => `${job.jobId}/work/`;
 export const partExtension = (job: JobRef) => (job.compression === 'none' ? '.jsonl' : '.jsonl.gz');
 export const partKey = (job: JobRef, index: number) => `${job.jobId}/parts/part-${pad(index)}${partExtension(job)}`;
 export const invalidPartKey = (job: JobRef, index: number) =>

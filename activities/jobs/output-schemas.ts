@@ -281,6 +281,9 @@ export const ManifestSchema = z
       .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
     batches: z.looseObject({ total: count, done: count, failed: count }),
     parts: z.array(part),
+    rows_csv: part
+      .optional()
+      .describe('with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)'),
     error: z.string().optional(),
     details: z.record(z.string(), z.unknown()).optional(),
   })

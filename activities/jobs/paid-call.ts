@@ -2,7 +2,16 @@ import { Context } from '@temporalio/activity';
 import { StorageError } from '../../connectors/errors.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type PartIdentity, type PartRead, partFingerprint, readPart, type StoredPart } from '../parts.ts';
+import {
+  type PartIdentity,
+  type PartRead,
+  partFingerprint,
+  readPart,
+  type StoredPart,
+  withStorageRetries,
+} from '../parts.ts';
+import { jobPrefix } from './layout.ts';
+import type { PartSpool } from './spool.ts';
 import type { JobRef } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
@@ -25,6 +34,13 @@ import { CallMarker } from './unsaved.ts';
 export interface AttemptContext {
   signal?: AbortSignal;
   attempt: number;
+  /** Where parts the output refused are kept until a re-run publishes them (activities/jobs/spool.ts). */
+  spool?: PartSpool;
+}
+
+/** Publishes what the spool kept of this job before anything is paid for (a refusal again stops the job again). */
+export async function publishSpooled(store: Store, job: JobRef, attempt: AttemptContext): Promise<void> {
+  if (attempt.spool) await attempt.spool.publish(store, jobPrefix(job));
 }
 
 export function currentAttempt(): AttemptContext {
@@ -73,17 +89,23 @@ export async function publishPaidPart(
   seen: PartRead,
   identity: PartIdentity,
   paid: { marker: CallMarker; credits: number } | undefined,
-  write: (calls: string[]) => Promise<StoredPart>,
+  write: (calls: string[], target: Store) => Promise<StoredPart>,
+  spool?: PartSpool,
 ): Promise<Published> {
   const calls = [...(seen.part?.calls ?? []), ...(paid ? [paid.marker.id] : [])];
-  if (paid && (await partFingerprint(store, key)) !== seen.fingerprint) {
-    await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
-    return { lost: true, part: (await readPart(store, key, identity)).part };
-  }
   try {
-    return { lost: false, part: await write(calls) };
+    if (paid && (await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
+      await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
+      return { lost: true, part: (await readPart(store, key, identity)).part };
+    }
+    return { lost: false, part: await write(calls, store) };
   } catch (error) {
     await paid?.marker.lost(paid.credits, `answered, but the part could not be written: ${String(error)}`);
+    // Refused for good (a full disk, access denied): what the write would have published goes to the worker's spool,
+    // and a re-run publishes it from there instead of paying again (the part names this call: its marker is settled).
+    if (paid && spool && error instanceof StorageError && !error.retryable) {
+      await write(calls, spool.keepOnly(store)).catch(() => undefined);
+    }
     throw error;
   }
 }

@@ -45,14 +45,14 @@ export function jobTableRows(job: JobRef, lines: readonly Line[], invalid: boole
   return [];
 }
 
-/** The tables a lines part has: `invalid` for an `invalid-NNNNN` part; `rows` (and `signals` for enrich) else. */
+/**
+ * The tables a lines part has, as `jobTableRows` makes them: `invalid` for an `invalid-NNNNN` part; else `rows`, and
+ * `signals` for the kinds whose lines hold signals.
+ */
 export function tablesOfPart(job: JobRef, linesKey: string): TableName[] {
   if (isInvalidPart(job, linesKey)) return ['invalid'];
-  return job.kind === 'enrich' || job.kind === 'enrich-contacts'
-    ? ['rows', 'signals']
-    : job.kind === 'verify-emails'
-      ? ['rows']
-      : [];
+  if (job.kind === 'enrich' || job.kind === 'enrich-contacts') return ['rows', 'signals'];
+  return job.kind === 'verify-emails' ? ['rows'] : [];
 }
 
 const isInvalidPart = (job: JobRef, linesKey: string) => linesPartName(job, linesKey).startsWith('invalid-');

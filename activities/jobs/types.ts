@@ -131,7 +131,7 @@ export interface Manifest {
   /** Credits the service charged as far as its answers said, including answers paid for and then lost. */
   credits_charged: number;
   /**
-   * Answers paid for but not saved (README "What holds"): `credits` reported by the lost answers themselves, and
+   * Answers paid for but not saved (docs/what-holds.md): `credits` reported by the lost answers themselves, and
    * `unknown_calls` whose cost no answer said (a reset, a timeout, a worker that died during the call).
    */
   unsaved_answers?: { credits: number; unknown_calls: number };
@@ -143,6 +143,8 @@ export interface Manifest {
   columns?: Record<string, unknown>;
   batches: { total: number; done: number; failed: number };
   parts: ManifestPart[];
+  /** With `--format csv`: every rows CSV part in one file (`<job>/rows.csv`), the file a CRM imports. */
+  rows_csv?: ManifestPart;
   error?: string;
   details?: Record<string, unknown>;
 }

@@ -12,7 +12,7 @@ import {
 } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
-import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from './paid-call.ts';
+import { type AttemptContext, lostRace, publishPaidPart, publishSpooled, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
 import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
@@ -68,6 +68,7 @@ export async function verifyBatch(
   const { job, index } = request;
   const key = partKey(job, index);
   const identity = jobPartIdentity(job, index);
+  await publishSpooled(store, job, attempt);
   const found = await readPart(store, key, identity);
   const existing = found.part;
   if (existing && !existing.failed && !existing.partial) {
@@ -105,10 +106,11 @@ export async function verifyBatch(
     found,
     identity,
     { marker, credits: response.credits },
-    async (calls) => {
-      await writeTableParts(store, tables, status, writeAs);
-      return writeEncodedPart(store, job.compression, key, body, counts, status, calls, writeAs);
+    async (calls, target) => {
+      await writeTableParts(target, tables, status, writeAs);
+      return writeEncodedPart(target, job.compression, key, body, counts, status, calls, writeAs);
     },
+    attempt.spool,
   );
   if (published.lost) {
     const winner = lostRace(key, store, published.part);

@@ -3,6 +3,7 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { AttemptContext } from '../jobs/paid-call.ts';
 import type { BatchResult, ManifestPart } from '../jobs/types.ts';
 import {
   encodeTableParts,
@@ -52,6 +53,7 @@ export async function fetchPushBatch(
   client: SignalClient,
   store: Store,
   request: PushBatchRequest,
+  attempt: AttemptContext = { attempt: 1 },
 ): Promise<BatchResult> {
   const { run, index, filters } = request;
   const recorded = await readBatchRecord(store, run, index);
@@ -91,7 +93,8 @@ export async function fetchPushBatch(
         ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
         limit: batch.limit,
       },
-      { retry: false },
+      // Cancelled with the activity (a timed-out attempt stops its call instead of racing the next attempt).
+      { retry: false, ...(attempt.signal ? { signal: attempt.signal } : {}) },
     );
     results = response.results;
     credits = response.credits;

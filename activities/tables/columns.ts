@@ -21,6 +21,11 @@ export interface Column {
   description: string;
   /** A kept input column: the input's own name for it (the column may be renamed, see `withKeptColumns`). */
   source?: string;
+  /**
+   * Values mostly distinct (free text, ids): Parquet writes them PLAIN, without the dictionary that would not pay,
+   * and without min/max statistics.
+   */
+  text?: true;
 }
 
 /**
@@ -42,6 +47,12 @@ export const col = (name: string, type: ColumnType, description: string, nullabl
   type,
   nullable,
   description,
+});
+
+/** A nullable column of free text (see `Column.text`). */
+export const text = (name: string, description: string): Column => ({
+  ...col(name, 'string', description),
+  text: true,
 });
 
 /**

@@ -1,4 +1,4 @@
-import { type Column, col, type TableDef, type TableRow, withKeptColumns } from './columns.ts';
+import { type Column, col, type TableDef, type TableRow, text, withKeptColumns } from './columns.ts';
 import { type SignalLike, signalRow } from './signals.ts';
 import { epochMillis, integerOrNull, numberOrNull, stringOrNull } from './values.ts';
 
@@ -30,9 +30,9 @@ const ROW_COLUMNS = {
   record_id: col('record_id', 'string', "the row's CRM record id (null when the input has no id column)"),
   row: col('row', 'int', '1-based data row of the input (the CSV header is not counted)', false),
   status: col('status', 'string', "the row's outcome (the output line's status)", false),
-  input: col('input', 'string', 'the value as the input had it'),
+  input: text('input', 'the value as the input had it'),
   error_code: col('error_code', 'string', 'error rows: the error code'),
-  error_message: col('error_message', 'string', 'error rows: what failed'),
+  error_message: text('error_message', 'error rows: what failed'),
 };
 
 const ENRICH_ROWS_COLUMNS: Column[] = [
@@ -51,7 +51,7 @@ const ENRICH_ROWS_COLUMNS: Column[] = [
   col('signal_counts', 'json', 'signal type → count, every type: a JSON object'),
   col('latest_signal_at', 'timestamp', "the newest signal's detected_at (UTC)"),
   col('latest_signal_type', 'string', "the newest signal's type"),
-  col('latest_signal_summary', 'string', "the newest signal's data.summary"),
+  text('latest_signal_summary', "the newest signal's data.summary"),
   col('duplicate_of', 'int', 'duplicate rows: the row whose line answers this company'),
   col('answer_status', 'string', 'duplicate rows: the status of the answering line'),
   ROW_COLUMNS.error_code,

@@ -1,4 +1,4 @@
-import { type Column, col, type TableDef, type TableRow } from './columns.ts';
+import { type Column, col, type TableDef, type TableRow, text } from './columns.ts';
 import { calendarDate, epochMillis, integerOrNull, numberOrNull, stringListOrNull, stringOrNull } from './values.ts';
 
 /**
@@ -8,12 +8,12 @@ import { calendarDate, epochMillis, integerOrNull, numberOrNull, stringListOrNul
  */
 
 /** `data` fields with a column of their own: field → column type. */
-const DATA_FIELDS: ReadonlyArray<readonly [string, Column['type'], string]> = [
-  ['summary', 'string', 'data.summary'],
-  ['detail', 'string', 'data.detail (SEC signals)'],
-  ['evidence', 'string', 'data.evidence: the changed text quoted (website changes)'],
-  ['impact_rationale', 'string', 'data.impact_rationale (website changes)'],
-  ['source_url', 'string', 'data.source_url: the filing or the page that changed'],
+const DATA_FIELDS: ReadonlyArray<readonly [string, Column['type'], string, 'text'?]> = [
+  ['summary', 'string', 'data.summary', 'text'],
+  ['detail', 'string', 'data.detail (SEC signals)', 'text'],
+  ['evidence', 'string', 'data.evidence: the changed text quoted (website changes)', 'text'],
+  ['impact_rationale', 'string', 'data.impact_rationale (website changes)', 'text'],
+  ['source_url', 'string', 'data.source_url: the filing or the page that changed', 'text'],
   ['relevance', 'double', 'data.relevance, 0 to 1'],
   ['sentiment', 'string', 'data.sentiment, e.g. negative'],
   ['confidence', 'string', 'data.confidence, e.g. high'],
@@ -37,7 +37,7 @@ const METRIC_FIELDS: ReadonlyArray<readonly [string, Column['type'], string]> = 
 export const SIGNALS_TABLE: TableDef = {
   table: 'signals',
   columns: [
-    col('signal_id', 'string', 'the signal id: the key of this table', false),
+    { ...col('signal_id', 'string', 'the signal id: the key of this table', false), text: true },
     col('record_id', 'string', 'the CRM record id of the input row the signal was found for (enrich; else null)'),
     col('row', 'int', '1-based data row of the input the signal was found for (enrich; else null)'),
     col('domain', 'string', 'the domain the signal was found for (the row, watchlist or event company domain)'),
@@ -48,7 +48,9 @@ export const SIGNALS_TABLE: TableDef = {
     col('detected_at', 'timestamp', 'when the service detected the signal (UTC)'),
     col('company_name', 'string', "the signal's company name"),
     col('company_domain', 'string', "the signal's company domain"),
-    ...DATA_FIELDS.map(([field, type, description]) => col(field, type, description)),
+    ...DATA_FIELDS.map(([field, type, description, free]) =>
+      free ? text(field, description) : col(field, type, description),
+    ),
     ...METRIC_FIELDS.map(([field, type, description]) => col(`metrics_${field}`, type, description)),
     col(
       'data',
@@ -91,28 +93,50 @@ export function signalRow(signal: SignalLike, at: SignalContext): TableRow {
     company_name: stringOrNull(signal.company?.name),
     company_domain: stringOrNull(signal.company?.domain),
   };
-  const rest: Record<string, unknown> = { ...(signal.data ?? {}) };
-  for (const [field, type] of DATA_FIELDS) row[field] = take(rest, field, type);
-  const metrics = rest['metrics'];
-  if (isObject(metrics)) {
-    const left: Record<string, unknown> = { ...metrics };
-    for (const [field, type] of METRIC_FIELDS) row[`metrics_${field}`] = take(left, field, type);
-    if (Object.keys(left).length > 0) rest['metrics'] = left;
-    else delete rest['metrics'];
-  } else {
-    for (const [field] of METRIC_FIELDS) row[`metrics_${field}`] = null;
+  for (const [field] of DATA_FIELDS) row[field] = null;
+  for (const [field] of METRIC_FIELDS) row[`metrics_${field}`] = null;
+  // One pass over data: each field goes to its column when it has the column's type, else into the rest (an explicit
+  // null included: nothing of data is lost). No `delete`: it would turn the objects slow.
+  const rest: Record<string, unknown> = {};
+  const data = signal.data ?? {};
+  for (const field in data) {
+    const value = data[field];
+    const type = DATA_TYPES.get(field);
+    if (type !== undefined) {
+      const typed = typedValue(value, type);
+      if (typed !== null) {
+        row[field] = typed;
+        continue;
+      }
+    } else if (field === 'metrics' && isObject(value)) {
+      const left = splitMetrics(value, row);
+      // An empty metrics object stays as it was; a metrics object whose fields all have columns is not repeated.
+      if (left !== undefined || Object.keys(value).length === 0) rest[field] = left ?? value;
+      continue;
+    }
+    rest[field] = value;
   }
   row['data'] = rest;
   return row;
 }
 
-/** The field's value when it has the column's type (removed from `rest`), else null (and it stays in `rest`). */
-function take(rest: Record<string, unknown>, field: string, type: Column['type']): unknown {
-  const value = rest[field];
-  if (value === undefined) return null;
-  const typed = typedValue(value, type);
-  if (typed !== null) delete rest[field]; // an explicit null stays in data: nothing is lost
-  return typed;
+const DATA_TYPES = new Map(DATA_FIELDS.map(([field, type]) => [field, type]));
+const METRIC_TYPES = new Map(METRIC_FIELDS.map(([field, type]) => [field, type]));
+
+/** Puts `data.metrics`' typed fields into their columns; returns what is left of it (undefined when nothing). */
+function splitMetrics(metrics: Record<string, unknown>, row: TableRow): Record<string, unknown> | undefined {
+  let left: Record<string, unknown> | undefined;
+  for (const field in metrics) {
+    const value = metrics[field];
+    const type = METRIC_TYPES.get(field);
+    const typed = type === undefined ? null : typedValue(value, type);
+    if (typed !== null) row[`metrics_${field}`] = typed;
+    else {
+      left ??= {};
+      left[field] = value;
+    }
+  }
+  return left;
 }
 
 function typedValue(value: unknown, type: Column['type']): unknown {

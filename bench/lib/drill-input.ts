@@ -12,6 +12,8 @@ export interface DrillInput {
   distinct: Set<string>;
   /** 1-based data rows that hold no domain: exactly one `invalid` line each. */
   invalidRows: number[];
+  /** With `names`: the rows whose website is junk and which the kit enriches by their company name instead. */
+  byName: { row: number; name: string }[];
 }
 
 /**
@@ -21,7 +23,7 @@ export interface DrillInput {
 export async function writeDomainsCsv(
   dir: string,
   name: string,
-  options: { distinct: number; seed: number; duplicates?: number; junk?: number; prefix?: string },
+  options: { distinct: number; seed: number; duplicates?: number; junk?: number; prefix?: string; names?: boolean },
 ): Promise<DrillInput> {
   const random = seeded(options.seed);
   const prefix = options.prefix ?? `drill${options.seed}`;
@@ -38,16 +40,21 @@ export async function writeDomainsCsv(
     const j = Math.floor(random() * (i + 1));
     [cells[i], cells[j]] = [cells[j]!, cells[i]!];
   }
-  // A note, not a company name: a row whose website is junk stays invalid instead of being enriched by its name.
-  const lines = ['id,note,website'];
+  // A note, not a company name, unless `names`: a row whose website is junk stays invalid instead of being enriched
+  // by its name.
+  const lines = [options.names ? 'id,name,website' : 'id,note,website'];
   const invalidRows: number[] = [];
+  const byName: { row: number; name: string }[] = [];
   cells.forEach((cell, i) => {
-    lines.push(`${i},Note ${i},"${cell.value}"`);
-    if (!cell.valid) invalidRows.push(i + 1);
+    const label = options.names ? `Company ${i}` : `Note ${i}`;
+    lines.push(`${i},${label},"${cell.value}"`);
+    if (cell.valid) return;
+    if (options.names) byName.push({ row: i + 1, name: label });
+    else invalidRows.push(i + 1);
   });
   const path = join(dir, name);
   await writeFile(path, `${lines.join('\n')}\n`);
-  return { url: pathToFileURL(path).href, rows: cells.length, distinct: new Set(domains), invalidRows };
+  return { url: pathToFileURL(path).href, rows: cells.length, distinct: new Set(domains), invalidRows, byName };
 }
 
 const tempDirs: string[] = [];

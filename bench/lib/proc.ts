@@ -4,7 +4,7 @@
  * Children run in their own process group through the dev stack's `startProcess`, so a benchmark that dies leaves
  * nothing behind (the next start reaps them).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { WORKER_NODE_OPTIONS } from '../../config/worker.ts';
 import { type ServerProcess, startProcess } from '../../devstack/process.ts';
@@ -45,6 +45,35 @@ export function cpuSecondsOf(pid: number): number | undefined {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / USER_HZ : undefined;
+}
+
+/**
+ * CPU seconds (user + system) of a server process and its children so far: the live ones, and (through the server's
+ * cutime and cstime) those it has already reaped, such as PostgreSQL's per-connection backends (which leave the
+ * server's process group, so a group would miss them).
+ */
+export function serverCpuSeconds(pid: number): number {
+  let total = 0;
+  let names: string[] = [];
+  try {
+    names = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const own = Number(name) === pid;
+    if (!own && Number(fields[1]) !== pid) continue;
+    total += Number(fields[11]) + Number(fields[12]);
+    if (own) total += Number(fields[13]) + Number(fields[14]);
+  }
+  return total / USER_HZ;
 }
 
 /** CPU seconds of this process (the benchmark driver, which also hosts the sandbox). */

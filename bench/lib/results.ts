@@ -11,6 +11,7 @@ export const BENCHMARKS = [
   'webhook-intake',
   'push-incremental',
   'postgres-load',
+  'parquet-cost',
 ] as const;
 
 const HEADER = `# Benchmark results

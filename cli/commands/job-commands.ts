@@ -297,6 +297,14 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
   }
 }
 
+/** The job kind each job workflow runs (as its parts and manifest name it). */
+const JOB_KINDS = {
+  bulkEnrich: 'enrich',
+  enrichContacts: 'enrich-contacts',
+  verifyEmails: 'verify-emails',
+  intentExport: 'intent-export',
+} as const satisfies Record<JobStart['workflow'], string>;
+
 /**
  * Why this start of a job id is refused: the id was first started with another input or other options (recorded in
  * `<job>/_job.json`). Undefined when it is the same job, a new one, or the record cannot be read from here (the
@@ -307,14 +315,7 @@ async function refusedIdentity(job: JobStart): Promise<string | undefined> {
     import('../../connectors/storage/index.ts'),
     import('../../activities/jobs/job-identity.ts'),
   ]);
-  const kind =
-    job.workflow === 'bulkEnrich'
-      ? 'enrich'
-      : job.workflow === 'enrichContacts'
-        ? 'enrich-contacts'
-        : job.workflow === 'verifyEmails'
-          ? 'verify-emails'
-          : 'intent-export';
+  const kind = JOB_KINDS[job.workflow];
   // The options the job's identity holds: enrich's filters, an export's request; none for verify-emails.
   const options =
     job.workflow === 'bulkEnrich' || job.workflow === 'enrichContacts'

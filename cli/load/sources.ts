@@ -10,6 +10,7 @@ import type { TableRow } from '../../activities/tables/columns.ts';
 import { PartChecksumError } from '../../connectors/errors.ts';
 import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../../connectors/postgres/index.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import { jsonlToCopyText } from './jsonl-copy.ts';
 import type { LoadPart } from './manifest.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
@@ -53,6 +54,10 @@ export interface SourceOptions {
 /** The columns a load writes, in COPY order. */
 export const copyColumns = (table: LoadTable): PgColumn[] => writableColumns(table.pg);
 
+function* chunks(bytes: Buffer): Generator<Buffer> {
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield bytes.subarray(at, at + CHUNK_BYTES);
+}
+
 /** Opens the table's parts from the first, each time it is called (a load that merges reads them twice). */
 export function tableSources(options: SourceOptions): () => AsyncIterable<CopySource> {
   const columns = copyColumns(options.table);
@@ -84,6 +89,22 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
     if (text) yield Buffer.from(text);
   }
 
+  // A flat JSONL part straight into COPY text (jsonl-copy.ts), the columns load adds after each line.
+  const fast = {
+    names: options.table.def.columns.map((column) => column.name),
+    suffix: Buffer.from(
+      columns
+        .slice(options.table.def.columns.length)
+        .map((column) => `\t${copyTextField(provenance[column.name], column.type)}`)
+        .join(''),
+    ),
+  };
+  const fastUsable = columns
+    .slice(0, options.table.def.columns.length)
+    .every((column, i) => column.name === fast.names[i]);
+  const fastCopyText = (part: LoadPart, bytes: Buffer) =>
+    fastUsable ? jsonlToCopyText(part.key.endsWith('.gz') ? gunzipSync(bytes) : bytes, fast) : undefined;
+
   return async function* open() {
     const { store, parts } = options;
     let next = parts[0] ? readVerifiedPart(store, parts[0]) : undefined;
@@ -94,6 +115,11 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
       next = following ? readVerifiedPart(store, following) : undefined;
       // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
       next?.catch(() => {});
+      const copyText = options.encoding === 'table' ? fastCopyText(part, bytes) : undefined;
+      if (copyText) {
+        yield { name: part.key, body: Readable.from(chunks(copyText)) };
+        continue;
+      }
       const rows = options.rowsOf(partLines(part, bytes), part);
       yield { name: part.key, body: Readable.from(encode(rows)) };
     }

@@ -148,8 +148,12 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     const paidLost = lost.filter((call) => call.credits > 0).length;
     expect(result.credits).toBe(ideal + (result.unsavedAnswers?.credits ?? 0));
     expect(result.unsavedAnswers?.unknown_calls ?? 0).toBeGreaterThanOrEqual(paidLost);
-    // ... and the extra is at most that many calls' worst case (100 domains × limit 2 × 2 credits).
-    expect(extra).toBeLessThanOrEqual((result.unsavedAnswers?.unknown_calls ?? 0) * 100 * 2 * 2);
+    // Lost at most the calls in flight at each kill (the job's concurrency), by the proxy's record of answered
+    // calls, each at most its worst case (100 domains × limit 2 × 2 credits); the manifest claims no more.
+    const inFlight = jobInput('bound', '').concurrency! * kills.length;
+    expect(lost.length).toBeLessThanOrEqual(inFlight);
+    expect(extra).toBeLessThanOrEqual(inFlight * 100 * 2 * 2);
+    expect(result.unsavedAnswers?.unknown_calls ?? 0).toBeLessThanOrEqual(inFlight);
     // Paid more than once: only batches whose answer was lost to a kill, and once more per loss.
     for (const [batch, times] of paidPerBatch) {
       const losses = lost.filter((call) => call.credits > 0 && batchOf(call) === batch).length;

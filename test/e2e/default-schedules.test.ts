@@ -1,5 +1,5 @@
 /**
- * The retry schedules the README promises, as the product configures them (no test override), and the exit code 4
+ * The retry schedules the docs promise (docs/what-holds.md, docs/command-line.md), as the product configures them (no test override), and the exit code 4
  * they end in, end to end:
  * - `verify-emails --wait` with every upstream check failing asks again after 2, 10, 30 and 90 s (five tries in
  *   all, free), then ends `completed_with_errors` and exits 4;

@@ -4,12 +4,23 @@ import type { Sandbox } from '../../sandbox/index.ts';
 import { enrichIdeal } from '../promises/oracle.ts';
 
 /**
+ * The distinct domains a drill input's answering lines carry: its domains, and the domains the sandbox resolves its
+ * rows enriched by company name to (rows named after no company would answer `not_found` with no domain: none here).
+ */
+export function answeredDomains(sandbox: Sandbox, input: DrillInput): Set<string> {
+  const named = input.byName.map(({ name }) => sandbox.truth.companyDomainOf({ company_name: name }));
+  if (named.some((domain) => domain === null)) throw new Error('a drill row is named after no company');
+  return new Set([...input.distinct, ...(named as string[])]);
+}
+
+/**
  * Holds the output of a bulk enrichment of `input` against the sandbox's truth: every `ok` line carries exactly the
  * signals that exist for its domain (the newest `limit`), every `not_found` line a domain that resolves to nothing.
- * Returns what the spec charges for the distinct domains (2 credits per signal): the cost a drill must equal.
+ * Returns what the spec charges for the distinct domains, the rows enriched by name included (2 credits per
+ * signal): the cost a drill must equal.
  */
 export function enrichTruthCredits(sandbox: Sandbox, input: DrillInput, lines: Line[], limit: number): number {
-  const ideal = enrichIdeal(sandbox, [...input.distinct], { limit });
+  const ideal = enrichIdeal(sandbox, [...answeredDomains(sandbox, input)], { limit });
   const status = new Map(ideal.domains.map((d) => [d.domain, d.status]));
   const problems: string[] = [];
   for (const line of lines) {

@@ -16,7 +16,9 @@ import { useJobEnv } from '../helpers/job-env.ts';
 import { callsTo, PATHS } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
-const ctx = useJobEnv('job-identity', { sandbox: { seed: 5, clock: () => CLOCK } });
+const ctx = useJobEnv('job-identity', {
+  sandbox: { seed: 5, clock: () => CLOCK, exportTiming: { queuedMs: 0, runningMs: 0 } },
+});
 let first: string;
 let second: string;
 let output: string;
@@ -80,6 +82,38 @@ describe('a job id remembers its input and options', { timeout: 120_000 }, () =>
       expect(callsTo(ctx.env.sandbox, PATHS.enrichBulk, before)).toHaveLength(0);
     },
   );
+
+  it('an intent export started again under the same id with other topics is refused, and pays nothing', async () => {
+    const jobId = `same-export-${Math.random().toString(36).slice(2, 8)}`;
+    const c = ctx.env.config();
+    const exportJob = (topics: string[]) =>
+      ctx.env.client.workflow.execute('intentExport', {
+        workflowId: `${jobId}-${Math.random().toString(36).slice(2, 8)}`,
+        taskQueue: c.taskQueue,
+        args: [
+          {
+            jobId,
+            output,
+            request: { topic_ids: topics, limit: 5 },
+            poll: { initialMs: 50, maxMs: 200 },
+            taskQueue: c.taskQueue,
+            apiTaskQueue: c.apiTaskQueue,
+          },
+        ],
+      });
+    await exportJob(['b2b_1']);
+    const before = ctx.env.sandbox.truth.lastCall();
+    const error = await exportJob(['b2b_2']).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined;
+    expect(cause?.type).toBe('InputError');
+    expect(cause?.message).toMatch(/options/);
+    expect(cause?.message).toContain('b2b_2');
+    expect(ctx.env.sandbox.truth.calls({ after: before, path: PATHS.exportSubmit })).toHaveLength(0);
+  });
 
   it('the CLI refuses the same --job-id with another input: exit 2 naming the input, and nothing is started', async () => {
     const jobId = `cli-same-id-${Math.random().toString(36).slice(2, 8)}`;

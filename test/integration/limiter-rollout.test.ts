@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { runCli } from '../../bench/lib/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { ApiPermits } from '../../workers/api-permits.ts';
@@ -126,5 +127,28 @@ describe('the account rate limiter across rollouts', () => {
       new RegExp(`rate limiter .* does not answer: no worker polls task queue "${c.taskQueue}-nobody"`),
     );
     expect(Date.now() - started).toBeLessThan(25_000);
+  }, 60_000);
+
+  it('a job whose API calls keep failing says why on --wait, instead of waiting silently', async () => {
+    // Build 2's worker (the current version) serves the job; every API call fails with a 5xx and is retried.
+    env.sandbox.setFaults({ errorRate: 1 });
+    try {
+      const args = ['enrich', '--input', input, '--output', join(dir, 'out'), '--job-id', 'stalled-job', '--wait'];
+      const run = await runCli(args, env.childEnv(), 15_000);
+      expect(run.timedOut).toBe(true);
+      const notes = run.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{"event":"retrying"'))
+        .map((line) => JSON.parse(line) as { activity: string; attempt: number; error: string });
+      expect(notes.length, run.stderr).toBeGreaterThan(0);
+      expect(notes[0]!.attempt).toBeGreaterThanOrEqual(2);
+      expect(notes[0]!.error).toMatch(/50[023]/);
+    } finally {
+      env.sandbox.setFaults({});
+      await env.client.workflow
+        .getHandle('stalled-job')
+        .terminate('test over')
+        .catch(() => {});
+    }
   }, 60_000);
 });

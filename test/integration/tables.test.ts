@@ -279,6 +279,38 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
       }
     }
 
+    // docs/tables.md's query, as a user runs it: signals per type per company.
+    const perType = await duck.query(
+      `SELECT company_domain, signal_type, count(*)::INTEGER AS signals, max(detected_at) AS newest
+       FROM read_parquet(${glob('signals')}, union_by_name = false)
+       GROUP BY company_domain, signal_type ORDER BY company_domain, signals DESC`,
+    );
+    const expected = new Map<string, number>();
+    for (const signal of signals) {
+      const key = `${(signal['company'] as Line | undefined)?.['domain']}|${signal.signal_type}`;
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    expect(new Map(perType.map((r) => [`${r['company_domain']}|${r['signal_type']}`, r['signals']]))).toEqual(expected);
+    const newestRows = await duck.query(
+      `SELECT r.record_id, s.data->>'$.technologies' AS technologies
+       FROM read_parquet(${glob('rows')}) r JOIN read_parquet(${glob('signals')}) s USING (record_id)
+       WHERE s.detected_at = r.latest_signal_at`,
+    );
+    expect(newestRows.length).toBeGreaterThanOrEqual(
+      answered.filter((l) => l['status'] === 'ok' && (l['signals'] as unknown[]).length > 0).length,
+    );
+
+    // The one CSV a CRM imports (rows.csv): every answered row once, under its record id, one header row.
+    const crm = manifest.rows_csv;
+    expect(crm?.key).toBe('crm-tables/rows.csv');
+    const crmBytes = await readFile(join(root, String(crm?.key)));
+    expect(createHash('sha256').update(crmBytes).digest('hex')).toBe(crm?.sha256);
+    const [crmHeader, ...crmRows] = await readCsvWithPython(join(root, String(crm?.key)));
+    expect(crmHeader).toEqual(KEPT_ROWS_TYPES.map(([name]) => name));
+    expect(crmRows).toHaveLength(answered.length);
+    expect(crm?.lines).toBe(answered.length);
+    expect(crmRows.map((cells) => cells[0]).sort()).toEqual(answered.map((line) => String(line['record_id'])).sort());
+
     // The invalid table: every bad row, with what it held and why.
     const bad = await duck.query(
       `SELECT "row", raw::VARCHAR AS raw, error, record_id FROM read_parquet(${glob('invalid')}) ORDER BY "row"`,
@@ -364,6 +396,52 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     );
     const { lines } = await readJobOutput(pathToFileURL(plainRoot).href, 'plain');
     expect(signals[0]?.['n']).toBe(lines.flatMap((line) => (line['signals'] as unknown[] | undefined) ?? []).length);
+  });
+
+  it('enrich-contacts: every contact row and its signals are in the Parquet tables, listed in the manifest', async () => {
+    const people = env.sandbox.truth
+      .intentContacts({ topic_ids: ['b2b_901', 'b2b_902'] })
+      .map((item) => item.contact)
+      .filter((c, i, all) => c.email && all.findIndex((o) => o.email === c.email) === i)
+      .slice(0, 12);
+    await writeFile(
+      join(dir, 'contacts.csv'),
+      `Record ID,Email\n${people.map((p, i) => `p${i},${p.email}`).join('\n')}\n`,
+    );
+    const root = join(dir, 'contacts');
+    const output = pathToFileURL(root).href;
+    const result = await run<BulkEnrichInput>('enrichContacts', {
+      jobId: 'contact-tables',
+      input: pathToFileURL(join(dir, 'contacts.csv')).href,
+      output,
+      options: { limit: 3 },
+      formats: ['parquet'],
+    });
+    expect(result.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(output, 'contact-tables');
+    expect(lines).toHaveLength(people.length);
+    const lineParts = manifest.parts.filter((part) => part.table === 'lines');
+    for (const table of ['rows', 'signals']) {
+      expect((await tableParts(root, manifest, table, 'parquet')).length, table).toBe(lineParts.length);
+    }
+    const glob = (table: string) => sqlString(join(root, 'contact-tables', 'tables', table, '*.parquet'));
+    const rows = await duck.query(`SELECT record_id, status FROM read_parquet(${glob('rows')}) ORDER BY record_id`);
+    expect(rows).toEqual(
+      [...lines]
+        .sort((a, b) => String(a['record_id']).localeCompare(String(b['record_id'])))
+        .map((line) => ({ record_id: line['record_id'], status: line['status'] })),
+    );
+    const signals = await duck.query(`SELECT signal_id, record_id FROM read_parquet(${glob('signals')})`);
+    const expected = lines.flatMap((line) =>
+      ((line['signals'] as Signal[] | undefined) ?? []).map((signal) => ({
+        signal_id: signal.signal_id,
+        record_id: line['record_id'],
+      })),
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    expect(new Set(signals.map((row) => JSON.stringify(row)))).toEqual(
+      new Set(expected.map((row) => JSON.stringify(row))),
+    );
   });
 
   it('scheduled push: each run writes its signals table, one row per pushed signal, one schema across runs', async () => {

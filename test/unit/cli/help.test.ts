@@ -33,7 +33,7 @@ function commandsOf(command: Command, path: string[] = []): { path: string[]; fl
   });
 }
 
-/** The flags the README and the scripts use: they must stay declared (and so in the help). */
+/** The flags the docs and the scripts use: they must stay declared (and so in the help). */
 const DOCUMENTED: Record<string, string[]> = {
   enrich: [
     '--input',

@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collect, fetchPushBatch, readBatchRecord, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
 import { batchDoneKey, pushBatchKey, pushPartKey } from '../../../activities/push/layout.ts';
@@ -194,6 +197,24 @@ describe('fetchPushBatch', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it('passes the attempt’s cancellation to the call, so a timed-out attempt stops its call', async () => {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
+    const seen: (AbortSignal | undefined)[] = [];
+    const client = {
+      async enrichCompanies(_params: EnrichCompaniesParams, call?: { signal?: AbortSignal }) {
+        seen.push(call?.signal);
+        call?.signal?.throwIfAborted();
+        throw new Error('not reached');
+      },
+    } as unknown as SignalClient;
+    const cancel = new AbortController();
+    cancel.abort(new Error('heartbeat timed out'));
+    await expect(
+      fetchPushBatch(client, store, { run, index: 0, filters }, { attempt: 2, signal: cancel.signal }),
+    ).rejects.toThrow('heartbeat timed out');
+    expect(seen).toEqual([cancel.signal]);
+  });
+
   it('writes no part when nothing is new, and still records the batch', async () => {
     const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
     const { client } = fakeClient(() => [ok('a.com', [])]);
@@ -219,6 +240,33 @@ describe('fetchPushBatch', () => {
     const rebuilt = await readBatchRecord(store, run, 0);
     expect(rebuilt?.domains).toEqual(original?.domains);
     expect(rebuilt?.part).toEqual(original?.part);
+  });
+
+  it('does not record a part spoiled before its record was written: the batch is fetched again, once', async () => {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
+    const { client, calls } = fakeClient(() => [
+      ok('a.com', [signal('2', '2026-03-03T00:00:00Z'), signal('1', '2026-03-02T00:00:00Z')]),
+      ok('b.com', [signal('3', '2026-03-04T00:00:00Z')]),
+    ]);
+    await fetchPushBatch(client, store, { run, index: 0, filters });
+    await store.delete(batchDoneKey(run, 0)); // the crash: part published, record not yet written
+    // The part's bytes replaced behind its metadata (a copy gone wrong, a disk error): its sha256 no longer holds.
+    const partPath = join(fileURLToPath(store.url), pushPartKey(run, 0));
+    await writeFile(partPath, gzipSync('{"x":1}\n{"x":2}\n{"x":3}\n'));
+    await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(calls).toHaveLength(2);
+    const record = await readBatchRecord(store, run, 0);
+    const bytes = await readFile(partPath);
+    expect(record?.part?.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect((await partLines(store, pushPartKey(run, 0))).map((line) => line['signal_id'])).toEqual([
+      'sig_2',
+      'sig_1',
+      'sig_3',
+    ]);
+    // Fetched again once: the new part proves itself.
+    await store.delete(batchDoneKey(run, 0));
+    await fetchPushBatch(client, store, { run, index: 0, filters });
+    expect(calls).toHaveLength(2);
   });
 
   it('turns a rejected request into error records, and lets retryable failures through with their rule', async () => {

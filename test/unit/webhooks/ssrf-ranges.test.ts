@@ -1,12 +1,12 @@
 /**
- * Every range the README's "Webhooks" SSRF paragraph promises to refuse, checked at both ends (so a prefix one bit
+ * Every range docs/security.md's SSRF guard section promises to refuse, checked at both ends (so a prefix one bit
  * too short or too long fails) with the first address past each end still reachable, and every IPv6 form that
  * carries an IPv4 address judged by that address.
  */
 import { describe, expect, it } from 'vitest';
 import { blockedRange } from '../../../connectors/webhooks/safe-dispatcher.ts';
 
-/** [range as the README names it, first address, last address, label the refusal must name, just outside]. */
+/** [range as docs/security.md names it, first address, last address, label the refusal must name, just outside]. */
 const IPV4: Array<[string, string, string, RegExp, string[]]> = [
   ['0.0.0.0/8', '0.0.0.0', '0.255.255.255', /unspecified/, ['1.0.0.0']],
   ['10.0.0.0/8', '10.0.0.0', '10.255.255.255', /private/, ['9.255.255.255', '11.0.0.0']],
@@ -62,7 +62,7 @@ const IPV6: Array<[string, string, string, RegExp, string[]]> = [
   ['ff00::/8', 'ff00::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', /multicast/, []],
 ];
 
-describe('SSRF guard: every range the README lists', () => {
+describe('SSRF guard: every range docs/security.md lists', () => {
   it.each([...IPV4, ...IPV6])(
     'refuses %s at both ends and admits the first address past it',
     (_r, first, last, label, outside) => {
@@ -78,7 +78,7 @@ function hex(v4: string): [string, string] {
   return [((o[0]! << 8) | o[1]!).toString(16), ((o[2]! << 8) | o[3]!).toString(16)];
 }
 
-/** The IPv6 spellings the README says are judged by the IPv4 address they carry. */
+/** The IPv6 spellings docs/security.md says are judged by the IPv4 address they carry. */
 function carriers(v4: string): Array<[string, string]> {
   const [hi, lo] = hex(v4);
   const inverted = hex(

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { StorageRefusedError } from '../../connectors/errors.ts';
+import { writeBody } from '../../connectors/storage/common.ts';
+import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
+
+/**
+ * The worker's local spool (`SIGNAL_KIT_SPOOL_DIR`): where a paid answer's part goes when the output refuses it for
+ * a reason no retry cures (a full disk or quota, a read-only file system, access denied, a missing bucket). The job
+ * stops (the failure is fatal), and once someone has fixed the storage, running the same command again publishes the
+ * spooled objects first, before any call is made, so the answer is not paid for again. A spooled object is exactly
+ * what the write tried to publish (its bytes and metadata), so it is published as it would have been. The spool is
+ * local to the worker that wrote it: a re-run served by another machine pays again (and its manifest says so).
+ *
+ * Only a paid batch's outputs (its part and its tables) are spooled.
+ */
+export class PartSpool {
+  readonly dir: string;
+  #seq = 0;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /**
+   * `store` as seen by a write that the storage refused: every output written to it goes to the spool instead (and
+   * counts as written, so that a part's tables and the part itself are all kept). Reads go to the store.
+   */
+  keepOnly(store: Store): Store {
+    const spooling = Object.create(store) as Store;
+    spooling.writeBytes = async (key: string, data: string | Uint8Array, options?: WriteOptions) => {
+      if (!(await this.keep(store.url, key, data, options))) {
+        throw new StorageRefusedError('the spool could not keep this object either', {
+          url: store.url,
+          key,
+          reason: 'spool',
+        });
+      }
+      return {
+        key,
+        size: typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength,
+        metadata: options?.metadata ?? {},
+      };
+    };
+    return spooling;
+  }
+
+  /**
+   * Publishes what the spool holds for `store` under `prefix`, in the order it was written (a part's tables before
+   * the part that marks its batch done), and forgets each once published. A refusal again is thrown: the job stops
+   * again before a paid call.
+   */
+  async publish(store: Store, prefix: string): Promise<number> {
+    const dir = this.#dirOf(store.url);
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((name) => name.endsWith('.json')).sort();
+    } catch {
+      return 0;
+    }
+    let published = 0;
+    for (const name of names) {
+      const bodyPath = join(dir, name.replace(/\.json$/, '.bin'));
+      let meta: SpooledObject;
+      let body: Buffer;
+      try {
+        meta = JSON.parse(await readFile(join(dir, name), 'utf8')) as SpooledObject;
+        body = await readFile(bodyPath);
+      } catch {
+        continue; // published meanwhile by another batch of the job
+      }
+      if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
+      await writeBody(store, meta.key, body, meta.options);
+      await rm(join(dir, name), { force: true });
+      await rm(bodyPath, { force: true });
+      published += 1;
+    }
+    return published;
+  }
+
+  async #keepOrThrow(url: string, key: string, data: string | Uint8Array, options?: WriteOptions): Promise<void> {
+    const dir = this.#dirOf(url);
+    await mkdir(dir, { recursive: true });
+    const name = `${Date.now().toString().padStart(15, '0')}-${String(this.#seq++).padStart(6, '0')}-${digest(key).slice(0, 16)}`;
+    const body = join(dir, `${name}.bin`);
+    await writeFile(`${body}.tmp`, data);
+    await rename(`${body}.tmp`, body);
+    const meta: SpooledObject = { url, key, ...(options ? { options } : {}) };
+    await writeFile(join(dir, `${name}.json.tmp`), JSON.stringify(meta));
+    // The metadata last: a body without it is ignored.
+    await rename(join(dir, `${name}.json.tmp`), join(dir, `${name}.json`));
+  }
+
+  /** Keeps a refused object; a spool that cannot keep it either leaves the failure as it was (the marker counts it). */
+  async keep(url: string, key: string, data: string | Uint8Array, options?: WriteOptions): Promise<boolean> {
+    try {
+      await this.#keepOrThrow(url, key, data, options);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  #dirOf(url: string): string {
+    return join(this.dir, digest(url).slice(0, 24));
+  }
+}
+
+interface SpooledObject {
+  url: string;
+  key: string;
+  options?: WriteOptions;
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -1,0 +1,134 @@
+/**
+ * A storage that refuses a paid answer's part for a reason waiting does not cure (a full disk, a quota, access
+ * denied) stops the batch at once, not after a minute of retries, with a failure that is not retried and ends the
+ * job; the answer is kept in the worker's spool, and running the batch again, once the storage is fixed, publishes
+ * it without paying again. What the service charged is what its answers said (`x-credits-charged`).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enrichBatch } from '../../../activities/jobs/enrich.ts';
+import { finalizeJob } from '../../../activities/jobs/finalize.ts';
+import { batchKey } from '../../../activities/jobs/layout.ts';
+import { PartSpool } from '../../../activities/jobs/spool.ts';
+import type { JobRef } from '../../../activities/jobs/types.ts';
+import { FAILURE_TYPE, refusalReason, StorageRefusedError } from '../../../connectors/errors.ts';
+import { SignalClient } from '../../../connectors/signal-api/index.ts';
+import { storageFailure } from '../../../connectors/storage/errors.ts';
+import { openStore, type Store } from '../../../connectors/storage/index.ts';
+import { toActivityFailure } from '../../../workers/activity-failures.ts';
+import { isFatalFailure } from '../../../workflows/activity-options.ts';
+import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
+
+let server: TestServer;
+let dir: string;
+let charged = 0;
+
+beforeAll(async () => {
+  server = await startTestServer((req: RecordedRequest, res) => {
+    const { domains } = req.json as { domains: string[] };
+    const results = domains.map((domain) => ({
+      domain,
+      status: 'ok',
+      company: { name: domain, domain },
+      signals: [signalBody(`sig_${domain}_1`)],
+    }));
+    charged += domains.length * 2;
+    sendJson(res, 200, { results }, { 'x-credits-charged': domains.length * 2 });
+  });
+  dir = await mkdtemp(join(tmpdir(), 'storage-refused-'));
+});
+afterAll(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** `store` as a full disk for the job's outputs: Node's ENOSPC, through the store's own error mapping. */
+function full(store: Store, code = 'ENOSPC'): Store {
+  const refusing = Object.create(store) as Store;
+  refusing.writeBytes = async (key, data, options) => {
+    if (!key.includes('/work/')) {
+      const cause = Object.assign(new Error(`${code}: no space left on device, write`), { code });
+      throw storageFailure('write', { url: store.url, key }, cause);
+    }
+    return store.writeBytes!(key, data, options);
+  };
+  return refusing;
+}
+
+describe('a storage that refuses the answer stops the job before the next paid call, and keeps the answer', () => {
+  it.each([
+    ['ENOSPC', { code: 'ENOSPC' }],
+    ['EDQUOT', { code: 'EDQUOT' }],
+    ['EROFS', { code: 'EROFS' }],
+    ['EACCES', { code: 'EACCES' }],
+    ['S3 AccessDenied', { name: 'AccessDenied' }],
+    ['GCS 403', { code: 403 }],
+  ])('%s is a refusal no retry cures, and ends the job', (reason, fields) => {
+    const error = storageFailure('write', { url: 'file:///x', key: 'k' }, Object.assign(new Error('refused'), fields));
+    expect(error).toBeInstanceOf(StorageRefusedError);
+    expect(error.retryable).toBe(false);
+    expect(refusalReason(Object.assign(new Error('x'), fields))).toBeTruthy();
+    const failure = toActivityFailure(error) as { type?: string; nonRetryable?: boolean };
+    expect(failure.type).toBe(FAILURE_TYPE.storageRefused);
+    expect(failure.nonRetryable).toBe(true);
+    expect(isFatalFailure(failure)).toBe(true);
+    expect(reason).toBeTruthy();
+  });
+
+  it('an outage (a reset connection) is still retried', () => {
+    const cause = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    expect(storageFailure('write', { url: 's3://b', key: 'k' }, cause).retryable).toBe(true);
+  });
+
+  it.each([
+    ['the lines part', 'refused', undefined],
+    ['the tables written before it (--format csv)', 'refused-tables', ['jsonl', 'csv'] as JobRef['formats']],
+  ])(
+    'ENOSPC on %s: one paid call, refused at once, published from the spool by the next run without paying',
+    async (_what, jobId, formats) => {
+      const output = pathToFileURL(join(dir, 'out')).href;
+      const store = openStore(output);
+      const job: JobRef = { jobId, kind: 'enrich', output, ...(formats ? { formats } : {}) };
+      const calls = server.requests.length;
+      charged = 0;
+      await store.writeText(
+        batchKey(job, 0),
+        '{"v":"a.com","row":1,"raw":"a.com"}\n{"v":"b.com","row":2,"raw":"b.com"}\n',
+      );
+      const spool = new PartSpool(join(dir, 'spool'));
+      const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_full', retry: false });
+      const request = { job, index: 0, options: {} };
+
+      const started = Date.now();
+      const error = await enrichBatch(client, full(store), request, { attempt: 1, spool }).catch((e) => e);
+      expect(error).toBeInstanceOf(StorageRefusedError);
+      expect(Date.now() - started).toBeLessThan(5_000); // not the minute of retries an outage gets
+      expect(server.requests).toHaveLength(calls + 1);
+
+      // The disk is freed; the same batch runs again (a re-run of the job): its answer comes from the spool.
+      const again = await enrichBatch(client, store, request, { attempt: 1, spool });
+      expect(again.counts.ok).toBe(2);
+      expect(server.requests).toHaveLength(calls + 1);
+      const result = await finalizeJob(store, {
+        job,
+        input: 'x',
+        startedAt: new Date().toISOString(),
+        status: 'completed',
+        prepared: { input: 'x', rows: 2, distinct: 2, duplicates: 0, batches: 1, invalid: 0, batchSize: 100 },
+      });
+      expect(charged).toBe(4);
+      expect(result.credits).toBe(charged);
+      expect(result.unsavedAnswers).toEqual({ credits: 0, unknown_calls: 0 });
+      if (formats) {
+        // The tables were kept and published too.
+        const keys: string[] = [];
+        for await (const info of store.list(`${jobId}/`)) keys.push(info.key);
+        expect(keys.filter((key) => key.endsWith('.csv') || key.includes('rows'))).not.toEqual([]);
+      }
+      await client.close();
+    },
+  );
+});

@@ -1,0 +1,83 @@
+/**
+ * The COPY text `load` makes straight from a flat JSONL part is byte for byte what parsing each line and encoding
+ * every value gives, for values that test the escapes of both formats; a line of another shape is not guessed at.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TableRow } from '../../../activities/tables/columns.ts';
+import { encodeTable } from '../../../activities/tables/encode.ts';
+import { SIGNALS_TABLE } from '../../../activities/tables/signals.ts';
+import { jsonlToCopyText } from '../../../cli/load/jsonl-copy.ts';
+import { signalsLoadTable } from '../../../cli/load/tables.ts';
+import { copyTextField, writableColumns } from '../../../connectors/postgres/index.ts';
+
+const TRICKY = [
+  'plain',
+  'quote " and backslash \\ and slash /',
+  'tab\there, newline\nhere, return\rhere',
+  'control \u0001\u0008\u000c\u001f and DEL \u007f',
+  'é ü 中文 😀 and a lone surrogate \ud800 end',
+  '\\n is not a newline, \\\\ two backslashes, \\" an escaped quote',
+  '',
+  '-starts like a formula',
+];
+
+function rows(): TableRow[] {
+  return TRICKY.map((text, i) => ({
+    signal_id: `sig_${i}`,
+    record_id: i % 2 ? `rec "${i}"` : null,
+    row: i + 1,
+    domain: 'acme.com',
+    signal_type: 'news',
+    signal_subtype: text,
+    detected_at: Date.UTC(2026, 2, 1) + i,
+    summary: text,
+    relevance: i % 3 ? -1.5e-7 * i : null,
+    filing_year: i,
+    highlights: i % 2 ? [text, 'two'] : null,
+    data: { text, nested: { list: [text, 1, null, true] }, n: -0.5 },
+  }));
+}
+
+describe('flat JSONL part to COPY text', () => {
+  const table = signalsLoadTable('t_', 'file:///m.json');
+  const columns = writableColumns(table.pg);
+  const suffixColumns = columns.slice(SIGNALS_TABLE.columns.length);
+  const provenance: Record<string, string> = {
+    source_manifest: 'file:///out/a\tb/_manifest.json',
+    source_finished_at: '2026-03-01T06:00:00.000Z',
+  };
+  const suffix = Buffer.from(suffixColumns.map((c) => `\t${copyTextField(provenance[c.name], c.type)}`).join(''));
+  const names = SIGNALS_TABLE.columns.map((c) => c.name);
+
+  it('is what parsing and encoding every value gives, escapes and all', () => {
+    const part = encodeTable('jsonl', SIGNALS_TABLE, rows(), 'none');
+    const expected = part
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const record = { ...(JSON.parse(line) as Record<string, unknown>), ...provenance };
+        return `${columns.map((c) => copyTextField(record[c.name] ?? null, c.type)).join('\t')}\n`;
+      })
+      .join('');
+    const fast = jsonlToCopyText(part, { names, suffix });
+    // The bytes sent to the server (a lone surrogate is U+FFFD in UTF-8 either way).
+    expect(fast?.toString('utf8')).toBe(Buffer.from(expected).toString('utf8'));
+    expect(fast?.equals(Buffer.from(expected))).toBe(true);
+  });
+
+  it('gives up on a line of another shape (a missing, extra or reordered key, or a cut line)', () => {
+    const part = encodeTable('jsonl', SIGNALS_TABLE, rows(), 'none').toString('utf8');
+    const first = JSON.parse(part.split('\n')[0] as string) as Record<string, unknown>;
+    const { record_id, ...missing } = first;
+    const reordered = { record_id, ...missing };
+    for (const line of [
+      JSON.stringify(missing),
+      JSON.stringify({ ...first, extra: 1 }),
+      JSON.stringify(reordered),
+      part.split('\n')[0]?.slice(0, 40),
+    ]) {
+      expect(jsonlToCopyText(Buffer.from(`${part}${line}\n`), { names, suffix })).toBeUndefined();
+    }
+  });
+});
