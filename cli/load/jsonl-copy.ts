@@ -32,125 +32,55 @@ const hex = (byte: number) =>
         ? byte - 0x37
         : -1;
 
+/** Writes a code point as COPY text (UTF-8, with COPY's escapes for backslash, newline, return and tab). */
+function writeCodePoint(out: Buffer, at: number, cp: number): number {
+  let o = at;
+  if (cp === 0x5c) {
+    out[o++] = BACKSLASH;
+    out[o++] = BACKSLASH;
+  } else if (cp === 0x0a || cp === 0x0d || cp === 0x09) {
+    out[o++] = BACKSLASH;
+    out[o++] = cp === 0x0a ? 0x6e : cp === 0x0d ? 0x72 : 0x74;
+  } else if (cp < 0x80) out[o++] = cp;
+  else if (cp < 0x800) {
+    out[o++] = 0xc0 | (cp >> 6);
+    out[o++] = 0x80 | (cp & 0x3f);
+  } else if (cp < 0x10000) {
+    out[o++] = 0xe0 | (cp >> 12);
+    out[o++] = 0x80 | ((cp >> 6) & 0x3f);
+    out[o++] = 0x80 | (cp & 0x3f);
+  } else {
+    out[o++] = 0xf0 | (cp >> 18);
+    out[o++] = 0x80 | ((cp >> 12) & 0x3f);
+    out[o++] = 0x80 | ((cp >> 6) & 0x3f);
+    out[o++] = 0x80 | (cp & 0x3f);
+  }
+  return o;
+}
+
+/** The code point of `\uXXXX` at `at`, or -1. */
+function unicodeEscape(input: Buffer, at: number): number {
+  if (at + 6 > input.length || input[at] !== BACKSLASH || input[at + 1] !== 0x75) return -1;
+  let cp = 0;
+  for (let k = 2; k < 6; k++) {
+    const digit = hex(input[at + k] as number);
+    if (digit < 0) return -1;
+    cp = cp * 16 + digit;
+  }
+  return cp;
+}
+
 /** The COPY text of a whole JSONL part, or undefined when a line is not of the expected shape. */
 export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffer | undefined {
+  // Plain locals and no closures in the loops below: this runs once per byte of every part.
   const keys = columns.names.map((name, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(name)}:`));
+  const suffix = columns.suffix;
   let lines = 0;
   for (let i = 0; i < input.length; i++) if (input[i] === NEWLINE) lines++;
-  const out = Buffer.allocUnsafe(input.length * 2 + (lines + 1) * (columns.suffix.length + 2 * keys.length + 2));
+  const out = Buffer.allocUnsafe(input.length * 2 + (lines + 1) * (suffix.length + 2 * keys.length + 2));
+  const end = input.length;
   let o = 0;
   let p = 0;
-  const end = input.length;
-
-  const writeCodePoint = (cp: number) => {
-    if (cp === 0x5c) {
-      out[o++] = BACKSLASH;
-      out[o++] = BACKSLASH;
-    } else if (cp === 0x0a || cp === 0x0d || cp === 0x09) {
-      out[o++] = BACKSLASH;
-      out[o++] = cp === 0x0a ? 0x6e : cp === 0x0d ? 0x72 : 0x74;
-    } else if (cp < 0x80) out[o++] = cp;
-    else if (cp < 0x800) {
-      out[o++] = 0xc0 | (cp >> 6);
-      out[o++] = 0x80 | (cp & 0x3f);
-    } else if (cp < 0x10000) {
-      out[o++] = 0xe0 | (cp >> 12);
-      out[o++] = 0x80 | ((cp >> 6) & 0x3f);
-      out[o++] = 0x80 | (cp & 0x3f);
-    } else {
-      out[o++] = 0xf0 | (cp >> 18);
-      out[o++] = 0x80 | ((cp >> 12) & 0x3f);
-      out[o++] = 0x80 | ((cp >> 6) & 0x3f);
-      out[o++] = 0x80 | (cp & 0x3f);
-    }
-  };
-  const unicodeEscape = (at: number): number => {
-    if (at + 6 > end || input[at] !== BACKSLASH || input[at + 1] !== 0x75) return -1;
-    let cp = 0;
-    for (let k = 2; k < 6; k++) {
-      const digit = hex(input[at + k] as number);
-      if (digit < 0) return -1;
-      cp = cp * 16 + digit;
-    }
-    return cp;
-  };
-
-  /** A JSON string at `p` (its opening quote), written as a COPY field; false when malformed. */
-  const copyString = (): boolean => {
-    p++;
-    while (p < end) {
-      const byte = input[p] as number;
-      if (byte === QUOTE) {
-        p++;
-        return true;
-      }
-      if (byte !== BACKSLASH) {
-        out[o++] = byte;
-        p++;
-        continue;
-      }
-      const next = input[p + 1];
-      if (next === QUOTE || next === 0x2f) {
-        out[o++] = next;
-        p += 2;
-      } else if (next === 0x75) {
-        let cp = unicodeEscape(p);
-        if (cp < 0) return false;
-        p += 6;
-        if (cp >= 0xd800 && cp <= 0xdbff) {
-          const low = unicodeEscape(p);
-          if (low >= 0xdc00 && low <= 0xdfff) {
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-            p += 6;
-          } else cp = 0xfffd;
-        } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
-        // A lone surrogate becomes U+FFFD, as Node's UTF-8 encoding of the parsed string would make it.
-        writeCodePoint(cp);
-      } else if (next === BACKSLASH || next === 0x6e || next === 0x72 || next === 0x74) {
-        out[o++] = BACKSLASH;
-        out[o++] = next;
-        p += 2;
-      } else if (next === 0x62 || next === 0x66) {
-        // Backspace and form feed: COPY takes them as they are.
-        out[o++] = next === 0x62 ? 0x08 : 0x0c;
-        p += 2;
-      } else return false;
-    }
-    return false;
-  };
-
-  /** Any other value (number, array, object, true, false) up to the next `,` or `}` at its own depth. */
-  const copyRaw = (): boolean => {
-    let depth = 0;
-    let inString = false;
-    while (p < end) {
-      const byte = input[p] as number;
-      if (inString) {
-        if (byte === BACKSLASH) {
-          out[o++] = BACKSLASH;
-          out[o++] = BACKSLASH;
-          const escaped = input[p + 1] as number;
-          if (escaped === BACKSLASH) {
-            out[o++] = BACKSLASH;
-            out[o++] = BACKSLASH;
-          } else out[o++] = escaped;
-          p += 2;
-          continue;
-        }
-        if (byte === QUOTE) inString = false;
-      } else if (byte === QUOTE) inString = true;
-      else if (byte === 0x5b || byte === OPEN_BRACE) depth++;
-      else if (byte === 0x5d || byte === CLOSE_BRACE) {
-        if (depth === 0) return true;
-        depth--;
-      } else if (byte === COMMA && depth === 0) return true;
-      else if (byte === NEWLINE || byte === TAB) return false;
-      out[o++] = byte;
-      p++;
-    }
-    return false;
-  };
-
   while (p < end) {
     if (input[p] === NEWLINE) {
       p++;
@@ -158,22 +88,103 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffe
     }
     for (let c = 0; c < keys.length; c++) {
       const key = keys[c] as Buffer;
-      if (p + key.length > end || input.compare(key, 0, key.length, p, p + key.length) !== 0) return undefined;
+      if (p + key.length > end) return undefined;
+      for (let k = 0; k < key.length; k++) if (input[p + k] !== key[k]) return undefined;
       p += key.length;
       if (c > 0) out[o++] = TAB;
-      const byte = input[p];
-      if (byte === 0x6e && input[p + 1] === 0x75 && input[p + 2] === 0x6c && input[p + 3] === 0x6c) {
+      const first = input[p];
+      if (first === 0x6e) {
+        if (input[p + 1] !== 0x75 || input[p + 2] !== 0x6c || input[p + 3] !== 0x6c) return undefined;
         out[o++] = BACKSLASH;
         out[o++] = 0x4e;
         p += 4;
-      } else if (byte === QUOTE) {
-        if (!copyString()) return undefined;
-      } else if (!copyRaw()) return undefined;
+      } else if (first === QUOTE) {
+        // A string: its bytes as they are, its escapes rewritten where COPY's differ.
+        p++;
+        let closed = false;
+        while (p < end) {
+          const byte = input[p] as number;
+          if (byte === QUOTE) {
+            p++;
+            closed = true;
+            break;
+          }
+          if (byte !== BACKSLASH) {
+            out[o++] = byte;
+            p++;
+            continue;
+          }
+          const next = input[p + 1];
+          if (next === BACKSLASH || next === 0x6e || next === 0x72 || next === 0x74) {
+            out[o++] = BACKSLASH;
+            out[o++] = next;
+            p += 2;
+          } else if (next === QUOTE || next === 0x2f) {
+            out[o++] = next;
+            p += 2;
+          } else if (next === 0x62 || next === 0x66) {
+            // Backspace and form feed: COPY takes them as they are.
+            out[o++] = next === 0x62 ? 0x08 : 0x0c;
+            p += 2;
+          } else if (next === 0x75) {
+            let cp = unicodeEscape(input, p);
+            if (cp < 0) return undefined;
+            p += 6;
+            // A lone surrogate becomes U+FFFD, as Node's UTF-8 encoding of the parsed string would make it.
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+              const low = unicodeEscape(input, p);
+              if (low >= 0xdc00 && low <= 0xdfff) {
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                p += 6;
+              } else cp = 0xfffd;
+            } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
+            o = writeCodePoint(out, o, cp);
+          } else return undefined;
+        }
+        if (!closed) return undefined;
+      } else {
+        // Any other value (number, array, object, true, false) up to the next `,` or `}` at its own depth, as JSON
+        // text with its backslashes doubled.
+        let depth = 0;
+        let inString = false;
+        let done = false;
+        while (p < end) {
+          const byte = input[p] as number;
+          if (inString) {
+            if (byte === BACKSLASH) {
+              out[o++] = BACKSLASH;
+              out[o++] = BACKSLASH;
+              const escaped = input[p + 1] as number;
+              if (escaped === BACKSLASH) {
+                out[o++] = BACKSLASH;
+                out[o++] = BACKSLASH;
+              } else out[o++] = escaped;
+              p += 2;
+              continue;
+            }
+            if (byte === QUOTE) inString = false;
+          } else if (byte === QUOTE) inString = true;
+          else if (byte === 0x5b || byte === OPEN_BRACE) depth++;
+          else if (byte === 0x5d || byte === CLOSE_BRACE) {
+            if (depth === 0) {
+              done = true;
+              break;
+            }
+            depth--;
+          } else if (byte === COMMA && depth === 0) {
+            done = true;
+            break;
+          } else if (byte === NEWLINE || byte === TAB) return undefined;
+          out[o++] = byte;
+          p++;
+        }
+        if (!done) return undefined;
+      }
     }
     if (input[p] !== CLOSE_BRACE) return undefined;
     p++;
     if (p < end && input[p] !== NEWLINE) return undefined;
-    o += columns.suffix.copy(out, o);
+    o += suffix.copy(out, o);
     out[o++] = NEWLINE;
   }
   return out.subarray(0, o);
