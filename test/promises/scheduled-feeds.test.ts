@@ -180,6 +180,35 @@ describe('company-search feed', () => {
   });
 });
 
+describe('a feed run under --max-credits', () => {
+  it('makes no call that could cross the budget and names every slice it left as incomplete', async () => {
+    now = FIRST_RUN_AT + 80 * DAY;
+    const filters = { industries: ['Computer Software', 'Internet', 'Telecommunications', 'Construction'] };
+    const mark = env.sandbox.truth.lastCall();
+    const result = await runFeed({
+      name: 'budgeted',
+      kind: 'company-search',
+      filters,
+      since: ISO(now - 30 * DAY),
+      maxCredits: 250,
+      concurrency: 1,
+    });
+    const { manifest } = await readRun('company-search', result);
+    // The first answer is full (100 credits) and split by type; a slice is asked only while its worst case (100)
+    // fits what is left of 250, so the run stops short and names the rest.
+    expect(env.sandbox.truth.companySearch({ ...filters, detected_after: ISO(now - 30 * DAY) }).length).toBeGreaterThan(
+      SEARCH_CAP,
+    );
+    expect(chargedSince(env.sandbox, mark)).toBeLessThanOrEqual(250);
+    expect(manifest.calls).toBeGreaterThanOrEqual(2);
+    expect(manifest.credits_charged).toBe(chargedSince(env.sandbox, mark));
+    expect(result.status).toBe('completed_with_errors');
+    const left = manifest.incomplete.filter((slice) => slice.reason === 'budget');
+    expect(left.length).toBeGreaterThan(0);
+    for (const slice of left) expect(slice.via).toMatch(/^signal_types=/);
+  });
+});
+
 describe('contact-search feed', () => {
   it('delivers every matching contact once per newest signal over three runs', async () => {
     now = FIRST_RUN_AT;
