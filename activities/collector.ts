@@ -29,7 +29,7 @@ import {
   writeTableParts,
   zeroCounts,
 } from './parts.ts';
-import { tableExtension } from './tables/encode.ts';
+import { tableExtension } from './tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
 import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
 import {

@@ -3,8 +3,10 @@
  * sliding minute) without going over it, with its defaults (window concurrency, SIGNAL_API_RATE_LIMIT), through two
  * worker processes. Every call is counted by a proxy in front of the sandbox, not by the kit.
  *
- * Three cases: one job on a Temporal dev server as it comes (every task queue in 4 partitions); two jobs at once
- * sharing the account on the same server; one job on a server whose task queues have a single partition. The kit
+ * Five cases: one job on a Temporal dev server as it comes (every task queue in 4 partitions); two jobs at once
+ * sharing the account on the same server; one job on a server whose task queues have a single partition; and single
+ * calls (an `enrich-contacts` job: one `POST /v1/contacts/enrich` per contact) alone and beside a bulk job sharing
+ * the account, with the same number of calls in all: single-call jobs must use the same share of the limit. The kit
  * paces calls with its own limiter (workflows/api-rate-limiter.ts), so the partitions should not matter: Temporal's
  * task queue rate limit, which it replaced, is divided among partitions and a partition without a waiting task
  * loses its share.
@@ -18,7 +20,7 @@ import { DEFAULT_BATCH_CONCURRENCY } from '../workflows/constants.ts';
 import { ARRIVAL_GUARD_MS, slotIntervalMs } from '../workflows/rate-schedule.ts';
 import { maxInWindow, startApiProxy } from './lib/api-proxy.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
-import { writeDomainsCsv } from './lib/files.ts';
+import { writeContactsCsv, writeDomainsCsv } from './lib/files.ts';
 import { num, pct, peakOverIdle, secs } from './lib/format.ts';
 import { activityTimings, chainEvents } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
@@ -40,12 +42,51 @@ const ONE_PARTITION = [
   'matching.numTaskqueueWritePartitions=1',
 ];
 
-/** The cases compared: Temporal server configuration and jobs at once (the domains are split among them). */
+/**
+ * The cases compared: Temporal server configuration, bulk jobs and single-call (contacts) jobs at once. Every case
+ * makes the same number of calls: the bulk jobs split the domains among them, and a contacts job takes the calls of
+ * the bulk jobs it replaces (alone: all of them; beside one bulk job: half).
+ */
 export const CONFIGURATIONS = [
-  { name: 'partitions-4', label: 'dev server as it comes (4 partitions), one job', args: [] as string[], jobs: 1 },
-  { name: 'two-jobs', label: 'dev server as it comes, two jobs at once', args: [] as string[], jobs: 2 },
-  { name: 'partitions-1', label: 'task queues with 1 partition, one job', args: ONE_PARTITION, jobs: 1 },
+  {
+    name: 'partitions-4',
+    label: 'dev server as it comes (4 partitions), one job',
+    args: [] as string[],
+    jobs: 1,
+    contacts: false,
+  },
+  {
+    name: 'two-jobs',
+    label: 'dev server as it comes, two jobs at once',
+    args: [] as string[],
+    jobs: 2,
+    contacts: false,
+  },
+  {
+    name: 'single-calls',
+    label: 'single calls (enrich-contacts), one job',
+    args: [] as string[],
+    jobs: 0,
+    contacts: true,
+  },
+  {
+    name: 'single-and-bulk',
+    label: 'single calls beside a bulk job on the same account',
+    args: [] as string[],
+    jobs: 1,
+    contacts: true,
+  },
+  {
+    name: 'partitions-1',
+    label: 'task queues with 1 partition, one job',
+    args: ONE_PARTITION,
+    jobs: 1,
+    contacts: false,
+  },
 ] as const;
+
+const PATH_BULK = '/v1/companies/enrich/bulk';
+const PATH_CONTACT = '/v1/contacts/enrich';
 
 export interface SaturationOptions {
   log?: (line: string) => void;
@@ -63,6 +104,10 @@ interface Outcome {
   jobs: number;
   status: string;
   lines: number;
+  /** Input rows of its jobs (domains and contacts): one line each. */
+  rows: number;
+  /** Accepted calls that were single (`POST /v1/contacts/enrich`). */
+  singleCalls: number;
   /** Each job's wall time from the common start. */
   jobWallMs: number[];
   accepted: number;
@@ -149,22 +194,31 @@ async function runCase(
   const config = env.config();
   const batches = Math.ceil(domains / 100);
   const idealMs = (batches / perMinute) * 60_000;
-  const jobs = configuration.jobs;
+  const jobs = configuration.jobs + (configuration.contacts ? 1 : 0);
   log(
     `${configuration.label}: ${batches} calls in ${jobs} job(s) at ${rateLimit} per ${windowMs / 1000} s, ideal ${secs(idealMs)}`,
   );
-  // The domains split among the jobs, each its own input file; all started at once.
-  const inputs = [];
-  for (let j = 0; j < jobs; j++) {
+  // The calls split among the jobs, each its own input file; all started at once. A contacts job makes one call per
+  // contact, so it gets as many contacts as the calls of the bulk job it stands in for.
+  const bulkCalls = configuration.contacts ? Math.floor(batches / jobs) * configuration.jobs : batches;
+  const contacts = batches - bulkCalls;
+  const inputs: { input: string; jobId: string; workflow: 'bulkEnrich' | 'enrichContacts'; rows: number }[] = [];
+  for (let j = 0; j < configuration.jobs; j++) {
     const input = join(bench.dir, `${configuration.name}-${j}.csv`);
-    await writeDomainsCsv(input, Math.ceil(domains / jobs));
-    inputs.push({ input, jobId: `saturation-${Date.now()}-${j}` });
+    const rows = Math.ceil((bulkCalls * 100) / configuration.jobs);
+    await writeDomainsCsv(input, rows);
+    inputs.push({ input, jobId: `saturation-${Date.now()}-${j}`, workflow: 'bulkEnrich', rows });
+  }
+  if (contacts > 0) {
+    const input = join(bench.dir, `${configuration.name}-contacts.csv`);
+    await writeContactsCsv(input, contacts);
+    inputs.push({ input, jobId: `saturation-${Date.now()}-contacts`, workflow: 'enrichContacts', rows: contacts });
   }
   const firstCall = proxy.calls.length;
   const firstServiceCall = bench.env.sandbox.truth.lastCall();
   const started = Date.now();
   const runs = await Promise.all(
-    inputs.map(async ({ input, jobId }) => {
+    inputs.map(async ({ input, jobId, workflow, rows }) => {
       const args: BulkEnrichInput = {
         jobId,
         input,
@@ -174,7 +228,7 @@ async function runCase(
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
         ...(options.signalsPerDomain ? { options: { limit: options.signalsPerDomain } } : {}),
       };
-      const handle = await env.client.workflow.start('bulkEnrich', {
+      const handle = await env.client.workflow.start(workflow, {
         workflowId: jobId,
         taskQueue: config.taskQueue,
         args: [args],
@@ -187,13 +241,14 @@ async function runCase(
       const wallMs = Date.now() - started;
       const manifestPath = join(bench.dir, 'out', jobId, '_manifest.json');
       const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as Manifest;
-      return { jobId, runId: handle.firstExecutionRunId, result, wallMs, lines: manifest.counts.lines };
+      return { jobId, runId: handle.firstExecutionRunId, result, wallMs, lines: manifest.counts.lines, rows, workflow };
     }),
   );
   const wallMs = Math.max(...runs.map((r) => r.wallMs));
 
-  const enrich = proxy.calls.slice(firstCall).filter((call) => call.path === '/v1/companies/enrich/bulk');
-  const accepted = enrich.filter((call) => call.status === 200);
+  const enrich = proxy.calls.slice(firstCall).filter((call) => call.path === PATH_BULK || call.path === PATH_CONTACT);
+  // A contact the service does not know is answered 404: an answered call, counted by the limit like any other.
+  const accepted = enrich.filter((call) => call.status === 200 || (call.path === PATH_CONTACT && call.status === 404));
   const limited = enrich.filter((call) => call.status === 429).length;
   const times = accepted.map((call) => call.startedAt);
   const spanMs = Math.max(...times) - Math.min(...times);
@@ -205,7 +260,7 @@ async function runCase(
   const finalized: number[] = [];
   for (const run of runs) {
     for (const r of await chainEvents(env.client, run.jobId, run.runId)) {
-      timings.push(...activityTimings(r.events, 'enrichBatch'));
+      timings.push(...activityTimings(r.events, 'enrichBatch'), ...activityTimings(r.events, 'enrichContactsBatch'));
       finalized.push(...activityTimings(r.events, 'finalizeJob').map((t) => t.closedMs));
       for (const type of ['prepareInputStart', 'prepareInput']) {
         prepared.push(...activityTimings(r.events, type).map((t) => t.closedMs));
@@ -214,8 +269,9 @@ async function runCase(
   }
   // The sandbox's own record: when it counted each accepted call (performance.now of this process).
   const counted = bench.env.sandbox.truth
-    .calls({ after: firstServiceCall, path: '/v1/companies/enrich/bulk' })
-    .filter((call) => call.rateCounted && call.status === 200);
+    .calls({ after: firstServiceCall })
+    .filter((call) => call.path === PATH_BULK || call.path === PATH_CONTACT)
+    .filter((call) => call.rateCounted && (call.status === 200 || call.status === 404));
   const countedAt = new Map(counted.map((call) => [call.requestId, performance.timeOrigin + call.realMs]));
   const behind = accepted.flatMap((call) => {
     const at = call.requestId ? countedAt.get(call.requestId) : undefined;
@@ -229,6 +285,8 @@ async function runCase(
       ? 'completed'
       : runs.map((r) => r.result.status).join(','),
     lines: runs.reduce((sum, r) => sum + r.lines, 0),
+    rows: runs.reduce((sum, r) => sum + r.rows, 0),
+    singleCalls: accepted.filter((call) => call.path === PATH_CONTACT).length,
     jobWallMs: runs.map((r) => r.wallMs),
     accepted: accepted.length,
     rateLimited: limited,
@@ -279,7 +337,8 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
   const row = (label: string, value: (o: Outcome) => string | number) => [label, ...outcomes.map(value)];
   const checks: Record<string, boolean> = {};
   for (const o of outcomes) {
-    checks[`${o.name}: job completed with one line per domain`] = o.status === 'completed' && o.lines === domains;
+    checks[`${o.name}: job completed with one line per domain or contact`] =
+      o.status === 'completed' && o.lines === o.rows;
     checks[`${o.name}: one accepted call per batch`] = o.accepted === batches;
     checks[`${o.name}: never over the limit in any window`] =
       o.busiestWindow <= rateLimit && o.busiestWindowAtService <= rateLimit && o.rateLimited === 0;
@@ -287,7 +346,7 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
   return {
     name: 'rate-limit-saturation',
     size,
-    title: `rate-limit-saturation: ${domains.toLocaleString('en-US')} domains (${batches} bulk calls) through two worker processes; sandbox enforcing ${rateLimit} requests per ${windowMs / 1000} s (sliding), latency ${latencyMs} ms/call; kit defaults (window concurrency ${concurrency}, SIGNAL_API_RATE_LIMIT=${perMinute}/min); two jobs split the domains.`,
+    title: `rate-limit-saturation: ${batches} calls per case (${domains.toLocaleString('en-US')} domains in bulk calls of 100, or one contact per single call) through two worker processes; sandbox enforcing ${rateLimit} requests per ${windowMs / 1000} s (sliding), latency ${latencyMs} ms/call; kit defaults (window concurrency ${concurrency}, SIGNAL_API_RATE_LIMIT=${perMinute}/min); two jobs split the domains.`,
     startedAt: startedAt.toISOString(),
     durationS: (Date.now() - startedAt.getTime()) / 1000,
     table: {
@@ -296,7 +355,8 @@ export async function run(size: Size, options: SaturationOptions = {}): Promise<
         row('share of the limit (calls ÷ job wall time)', (o) => pct(o.share)),
         row('achieved rate over the job', (o) => `${num(o.achievedPerMin, 1)}/min`),
         row('achieved rate, first to last call', (o) => `${num(((o.accepted - 1) / o.spanMs) * 60_000, 1)}/min`),
-        row('calls accepted (200)', (o) => o.accepted),
+        row('calls accepted (200; 404 for an unknown contact)', (o) => o.accepted),
+        row('… of them single calls (enrich-contacts)', (o) => o.singleCalls),
         row('429 answers', (o) => o.rateLimited),
         row('other failed answers', (o) => o.otherFailures),
         row('job wall time (start → last manifest)', (o) => secs(o.wallMs)),

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
-import type { OutputFormat } from '../activities/tables/encode.ts';
+import type { OutputFormat } from '../activities/tables/formats.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import {

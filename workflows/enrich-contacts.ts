@@ -12,6 +12,15 @@ export interface EnrichContactsInput extends BatchJobInput {
 }
 
 /**
+ * Batches of contacts in flight at once when the job does not say (`--concurrency`). A batch sends its contacts one
+ * after another, each waiting for its slot of the account's rate limit, so this is the number of call streams: enough
+ * to keep the limit busy at a few hundred ms per call, and few enough that a batch of 20 still ends well inside the
+ * activity's 2-minute limit while another job shares the account (16 streams took over 2 minutes: the batches timed
+ * out and the calls in flight were sent again, bench/README.md).
+ */
+export const CONTACT_STREAMS = 8;
+
+/**
  * Enriches every row of a contact export that names a person (by email, else LinkedIn profile URL): one paced
  * `POST /v1/contacts/enrich` per distinct contact, on the single-call machinery of company rows without a domain
  * (batch files, the account's limiter, budget, lost-answer markers, part writer, manifest), into
@@ -27,17 +36,20 @@ export async function enrichContacts(input: EnrichContactsInput): Promise<JobRes
     runCapped: (job: Parameters<typeof api.enrichContactsBatch>[0]['job'], index: number, creditCap: number) =>
       api.enrichContactsBatch({ job, index, options, creditCap }),
   };
-  return runBatchJob(input, {
-    kind: 'enrich-contacts',
-    batchSize: 1,
-    options: { ...options },
-    maxCredits: input.maxCredits,
-    // Every row is a single: the bulk window has no batches (a contact's employer is not enriched again).
-    runBatch: (job, index) => singles.run(job, index),
-    singles,
-    foldSingles: false,
-    worstCaseCredits: (size) => size * perContact,
-    details: { options },
-    continueAsNew: (carried) => continueAsNew<typeof enrichContacts>({ ...input, carried }),
-  });
+  return runBatchJob(
+    { ...input, concurrency: input.concurrency ?? CONTACT_STREAMS },
+    {
+      kind: 'enrich-contacts',
+      options: { ...options },
+      batchSize: 1,
+      maxCredits: input.maxCredits,
+      // Every row is a single: the bulk window has no batches (a contact's employer is not enriched again).
+      runBatch: (job, index) => singles.run(job, index),
+      singles,
+      foldSingles: false,
+      worstCaseCredits: (size) => size * perContact,
+      details: { options },
+      continueAsNew: (carried) => continueAsNew<typeof enrichContacts>({ ...input, carried }),
+    },
+  );
 }

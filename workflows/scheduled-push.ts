@@ -3,7 +3,7 @@ import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo }
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
-import type { OutputFormat } from '../activities/tables/encode.ts';
+import type { OutputFormat } from '../activities/tables/formats.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import {

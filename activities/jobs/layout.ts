@@ -1,5 +1,5 @@
 import type { TableName } from '../tables/columns.ts';
-import { type OutputFormat, tableExtension } from '../tables/encode.ts';
+import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { JobRef } from './types.ts';
 
 /** Where everything of a job lives, relative to the output store. Deterministic from job id and batch index. */

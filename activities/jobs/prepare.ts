@@ -175,7 +175,8 @@ async function prepare(
       const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text, job.kind), first, text);
       for await (const deferred of seen.drain(onDuplicate)) {
         heartbeat();
-        await addToBatch(seriesOfLine(deferred, job.kind), deferred, (JSON.parse(deferred) as BatchLine).row);
+        const parsed = JSON.parse(deferred) as BatchLine;
+        await addToBatch(seriesOfParsed(parsed, job.kind), deferred, parsed.row);
       }
       stats.duplicates += seen.deferredDuplicates;
     }
@@ -212,7 +213,10 @@ async function prepare(
 }
 
 function seriesOfLine(line: string, kind: JobKind): BatchSeries {
-  const parsed = JSON.parse(line) as BatchLine;
+  return seriesOfParsed(JSON.parse(line) as BatchLine, kind);
+}
+
+function seriesOfParsed(parsed: BatchLine, kind: JobKind): BatchSeries {
   return parsed.m === undefined ? 'bulk' : seriesOf(parsed.m, kind);
 }
 

@@ -1,6 +1,6 @@
 /** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
 import type { TableName } from '../tables/columns.ts';
-import type { OutputFormat } from '../tables/encode.ts';
+import type { OutputFormat } from '../tables/formats.ts';
 
 export type JobKind = 'enrich' | 'verify-emails' | 'intent-export' | 'enrich-contacts';
 

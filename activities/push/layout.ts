@@ -1,5 +1,5 @@
 import type { TableName } from '../tables/columns.ts';
-import { type OutputFormat, tableExtension } from '../tables/encode.ts';
+import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { PushRunRef } from './types.ts';
 
 /**

@@ -3,7 +3,7 @@
  * domains or signals (those live in the bucket).
  */
 import type { JobStatus, ManifestPart, PartCounts } from '../jobs/types.ts';
-import type { OutputFormat } from '../tables/encode.ts';
+import type { OutputFormat } from '../tables/formats.ts';
 
 /** One run of one push: everything lives under `<output>/<name>/`; the run's files are keyed by `runId`. */
 export interface PushRunRef {

@@ -33,3 +33,11 @@ export async function writeDomainsCsv(path: string, count: number, prefix = 'ben
   for (let i = 0; i < count; i++) lines.push(`${words[i % words.length]}-${prefix}-${i}.com`);
   await writeFile(path, `${lines.join('\n')}\n`);
 }
+
+/** A CSV of `count` distinct contacts (header `Email`, as CRM contact exports name it), the same for a given count. */
+export async function writeContactsCsv(path: string, count: number, prefix = 'bench'): Promise<void> {
+  const words = ['acme', 'globex', 'initech', 'umbrella', 'stark', 'wayne', 'hooli', 'vandelay', 'soylent', 'tyrell'];
+  const lines = ['Email'];
+  for (let i = 0; i < count; i++) lines.push(`person.${i}@${words[i % words.length]}-${prefix}-${i % 97}.com`);
+  await writeFile(path, `${lines.join('\n')}\n`);
+}

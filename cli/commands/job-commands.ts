@@ -1,5 +1,5 @@
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type OutputFormat, parseFormats } from '../../activities/tables/encode.ts';
+import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
