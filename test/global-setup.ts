@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PREBUILT_BUNDLE_ENV } from '../devstack/job-env.ts';
 import { RUN_ID_ENV, reapGroups } from '../devstack/registry.ts';
-import { SHARED_TEMPORAL_ENV } from '../devstack/shared-temporal.ts';
 import { startTemporal, type TemporalServer } from '../devstack/temporal.ts';
+import { PREBUILT_BUNDLE_ENV } from '../testkit/job-env.ts';
+import { SHARED_TEMPORAL_ENV } from '../testkit/shared-temporal.ts';
 import { writeWorkflowBundle } from '../workers/bundle.ts';
 
 /**

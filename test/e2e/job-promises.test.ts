@@ -11,10 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { decodeHistory } from '../helpers/history-text.ts';
 import { callsTo, PATHS } from '../promises/oracle.ts';
 

@@ -5,9 +5,9 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkerConfig } from '../config/worker.ts';
 import { gcsStorageFromEnv } from '../connectors/storage/gcs.ts';
+import { type DevStack, s3ClientFor, startDevStack } from '../devstack/index.ts';
 import { type SandboxOptions, startSandbox } from '../sandbox/index.ts';
 import { startWorker, type WorkerHandle, workflowsPath } from '../workers/worker.ts';
-import { type DevStack, s3ClientFor, startDevStack } from './index.ts';
 import { openSharedNamespace, sharedTemporalAddress, withTemporal } from './shared-temporal.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
