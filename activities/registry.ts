@@ -24,7 +24,6 @@ import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
-import { createSmokeActivities } from './smoke.ts';
 import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 
@@ -120,12 +119,7 @@ export function createWebhookActivities(deps: Pick<ActivityDeps, 'openStore'> & 
 
 /** Everything registered on the main task queue. */
 export function createMainQueueActivities(deps: ActivityDeps & { webhooks: WebhookDeliveryConfig }) {
-  return mergeActivities(
-    createJobActivities(deps),
-    createExportActivities(deps),
-    createSmokeActivities(),
-    createWebhookActivities(deps),
-  );
+  return mergeActivities(createJobActivities(deps), createExportActivities(deps), createWebhookActivities(deps));
 }
 
 /** Merges activity sets, refusing two activities of the same name (one would silently replace the other). */

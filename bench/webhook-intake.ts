@@ -14,11 +14,11 @@ import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import { generateWebhookSecret, signWebhook, verifyWebhook } from '../connectors/webhooks/signature.ts';
+import { signalCreatedEvent } from '../testkit/signal-event.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { mib, num, peakOverIdle, ratio } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { cliMain, ownCpuSeconds, startNode, startWorkerProcess } from './lib/proc.ts';
-import { signalCreatedEvent } from './lib/signal-event.ts';
 import { quantile } from './lib/stats.ts';
 import type { Benchmark, BenchResult, Size } from './lib/types.ts';
 

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PREBUILT_BUNDLE_ENV } from '../devstack/job-env.ts';
 import { RUN_ID_ENV, reapGroups } from '../devstack/registry.ts';
-import { SHARED_TEMPORAL_ENV } from '../devstack/shared-temporal.ts';
 import { startTemporal, type TemporalServer } from '../devstack/temporal.ts';
+import { PREBUILT_BUNDLE_ENV, TESTKIT_WORKFLOWS } from '../testkit/job-env.ts';
+import { SHARED_TEMPORAL_ENV } from '../testkit/shared-temporal.ts';
 import { writeWorkflowBundle } from '../workers/bundle.ts';
 
 /**
@@ -40,7 +40,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     new URL('../node_modules/.cache/node-compile-cache', import.meta.url),
   );
   const bundleDir = await mkdtemp(join(tmpdir(), 'signal-kit-test-bundle-'));
-  const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+  const workflowsPath = TESTKIT_WORKFLOWS;
   // SIGNAL_KIT_DEVSTACK_SHARED_TEMPORAL=off: every file starts its own server, as outside the suite.
   const sharing = process.env[SHARED_TEMPORAL_ENV] !== 'off';
   delete process.env[SHARED_TEMPORAL_ENV];

@@ -3,7 +3,12 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
 import { PartSpool } from '../activities/jobs/spool.ts';
-import { type ActivityDeps, createApiActivities, createMainQueueActivities } from '../activities/registry.ts';
+import {
+  type ActivityDeps,
+  createApiActivities,
+  createMainQueueActivities,
+  mergeActivities,
+} from '../activities/registry.ts';
 import { ConfigError } from '../config/errors.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
@@ -51,6 +56,8 @@ export interface StartWorkerOptions {
   metrics?: KitMetrics;
   /** Worker Deployment versioning of both workers (config/deployment.ts); off when absent. */
   versioning?: WorkerVersion;
+  /** Activities of your own, registered on the main task queue beside the kit's (a name the kit uses is refused). */
+  activities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
 export interface WorkerVersion {
@@ -168,7 +175,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     ...common,
     taskQueue: config.taskQueue,
     ...workflows,
-    activities: createMainQueueActivities({ ...deps, webhooks }),
+    activities: mergeActivities(createMainQueueActivities({ ...deps, webhooks }), options.activities ?? {}),
   });
   const api = await Worker.create({
     ...common,

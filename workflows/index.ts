@@ -7,7 +7,6 @@ export { enrichContacts } from './enrich-contacts.ts';
 export { intentExport } from './intent-export.ts';
 export { scheduledFeed } from './scheduled-feed.ts';
 export { scheduledPush } from './scheduled-push.ts';
-export { smokeWorkflow } from './smoke.ts';
 export { verifyEmails } from './verify-emails.ts';
 export { deliverSignalEvent } from './webhook-delivery.ts';
 export { manageWebhooks } from './webhook-subscriptions.ts';

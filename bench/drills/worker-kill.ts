@@ -15,13 +15,13 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startJobEnv } from '../../devstack/job-env.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
-import { startApiProxy } from '../lib/api-proxy.ts';
-import { type ChildWorker, startChildWorker } from '../lib/cli-process.ts';
-import { removeTempDirs, tempDir, writeDomainsCsv } from '../lib/drill-input.ts';
-import { checkJobOutput } from '../lib/job-output.ts';
-import { type KillDrillOutcome, runKillDrill } from '../lib/kill-drill.ts';
+import { startApiProxy } from '../../testkit/api-proxy.ts';
+import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts';
+import { removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
+import { startJobEnv } from '../../testkit/job-env.ts';
+import { checkJobOutput } from '../../testkit/job-output.ts';
+import { type KillDrillOutcome, runKillDrill } from '../../testkit/kill-drill.ts';
 
 const { values } = parseArgs({
   options: {

@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import type { SandboxOptions } from '../../sandbox/index.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { ProcessWatch } from './proc.ts';
 
 export interface BenchEnv {

@@ -15,6 +15,8 @@ import type { LoadPart } from './manifest.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
 const CHUNK_BYTES = 256 * 1024;
+/** Input bytes of a flat part converted at a time (about a third of that as COPY text). */
+const SLICE_BYTES = 512 * 1024;
 
 /** A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's. */
 export async function readVerifiedPart(store: Store, part: LoadPart): Promise<Buffer> {
@@ -54,8 +56,8 @@ export interface SourceOptions {
 /** The columns a load writes, in COPY order. */
 export const copyColumns = (table: LoadTable): PgColumn[] => writableColumns(table.pg);
 
-function* chunks(bytes: Buffer): Generator<Buffer> {
-  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) yield bytes.subarray(at, at + CHUNK_BYTES);
+function* parseEach(lines: string[]): Generator<Record<string, unknown>> {
+  for (const line of lines) yield JSON.parse(line) as Record<string, unknown>;
 }
 
 /** Opens the table's parts from the first, each time it is called (a load that merges reads them twice). */
@@ -102,8 +104,29 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
   const fastUsable = columns
     .slice(0, options.table.def.columns.length)
     .every((column, i) => column.name === fast.names[i]);
-  const fastCopyText = (part: LoadPart, bytes: Buffer) =>
-    fastUsable ? jsonlToCopyText(part.key.endsWith('.gz') ? gunzipSync(bytes) : bytes, fast) : undefined;
+  /**
+   * A flat part's COPY text, converted slice by slice as the server asks for more (so that converting the next slice
+   * overlaps with the server copying the last); a slice of another shape goes the parsing way.
+   */
+  function* fastChunks(raw: Buffer): Generator<Buffer> {
+    for (let start = 0; start < raw.length; ) {
+      const cut = raw.indexOf(0x0a, Math.min(raw.length, start + SLICE_BYTES));
+      const stop = cut < 0 ? raw.length : cut + 1;
+      const slice = raw.subarray(start, stop);
+      const text = jsonlToCopyText(slice, fast);
+      if (text) yield text;
+      else
+        yield* encode(
+          parseEach(
+            slice
+              .toString('utf8')
+              .split('\n')
+              .filter((line) => line !== ''),
+          ),
+        );
+      start = stop;
+    }
+  }
 
   return async function* open() {
     const { store, parts } = options;
@@ -115,9 +138,9 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
       next = following ? readVerifiedPart(store, following) : undefined;
       // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
       next?.catch(() => {});
-      const copyText = options.encoding === 'table' ? fastCopyText(part, bytes) : undefined;
-      if (copyText) {
-        yield { name: part.key, body: Readable.from(chunks(copyText)) };
+      if (options.encoding === 'table' && fastUsable) {
+        const raw = part.key.endsWith('.gz') ? gunzipSync(bytes) : bytes;
+        yield { name: part.key, body: Readable.from(fastChunks(raw)) };
         continue;
       }
       const rows = options.rowsOf(partLines(part, bytes), part);

@@ -1,11 +1,11 @@
 /** The benchmark harness's own pieces: statistics, windows, the RESULTS.md section update, tables. */
 import { describe, expect, it } from 'vitest';
-import { maxInWindow } from '../../bench/lib/api-proxy.ts';
 import { markdownTable } from '../../bench/lib/format.ts';
 import { machine } from '../../bench/lib/machine.ts';
 import { updateResultsMarkdown } from '../../bench/lib/results.ts';
 import { median, quantile } from '../../bench/lib/stats.ts';
 import type { BenchResult } from '../../bench/lib/types.ts';
+import { maxInWindow } from '../../testkit/api-proxy.ts';
 
 const result = (name: string, value: number): BenchResult => ({
   name,

@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
-import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { removeTempDirs, tempDir, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
-import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_KEYS, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { checkJobOutput, readCheckedParts } from '../../testkit/job-output.ts';
 import { answeredDomains, enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { callsTo, enrichIdeal, PATHS } from '../promises/oracle.ts';
 

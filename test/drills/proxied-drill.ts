@@ -3,9 +3,9 @@
  * through a recording proxy (so a drill can see, hold and count every call), and a CRM-like input file.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
-import { type DrillInput, writeDomainsCsv } from '../../bench/lib/drill-input.ts';
-import type { JobEnv } from '../../devstack/job-env.ts';
+import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
+import { type DrillInput, writeDomainsCsv } from '../../testkit/drill-input.ts';
+import type { JobEnv } from '../../testkit/job-env.ts';
 import { useJobEnv } from '../helpers/job-env.ts';
 
 export interface ProxiedDrillOptions {

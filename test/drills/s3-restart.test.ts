@@ -8,9 +8,9 @@
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { checkJobOutput, readCheckedParts } from '../../bench/lib/job-output.ts';
-import { maxAttempt, until } from '../../bench/lib/kill-drill.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import { checkJobOutput, readCheckedParts } from '../../testkit/job-output.ts';
+import { maxAttempt, until } from '../../testkit/kill-drill.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';

@@ -3,7 +3,7 @@
  * call with its own key on the rate-limited API queue, and the sandbox answering (its call log is the truth).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { WorkerHandle } from '../../workers/worker.ts';
 import { type CliResult, repoRoot, runCli } from '../helpers/cli.ts';
 

@@ -11,11 +11,11 @@ import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
-import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
-import { runCli } from '../../bench/lib/cli-process.ts';
 import type { DryRunReport } from '../../cli/dry-run.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
+import { runCli } from '../../testkit/cli-process.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 
 let env: JobEnv;
 let proxy: ApiProxy;

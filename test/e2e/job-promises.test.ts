@@ -11,10 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
 import { DEFAULT_ACCOUNT_ID, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { decodeHistory } from '../helpers/history-text.ts';
 import { callsTo, PATHS } from '../promises/oracle.ts';
 
@@ -178,14 +178,16 @@ describe('job command promises', () => {
 
     // The search can fail: a key planted in a workflow's input is found (a search of the raw history misses it).
     const planted = 'sk_planted_2b9e41c07d3a';
-    await env.client.workflow.execute('smokeWorkflow', {
+    // A job whose input names the key: its start event holds it. No worker ever runs it (another task queue).
+    const plantedJob = await env.client.workflow.start('bulkEnrich', {
       workflowId: 'planted-key',
-      taskQueue: env.config().taskQueue,
-      args: [`key=${planted}`],
+      taskQueue: 'nobody-polls-this-queue',
+      args: [{ jobId: 'planted-key', input: join(dir, `key=${planted}.csv`), output: join(dir, 'planted') }],
     });
     const history = await env.client.workflow.getHandle('planted-key').fetchHistory();
     expect(JSON.stringify(history)).not.toContain(planted);
     expect((await decodeHistory(history)).text).toContain(planted);
+    await plantedJob.terminate('planted for the search only');
     const logs = worker.output();
     expect(logs.length).toBeGreaterThan(0);
     expect(logs).not.toContain(CANARY_KEY);

@@ -13,7 +13,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type DevStackOptions, type DevStackWith, startDevStack } from '../../devstack/index.ts';
-import { openSharedNamespace, sharedTemporalAddress, withTemporal } from '../../devstack/shared-temporal.ts';
+import { openSharedNamespace, sharedTemporalAddress, withTemporal } from '../../testkit/shared-temporal.ts';
 
 /**
  * startDevStack, except that Temporal is a namespace of its own on the run's shared server when there is one and the

@@ -1,6 +1,6 @@
-import type { DrillInput } from '../../bench/lib/drill-input.ts';
-import type { Line } from '../../bench/lib/job-output.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
+import type { DrillInput } from '../../testkit/drill-input.ts';
+import type { Line } from '../../testkit/job-output.ts';
 import { enrichIdeal } from '../promises/oracle.ts';
 
 /**

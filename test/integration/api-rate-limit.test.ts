@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ApiProxy, startApiProxy } from '../../bench/lib/api-proxy.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { apiRateLimiterId, slotsGrantedQuery } from '../../workflows/api-rate-limiter.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 

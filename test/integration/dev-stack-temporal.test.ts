@@ -2,12 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSmokeActivities } from '../../activities/smoke.ts';
 import type { DevStackWith } from '../../devstack/index.ts';
-import type { smokeWorkflow } from '../../workflows/smoke.ts';
+import { createSmokeActivities } from '../../testkit/smoke-activities.ts';
+import type { smokeWorkflow } from '../../testkit/smoke-workflow.ts';
 import { startStackAndBundle } from '../helpers/temporal-stack.ts';
 
-const workflowsPath = fileURLToPath(new URL('../../workflows/smoke.ts', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../../testkit/smoke-workflow.ts', import.meta.url));
 
 describe('dev stack: Temporal', () => {
   let stack: DevStackWith<{ temporal: true; s3: false; gcs: false }>;

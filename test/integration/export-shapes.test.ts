@@ -6,9 +6,9 @@
 import type { ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { jobFailureMessage } from '../../cli/job-service.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { runJob } from '../promises/helpers.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import { DEFAULT_BATCHES_PER_RUN } from '../../workflows/constants.ts';
 

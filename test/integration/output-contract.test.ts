@@ -16,10 +16,10 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_SCHEMA_VERSION } from '../../activities/jobs/output-schemas.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { openStore, StorageConfigError, s3EncryptionFromEnv } from '../../connectors/storage/index.ts';
 import { type S3Server, s3ClientFor, startS3 } from '../../devstack/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { readJobOutput } from '../helpers/output.ts';
 

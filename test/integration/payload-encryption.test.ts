@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { dataConverterFor } from '../../workers/payload-codec.ts';
 import { startWorker } from '../../workers/worker.ts';
 import { decodeHistory } from '../helpers/history-text.ts';

@@ -9,7 +9,7 @@ import { runScheduleCommand } from '../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../cli/program.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 
 describe('signal-kit schedule with a feed kind', () => {
   let env: JobEnv;

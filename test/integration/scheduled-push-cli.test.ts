@@ -11,7 +11,7 @@ import { parseScheduleArgv } from '../../cli/program.ts';
 import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { runIdOf } from '../../workflows/scheduled-push.ts';
 
 describe('signal-kit schedule against a real Temporal server', () => {

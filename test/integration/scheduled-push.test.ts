@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planKey, pushBatchKey, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushBatch, PushResult } from '../../activities/push/types.ts';
 import { openStore, type Store } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { readPushRun, runPush } from '../promises/push-helpers.ts';
 
 const DAY = 86_400_000;

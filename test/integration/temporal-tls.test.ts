@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
 import { freePort } from '../../devstack/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { generateCertificates, type MtlsProxy, startMtlsProxy, type TestCertificates } from '../helpers/tls.ts';
 
 let env: JobEnv;

@@ -27,7 +27,7 @@ import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-co
 import type { deliverSignalEvent } from '../../workflows/webhook-delivery.ts';
 import { startWorkflowTestbed, type WorkflowTestbed } from '../helpers/temporal-stack.ts';
 
-const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../../testkit/webhook-workflows.ts', import.meta.url));
 
 function makeEvent(): SignalCreatedEvent {
   return SignalCreatedEventSchema.parse({

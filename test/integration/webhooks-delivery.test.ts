@@ -31,7 +31,7 @@ import { acmeSignalEvent } from '../helpers/signal-event.ts';
 import { startWorkflowTestbed, type WorkflowTestbed } from '../helpers/temporal-stack.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-const workflowsPath = fileURLToPath(new URL('../../workflows/webhook-workflows.ts', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../../testkit/webhook-workflows.ts', import.meta.url));
 
 // ---- guard: no packet to anything but 127.0.0.1 ------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
 import { useJobEnv } from '../helpers/job-env.ts';
 
 let collector: Server;

@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildWorker, runCli, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { acmeSignalEvent } from '../helpers/signal-event.ts';
 

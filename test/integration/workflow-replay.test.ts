@@ -10,7 +10,7 @@ import proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';
 import { DefaultLogger, type ReplayWorkerOptions, Runtime, Worker } from '@temporalio/worker';
 import { describe, it } from 'vitest';
-import { PREBUILT_BUNDLE_ENV } from '../../devstack/job-env.ts';
+import { PREBUILT_BUNDLE_ENV } from '../../testkit/job-env.ts';
 import { workflowsPath } from '../../workers/worker.ts';
 
 /**

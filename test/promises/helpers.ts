@@ -1,6 +1,6 @@
 /** What the promise tests share: one job environment per file and a way to run a job on its workers. */
 import type { JobResult } from '../../activities/jobs/types.ts';
-import type { JobEnv } from '../../devstack/job-env.ts';
+import type { JobEnv } from '../../testkit/job-env.ts';
 
 /** Runs workflow `workflow` as job `input.jobId` on the environment's queues and waits for its result. */
 export async function runJob<T>(env: JobEnv, workflow: string, input: T & { jobId: string }): Promise<JobResult> {

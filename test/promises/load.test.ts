@@ -7,9 +7,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import { runCli } from '../helpers/cli.ts';
 import { runJob } from './helpers.ts';

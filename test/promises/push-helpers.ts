@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import type { Store } from '../../connectors/storage/index.ts';
-import type { JobEnv } from '../../devstack/job-env.ts';
+import type { JobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 

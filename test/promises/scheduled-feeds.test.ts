@@ -12,9 +12,9 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedDir, identify } from '../../activities/feeds/finalize.ts';
 import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore, type Store } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { chargedSince } from './oracle.ts';
@@ -177,6 +177,35 @@ describe('company-search feed', () => {
       expect.arrayContaining(truth.slice(0, SEARCH_CAP).map((c) => c.domain)),
     );
     expect(lines).toHaveLength(SEARCH_CAP);
+  });
+});
+
+describe('a feed run under --max-credits', () => {
+  it('makes no call that could cross the budget and names every slice it left as incomplete', async () => {
+    now = FIRST_RUN_AT + 80 * DAY;
+    const filters = { industries: ['Computer Software', 'Internet', 'Telecommunications', 'Construction'] };
+    const mark = env.sandbox.truth.lastCall();
+    const result = await runFeed({
+      name: 'budgeted',
+      kind: 'company-search',
+      filters,
+      since: ISO(now - 30 * DAY),
+      maxCredits: 250,
+      concurrency: 1,
+    });
+    const { manifest } = await readRun('company-search', result);
+    // The first answer is full (100 credits) and split by type; a slice is asked only while its worst case (100)
+    // fits what is left of 250, so the run stops short and names the rest.
+    expect(env.sandbox.truth.companySearch({ ...filters, detected_after: ISO(now - 30 * DAY) }).length).toBeGreaterThan(
+      SEARCH_CAP,
+    );
+    expect(chargedSince(env.sandbox, mark)).toBeLessThanOrEqual(250);
+    expect(manifest.calls).toBeGreaterThanOrEqual(2);
+    expect(manifest.credits_charged).toBe(chargedSince(env.sandbox, mark));
+    expect(result.status).toBe('completed_with_errors');
+    const left = manifest.incomplete.filter((slice) => slice.reason === 'budget');
+    expect(left.length).toBeGreaterThan(0);
+    for (const slice of left) expect(slice.via).toMatch(/^signal_types=/);
   });
 });
 

@@ -10,9 +10,9 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../activities/push/layout.ts';
 import { readPushState } from '../../activities/push/watermarks.ts';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { callsTo, chargedSince, MAX_LIMIT, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, runPush, sorted, writeWatchlist } from './push-helpers.ts';
 

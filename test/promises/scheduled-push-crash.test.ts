@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushResult } from '../../activities/push/types.ts';
-import { type ChildWorker, startChildWorker } from '../../bench/lib/cli-process.ts';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
-import { until } from '../../bench/lib/kill-drill.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { until } from '../../testkit/kill-drill.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, sorted, writeWatchlist } from './push-helpers.ts';
 

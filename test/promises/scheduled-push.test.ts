@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, tempDir } from '../../bench/lib/drill-input.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { allowedCalls, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, runPush, sorted, writeWatchlist } from './push-helpers.ts';
 

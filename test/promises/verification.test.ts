@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { addressList, runJob } from './helpers.ts';

@@ -12,7 +12,7 @@ import { startWebhookIntake, type WebhookIntake } from '../../cli/webhook-servic
 import { SignalClient } from '../../connectors/signal-api/client.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
-import { type JobEnv, startJobEnv } from '../../devstack/job-env.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { WorkerHandle } from '../../workers/worker.ts';
 import { startWorker } from '../../workers/worker.ts';
 

@@ -140,9 +140,10 @@ describe('folder rules', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('builds the package from no test code', () => {
+  it('builds the package from no test code and no test harness (test/, testkit/)', () => {
     const build = JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
-    expect(build.include.filter((entry) => entry === 'test' || entry.startsWith('test/'))).toEqual([]);
+    const harness = (entry: string) => /^(test|testkit)(\/|$)/.test(entry);
+    expect(build.include.filter(harness)).toEqual([]);
   });
 
   const rules = folderRules();

@@ -3,9 +3,9 @@
  * bodies. Each must get a 4xx, and the receiver must go on serving. A failing case prints its seed and bytes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seeded as seededRandom } from '../../../bench/lib/random.ts';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../intake/index.ts';
+import { seeded as seededRandom } from '../../../testkit/random.ts';
 import { sendRaw } from './helpers.ts';
 
 const SEED = 20261122;

@@ -43,7 +43,6 @@ describe('worker wiring', () => {
       'manageWebhooks',
       'scheduledFeed',
       'scheduledPush',
-      'smokeWorkflow',
       'verifyEmails',
     ]);
   });

@@ -1,14 +1,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkerConfig } from '../config/worker.ts';
 import { gcsStorageFromEnv } from '../connectors/storage/gcs.ts';
+import { type DevStack, s3ClientFor, startDevStack } from '../devstack/index.ts';
 import { type SandboxOptions, startSandbox } from '../sandbox/index.ts';
-import { startWorker, type WorkerHandle, workflowsPath } from '../workers/worker.ts';
-import { type DevStack, s3ClientFor, startDevStack } from './index.ts';
+import { startWorker, type WorkerHandle } from '../workers/worker.ts';
 import { openSharedNamespace, sharedTemporalAddress, withTemporal } from './shared-temporal.ts';
+import { createSmokeActivities } from './smoke-activities.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -33,12 +35,15 @@ export interface JobEnv {
  * A bundle of this checkout's workflows already built for the whole run (the test suite's global setup writes one), so
  * that every stack does not bundle the same code again; absent, each stack bundles its own.
  */
+/** The workflows of every job environment's bundle: the kit's and the smoke workflow (testkit/workflows.ts). */
+export const TESTKIT_WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
+
 export const PREBUILT_BUNDLE_ENV = 'SIGNAL_KIT_DEVSTACK_WORKFLOW_BUNDLE';
 
 async function workflowBundle(): Promise<{ bundle: WorkflowBundleWithSourceMap; path?: string }> {
   const path = process.env[PREBUILT_BUNDLE_ENV];
   if (path) return { bundle: { code: await readFile(path, 'utf8'), sourceMap: '' }, path };
-  return { bundle: await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') }) };
+  return { bundle: await bundleWorkflowCode({ workflowsPath: TESTKIT_WORKFLOWS, logger: new DefaultLogger('WARN') }) };
 }
 
 let runtimeInstalled = false;
@@ -129,7 +134,11 @@ export async function startJobEnv(options: JobEnvOptions = {}): Promise<JobEnv> 
       };
     },
     async startWorker(overrides) {
-      const worker = await startWorker({ config: config(overrides), workflowBundle: bundle });
+      const worker = await startWorker({
+        config: config(overrides),
+        workflowBundle: bundle,
+        activities: { ...createSmokeActivities() },
+      });
       workers.push(worker);
       return worker;
     },

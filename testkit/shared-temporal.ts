@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import { type DevStack, stackEnv } from './index.ts';
-import type { TemporalServer } from './temporal.ts';
+import { type DevStack, stackEnv } from '../devstack/index.ts';
+import type { TemporalServer } from '../devstack/temporal.ts';
 
 /**
  * The address of one Temporal dev server a whole test run shares (the test suite's global setup starts it). A job

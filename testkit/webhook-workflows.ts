@@ -1,4 +1,4 @@
 // The webhook workflows, for a worker (or a test) that registers only these. The main worker registers them
 // through workflows/index.ts.
-export { bucketCollector } from './bucket-collector.ts';
-export { deliverSignalEvent } from './webhook-delivery.ts';
+export { bucketCollector } from '../workflows/bucket-collector.ts';
+export { deliverSignalEvent } from '../workflows/webhook-delivery.ts';

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import type { JobResult } from '../../activities/jobs/types.ts';
-import type { JobEnv } from '../../devstack/job-env.ts';
-import { apiRateLimiterId } from '../../workflows/api-rate-limiter.ts';
+import type { JobResult } from '../activities/jobs/types.ts';
+import { apiRateLimiterId } from '../workflows/api-rate-limiter.ts';
 import type { ApiProxy, ProxyCall } from './api-proxy.ts';
 import { type ChildWorker, startChildWorker } from './cli-process.ts';
+import type { JobEnv } from './job-env.ts';
 import { batchIndex } from './job-output.ts';
 import { between, seeded } from './random.ts';
 

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { type ServerProcess, startProcess } from '../../devstack/process.ts';
+import { type ServerProcess, startProcess } from '../devstack/process.ts';
 
-export const repo = fileURLToPath(new URL('../../', import.meta.url));
+export const repo = fileURLToPath(new URL('../', import.meta.url));
 export const cliMain = join(repo, 'cli/main.ts');
 
 export interface ChildWorker {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import type { Manifest } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
-import type { Store } from '../../connectors/storage/store.ts';
+import type { Manifest } from '../activities/jobs/types.ts';
+import { openStore } from '../connectors/storage/index.ts';
+import type { Store } from '../connectors/storage/store.ts';
 
 export type Line = Record<string, unknown>;
 

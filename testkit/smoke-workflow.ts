@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { SmokeActivities } from '../activities/smoke.ts';
+import type { SmokeActivities } from './smoke-activities.ts';
 
 const { greet } = proxyActivities<SmokeActivities>({ startToCloseTimeout: '30 seconds' });
 
