@@ -34,6 +34,12 @@ import { CallMarker } from './unsaved.ts';
 export interface AttemptContext {
   signal?: AbortSignal;
   attempt: number;
+  /**
+   * Asks Temporal whether this attempt still counts, and throws when it does not. A worker that resumes after a
+   * stall (SIGSTOP, a frozen VM) may find attempts the server handed it meanwhile and has already given up on (their
+   * heartbeat lapsed before the worker read them); their calls would be paid for and never saved.
+   */
+  stillCurrent?: () => Promise<void>;
   /** Where parts the output refused are kept until a re-run publishes them (activities/jobs/spool.ts). */
   spool?: PartSpool;
 }
@@ -46,9 +52,44 @@ export async function publishSpooled(store: Store, job: JobRef, attempt: Attempt
 export function currentAttempt(): AttemptContext {
   try {
     const context = Context.current();
-    return { signal: context.cancellationSignal, attempt: context.info.attempt };
+    return {
+      signal: context.cancellationSignal,
+      attempt: context.info.attempt,
+      stillCurrent: () => confirmAttempt(context),
+    };
   } catch {
     return { attempt: 1 };
+  }
+}
+
+/** How long the check waits for Temporal: past that (a server restarting), the call goes on as it would without it. */
+const CONFIRM_TIMEOUT_MS = 2_000;
+
+/** A heartbeat answered by the server: refused for an attempt it timed out or cancelled, whatever the worker knows. */
+async function confirmAttempt(context: Context): Promise<void> {
+  let beat: Promise<void>;
+  try {
+    beat = context.client.activity.heartbeat(context.info.taskToken);
+  } catch {
+    return; // no client in this worker: the cancellation signal alone decides
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    beat.then(
+      () => undefined,
+      (error: unknown) => error,
+    ),
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), CONFIRM_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  const name = outcome instanceof Error ? outcome.name : undefined;
+  if (name === 'ActivityNotFoundError' || name === 'ActivityCancelledError') {
+    throw new Error(
+      `attempt ${context.info.attempt} of this activity no longer counts (Temporal timed it out or cancelled it): ` +
+        'its call is left to the attempt that does',
+    );
   }
 }
 
@@ -64,6 +105,7 @@ export async function sendPaidCall<T>(
   send: (call: CallOptions) => Promise<T>,
 ): Promise<{ response: T; marker: CallMarker }> {
   attempt.signal?.throwIfAborted();
+  await attempt.stillCurrent?.();
   const marker = await CallMarker.begin(store, job, index, attempt.attempt);
   let sent = false;
   try {

@@ -18,8 +18,6 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
-import { runScheduleCommand } from '../../cli/commands/schedule.ts';
-import { parseScheduleArgv } from '../../cli/program.ts';
 import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
 import { temporalEnqueue } from '../../intake/temporal-enqueue.ts';
 import { runCli } from '../../testkit/cli-process.ts';
@@ -28,6 +26,7 @@ import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { startWorker, workflowsPath } from '../../workers/worker.ts';
 import type { DeliverSignalEventResult } from '../../workflows/webhook-delivery.ts';
 import { requestedWaits } from '../helpers/fast-timers.ts';
+import { runScheduleCli } from '../helpers/schedule-cli.ts';
 import { acmeSignalEvent } from '../helpers/signal-event.ts';
 import { callsTo, chargedSince, PATHS } from '../promises/oracle.ts';
 
@@ -126,16 +125,7 @@ describe('default retry schedules as configured, and exit 4 end to end', () => {
     // More new signals of one type than one call returns (500): the oldest are unreachable this run.
     env.sandbox.emitSignals({ count: 600, domain: 'flood-co.com', signal_types: ['news'] });
     const config = env.config();
-    const cli = async (...argv: string[]) => {
-      const printed: string[] = [];
-      const { sub, name, flags } = parseScheduleArgv(argv);
-      const code = await runScheduleCommand(sub, name, flags, {
-        client: env.client,
-        temporal: config,
-        print: (t) => printed.push(t),
-      });
-      return { code, out: JSON.parse(printed.join('\n')) as PushResult };
-    };
+    const cli = (...argv: string[]) => runScheduleCli<PushResult>({ client: env.client, temporal: config }, argv);
     const output = pathToFileURL(join(dir, 'push')).href;
     const since = new Date(NOW - 86_400_000).toISOString();
     const create = ['create', '--name', 'flood', '--watchlist', pathToFileURL(watchlist).href, '--output', output];

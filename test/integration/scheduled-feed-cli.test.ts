@@ -10,6 +10,7 @@ import { parseScheduleArgv } from '../../cli/program.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { runScheduleCli } from '../helpers/schedule-cli.ts';
 
 describe('signal-kit schedule with a feed kind', () => {
   let env: JobEnv;
@@ -27,16 +28,7 @@ describe('signal-kit schedule with a feed kind', () => {
     await env?.stop();
   });
 
-  const cli = async <T = unknown>(...argv: string[]): Promise<{ code: number; out: T }> => {
-    const printed: string[] = [];
-    const { sub, name, flags } = parseScheduleArgv(argv);
-    const code = await runScheduleCommand(sub, name, flags, {
-      client: env.client,
-      temporal: config,
-      print: (t) => printed.push(t),
-    });
-    return { code, out: JSON.parse(printed.join('\n')) as T };
-  };
+  const cli = <T = unknown>(...argv: string[]) => runScheduleCli<T>({ client: env.client, temporal: config }, argv);
 
   it('creates an intent-contacts feed, runs it now and again (nothing new the second time), and refuses a backfill', async () => {
     const output = pathToFileURL(join(dir, 'out')).href;

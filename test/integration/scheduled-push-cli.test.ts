@@ -6,13 +6,12 @@ import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
-import { runScheduleCommand } from '../../cli/commands/schedule.ts';
-import { parseScheduleArgv } from '../../cli/program.ts';
 import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { runIdOf } from '../../workflows/scheduled-push.ts';
+import { runScheduleCli } from '../helpers/schedule-cli.ts';
 
 describe('signal-kit schedule against a real Temporal server', () => {
   let env: JobEnv;
@@ -33,16 +32,7 @@ describe('signal-kit schedule against a real Temporal server', () => {
   });
 
   /** Runs `signal-kit schedule ...argv` in process against the test server; returns exit code and parsed output. */
-  const cli = async <T = unknown>(...argv: string[]): Promise<{ code: number; out: T }> => {
-    const printed: string[] = [];
-    const { sub, name, flags } = parseScheduleArgv(argv);
-    const code = await runScheduleCommand(sub, name, flags, {
-      client: env.client,
-      temporal: config,
-      print: (t) => printed.push(t),
-    });
-    return { code, out: JSON.parse(printed.join('\n')) as T };
-  };
+  const cli = <T = unknown>(...argv: string[]) => runScheduleCli<T>({ client: env.client, temporal: config }, argv);
 
   /** Waits until a workflow with this id exists and returns its result. */
   const resultOf = async (workflowId: string): Promise<PushResult> => {
