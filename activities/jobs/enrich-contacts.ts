@@ -1,11 +1,8 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
-import type { Store } from '../../connectors/storage/store.ts';
 import { type BatchItem, matchedByOf, recordFields } from './batch-file.ts';
-import type { AttemptContext } from './paid-call.ts';
-import { answerSingleBatch, itemRefusal, type SingleAnswer } from './single-calls.ts';
-import type { BatchResult, JobRef } from './types.ts';
+import { type PerItemBatchRequest, perItemBatchActivity, resolvedDomain, type SingleAnswer } from './single-calls.ts';
 
 /** Filters applied to every contact of a job (spec 4.3 field names). */
 export interface ContactOptions {
@@ -16,12 +13,7 @@ export interface ContactOptions {
   limit?: number;
 }
 
-export interface EnrichContactsBatchRequest {
-  job: JobRef;
-  index: number;
-  options: ContactOptions;
-  creditCap?: number;
-}
+export type EnrichContactsBatchRequest = PerItemBatchRequest<ContactOptions>;
 
 /** The most one contact can cost: 2 credits per person-level signal returned, at most `limit` (500) of them. */
 export function worstCaseCreditsPerContact(options: ContactOptions): number {
@@ -34,26 +26,7 @@ export function worstCaseCreditsPerContact(options: ContactOptions): number {
  * domain (its batch files, paid-call markers, budget cap and part writer). A line holds the contact, the employer
  * the service resolved, and the person-level signals; a contact the service does not know is `not_found` (free).
  */
-export async function enrichContactsBatch(
-  client: SignalClient,
-  store: Store,
-  request: EnrichContactsBatchRequest,
-  attempt?: AttemptContext,
-): Promise<BatchResult> {
-  const { options } = request;
-  return answerSingleBatch(
-    store,
-    {
-      job: request.job,
-      index: request.index,
-      ...(request.creditCap !== undefined ? { creditCap: request.creditCap } : {}),
-      worstCasePerItem: worstCaseCreditsPerContact(options),
-    },
-    (item, call) => enrichOne(client, item, options, call),
-    refused,
-    attempt,
-  );
-}
+export const enrichContactsBatch = perItemBatchActivity(worstCaseCreditsPerContact, headOf, enrichOne);
 
 function headOf(item: BatchItem) {
   return { row: item.row, ...recordFields(item), matched_by: matchedByOf(item), input: item.raw };
@@ -70,7 +43,7 @@ async function enrichOne(
   const identifier = head.matched_by === 'linkedin_url' ? { contact_linkedin_url: value } : { contact_email: value };
   const answer = await client.enrichContact({ ...identifier, ...options }, call);
   const company = answer.company;
-  const domain = typeof company?.domain === 'string' && company.domain !== '' ? company.domain.toLowerCase() : null;
+  const domain = resolvedDomain(company);
   return {
     credits: answer.credits,
     line: {
@@ -84,17 +57,5 @@ async function enrichOne(
       ...(answer.total !== undefined ? { total: answer.total } : {}),
       ...(answer.coverage ? { coverage: answer.coverage } : {}),
     },
-  };
-}
-
-/** A person the service does not know is `not_found`, a request it refuses an `error` line; both free. */
-function refused(item: BatchItem, error: unknown): SingleAnswer | undefined {
-  const refusal = itemRefusal(error);
-  if (!refusal) return undefined;
-  const head = headOf(item);
-  if (refusal.notFound) return { credits: 0, line: { domain: null, status: 'not_found', ...head } };
-  return {
-    credits: 0,
-    line: { domain: null, status: 'error', ...head, error: { code: refusal.code, message: refusal.message } },
   };
 }

@@ -1,4 +1,5 @@
 import { KitError } from '../../connectors/errors.ts';
+import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { encodePart, readPart, readPartLines, writeEncodedPart, writeTableParts, zeroCounts } from '../parts.ts';
@@ -14,6 +15,14 @@ import type { BatchResult, JobRef, PartCounts } from './types.ts';
 export interface SingleAnswer {
   line: Record<string, unknown> & { status: string };
   credits: number;
+}
+
+/** A batch answered one call per item, with the options every call sends and the job's remaining budget. */
+export interface PerItemBatchRequest<Options> {
+  job: JobRef;
+  index: number;
+  options: Options;
+  creditCap?: number;
 }
 
 export interface SingleBatchRequest {
@@ -145,4 +154,56 @@ export function itemRefusal(error: unknown): { code: string; message: string; no
   const status = (error as { status?: number }).status;
   const code = (error as { code?: string }).code ?? 'request_rejected';
   return { code, message: error.message, notFound: status === 404 };
+}
+
+/**
+ * The activity that answers a batch one paced call per item through `answerSingleBatch`: `answer` sends the item's
+ * call with the request's options; every line starts with `head(item)` (row, record fields, `matched_by`, input), and
+ * a refusal of the item becomes its free `not_found` or `error` line under that head.
+ */
+export function perItemBatchActivity<Options>(
+  worstCasePerItem: (options: Options) => number,
+  head: (item: BatchItem) => Record<string, unknown>,
+  answer: (client: SignalClient, item: BatchItem, options: Options, call: CallOptions) => Promise<SingleAnswer>,
+) {
+  return (
+    client: SignalClient,
+    store: Store,
+    request: PerItemBatchRequest<Options>,
+    attempt?: AttemptContext,
+  ): Promise<BatchResult> =>
+    answerSingleBatch(
+      store,
+      {
+        job: request.job,
+        index: request.index,
+        ...(request.creditCap !== undefined ? { creditCap: request.creditCap } : {}),
+        worstCasePerItem: worstCasePerItem(request.options),
+      },
+      (item, call) => answer(client, item, request.options, call),
+      (item, error) => refusedAnswer(head, item, error),
+      attempt,
+    );
+}
+
+/** A thing the service does not know is `not_found`, a request it refuses an `error` line; both free. */
+function refusedAnswer(
+  head: (item: BatchItem) => Record<string, unknown>,
+  item: BatchItem,
+  error: unknown,
+): SingleAnswer | undefined {
+  const refusal = itemRefusal(error);
+  if (!refusal) return undefined;
+  const fields = head(item);
+  if (refusal.notFound) return { credits: 0, line: { domain: null, status: 'not_found', ...fields } };
+  return {
+    credits: 0,
+    line: { domain: null, status: 'error', ...fields, error: { code: refusal.code, message: refusal.message } },
+  };
+}
+
+/** The domain a service's company answer resolved, lower-cased; null when it has none. */
+export function resolvedDomain(company: { domain?: unknown } | undefined): string | null {
+  const domain = company?.domain;
+  return typeof domain === 'string' && domain !== '' ? domain.toLowerCase() : null;
 }
