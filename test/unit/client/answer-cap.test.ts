@@ -4,6 +4,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ANSWER_BYTES, NetworkError, SignalClient } from '../../../connectors/signal-api/index.ts';
 import { toActivityFailure } from '../../../workers/activity-failures.ts';
+import { thrownBy } from '../../helpers/thrown-by.ts';
 import { enrichBody, startTestServer, type TestServer } from './server.ts';
 
 const CAP = 1024 * 1024;
@@ -46,15 +47,8 @@ const client = (maxAnswerBytes?: number) =>
   });
 
 async function failure(maxAnswerBytes?: number): Promise<NetworkError> {
-  const c = client(maxAnswerBytes);
-  try {
-    await c.enrichCompany({ domain: 'acme.com' });
-  } catch (err) {
-    return err as NetworkError;
-  } finally {
-    await c.close();
-  }
-  throw new Error('expected the call to fail');
+  const call = (c: SignalClient) => c.enrichCompany({ domain: 'acme.com' });
+  return (await thrownBy(client(maxAnswerBytes), call, 'expected the call to fail')) as NetworkError;
 }
 
 describe('answer size cap', () => {

@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalClient, UnexpectedResponseError } from '../../../connectors/signal-api/index.ts';
+import { thrownBy } from '../../helpers/thrown-by.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from './server.ts';
 
 let server: TestServer;
@@ -35,14 +36,7 @@ function bulkAnswer(perDomain: (domain: string) => number, headers: Record<strin
 
 async function refusal(run: (client: SignalClient) => Promise<unknown>): Promise<UnexpectedResponseError> {
   const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_limits', retry: false });
-  try {
-    await run(client);
-  } catch (error) {
-    return error as UnexpectedResponseError;
-  } finally {
-    await client.close();
-  }
-  throw new Error('expected the answer to be refused');
+  return (await thrownBy(client, run, 'expected the answer to be refused')) as UnexpectedResponseError;
 }
 
 describe('answers past the spec’s limits are refused, naming the field', () => {
