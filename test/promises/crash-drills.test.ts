@@ -10,11 +10,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
+import { childWorkers } from '../helpers/child-workers.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { addressList } from './helpers.ts';
 import { BULK_EMAILS, callsTo, chargedSince, exportIdeal, PATHS, verifyIdeal } from './oracle.ts';
@@ -24,26 +25,17 @@ const IN_FLIGHT = 2;
 
 describe('promise: crash drills with real worker processes', () => {
   let env: JobEnv;
-  const workers: ChildWorker[] = [];
 
   beforeAll(async () => {
     env = await startJobEnv({ s3: true, sandbox: { seed: 41, exportTiming: { queuedMs: 200, runningMs: 300 } } });
     await env.createBuckets('drills');
-  });
-  afterEach(async () => {
-    env.sandbox.setFaults({});
-    await Promise.allSettled(workers.splice(0).map((w) => w.kill()));
   });
   afterAll(async () => {
     await env?.stop();
     await removeTempDirs();
   });
 
-  const worker = async (): Promise<ChildWorker> => {
-    const w = await startChildWorker(env.childEnv());
-    workers.push(w);
-    return w;
-  };
+  const worker = childWorkers(() => env);
 
   it('export: a worker killed between the charged submit and saving the id never submits again on its own', async () => {
     const output = 's3://drills/exports';

@@ -7,12 +7,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
 import { CONTACT_STREAMS } from '../../workflows/enrich-contacts.ts';
+import { childWorkers } from '../helpers/child-workers.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { callsTo, chargedSince } from './oracle.ts';
@@ -65,25 +66,16 @@ function hubspotExport(env: JobEnv, size: number, prefix: string): Export {
 
 describe('promise: enrich-contacts', () => {
   let env: JobEnv;
-  const workers: ChildWorker[] = [];
 
   beforeAll(async () => {
     env = await startJobEnv({ sandbox: { seed: 43 } });
-  });
-  afterEach(async () => {
-    env.sandbox.setFaults({});
-    await Promise.allSettled(workers.splice(0).map((w) => w.kill()));
   });
   afterAll(async () => {
     await env?.stop();
     await removeTempDirs();
   });
 
-  const worker = async (): Promise<ChildWorker> => {
-    const w = await startChildWorker(env.childEnv());
-    workers.push(w);
-    return w;
-  };
+  const worker = childWorkers(() => env);
 
   /** What the job should have paid and answered, from the sandbox's truth (at the end of the job). */
   function ideal(input: Export) {
@@ -96,6 +88,24 @@ describe('promise: enrich-contacts', () => {
     jsonSchemaValidator().compile(await shippedSchema('enrich-contacts-line.schema.json')))();
 
   /** Every row once by record id; each answer as the truth has it; duplicates point at their first row. */
+  /** A HubSpot export of `size` contacts in a new temp dir, where its job writes, and the `enrich-contacts` arguments. */
+  async function contactsExport(dirName: string, size: number, prefix: string) {
+    const dir = await tempDir(dirName);
+    const input = hubspotExport(env, size, prefix);
+    await writeFile(join(dir, 'contacts.csv'), input.csv);
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const args = [
+      'enrich-contacts',
+      '--input',
+      join(dir, 'contacts.csv'),
+      '--output',
+      output,
+      '--limit',
+      String(LIMIT),
+    ];
+    return { input, output, args };
+  }
+
   async function checkLines(
     input: Export,
     lines: Record<string, unknown>[],
@@ -132,19 +142,7 @@ describe('promise: enrich-contacts', () => {
   }
 
   it('answers every row once by its record id, with one call per distinct contact, at the documented price', async () => {
-    const dir = await tempDir('contacts-promise');
-    const input = hubspotExport(env, 40, 'c');
-    await writeFile(join(dir, 'contacts.csv'), input.csv);
-    const output = pathToFileURL(join(dir, 'out')).href;
-    const args = [
-      'enrich-contacts',
-      '--input',
-      join(dir, 'contacts.csv'),
-      '--output',
-      output,
-      '--limit',
-      String(LIMIT),
-    ];
+    const { input, output, args } = await contactsExport('contacts-promise', 40, 'c');
 
     const dry = await runCli([...args, '--dry-run'], env.childEnv(), 60_000);
     expect(dry.code, dry.stderr).toBe(0);
@@ -186,19 +184,7 @@ describe('promise: enrich-contacts', () => {
   });
 
   it('a worker killed while paid answers are on their way loses no row and pays again at most for calls in flight', async () => {
-    const dir = await tempDir('contacts-crash');
-    const input = hubspotExport(env, 60, 'k');
-    await writeFile(join(dir, 'contacts.csv'), input.csv);
-    const output = pathToFileURL(join(dir, 'out')).href;
-    const args = [
-      'enrich-contacts',
-      '--input',
-      join(dir, 'contacts.csv'),
-      '--output',
-      output,
-      '--limit',
-      String(LIMIT),
-    ];
+    const { input, output, args } = await contactsExport('contacts-crash', 60, 'k');
     const mark = env.sandbox.truth.lastCall();
     const ledger0 = env.sandbox.ledger.entries.length;
     env.sandbox.setFaults({ answerDelayMs: 6_000, answerDelayPaths: [CONTACTS] });

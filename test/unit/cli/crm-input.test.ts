@@ -4,12 +4,12 @@
  * and counts bulk and single calls apart. Runs the real entry in a child process; no server is needed for either.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeTempDirs, tempDir } from '../../../testkit/drill-input.ts';
 
 const run = promisify(execFile);
 const main = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
@@ -29,11 +29,9 @@ async function cli(args: string[]) {
 
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'signal-kit-crm-cli-'));
+  dir = await tempDir('crm-cli');
 });
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(removeTempDirs);
 
 describe('a CRM export on the command line', () => {
   it('without a usable column: exit 2 before anything starts, its columns listed and the flag named', async () => {

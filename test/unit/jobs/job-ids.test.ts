@@ -3,8 +3,6 @@
  * `a`'s manifest counted them), and `../..` was refused only after the workflow had started.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,6 +15,7 @@ import { writePart, zeroCounts } from '../../../activities/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
 import { enrichJob, intentExportJob, verifyEmailsJob } from '../../../cli/commands/job-commands.ts';
 import { openStore } from '../../../connectors/storage/index.ts';
+import { removeTempDirs, tempDir } from '../../../testkit/drill-input.ts';
 import { jobIdProblem } from '../../../workflows/job-id.ts';
 
 const cliMain = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
@@ -24,11 +23,9 @@ const BAD_IDS = ['a/parts', '../..', '..', '.hidden', 'a\\b', '', 'x'.repeat(129
 
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'signal-kit-job-ids-'));
+  dir = await tempDir('job-ids');
 });
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(removeTempDirs);
 
 describe('job ids', () => {
   it('accept the ids the kit derives and ordinary names; refuse separators, dot segments and odd characters', () => {
@@ -63,29 +60,12 @@ describe('job ids', () => {
     const a: JobRef = { jobId: 'a', kind: 'enrich', output };
     // What a job named `a/parts` wrote before ids were checked: its parts under a's parts folder.
     const nested: JobRef = { jobId: 'a/parts', kind: 'enrich', output };
+    /** Part 0 of `job`, finished, holding one line. */
+    const writeFirstPart = (job: JobRef, line: object, partCounts: ReturnType<typeof zeroCounts>) =>
+      writePart(store, job.compression, partKey(job, 0), [line], partCounts, 'done', [], jobPartIdentity(job, 0));
     const counts = { ...zeroCounts(), lines: 1, ok: 1, credits: 2 };
-    await writePart(
-      store,
-      a.compression,
-      partKey(a, 0),
-      [{ domain: 'acme.com' }],
-      counts,
-      'done',
-      [],
-      jobPartIdentity(a, 0),
-    );
-    const evil = { ...counts, credits: 1000 };
-    const nestedIdentity = jobPartIdentity(nested, 0);
-    await writePart(
-      store,
-      nested.compression,
-      partKey(nested, 0),
-      [{ domain: 'evil.com' }],
-      evil,
-      'done',
-      [],
-      nestedIdentity,
-    );
+    await writeFirstPart(a, { domain: 'acme.com' }, counts);
+    await writeFirstPart(nested, { domain: 'evil.com' }, { ...counts, credits: 1000 });
     const result = await finalizeJob(store, {
       job: a,
       input: null,
