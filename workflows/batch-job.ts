@@ -6,6 +6,7 @@ import {
   setCurrentDetails,
   setHandler,
 } from '@temporalio/workflow';
+import type { PerItemBatchRequest } from '../activities/jobs/single-calls.ts';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
@@ -63,6 +64,14 @@ export interface BatchJobInput {
   carried?: CarriedState;
 }
 
+/** A batched job that pays for signals (enrich, enrich-contacts): the filters every call sends, and its budget. */
+export interface SignalJobInput<Options> extends BatchJobInput {
+  /** Filters passed to the API for every company or contact (spec 4.2, 4.3). */
+  options?: Options;
+  /** No call is started that could take the job's credits over this; the job then ends `budget_exhausted`. */
+  maxCredits?: number;
+}
+
 export interface CarriedState {
   prepared: PreparedInput;
   next: number;
@@ -110,6 +119,17 @@ export interface BatchJobSpec {
   worstCaseCredits: (size: number) => number;
   details: Record<string, unknown>;
   continueAsNew: (carried: CarriedState) => Promise<never>;
+}
+
+/** The single batches of a per-item activity (one paced call per row), every call sending the job's `options`. */
+export function perItemSingles<Options>(
+  activity: (request: PerItemBatchRequest<Options>) => Promise<BatchResult>,
+  options: Options,
+): NonNullable<BatchJobSpec['singles']> {
+  return {
+    run: (job, index) => activity({ job, index, options }),
+    runCapped: (job, index, creditCap) => activity({ job, index, options, creditCap }),
+  };
 }
 
 /** The stubs of a batch job's API activities, on the rate-limited API queue. */

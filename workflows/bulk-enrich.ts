@@ -1,15 +1,10 @@
 import { continueAsNew } from '@temporalio/workflow';
 import type { EnrichOptions } from '../activities/jobs/enrich.ts';
-import { type BatchJobInput, batchApiActivities, runBatchJob } from './batch-job.ts';
+import { batchApiActivities, perItemSingles, runBatchJob, type SignalJobInput } from './batch-job.ts';
 import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
 import type { JobResult } from './job-progress.ts';
 
-export interface BulkEnrichInput extends BatchJobInput {
-  /** Filters passed to the API for every domain. */
-  options?: EnrichOptions;
-  /** No batch is started that could take the job's credits over this; the job then ends `budget_exhausted`. */
-  maxCredits?: number;
-}
+export type BulkEnrichInput = SignalJobInput<EnrichOptions>;
 
 /** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
 export const ENRICH_BATCH_SIZE = 100;
@@ -33,10 +28,7 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
     runCappedBatch: (job, index, creditCap, call, folded) =>
       api.enrichBatch.executeWithOptions(call, [{ job, index, options, creditCap, ...(folded ? { fold: true } : {}) }]),
     // Rows named only by LinkedIn URL or company name: one paced `POST /v1/companies/enrich` each.
-    singles: {
-      run: (job, index) => api.enrichSingleBatch({ job, index, options }),
-      runCapped: (job, index, creditCap) => api.enrichSingleBatch({ job, index, options, creditCap }),
-    },
+    singles: perItemSingles(api.enrichSingleBatch, options),
     worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
     details: { options },
     continueAsNew: (carried) => continueAsNew<typeof bulkEnrich>({ ...input, carried }),

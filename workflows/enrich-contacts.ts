@@ -1,15 +1,10 @@
 import { continueAsNew } from '@temporalio/workflow';
 import type { ContactOptions } from '../activities/jobs/enrich-contacts.ts';
-import { type BatchJobInput, batchApiActivities, runBatchJob } from './batch-job.ts';
+import { batchApiActivities, perItemSingles, runBatchJob, type SignalJobInput } from './batch-job.ts';
 import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
 import type { JobResult } from './job-progress.ts';
 
-export interface EnrichContactsInput extends BatchJobInput {
-  /** Filters passed to the API for every contact (spec 4.3). */
-  options?: ContactOptions;
-  /** No call is started that could take the job's credits over this; the job then ends `budget_exhausted`. */
-  maxCredits?: number;
-}
+export type EnrichContactsInput = SignalJobInput<ContactOptions>;
 
 /**
  * Batches of contacts in flight at once when the job does not say (`--concurrency`). A batch sends its contacts one
@@ -30,12 +25,7 @@ export async function enrichContacts(input: EnrichContactsInput): Promise<JobRes
   const api = batchApiActivities(input);
   const options = input.options ?? {};
   const perContact = (options.limit ?? MAX_SIGNALS_PER_DOMAIN) * CREDITS_PER_SIGNAL;
-  const singles = {
-    run: (job: Parameters<typeof api.enrichContactsBatch>[0]['job'], index: number) =>
-      api.enrichContactsBatch({ job, index, options }),
-    runCapped: (job: Parameters<typeof api.enrichContactsBatch>[0]['job'], index: number, creditCap: number) =>
-      api.enrichContactsBatch({ job, index, options, creditCap }),
-  };
+  const singles = perItemSingles(api.enrichContactsBatch, options);
   return runBatchJob(
     { ...input, concurrency: input.concurrency ?? CONTACT_STREAMS },
     {

@@ -134,19 +134,33 @@ export function enrichJob(flags: EnrichFlags): JobStart {
   }
   return {
     workflow: 'bulkEnrich',
-    input: {
-      jobId:
-        jobIdFlag(flags.jobId) ??
-        defaultJobId('enrich', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
-      input,
-      output,
-      ...columnOptions(flags),
-      options,
-      maxCredits,
-      concurrency: positiveInt('concurrency', flags.concurrency),
-      compression: compression(flags.compression),
-      ...tableFormats(flags.format),
-    },
+    input: signalJobInput('enrich', flags, { input, output, options, maxCredits }),
+  };
+}
+
+/**
+ * The workflow input of a job that pays for signals (enrich, enrich-contacts): its job id (`--job-id`, else one
+ * derived from what makes the job's answers), the locations, row columns, filters, budget, concurrency, compression
+ * and table formats.
+ */
+function signalJobInput(
+  kind: 'enrich' | 'contacts',
+  flags: JobFlags & ColumnFlags,
+  job: { input: string; output: string; options: object; maxCredits: number | undefined },
+) {
+  const { input, output, options, maxCredits } = job;
+  return {
+    jobId:
+      jobIdFlag(flags.jobId) ??
+      defaultJobId(kind, { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
+    input,
+    output,
+    ...columnOptions(flags),
+    options,
+    maxCredits,
+    concurrency: positiveInt('concurrency', flags.concurrency),
+    compression: compression(flags.compression),
+    ...tableFormats(flags.format),
   };
 }
 
@@ -171,19 +185,7 @@ export function enrichContactsJob(flags: EnrichContactsFlags): JobStart {
   }
   return {
     workflow: 'enrichContacts',
-    input: {
-      jobId:
-        jobIdFlag(flags.jobId) ??
-        defaultJobId('contacts', { input, output, options, ...columnOptions(flags), ...plain(flags.compression) }),
-      input,
-      output,
-      ...columnOptions(flags),
-      options,
-      maxCredits,
-      concurrency: positiveInt('concurrency', flags.concurrency),
-      compression: compression(flags.compression),
-      ...tableFormats(flags.format),
-    },
+    input: signalJobInput('contacts', flags, { input, output, options, maxCredits }),
   };
 }
 
