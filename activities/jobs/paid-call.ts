@@ -22,8 +22,8 @@ import { CallMarker } from './unsaved.ts';
  * answer, a Temporal server restarted), while the first may still be running.
  *
  * - The activity's cancellation (Temporal tells a running attempt that it timed out or was cancelled on its next
- *   heartbeat) aborts the call, also while it waits for a rate-limit permit; a call aborted before it was sent
- *   leaves no marker.
+ *   heartbeat) stops the call until it is sent, also while it waits for a rate-limit permit, leaving no marker; a
+ *   call already sent is read to its answer, whose credits its marker keeps, and the attempt then ends cancelled.
  * - Before the part is written, it is read again: if it changed since this attempt read it, another attempt saved
  *   the batch first, and this answer is recorded as paid and not saved (with the credits the service said) instead
  *   of replacing it. If both write within that instant, the part names whose answer it holds, and the other's
@@ -95,9 +95,12 @@ async function confirmAttempt(context: Context): Promise<void> {
 
 /**
  * Sends one paid call under a marker. The call is not retried by the client (the activity's own retry does it, after
- * the marker says what happened) and is aborted by the attempt's cancellation.
+ * the marker says what happened). The attempt's cancellation stops it until it is sent (the permit wait included);
+ * once sent, the service may have charged it, so a cancelled attempt still reads the answer (within the client's
+ * request timeout), keeps its marker with the credits the answer reported, and only then ends as cancelled: a call
+ * of unknown cost is left only by a network failure or a timeout.
  */
-export async function sendPaidCall<T>(
+export async function sendPaidCall<T extends { credits: number }>(
   store: Store,
   job: JobRef,
   index: number,
@@ -107,15 +110,34 @@ export async function sendPaidCall<T>(
   attempt.signal?.throwIfAborted();
   await attempt.stillCurrent?.();
   const marker = await CallMarker.begin(store, job, index, attempt.attempt);
+  const cancelled = attempt.signal;
+  const beforeSend = new AbortController();
+  const follow = () => beforeSend.abort(cancelled?.reason);
+  if (cancelled?.aborted) follow();
+  else cancelled?.addEventListener('abort', follow, { once: true });
   let sent = false;
+  const call: CallOptions = {
+    retry: false,
+    signal: beforeSend.signal,
+    onSend: () => {
+      sent = true;
+      cancelled?.removeEventListener('abort', follow);
+    },
+  };
+  let response: T;
   try {
-    const call: CallOptions = { retry: false, onSend: () => (sent = true) };
-    if (attempt.signal) call.signal = attempt.signal;
-    return { response: await send(call), marker };
+    response = await send(call);
   } catch (error) {
     await marker.failed(error, sent);
     throw error;
+  } finally {
+    cancelled?.removeEventListener('abort', follow);
   }
+  if (cancelled?.aborted) {
+    await marker.lost(response.credits, 'answered after this attempt was cancelled (another attempt does the batch)');
+    throw cancelled.reason;
+  }
+  return { response, marker };
 }
 
 export type Published = { lost: false; part: StoredPart } | { lost: true; part: StoredPart | undefined };

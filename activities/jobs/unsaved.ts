@@ -11,9 +11,9 @@ import type { JobRef } from './types.ts';
  * Temporal server) saved its own answer first. Before each call the activity leaves a marker under `work/calls/`,
  * named by the batch and a call id; the part it then publishes names the calls whose answers it holds
  * (`signal-kit-calls`). A marker that no part names when the job is finalized is an answer that was not saved: with
- * the credits its answer reported (a 5xx's `x-credits-charged`, or a 2xx answer that lost the race to be saved), or
- * with an unknown cost when nothing said (a reset, a timeout, a dead or cancelled worker). The manifest adds them
- * up, so a double charge is visible instead of silent.
+ * the credits its answer reported (a 5xx's `x-credits-charged`, a 2xx answer that lost the race to be saved or came
+ * to an attempt already cancelled), or with an unknown cost when nothing said (a reset, a timeout, a dead worker).
+ * The manifest adds them up, so a double charge is visible instead of silent.
  *
  * Markers are not removed by the attempt that saved its answer: another attempt may still replace the part. The
  * finalize step settles them all at once (saved ones are removed).
@@ -65,7 +65,7 @@ export class CallMarker {
       attempt,
       started_at: new Date().toISOString(),
       credits: null,
-      reason: 'no answer saved (the worker stopped or was cancelled during the call)',
+      reason: 'no answer saved (the worker stopped during the call)',
     };
     await store.writeText(key, JSON.stringify(record), { contentType: 'application/json' });
     return new CallMarker(store, key, id, record);

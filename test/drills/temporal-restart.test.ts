@@ -18,8 +18,6 @@ import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 const CONCURRENCY = 4;
-/** One bulk call's worst case: 100 domains × `--limit` 2 × 2 credits. */
-const WORST_CALL = 100 * 2 * 2;
 
 describe('drill: the Temporal server restarted in the middle of a job', () => {
   const drill = useProxiedDrill({
@@ -128,10 +126,8 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     // The drill did what it says: a batch was paid for twice, by two attempts at once.
     expect(await maxAttempt(env.client, jobId, 'enrichBatch')).toBeGreaterThanOrEqual(2);
     expect([...paid.values()].some((n) => n > 1)).toBe(true);
-    // The saved parts cost the spec's price; any other credit is in the manifest's unsaved answers ...
+    // The saved parts cost the spec's price; any other credit is in the manifest's unsaved answers.
     expect(result.credits).toBe(ideal + unsaved.credits);
-    // ... and the ledger is the manifest's figure, exactly when every lost answer said its cost, else within the
-    // calls of unknown cost, which are at most the calls that were in flight.
     // The calls in flight, from the proxy's record: sent before the answers were let go and not answered before the
     // kill (a stale attempt and the one that replaced it each hold one, so there may be more than --concurrency).
     const inFlight = proxy.calls
@@ -141,9 +137,10 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
       `temporal-restart (long): ${inFlight.length} calls in flight; ${charged} credits charged; ` +
         `manifest ${result.credits} ${JSON.stringify(unsaved)}`,
     );
-    expect(unsaved.unknown_calls).toBeLessThanOrEqual(inFlight.length);
-    expect(charged).toBeGreaterThanOrEqual(result.credits);
-    expect(charged - result.credits).toBeLessThanOrEqual(unsaved.unknown_calls * WORST_CALL);
-    if (unsaved.unknown_calls === 0) expect(charged).toBe(result.credits);
+    // The sandbox answered every call (the outage only delayed the answers): an attempt Temporal timed out meanwhile
+    // still reads its answer and counts its credits, so nothing is of unknown cost and the ledger is the manifest.
+    expect(inFlight.length).toBeGreaterThanOrEqual(1);
+    expect(unsaved.unknown_calls).toBe(0);
+    expect(charged).toBe(result.credits);
   }, 150_000);
 });
