@@ -18,6 +18,7 @@ import type { TableRow } from '../activities/tables/columns.ts';
 import { encodeTable } from '../activities/tables/encode.ts';
 import { SIGNALS_TABLE, type SignalLike, signalRow } from '../activities/tables/signals.ts';
 import { loadManifest } from '../cli/load/load.ts';
+import { PG_TYPE } from '../cli/load/tables.ts';
 import { createTableSql, type PgTable } from '../connectors/postgres/index.ts';
 import { startPostgres } from '../devstack/index.ts';
 import { logger } from './lib/env.ts';
@@ -150,17 +151,7 @@ export async function run(size: Size, options: RunOptions = {}): Promise<BenchRe
       name: 'plain_signals',
       columns: SIGNALS_TABLE.columns.map((c) => ({
         name: c.name,
-        type: (
-          {
-            string: 'text',
-            json: 'jsonb',
-            int: 'integer',
-            double: 'double precision',
-            timestamp: 'timestamptz',
-            date: 'date',
-            string_list: 'jsonb',
-          } as const
-        )[c.type],
+        type: PG_TYPE[c.type],
       })),
       key: ['signal_id'],
       newerBy: [],
