@@ -26,7 +26,7 @@ import { num, secs } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { ownCpuSeconds, serverCpuSeconds } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
   full: { signals: 1_000_000, perPart: 20_000, rounds: 3 },
@@ -133,7 +133,7 @@ interface Round {
   serverCpuS: number;
 }
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export async function run(size: Size, options: RunOptions = {}): Promise<BenchResult> {
   const log = logger('postgres-load', options.log);
   const { signals, perPart, rounds } = SIZES[size];
   const startedAt = new Date();
