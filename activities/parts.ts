@@ -280,7 +280,19 @@ async function publish(
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writePartOnce(store, key, body, sha256, counts, status, calls, identity, contentType, extra);
+      await writeBody(store, key, body, {
+        contentType,
+        metadata: { ...partMetadata(sha256, counts, status, calls, identity, body.length), ...extra },
+      });
+      const stored: StoredPart = {
+        counts,
+        failed: status === 'failed',
+        partial: status === 'partial',
+        bytes: body.length,
+        sha256,
+        calls: [...calls],
+        ...(identity.redone ? { redone: identity.redone } : {}),
+      };
       release(body);
       return stored;
     } catch (error) {
@@ -301,33 +313,6 @@ function release(body: Buffer): void {
   if (memory instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === memory.byteLength) {
     memory.transfer(0);
   }
-}
-
-async function writePartOnce(
-  store: Store,
-  key: string,
-  body: Buffer,
-  sha256: string,
-  counts: PartCounts,
-  status: PartStatus,
-  calls: readonly string[],
-  identity: PartIdentity,
-  contentType: string,
-  extra: Record<string, string>,
-): Promise<StoredPart> {
-  await writeBody(store, key, body, {
-    contentType,
-    metadata: { ...partMetadata(sha256, counts, status, calls, identity, body.length), ...extra },
-  });
-  return {
-    counts,
-    failed: status === 'failed',
-    partial: status === 'partial',
-    bytes: body.length,
-    sha256,
-    calls: [...calls],
-    ...(identity.redone ? { redone: identity.redone } : {}),
-  };
 }
 
 /** The metadata a part is published with (also what a spooled part keeps, activities/jobs/spool.ts). */

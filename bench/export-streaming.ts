@@ -19,7 +19,7 @@ import { activitySpan } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
 import { runNodeScript, startWorkerProcess } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 const baselineScript = fileURLToPath(new URL('./baselines/export-upload.ts', import.meta.url));
 
@@ -45,7 +45,7 @@ interface Run {
 const label = (bytes: number) =>
   bytes >= 1024 * MiB ? `${num(bytes / 1024 / MiB, 1)} GiB` : `${num(bytes / MiB, bytes < 10 * MiB ? 1 : 0)} MiB`;
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export async function run(size: Size, options: RunOptions = {}): Promise<BenchResult> {
   const log = logger('export-streaming', options.log);
   const { sizes, rounds, gzip } = SIZES[size];
   const startedAt = new Date();

@@ -16,7 +16,7 @@ import { encodeJobTables } from '../activities/jobs/tables.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
 import { encodePart } from '../activities/parts.ts';
 import type { OutputFormat } from '../activities/tables/encode.ts';
-import { DEFAULT_KEYS, startSandbox } from '../sandbox/index.ts';
+import { bulkAnswerTexts } from './lib/sandbox-answers.ts';
 import { median } from './lib/stats.ts';
 import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
@@ -29,29 +29,13 @@ type Line = Record<string, unknown>;
 
 /** Lines as an enrich batch writes them: one per domain, its answer's fields after the kit's own. */
 async function fetchLines(answers: number): Promise<Line[][]> {
-  const sandbox = await startSandbox({ rateLimitPerMinute: 0 });
-  try {
-    const batches: Line[][] = [];
-    for (let a = 0; a < answers; a++) {
-      const domains = Array.from({ length: 100 }, (_, i) => `parquet-${a}-${i}.com`);
-      const res = await fetch(`${sandbox.url}/v1/companies/enrich/bulk`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': DEFAULT_KEYS[0] as string },
-        body: JSON.stringify({ domains }),
-      });
-      if (res.status !== 200) throw new Error(`sandbox answered ${res.status}`);
-      const body = (await res.json()) as { results: Line[] };
-      batches.push(
-        body.results.map((result, i) => {
-          const { domain, status, ...rest } = result;
-          return { domain, status, row: a * 100 + i + 1, record_id: `r${a}-${i}`, input: domain, ...rest };
-        }),
-      );
-    }
-    return batches;
-  } finally {
-    await sandbox.stop();
-  }
+  const texts = await bulkAnswerTexts(answers, 'parquet');
+  return texts.map((text, a) =>
+    (JSON.parse(text) as { results: Line[] }).results.map((result, i) => {
+      const { domain, status, ...rest } = result;
+      return { domain, status, row: a * 100 + i + 1, record_id: `r${a}-${i}`, input: domain, ...rest };
+    }),
+  );
 }
 
 const job = (formats: OutputFormat[]): JobRef => ({

@@ -25,7 +25,7 @@ import type { Column, TableDef, TableRow } from '../activities/tables/columns.ts
 import { encodeTable } from '../activities/tables/encode.ts';
 import { enrichTables, rowsTable } from '../activities/tables/rows.ts';
 import { SIGNALS_TABLE } from '../activities/tables/signals.ts';
-import { DEFAULT_KEYS, startSandbox } from '../sandbox/index.ts';
+import { bulkAnswerTexts } from './lib/sandbox-answers.ts';
 import { median } from './lib/stats.ts';
 
 const LIBRARIES = ['hyparquet-writer', 'parquet-wasm + apache-arrow', '@dsnp/parquetjs'] as const;
@@ -175,24 +175,13 @@ async function child(library: Library, dataPath: string, rounds: number, outDir:
 // ---- the parent --------------------------------------------------------------------------------------------------
 
 async function fetchTables(answers: number): Promise<Tables> {
-  const sandbox = await startSandbox({ rateLimitPerMinute: 0 });
   const tables: Tables = { rows: [], signals: [] };
-  try {
-    for (let a = 0; a < answers; a++) {
-      const domains = Array.from({ length: 100 }, (_, i) => `libs-${a}-${i}.com`);
-      const res = await fetch(`${sandbox.url}/v1/companies/enrich/bulk`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': DEFAULT_KEYS[0] as string },
-        body: JSON.stringify({ domains }),
-      });
-      const body = (await res.json()) as { results: Record<string, unknown>[] };
-      const lines = body.results.map((r, i) => ({ ...r, row: a * 100 + i + 1, input: r['domain'] }));
-      const { rows, signals } = enrichTables(lines, DEFS.rows);
-      tables.rows.push(...rows);
-      tables.signals.push(...signals);
-    }
-  } finally {
-    await sandbox.stop();
+  for (const [a, text] of (await bulkAnswerTexts(answers, 'libs')).entries()) {
+    const body = JSON.parse(text) as { results: Record<string, unknown>[] };
+    const lines = body.results.map((r, i) => ({ ...r, row: a * 100 + i + 1, input: r['domain'] }));
+    const { rows, signals } = enrichTables(lines, DEFS.rows);
+    tables.rows.push(...rows);
+    tables.signals.push(...signals);
   }
   return tables;
 }

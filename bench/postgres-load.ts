@@ -18,6 +18,7 @@ import type { TableRow } from '../activities/tables/columns.ts';
 import { encodeTable } from '../activities/tables/encode.ts';
 import { SIGNALS_TABLE, type SignalLike, signalRow } from '../activities/tables/signals.ts';
 import { loadManifest } from '../cli/load/load.ts';
+import { PG_TYPE } from '../cli/load/tables.ts';
 import { createTableSql, type PgTable } from '../connectors/postgres/index.ts';
 import { startPostgres } from '../devstack/index.ts';
 import { logger } from './lib/env.ts';
@@ -25,7 +26,7 @@ import { num, secs } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { ownCpuSeconds, serverCpuSeconds } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
   full: { signals: 1_000_000, perPart: 20_000, rounds: 3 },
@@ -132,7 +133,7 @@ interface Round {
   serverCpuS: number;
 }
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export async function run(size: Size, options: RunOptions = {}): Promise<BenchResult> {
   const log = logger('postgres-load', options.log);
   const { signals, perPart, rounds } = SIZES[size];
   const startedAt = new Date();
@@ -150,17 +151,7 @@ export async function run(size: Size, options: { log?: (line: string) => void } 
       name: 'plain_signals',
       columns: SIGNALS_TABLE.columns.map((c) => ({
         name: c.name,
-        type: (
-          {
-            string: 'text',
-            json: 'jsonb',
-            int: 'integer',
-            double: 'double precision',
-            timestamp: 'timestamptz',
-            date: 'date',
-            string_list: 'jsonb',
-          } as const
-        )[c.type],
+        type: PG_TYPE[c.type],
       })),
       key: ['signal_id'],
       newerBy: [],

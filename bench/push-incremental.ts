@@ -14,7 +14,7 @@ import type { ScheduledPushInput } from '../workflows/scheduled-push.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { num, secs } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
   full: { domains: 10_000, sinceDays: 7, stepDays: 1 },
@@ -38,7 +38,7 @@ interface RunFigures {
   status: string;
 }
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export async function run(size: Size, options: RunOptions = {}): Promise<BenchResult> {
   const log = logger('push-incremental', options.log);
   const { domains: count, sinceDays, stepDays } = SIZES[size];
   const startedAt = new Date();

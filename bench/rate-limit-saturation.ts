@@ -26,7 +26,7 @@ import { activityTimings, chainEvents } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
 import { startWorkerProcess } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
   // 1,000 calls at 300/min: 200 s of calls at the ideal rate, per configuration.
@@ -42,54 +42,32 @@ const ONE_PARTITION = [
   'matching.numTaskqueueWritePartitions=1',
 ];
 
+/** One case: the dev server started with `args`, `jobs` bulk jobs at once, and a contacts job beside them or not. */
+const configuration = <N extends string>(
+  name: N,
+  label: string,
+  jobs: number,
+  contacts: boolean,
+  args: string[] = [],
+) => ({ name, label, args, jobs, contacts }) as const;
+
 /**
  * The cases compared: Temporal server configuration, bulk jobs and single-call (contacts) jobs at once. Every case
  * makes the same number of calls: the bulk jobs split the domains among them, and a contacts job takes the calls of
  * the bulk jobs it replaces (alone: all of them; beside one bulk job: half).
  */
 export const CONFIGURATIONS = [
-  {
-    name: 'partitions-4',
-    label: 'dev server as it comes (4 partitions), one job',
-    args: [] as string[],
-    jobs: 1,
-    contacts: false,
-  },
-  {
-    name: 'two-jobs',
-    label: 'dev server as it comes, two jobs at once',
-    args: [] as string[],
-    jobs: 2,
-    contacts: false,
-  },
-  {
-    name: 'single-calls',
-    label: 'single calls (enrich-contacts), one job',
-    args: [] as string[],
-    jobs: 0,
-    contacts: true,
-  },
-  {
-    name: 'single-and-bulk',
-    label: 'single calls beside a bulk job on the same account',
-    args: [] as string[],
-    jobs: 1,
-    contacts: true,
-  },
-  {
-    name: 'partitions-1',
-    label: 'task queues with 1 partition, one job',
-    args: ONE_PARTITION,
-    jobs: 1,
-    contacts: false,
-  },
+  configuration('partitions-4', 'dev server as it comes (4 partitions), one job', 1, false),
+  configuration('two-jobs', 'dev server as it comes, two jobs at once', 2, false),
+  configuration('single-calls', 'single calls (enrich-contacts), one job', 0, true),
+  configuration('single-and-bulk', 'single calls beside a bulk job on the same account', 1, true),
+  configuration('partitions-1', 'task queues with 1 partition, one job', 1, false, ONE_PARTITION),
 ] as const;
 
 const PATH_BULK = '/v1/companies/enrich/bulk';
 const PATH_CONTACT = '/v1/contacts/enrich';
 
-export interface SaturationOptions {
-  log?: (line: string) => void;
+export interface SaturationOptions extends RunOptions {
   /** Overrides for exploring (not used by `bench/run.ts`): the domains, the workflow's window concurrency, signals per domain. */
   domains?: number;
   concurrency?: number;

@@ -18,7 +18,7 @@ import { num, peakOverIdle, secs } from './lib/format.ts';
 import { chainHistory } from './lib/history.ts';
 import { machine } from './lib/machine.ts';
 import { ownCpuSeconds, startWorkerProcess } from './lib/proc.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
   full: { addresses: 1_000_000, duplicateShare: 0.1, batchesPerRun: undefined },
@@ -115,7 +115,7 @@ async function memoryProbe(
   }
 }
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export async function run(size: Size, options: RunOptions = {}): Promise<BenchResult> {
   const log = logger('verify-scale', options.log);
   const { addresses, duplicateShare, batchesPerRun } = SIZES[size];
   const startedAt = new Date();

@@ -20,7 +20,7 @@ import { mib, num, peakOverIdle, ratio } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { cliMain, ownCpuSeconds, startNode, startWorkerProcess } from './lib/proc.ts';
 import { quantile } from './lib/stats.ts';
-import type { Benchmark, BenchResult, Size } from './lib/types.ts';
+import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
   // Steps as shares of the measured workflow-start ceiling. Each step offers the intake and the bare starts at its
@@ -142,7 +142,7 @@ async function offerInterleaved(
   });
 }
 
-export async function run(size: Size, options: { log?: (line: string) => void } = {}): Promise<BenchResult> {
+export async function run(size: Size, options: RunOptions = {}): Promise<BenchResult> {
   const log = logger('webhook-intake', options.log);
   const { baselineMs, baselineConcurrency, steps, stepMs, minSamples, drainMs } = SIZES[size];
   const startedAt = new Date();

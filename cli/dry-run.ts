@@ -80,26 +80,27 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
   const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
 
   const skipped: SkippedManifest[] = [];
-  const own = await readManifest(out, manifestKey({ jobId: job.input.jobId, kind, output: job.input.output }), skipped);
-  let expected: number;
-  let expectedBasis: string;
-  if (own?.status === 'completed') {
-    expected = 0;
-    expectedBasis = `job ${job.input.jobId} already completed under this output: running it again returns its manifest and pays nothing`;
-  } else {
-    // A job resumed after a budget stop or a failure pays only for the values it has not answered yet.
-    const answered = own ? own.counts.ok + own.counts.not_found : 0;
-    const remaining = Math.max(0, scan.distinct + singles - answered);
-    const history = await learnRate(out, kind, (m) => sameOptions(m, options), skipped);
-    const resumed = own ? ` (${answered} already answered by this job's earlier run)` : '';
-    if (history) {
-      expected = Math.min(worstCase, Math.round(remaining * history.rate));
-      expectedBasis = `${remaining} ${what} to answer${resumed} × ${round(history.rate)} credits per ${kind === 'enrich' ? 'domain' : 'address'}, the rate of ${history.jobs} earlier completed ${kind} job(s) under this output${kind === 'enrich' ? ' with the same filters' : ''}`;
-    } else {
-      expected = Math.min(worstCase, remaining * perValue);
-      expectedBasis = `no earlier completed ${kind} job${kind === 'enrich' ? ' with the same filters' : ''} under this output to learn a rate from: the worst case for the ${remaining} ${what} left to answer${resumed}`;
-    }
-  }
+  const { expected, expectedBasis } = await expectedFromOwnRun(
+    out,
+    job.input,
+    kind,
+    skipped,
+    async (answered, resumedRun) => {
+      const remaining = Math.max(0, scan.distinct + singles - answered);
+      const history = await learnRate(out, kind, (m) => sameOptions(m, options), skipped);
+      const resumed = resumedRun ? ` (${answered} already answered by this job's earlier run)` : '';
+      if (history) {
+        return {
+          expected: Math.min(worstCase, Math.round(remaining * history.rate)),
+          expectedBasis: `${remaining} ${what} to answer${resumed} × ${round(history.rate)} credits per ${kind === 'enrich' ? 'domain' : 'address'}, the rate of ${history.jobs} earlier completed ${kind} job(s) under this output${kind === 'enrich' ? ' with the same filters' : ''}`,
+        };
+      }
+      return {
+        expected: Math.min(worstCase, remaining * perValue),
+        expectedBasis: `no earlier completed ${kind} job${kind === 'enrich' ? ' with the same filters' : ''} under this output to learn a rate from: the worst case for the ${remaining} ${what} left to answer${resumed}`,
+      };
+    },
+  );
   return {
     dryRun: true,
     jobId: job.input.jobId,
@@ -146,28 +147,26 @@ async function dryRunContacts(
   const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
   const worstCaseBasis = `${contacts} distinct contacts × ${options.limit ?? MAX_SIGNALS_PER_CALL} person-level signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal; a contact the service does not know is free${capped}`;
   const skipped: SkippedManifest[] = [];
-  const own = await readManifest(
+  const { expected, expectedBasis } = await expectedFromOwnRun(
     out,
-    manifestKey({ jobId: job.input.jobId, kind: 'enrich-contacts', output: job.input.output }),
+    job.input,
+    'enrich-contacts',
     skipped,
+    async (answered) => {
+      const remaining = Math.max(0, contacts - answered);
+      const history = await learnRate(out, 'enrich-contacts', (m) => sameOptions(m, options), skipped);
+      if (history) {
+        return {
+          expected: Math.min(worstCase, Math.round(remaining * history.rate)),
+          expectedBasis: `${remaining} contacts to answer × ${round(history.rate)} credits per contact, the rate of ${history.jobs} earlier completed enrich-contacts job(s) under this output with the same filters`,
+        };
+      }
+      return {
+        expected: Math.min(worstCase, remaining * perContact),
+        expectedBasis: `no earlier completed enrich-contacts job with the same filters under this output to learn a rate from: the worst case for the ${remaining} contacts left to answer`,
+      };
+    },
   );
-  let expected: number;
-  let expectedBasis: string;
-  if (own?.status === 'completed') {
-    expected = 0;
-    expectedBasis = `job ${job.input.jobId} already completed under this output: running it again returns its manifest and pays nothing`;
-  } else {
-    const answered = own ? own.counts.ok + own.counts.not_found : 0;
-    const remaining = Math.max(0, contacts - answered);
-    const history = await learnRate(out, 'enrich-contacts', (m) => sameOptions(m, options), skipped);
-    if (history) {
-      expected = Math.min(worstCase, Math.round(remaining * history.rate));
-      expectedBasis = `${remaining} contacts to answer × ${round(history.rate)} credits per contact, the rate of ${history.jobs} earlier completed enrich-contacts job(s) under this output with the same filters`;
-    } else {
-      expected = Math.min(worstCase, remaining * perContact);
-      expectedBasis = `no earlier completed enrich-contacts job with the same filters under this output to learn a rate from: the worst case for the ${remaining} contacts left to answer`;
-    }
-  }
   return {
     dryRun: true,
     jobId: job.input.jobId,
@@ -183,6 +182,34 @@ async function dryRunContacts(
     credits: { worstCase, worstCaseBasis, expected, expectedBasis },
     skippedManifests: skipped,
   };
+}
+
+interface ExpectedCredits {
+  expected: number;
+  expectedBasis: string;
+}
+
+/**
+ * What a job is expected to pay, from its own manifest under its output: nothing when it already completed; else
+ * `estimate` for the values it has not answered yet (`answered` by an earlier run stopped by its budget or a failure,
+ * `resumed` when there was one).
+ */
+async function expectedFromOwnRun(
+  out: Store,
+  job: { jobId: string; output: string },
+  kind: JobKind,
+  skipped: SkippedManifest[],
+  estimate: (answered: number, resumed: boolean) => Promise<ExpectedCredits>,
+): Promise<ExpectedCredits> {
+  const own = await readManifest(out, manifestKey({ jobId: job.jobId, kind, output: job.output }), skipped);
+  if (own?.status === 'completed') {
+    return {
+      expected: 0,
+      expectedBasis: `job ${job.jobId} already completed under this output: running it again returns its manifest and pays nothing`,
+    };
+  }
+  // A job resumed after a budget stop or a failure pays only for the values it has not answered yet.
+  return estimate(own ? own.counts.ok + own.counts.not_found : 0, own !== undefined);
 }
 
 async function dryRunExport(job: Extract<JobStart, { workflow: 'intentExport' }>, out: Store): Promise<DryRunReport> {

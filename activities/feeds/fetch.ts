@@ -23,44 +23,42 @@ export async function fetchFeedSearch(
   store: Store,
   request: FeedSearchRequest,
 ): Promise<FeedCallResult> {
-  const key = answerKey(request.run, request.index);
-  const saved = await readJsonIfPresent<SavedAnswer>(store, key);
-  if (saved) return summary(saved, 0);
-  const { filters } = request.slice;
-  const after = request.detected_after ? { detected_after: request.detected_after } : {};
-  const answer =
-    request.run.kind === 'company-search'
-      ? await client.searchCompanies(
-          {
-            ...after,
-            limit: SEARCH_LIMIT,
-            ...pick(filters, ['signal_types', 'industries', 'employee_count_min', 'employee_count_max']),
-            ...(filters.content_filters ? { content_filters: filters.content_filters } : {}),
-          },
-          once,
-        )
-      : await client.searchContacts(
-          {
-            ...after,
-            limit: SEARCH_LIMIT,
-            ...pick(filters, ['signal_types', 'seniority', 'department', 'job_title']),
-          },
-          once,
-        );
-  const items = ('companies' in answer ? answer.companies : answer.contacts) as Record<string, unknown>[];
-  const capped = items.length >= SEARCH_LIMIT;
-  // Splitting a full answer with no single type needs every type there is (a free call).
-  const types = capped && filters.signal_types?.length !== 1 ? await signalTypes(client, request.run.kind) : undefined;
-  const result: SavedAnswer = {
-    index: request.index,
-    count: items.length,
-    credits: answer.credits,
-    capped,
-    ...(types ? { types } : {}),
-    items,
-  };
-  await store.writeText(key, JSON.stringify(result), { contentType: 'application/json' });
-  return summary(result, 1);
+  return answerOnce(store, answerKey(request.run, request.index), async () => {
+    const { filters } = request.slice;
+    const after = request.detected_after ? { detected_after: request.detected_after } : {};
+    const answer =
+      request.run.kind === 'company-search'
+        ? await client.searchCompanies(
+            {
+              ...after,
+              limit: SEARCH_LIMIT,
+              ...pick(filters, ['signal_types', 'industries', 'employee_count_min', 'employee_count_max']),
+              ...(filters.content_filters ? { content_filters: filters.content_filters } : {}),
+            },
+            once,
+          )
+        : await client.searchContacts(
+            {
+              ...after,
+              limit: SEARCH_LIMIT,
+              ...pick(filters, ['signal_types', 'seniority', 'department', 'job_title']),
+            },
+            once,
+          );
+    const items = ('companies' in answer ? answer.companies : answer.contacts) as Record<string, unknown>[];
+    const capped = items.length >= SEARCH_LIMIT;
+    // Splitting a full answer with no single type needs every type there is (a free call).
+    const types =
+      capped && filters.signal_types?.length !== 1 ? await signalTypes(client, request.run.kind) : undefined;
+    return {
+      index: request.index,
+      count: items.length,
+      credits: answer.credits,
+      capped,
+      ...(types ? { types } : {}),
+      items,
+    };
+  });
 }
 
 /** One page of buyer-intent contacts (following the previous page's cursor), or its saved answer. */
@@ -69,20 +67,29 @@ export async function fetchFeedPage(
   store: Store,
   request: FeedPageRequest,
 ): Promise<FeedCallResult> {
-  const key = answerKey(request.run, request.index);
+  return answerOnce(store, answerKey(request.run, request.index), async () => {
+    const page = await client.buyerIntentContacts(
+      { ...request.filters, page_size: request.pageSize, ...(request.cursor ? { cursor: request.cursor } : {}) },
+      once,
+    );
+    return {
+      index: request.index,
+      count: page.contacts.length,
+      credits: page.credits,
+      next_cursor: page.next_cursor,
+      items: page.contacts as unknown as Record<string, unknown>[],
+    };
+  });
+}
+
+/**
+ * The call's saved answer when an earlier attempt already paid for it; else `call`'s answer, saved before the
+ * activity returns so that a retry after a crash never pays twice.
+ */
+async function answerOnce(store: Store, key: string, call: () => Promise<SavedAnswer>): Promise<FeedCallResult> {
   const saved = await readJsonIfPresent<SavedAnswer>(store, key);
   if (saved) return summary(saved, 0);
-  const page = await client.buyerIntentContacts(
-    { ...request.filters, page_size: request.pageSize, ...(request.cursor ? { cursor: request.cursor } : {}) },
-    once,
-  );
-  const result: SavedAnswer = {
-    index: request.index,
-    count: page.contacts.length,
-    credits: page.credits,
-    next_cursor: page.next_cursor,
-    items: page.contacts as unknown as Record<string, unknown>[],
-  };
+  const result = await call();
   await store.writeText(key, JSON.stringify(result), { contentType: 'application/json' });
   return summary(result, 1);
 }

@@ -9,7 +9,7 @@ import {
 import { firstUsable, type Identified, type Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { zeroCounts } from '../parts.ts';
-import { recordFields } from './batch-file.ts';
+import { type BatchItem, recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
 import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
@@ -72,17 +72,6 @@ export async function prepareInputStart(
   request: PrepareRequest & { batches: number },
 ): Promise<PreparedInput | PreparedStart> {
   return prepare(openStore, request, Math.max(1, request.batches));
-}
-
-/** A row as a batch line: key, first row, raw value, id and kept columns; for single calls the value sent and role. */
-interface BatchLine {
-  v: string;
-  row: number;
-  raw: string;
-  id?: string;
-  cols?: Record<string, string>;
-  s?: string;
-  m?: IdentifierRole;
 }
 
 /** Contacts are answered one call each (the spec has no bulk form): every row of `enrich-contacts` is a single. */
@@ -175,7 +164,7 @@ async function prepare(
       const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text, job.kind), first, text);
       for await (const deferred of seen.drain(onDuplicate)) {
         heartbeat();
-        const parsed = JSON.parse(deferred) as BatchLine;
+        const parsed = JSON.parse(deferred) as BatchItem;
         await addToBatch(seriesOfParsed(parsed, job.kind), deferred, parsed.row);
       }
       stats.duplicates += seen.deferredDuplicates;
@@ -213,14 +202,14 @@ async function prepare(
 }
 
 function seriesOfLine(line: string, kind: JobKind): BatchSeries {
-  return seriesOfParsed(JSON.parse(line) as BatchLine, kind);
+  return seriesOfParsed(JSON.parse(line) as BatchItem, kind);
 }
 
-function seriesOfParsed(parsed: BatchLine, kind: JobKind): BatchSeries {
+function seriesOfParsed(parsed: BatchItem, kind: JobKind): BatchSeries {
   return parsed.m === undefined ? 'bulk' : seriesOf(parsed.m, kind);
 }
 
-function batchLine(record: InputRecord, outcome: Identifier, kind: JobKind): BatchLine {
+function batchLine(record: InputRecord, outcome: Identifier, kind: JobKind): BatchItem {
   return {
     v: outcome.key,
     row: record.row,

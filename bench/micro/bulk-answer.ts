@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseBulkEnrichAnswer } from '../../connectors/signal-api/bulk-answer.ts';
-import { DEFAULT_KEYS, startSandbox } from '../../sandbox/index.ts';
+import { bulkAnswerTexts } from '../lib/sandbox-answers.ts';
 import { median } from '../lib/stats.ts';
 
 /** `parseBulkEnrichAnswer`'s contract: a zod-style safe-parse result of the normalized answer. */
@@ -33,25 +33,7 @@ const compare: Parse | undefined = values.compare
       .parseBulkEnrichAnswer
   : undefined;
 
-async function fetchAnswers(): Promise<string[]> {
-  const sandbox = await startSandbox({ rateLimitPerMinute: 0 });
-  try {
-    const texts: string[] = [];
-    for (let a = 0; a < answerCount; a++) {
-      const domains = Array.from({ length: 100 }, (_, i) => `micro-${a}-${i}.com`);
-      const res = await fetch(`${sandbox.url}/v1/companies/enrich/bulk`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': DEFAULT_KEYS[0] as string },
-        body: JSON.stringify({ domains }),
-      });
-      if (res.status !== 200) throw new Error(`sandbox answered ${res.status}`);
-      texts.push(await res.text());
-    }
-    return texts;
-  } finally {
-    await sandbox.stop();
-  }
-}
+const fetchAnswers = (): Promise<string[]> => bulkAnswerTexts(answerCount, 'micro');
 
 /** CPU milliseconds of `fn` over every answer. */
 function cpuMs(texts: readonly string[], fn: (text: string) => unknown): number {

@@ -220,14 +220,21 @@ export function parseFeedCreate(kind: FeedKind, values: CreateFlags): FeedSchedu
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
   };
-  const since = isoDate('since', values.since);
-  if (since) definition.since = since;
-  const maxCredits = positiveInt('max-credits', values.maxCredits);
-  if (maxCredits !== undefined) definition.maxCredits = maxCredits;
-  const concurrency = positiveInt('concurrency', values.concurrency);
-  if (concurrency !== undefined) definition.concurrency = concurrency;
+  Object.assign(definition, runBounds(values));
   if (values.note) definition.note = values.note;
   return definition;
+}
+
+/** `--since`, `--max-credits` and `--concurrency` as a push or feed definition holds them: absent when not given. */
+function runBounds(values: CreateFlags): { since?: string; maxCredits?: number; concurrency?: number } {
+  const since = isoDate('since', values.since);
+  const maxCredits = positiveInt('max-credits', values.maxCredits);
+  const concurrency = positiveInt('concurrency', values.concurrency);
+  return {
+    ...(since ? { since } : {}),
+    ...(maxCredits !== undefined ? { maxCredits } : {}),
+    ...(concurrency !== undefined ? { concurrency } : {}),
+  };
 }
 
 /** `schedule create`'s flags as the push or feed to create (by `--kind`); every mistake names its flag. */
@@ -258,12 +265,7 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   if (types) definition.signalTypes = types;
   if (subtypes) definition.signalSubtypes = subtypes;
   if (limit !== undefined) definition.limit = limit;
-  const since = isoDate('since', values.since);
-  if (since) definition.since = since;
-  const maxCredits = positiveInt('max-credits', values.maxCredits);
-  if (maxCredits !== undefined) definition.maxCredits = maxCredits;
-  const concurrency = positiveInt('concurrency', values.concurrency);
-  if (concurrency !== undefined) definition.concurrency = concurrency;
+  Object.assign(definition, runBounds(values));
   if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
   if (values.note) definition.note = values.note;
   const { formats } = tableFormats(values.format);

@@ -17,7 +17,8 @@ import { SIGNALS_TABLE } from '../../activities/tables/signals.ts';
 import { ManifestError } from '../../connectors/errors.ts';
 import type { PgColumn, PgTable, PgType } from '../../connectors/postgres/index.ts';
 
-const PG_TYPE: Record<ColumnType, PgType> = {
+/** The PostgreSQL type each flat-table column type is loaded as. */
+export const PG_TYPE: Record<ColumnType, PgType> = {
   string: 'text',
   json: 'jsonb',
   int: 'integer',

@@ -1,8 +1,10 @@
 /** `signal-kit schedule …` run in process against a test Temporal server, its printed JSON parsed. */
 import type { Client } from '@temporalio/client';
+import { beforeAll } from 'vitest';
 import { runScheduleCommand } from '../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../cli/program.ts';
 import type { WorkerConfig } from '../../config/worker.ts';
+import { type JobEnvWithDir, useJobEnv } from './job-env.ts';
 
 export interface ScheduleCliResult<T> {
   code: number;
@@ -18,4 +20,24 @@ export async function runScheduleCli<T = unknown>(
   const { sub, name, flags } = parseScheduleArgv(argv);
   const code = await runScheduleCommand(sub, name, flags, { ...deps, print: (t) => printed.push(t) });
   return { code, out: JSON.parse(printed.join('\n')) as T };
+}
+
+/** The sandbox's clock in the schedule tests: the schedules' times are computed from it. */
+export const SCHEDULE_NOW = Date.UTC(2026, 2, 1, 6);
+
+/**
+ * For the enclosing describe block: a job env (sandbox seed 5, its clock stopped at SCHEDULE_NOW) with a worker and a
+ * scratch dir, and `signal-kit schedule …` run against it.
+ */
+export function useScheduleEnv(label: string): {
+  ctx: JobEnvWithDir;
+  cli: <T = unknown>(...argv: string[]) => Promise<ScheduleCliResult<T>>;
+} {
+  const ctx = useJobEnv(label, { sandbox: { seed: 5, clock: () => SCHEDULE_NOW } });
+  beforeAll(async () => {
+    await ctx.env.startWorker();
+  });
+  const cli = <T = unknown>(...argv: string[]) =>
+    runScheduleCli<T>({ client: ctx.env.client, temporal: ctx.env.config() }, argv);
+  return { ctx, cli };
 }

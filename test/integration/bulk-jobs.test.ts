@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobResult } from '../../activities/jobs/types.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';
+import { runJob } from '../promises/helpers.ts';
 import {
   callsTo,
   chargedSince,
@@ -71,14 +71,7 @@ describe('bulk jobs on the real dev stack and the sandbox', () => {
     await env?.stop();
   });
 
-  const run = async <T>(workflow: string, input: T & { jobId: string }): Promise<JobResult> => {
-    const c = env.config();
-    return env.client.workflow.execute(workflow, {
-      workflowId: input.jobId,
-      taskQueue: c.taskQueue,
-      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-    });
-  };
+  const run = <T>(workflow: string, input: T & { jobId: string }) => runJob<T>(env, workflow, input);
   const ledgerTotal = () => env.sandbox.ledger.total();
 
   it('writes identical line sets to file://, s3:// and gs://, one line per distinct domain and one per bad row', async () => {

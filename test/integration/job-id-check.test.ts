@@ -2,9 +2,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { expectInputError, rejectionOf } from '../helpers/workflow-failure.ts';
 
 describe('job workflows check their id before doing anything', () => {
   let env: JobEnv;
@@ -30,17 +31,11 @@ describe('job workflows check their id before doing anything', () => {
       workflow === 'intentExport'
         ? { jobId, output, request: { topics: ['b2b_1'] }, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }
         : { jobId, input: join(dir, 'in.csv'), output, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue };
-    const err = await env.client.workflow
-      .execute(workflow, { workflowId: `bad-id-${workflow}`, taskQueue: c.taskQueue, args: [args] })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const err = await rejectionOf(
+      env.client.workflow.execute(workflow, { workflowId: `bad-id-${workflow}`, taskQueue: c.taskQueue, args: [args] }),
+    );
     expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe('InputError');
-    expect(cause?.message).toMatch(/job id .* must be 1 to 128 letters/);
+    expectInputError((err as WorkflowFailedError).cause, /job id .* must be 1 to 128 letters/);
     const history = await env.client.workflow.getHandle(`bad-id-${workflow}`).fetchHistory();
     const scheduled = history.events?.filter((e) => e.activityTaskScheduledEventAttributes) ?? [];
     expect(scheduled).toHaveLength(0);

@@ -7,12 +7,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, type ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useJobEnv } from '../helpers/job-env.ts';
+import { expectInputError, rejectionOf } from '../helpers/workflow-failure.ts';
+import { runOnEnvQueues } from '../promises/helpers.ts';
 import { callsTo, PATHS } from '../promises/oracle.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
@@ -38,13 +40,9 @@ beforeAll(async () => {
   output = pathToFileURL(join(ctx.dir, 'out')).href;
 });
 
-async function start(jobId: string, input: string, limit: number): Promise<JobResult> {
-  const c = ctx.env.config();
-  return ctx.env.client.workflow.execute('bulkEnrich', {
-    workflowId: `${jobId}-${Math.random().toString(36).slice(2, 8)}`,
-    taskQueue: c.taskQueue,
-    args: [{ jobId, input, output, options: { limit }, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-  });
+function start(jobId: string, input: string, limit: number): Promise<JobResult> {
+  const workflowId = `${jobId}-${Math.random().toString(36).slice(2, 8)}`;
+  return runOnEnvQueues<JobResult>(ctx.env, 'bulkEnrich', workflowId, { jobId, input, output, options: { limit } });
 }
 
 const manifestOf = async (jobId: string) =>
@@ -60,20 +58,13 @@ describe('a job id remembers its input and options', { timeout: 120_000 }, () =>
       const jobId = `same-id-${Math.random().toString(36).slice(2, 8)}`;
       await start(jobId, first, 2);
       const before = ctx.env.sandbox.truth.lastCall();
-      const error = await start(jobId, change.input(), change.limit).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const error = await rejectionOf(start(jobId, change.input(), change.limit));
       expect(error).toBeInstanceOf(WorkflowFailedError);
       // Refused by the job's first activity, before anything is prepared or called.
       const failure = (error as WorkflowFailedError).cause;
       expect(failure).toBeInstanceOf(ActivityFailure);
       expect((failure as ActivityFailure).activityType).toBe('findFinishedJob');
-      const cause = failure?.cause as ApplicationFailure | undefined;
-      expect(cause).toBeInstanceOf(ApplicationFailure);
-      expect((cause as ApplicationFailure).type).toBe('InputError');
-      expect(cause?.message).toMatch(names);
-      expect(cause?.message).toContain(jobId);
+      expect(expectInputError(failure?.cause, names).message).toContain(jobId);
       expect(callsTo(ctx.env.sandbox, PATHS.enrichBulk, before)).toHaveLength(0);
       // The job's manifest still describes the first input.
       expect((await manifestOf(jobId)).input).toBe(first);
@@ -103,10 +94,7 @@ describe('a job id remembers its input and options', { timeout: 120_000 }, () =>
       });
     await exportJob(['b2b_1']);
     const before = ctx.env.sandbox.truth.lastCall();
-    const error = await exportJob(['b2b_2']).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const error = await rejectionOf(exportJob(['b2b_2']));
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const cause = (error as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined;
     expect(cause?.type).toBe('InputError');

@@ -20,13 +20,17 @@ describe('payload encryption on the real dev server', () => {
     await env?.stop();
   });
 
-  it('keeps workflow arguments and results sealed in history, readable through a client with the key', async () => {
-    const c = env.config();
-    const client = new Client({
+  /** A client of the test server that seals and opens payloads with the keys. */
+  const keyedClient = () =>
+    new Client({
       connection: env.client.connection,
-      namespace: c.namespace,
+      namespace: env.config().namespace,
       dataConverter: dataConverterFor(keys)!,
     });
+
+  it('keeps workflow arguments and results sealed in history, readable through a client with the key', async () => {
+    const c = env.config();
+    const client = keyedClient();
     const result = await client.workflow.execute('smokeWorkflow', {
       workflowId: 'sealed-smoke',
       taskQueue: c.taskQueue,
@@ -53,11 +57,7 @@ describe('payload encryption on the real dev server', () => {
 
   it('a secret planted in a workflow input is found once the history is decoded with the key, and only then', async () => {
     const c = env.config();
-    const client = new Client({
-      connection: env.client.connection,
-      namespace: c.namespace,
-      dataConverter: dataConverterFor(keys)!,
-    });
+    const client = keyedClient();
     const planted = 'sk_planted_51c0e9a7d2f4';
     await client.workflow.execute('smokeWorkflow', {
       workflowId: 'sealed-planted',
@@ -77,11 +77,7 @@ describe('payload encryption on the real dev server', () => {
       config: { ...c, taskQueue: `${c.taskQueue}-prod`, apiTaskQueue: `${c.apiTaskQueue}-prod` },
     });
     try {
-      const client = new Client({
-        connection: env.client.connection,
-        namespace: c.namespace,
-        dataConverter: dataConverterFor(keys)!,
-      });
+      const client = keyedClient();
       const missing = join(tmpdir(), `no-such-dir-${randomBytes(4).toString('hex')}`, 'jane.doe@acme.com.csv');
       const failed = await client.workflow
         .execute('verifyEmails', {

@@ -1,36 +1,18 @@
 /** `signal-kit schedule create --kind …` then `schedule run --wait` against a real Temporal server and the sandbox. */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { runScheduleCommand } from '../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../cli/program.ts';
-import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { runScheduleCli } from '../helpers/schedule-cli.ts';
+import { useScheduleEnv } from '../helpers/schedule-cli.ts';
 
 describe('signal-kit schedule with a feed kind', () => {
-  let env: JobEnv;
-  let config: WorkerConfig;
-  let dir: string;
-  const now = Date.UTC(2026, 2, 1, 6);
-
-  beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 5, clock: () => now } });
-    await env.startWorker();
-    config = env.config();
-    dir = await mkdtemp(join(tmpdir(), 'signal-kit-feed-schedule-'));
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
-
-  const cli = <T = unknown>(...argv: string[]) => runScheduleCli<T>({ client: env.client, temporal: config }, argv);
+  const { ctx, cli } = useScheduleEnv('feed-schedule');
 
   it('creates an intent-contacts feed, runs it now and again (nothing new the second time), and refuses a backfill', async () => {
+    const { env, dir } = ctx;
     const output = pathToFileURL(join(dir, 'out')).href;
     const created = await cli(
       'create',
@@ -65,7 +47,7 @@ describe('signal-kit schedule with a feed kind', () => {
     await expect(
       runScheduleCommand(backfill.sub, backfill.name, backfill.flags, {
         client: env.client,
-        temporal: config,
+        temporal: env.config(),
         print: () => {},
       }),
     ).rejects.toThrow(/has no backfill/);

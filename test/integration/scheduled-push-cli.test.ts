@@ -1,44 +1,28 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
-import type { WorkerConfig } from '../../config/worker.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { runIdOf } from '../../workflows/scheduled-push.ts';
-import { runScheduleCli } from '../helpers/schedule-cli.ts';
+import { useScheduleEnv } from '../helpers/schedule-cli.ts';
 
 describe('signal-kit schedule against a real Temporal server', () => {
-  let env: JobEnv;
-  let config: WorkerConfig;
-  let dir: string;
-  const now = Date.UTC(2026, 2, 1, 6);
+  const { ctx, cli } = useScheduleEnv('schedule');
 
   beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 5, clock: () => now } });
-    await env.startWorker();
-    config = env.config();
-    dir = await mkdtemp(join(tmpdir(), 'signal-kit-schedule-'));
     const rows = ['domain', ...Array.from({ length: 12 }, (_, i) => `sched-co${i}.com`)];
-    await writeFile(join(dir, 'watchlist.csv'), `${rows.join('\n')}\n`);
+    await writeFile(join(ctx.dir, 'watchlist.csv'), `${rows.join('\n')}\n`);
   });
-  afterAll(async () => {
-    await env?.stop();
-  });
-
-  /** Runs `signal-kit schedule ...argv` in process against the test server; returns exit code and parsed output. */
-  const cli = <T = unknown>(...argv: string[]) => runScheduleCli<T>({ client: env.client, temporal: config }, argv);
 
   /** Waits until a workflow with this id exists and returns its result. */
   const resultOf = async (workflowId: string): Promise<PushResult> => {
     for (let i = 0; ; i++) {
       try {
-        return (await env.client.workflow.getHandle(workflowId).result()) as PushResult;
+        return (await ctx.env.client.workflow.getHandle(workflowId).result()) as PushResult;
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError) || i > 100) throw error;
         await delay(200);
@@ -47,6 +31,7 @@ describe('signal-kit schedule against a real Temporal server', () => {
   };
 
   it('creates, lists, describes, pauses, unpauses, triggers, runs, shows and resets state, backfills and deletes a push schedule', async () => {
+    const { env, dir } = ctx;
     const output = pathToFileURL(join(dir, 'out')).href;
     const watchlist = pathToFileURL(join(dir, 'watchlist.csv')).href;
     const created = await cli(
@@ -83,7 +68,7 @@ describe('signal-kit schedule against a real Temporal server', () => {
       paused: false,
       every: '1d',
       overlap: 'skip',
-      taskQueue: config.taskQueue,
+      taskQueue: env.config().taskQueue,
       push: { name: 'nightly', watchlist, output, signalTypes: ['news', 'hiring-trends'] },
     });
     expect(described.out.nextRuns.length).toBeGreaterThan(0);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
+import type { Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
@@ -26,6 +26,7 @@ import {
   readParquetRows,
   sqlString,
 } from '../helpers/tables.ts';
+import { runJob } from '../promises/helpers.ts';
 import { readPushRun, runPush } from '../promises/push-helpers.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
@@ -140,14 +141,24 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     await env?.stop();
   });
 
-  const run = async <T>(workflow: string, input: T & { jobId: string }): Promise<JobResult> => {
-    const c = env.config();
-    return env.client.workflow.execute(workflow, {
-      workflowId: input.jobId,
-      taskQueue: c.taskQueue,
-      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+  const run = <T>(workflow: string, input: T & { jobId: string }) => runJob<T>(env, workflow, input);
+
+  /** Runs a CRM job on `<dir>/<file>` with its output under `<dir>/<folder>`: the result and that folder's path and URL. */
+  async function runOnFile(
+    workflow: 'bulkEnrich' | 'enrichContacts',
+    file: string,
+    folder: string,
+    input: Omit<BulkEnrichInput, 'input' | 'output'>,
+  ) {
+    const root = join(dir, folder);
+    const output = pathToFileURL(root).href;
+    const result = await run<BulkEnrichInput>(workflow, {
+      ...input,
+      input: pathToFileURL(join(dir, file)).href,
+      output,
     });
-  };
+    return { root, output, result };
+  }
 
   /** The manifest's table parts, each checked against the bytes in the bucket (size and sha256). */
   async function tableParts(root: string, manifest: Manifest, table: string, format: string) {
@@ -167,12 +178,8 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     for (const [i, name] of NAMED.entries()) rows.push(`n${i},${name},`);
     for (const [i, junk] of JUNK.entries()) rows.push(`j${i},,"${junk}"`);
     await writeFile(join(dir, 'crm.csv'), `${rows.join('\n')}\n`);
-    const root = join(dir, 'enrich');
-    const output = pathToFileURL(root).href;
-    const result = await run<BulkEnrichInput>('bulkEnrich', {
+    const { root, output, result } = await runOnFile('bulkEnrich', 'crm.csv', 'enrich', {
       jobId: 'crm-tables',
-      input: pathToFileURL(join(dir, 'crm.csv')).href,
-      output,
       options: { limit: 5 },
       keepColumns: [KEPT],
       formats: ['jsonl', 'csv', 'parquet'],
@@ -363,14 +370,11 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
   });
 
   it('a finished job run again with another --format writes the tables it lacks, with no API call', async () => {
-    const root = join(dir, 'enrich');
     const mark = env.sandbox.truth.lastCall();
-    const before = JSON.parse(await readFile(join(root, 'crm-tables', '_manifest.json'), 'utf8')) as Manifest;
+    const before = JSON.parse(await readFile(join(dir, 'enrich', 'crm-tables', '_manifest.json'), 'utf8')) as Manifest;
     expect(before.parts.some((p) => p.format === 'parquet')).toBe(true);
-    const result = await run<BulkEnrichInput>('bulkEnrich', {
+    const { result } = await runOnFile('bulkEnrich', 'crm.csv', 'enrich', {
       jobId: 'crm-tables',
-      input: pathToFileURL(join(dir, 'crm.csv')).href,
-      output: pathToFileURL(root).href,
       options: { limit: 5 },
       keepColumns: [KEPT],
       formats: ['parquet'],
@@ -408,12 +412,8 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
       join(dir, 'contacts.csv'),
       `Record ID,Email\n${people.map((p, i) => `p${i},${p.email}`).join('\n')}\n`,
     );
-    const root = join(dir, 'contacts');
-    const output = pathToFileURL(root).href;
-    const result = await run<BulkEnrichInput>('enrichContacts', {
+    const { root, output, result } = await runOnFile('enrichContacts', 'contacts.csv', 'contacts', {
       jobId: 'contact-tables',
-      input: pathToFileURL(join(dir, 'contacts.csv')).href,
-      output,
       options: { limit: 3 },
       formats: ['parquet'],
     });

@@ -5,15 +5,14 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { finalizeJob, findFinishedJob } from '../../activities/jobs/finalize.ts';
 import { batchKey } from '../../activities/jobs/layout.ts';
 import type { JobRef } from '../../activities/jobs/types.ts';
 import { openStore } from '../../connectors/storage/index.ts';
-import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
-import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
+import { useJobEnv } from '../helpers/job-env.ts';
 import { addressList, runJob } from '../promises/helpers.ts';
 
 /** Every file under `dir`, relative to it (hidden ones too). */
@@ -26,20 +25,13 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 describe('a completed job removes its work objects', () => {
-  let env: JobEnv;
-  let dir: string;
-
+  const ctx = useJobEnv('work-cleanup', { sandbox: { seed: 61 } });
   beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 61 } });
-    await env.startWorker();
-    dir = await tempDir('work-cleanup');
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await removeTempDirs();
+    await ctx.env.startWorker();
   });
 
   it('enrichment: only the manifest and the parts stay', async () => {
+    const { env, dir } = ctx;
     const domains = Array.from({ length: 230 }, (_, i) => `cleanup-${i}.com`);
     await writeFile(join(dir, 'domains.csv'), `domain\n${domains.join('\n')}\n`);
     const output = pathToFileURL(join(dir, 'enrich-out')).href;
@@ -57,6 +49,7 @@ describe('a completed job removes its work objects', () => {
   });
 
   it('verification: no address is left outside the parts', async () => {
+    const { env, dir } = ctx;
     const { rows } = addressList(1_100, 'cleanup');
     await writeFile(join(dir, 'emails.csv'), `email\n${rows.join('\n')}\n`);
     const result = await runJob<VerifyEmailsInput>(env, 'verifyEmails', {
@@ -70,6 +63,7 @@ describe('a completed job removes its work objects', () => {
   });
 
   it('a job that did not complete keeps them; once found finished, leftovers go', async () => {
+    const { dir } = ctx;
     const output = pathToFileURL(join(dir, 'unit-out')).href;
     const store = openStore(output);
     const job: JobRef = { jobId: 'cleanup-unit', kind: 'enrich', output };

@@ -15,7 +15,7 @@ import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';
-import { addressList } from './helpers.ts';
+import { addressList, runOnEnvQueues } from './helpers.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, enrichIdeal, PATHS, verifyIdeal } from './oracle.ts';
 
 /** What one domain can cost at its worst without `limit`: 500 signals × 2 credits. */
@@ -37,14 +37,8 @@ describe('a credit budget below one batch at its worst', () => {
     await env?.stop();
   });
 
-  const run = (input: BulkEnrichInput | VerifyEmailsInput, workflow = 'bulkEnrich'): Promise<JobResult> => {
-    const c = env.config();
-    return env.client.workflow.execute(workflow, {
-      workflowId: `${input.jobId}-${Math.random().toString(36).slice(2, 8)}`,
-      taskQueue: c.taskQueue,
-      args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-    });
-  };
+  const run = (input: BulkEnrichInput | VerifyEmailsInput, workflow = 'bulkEnrich'): Promise<JobResult> =>
+    runOnEnvQueues<JobResult>(env, workflow, `${input.jobId}-${Math.random().toString(36).slice(2, 8)}`, input);
 
   it('does the work it can pay for, stays within the budget, and a higher budget finishes without paying twice', async () => {
     const ideal = enrichIdeal(env.sandbox, inputs);

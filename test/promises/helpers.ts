@@ -2,14 +2,19 @@
 import type { JobResult } from '../../activities/jobs/types.ts';
 import type { JobEnv } from '../../testkit/job-env.ts';
 
-/** Runs workflow `workflow` as job `input.jobId` on the environment's queues and waits for its result. */
-export async function runJob<T>(env: JobEnv, workflow: string, input: T & { jobId: string }): Promise<JobResult> {
+/** Runs `workflow` as `workflowId` on the environment's queues (its input is told both) and waits for its result. */
+export function runOnEnvQueues<R>(env: JobEnv, workflow: string, workflowId: string, input: object): Promise<R> {
   const c = env.config();
   return env.client.workflow.execute(workflow, {
-    workflowId: input.jobId,
+    workflowId,
     taskQueue: c.taskQueue,
     args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-  });
+  }) as Promise<R>;
+}
+
+/** Runs workflow `workflow` as job `input.jobId` on the environment's queues and waits for its result. */
+export function runJob<T>(env: JobEnv, workflow: string, input: T & { jobId: string }): Promise<JobResult> {
+  return runOnEnvQueues<JobResult>(env, workflow, input.jobId, input);
 }
 
 /** Addresses at company domains with duplicates (spaces, an upper-case domain), free `unknown` ones and junk. */

@@ -6,32 +6,24 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
-import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
+import { useJobEnv } from '../helpers/job-env.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { lostAnswers, underFaults } from './faults.ts';
 import { addressList, runJob } from './helpers.ts';
 import { callsTo, chargedSince, enrichIdeal, lostAnswerCredits, PATHS, verifyIdeal } from './oracle.ts';
 
 describe('promise: answers paid for and lost are counted', () => {
-  let env: JobEnv;
-  let dir: string;
-
+  const ctx = useJobEnv('lost-answers', { s3: true, sandbox: { seed: 53 } });
   beforeAll(async () => {
-    env = await startJobEnv({ s3: true, sandbox: { seed: 53 } });
-    await env.createBuckets('lost');
-    await env.startWorker();
-    dir = await tempDir('lost-answers');
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await removeTempDirs();
+    await ctx.env.createBuckets('lost');
+    await ctx.env.startWorker();
   });
 
   it('bulk enrichment: lost 5xx answers are paid again and reported; ledger = ideal + reported', async () => {
+    const { env, dir } = ctx;
     const domains = Array.from({ length: 420 }, (_, i) => `lost-answer-${i}.com`);
     await writeFile(join(dir, 'domains.csv'), `domain\n${domains.join('\n')}\n`);
     const limit = 4;
@@ -65,6 +57,7 @@ describe('promise: answers paid for and lost are counted', () => {
   });
 
   it('verification: lost 5xx answers are paid again and reported the same way', async () => {
+    const { env, dir } = ctx;
     const { rows, distinct } = addressList(2_100, 'lost');
     await writeFile(join(dir, 'emails.csv'), `email\n${rows.join('\n')}\n`);
     const ideal = verifyIdeal(env.sandbox, distinct);

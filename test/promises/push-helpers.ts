@@ -13,6 +13,7 @@ import type { Store } from '../../connectors/storage/index.ts';
 import type { JobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
+import { runOnEnvQueues } from './helpers.ts';
 
 export const DAY = 86_400_000;
 
@@ -38,12 +39,7 @@ export function runPush(
   workflowId: string,
   input: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'>,
 ): Promise<PushResult> {
-  const c = env.config();
-  return env.client.workflow.execute('scheduledPush', {
-    workflowId,
-    taskQueue: c.taskQueue,
-    args: [{ ...input, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-  }) as Promise<PushResult>;
+  return runOnEnvQueues<PushResult>(env, 'scheduledPush', workflowId, input);
 }
 
 const validators = (async () => {

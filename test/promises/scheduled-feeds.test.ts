@@ -17,6 +17,7 @@ import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
+import { runOnEnvQueues } from './helpers.ts';
 import { chargedSince } from './oracle.ts';
 import { DAY, FIRST_RUN_AT } from './push-helpers.ts';
 
@@ -41,14 +42,8 @@ afterAll(async () => {
 });
 
 function runFeed(input: Omit<ScheduledFeedInput, 'taskQueue' | 'apiTaskQueue' | 'output'>): Promise<FeedResult> {
-  const c = env.config();
-  return env.client.workflow.execute('scheduledFeed', {
-    workflowId: `feed-${input.name}-${now}`,
-    taskQueue: c.taskQueue,
-    args: [
-      { ...input, output, runAt: new Date(now).toISOString(), taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue },
-    ],
-  }) as Promise<FeedResult>;
+  const runAt = new Date(now).toISOString();
+  return runOnEnvQueues<FeedResult>(env, 'scheduledFeed', `feed-${input.name}-${now}`, { ...input, output, runAt });
 }
 
 const validators = (async () => {

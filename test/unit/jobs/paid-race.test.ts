@@ -100,6 +100,17 @@ async function setUp(jobId: string, kind: JobRef['kind'], values: string[]) {
   return { store, job, client, finalize };
 }
 
+/**
+ * After both attempts' calls were answered and charged (`perCall` credits each): the manifest counts both, and says
+ * what the lost answer cost.
+ */
+async function expectBothCalls(finalize: () => ReturnType<typeof finalizeJob>, perCall: number) {
+  const result = await finalize();
+  expect(charged).toBe(2 * perCall);
+  expect(result.credits).toBe(charged);
+  expect(result.unsavedAnswers).toEqual({ credits: perCall, unknown_calls: 0 });
+}
+
 describe('two attempts of one batch at once: paid once, or the second payment is counted', () => {
   it('enrich: the attempt that answers last finds the part saved and keeps its marker with its credits', async () => {
     const { store, job, client, finalize } = await setUp('race-enrich', 'enrich', ['a.com', 'b.com']);
@@ -116,11 +127,7 @@ describe('two attempts of one batch at once: paid once, or the second payment is
     expect(saved.reused).toBe(false);
     expect(late.counts.credits).toBe(8);
 
-    const result = await finalize();
-    // The service charged both calls: the manifest says so, and says what the lost one cost.
-    expect(charged).toBe(16);
-    expect(result.credits).toBe(charged);
-    expect(result.unsavedAnswers).toEqual({ credits: 8, unknown_calls: 0 });
+    await expectBothCalls(finalize, 8);
     await client.close();
   });
 
@@ -134,10 +141,7 @@ describe('two attempts of one batch at once: paid once, or the second payment is
     await second;
     release(0, 2);
     await first;
-    const result = await finalize();
-    expect(charged).toBe(4);
-    expect(result.credits).toBe(charged);
-    expect(result.unsavedAnswers).toEqual({ credits: 2, unknown_calls: 0 });
+    await expectBothCalls(finalize, 2);
     await client.close();
   });
 

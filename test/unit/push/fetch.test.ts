@@ -172,6 +172,17 @@ describe('collect', () => {
 describe('fetchPushBatch', () => {
   const filters = { limit: 50, signal_types: ['news'] };
 
+  /** A run over a.com and b.com whose batch 0 is fetched and its part published: three signals in all. */
+  async function fetchedTwoDomains() {
+    const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
+    const { client, calls } = fakeClient(() => [
+      ok('a.com', [signal('2', '2026-03-03T00:00:00Z'), signal('1', '2026-03-02T00:00:00Z')]),
+      ok('b.com', [signal('3', '2026-03-04T00:00:00Z')]),
+    ]);
+    await fetchPushBatch(client, store, { run, index: 0, filters });
+    return { store, run, client, calls };
+  }
+
   it('asks once with the batch start and limit and no client retries, then answers from its record', async () => {
     const { store, run } = await setup({ detected_after: '2026-03-01T00:00:00.000Z', domains: ['a.com', 'b.com'] });
     const { client, calls } = fakeClient(() => [ok('a.com', [signal('1', '2026-03-02T00:00:00Z')]), ok('b.com', [])]);
@@ -226,12 +237,7 @@ describe('fetchPushBatch', () => {
   });
 
   it('records a batch whose answer and part were saved before a crash without calling the API again', async () => {
-    const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
-    const { client, calls } = fakeClient(() => [
-      ok('a.com', [signal('2', '2026-03-03T00:00:00Z'), signal('1', '2026-03-02T00:00:00Z')]),
-      ok('b.com', [signal('3', '2026-03-04T00:00:00Z')]),
-    ]);
-    await fetchPushBatch(client, store, { run, index: 0, filters });
+    const { store, run, client, calls } = await fetchedTwoDomains();
     const original = await readBatchRecord(store, run, 0);
     await store.delete(batchDoneKey(run, 0)); // the crash: part published, record not yet written
     const retried = await fetchPushBatch(client, store, { run, index: 0, filters });
@@ -243,12 +249,7 @@ describe('fetchPushBatch', () => {
   });
 
   it('does not record a part spoiled before its record was written: the batch is fetched again, once', async () => {
-    const { store, run } = await setup({ detected_after: null, domains: ['a.com', 'b.com'] });
-    const { client, calls } = fakeClient(() => [
-      ok('a.com', [signal('2', '2026-03-03T00:00:00Z'), signal('1', '2026-03-02T00:00:00Z')]),
-      ok('b.com', [signal('3', '2026-03-04T00:00:00Z')]),
-    ]);
-    await fetchPushBatch(client, store, { run, index: 0, filters });
+    const { store, run, client, calls } = await fetchedTwoDomains();
     await store.delete(batchDoneKey(run, 0)); // the crash: part published, record not yet written
     // The part's bytes replaced behind its metadata (a copy gone wrong, a disk error): its sha256 no longer holds.
     const partPath = join(fileURLToPath(store.url), pushPartKey(run, 0));
