@@ -1,7 +1,8 @@
 /** Real `signal-kit worker` processes for a test file, killed after each test with the sandbox's faults cleared. */
 import { afterEach } from 'vitest';
-import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts';
+import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../../testkit/cli-process.ts';
 import type { JobEnv } from '../../testkit/job-env.ts';
+import { until } from '../../testkit/kill-drill.ts';
 
 /** Registers the clean-up after each test; returns what starts one more worker against the env. */
 export function childWorkers(envOf: () => JobEnv): () => Promise<ChildWorker> {
@@ -15,4 +16,38 @@ export function childWorkers(envOf: () => JobEnv): () => Promise<ChildWorker> {
     workers.push(w);
     return w;
   };
+}
+
+export interface PaidKillDrill {
+  /** The CLI command, `--wait` included. */
+  args: string[];
+  /** The answers the sandbox holds after charging them, `holdMs` long. */
+  path: string;
+  holdMs: number;
+  timeoutMs: number;
+  /** Clear the sandbox's faults before the second worker starts (otherwise they stay for the caller to clear). */
+  clearFaults: boolean;
+}
+
+/**
+ * Runs a CLI job while its worker is SIGKILLed with a paid answer on its way: once the sandbox has charged a call on
+ * `path` (and holds its answer), the worker is killed and another started. Returns the CLI's result and the ledger's
+ * length before the job (its entries from there on are the job's).
+ */
+export async function killWorkerWhilePaid(
+  env: JobEnv,
+  worker: () => Promise<ChildWorker>,
+  drill: PaidKillDrill,
+): Promise<{ done: CliResult; ledger0: number }> {
+  const ledger0 = env.sandbox.ledger.entries.length;
+  env.sandbox.setFaults({ answerDelayMs: drill.holdMs, answerDelayPaths: [drill.path] });
+  const first = await worker();
+  const cli = runCli(drill.args, env.childEnv(), drill.timeoutMs);
+  await until(`a call to ${drill.path} to be charged`, () =>
+    env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === drill.path),
+  );
+  await first.kill();
+  if (drill.clearFaults) env.sandbox.setFaults({});
+  await worker();
+  return { done: await cli, ledger0 };
 }

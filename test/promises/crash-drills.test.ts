@@ -15,7 +15,7 @@ import { runCli } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
-import { childWorkers } from '../helpers/child-workers.ts';
+import { childWorkers, killWorkerWhilePaid } from '../helpers/child-workers.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { addressList } from './helpers.ts';
 import { BULK_EMAILS, callsTo, chargedSince, exportIdeal, PATHS, verifyIdeal } from './oracle.ts';
@@ -43,16 +43,13 @@ describe('promise: crash drills with real worker processes', () => {
     const ideal = exportIdeal(env.sandbox, { topic_ids: topics });
     const args = ['intent-export', '--topics', topics.join(','), '--output', output, '--job-id', 'crash-export'];
     const mark = env.sandbox.truth.lastCall();
-    const ledger0 = env.sandbox.ledger.entries.length;
-    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.exportSubmit] });
-    const first = await worker();
-    const cli = runCli([...args, '--wait'], env.childEnv(), 120_000);
-    await until('the submit to be charged', () =>
-      env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === PATHS.exportSubmit),
-    );
-    await first.kill();
-    await worker();
-    const stopped = await cli;
+    const { done: stopped } = await killWorkerWhilePaid(env, worker, {
+      args: [...args, '--wait'],
+      path: PATHS.exportSubmit,
+      holdMs: 8_000,
+      timeoutMs: 120_000,
+      clearFaults: false,
+    });
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toContain('unknown outcome');
     expect(stopped.stderr).toContain('--resubmit');
@@ -89,17 +86,13 @@ describe('promise: crash drills with real worker processes', () => {
       String(IN_FLIGHT),
     ];
     const mark = env.sandbox.truth.lastCall();
-    const ledger0 = env.sandbox.ledger.entries.length;
-    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.verifyBulk] });
-    const first = await worker();
-    const cli = runCli([...args, '--job-id', 'crash-verify', '--wait'], env.childEnv(), 180_000);
-    await until('a verification to be charged', () =>
-      env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === PATHS.verifyBulk),
-    );
-    await first.kill();
-    env.sandbox.setFaults({});
-    await worker();
-    const done = await cli;
+    const { done, ledger0 } = await killWorkerWhilePaid(env, worker, {
+      args: [...args, '--job-id', 'crash-verify', '--wait'],
+      path: PATHS.verifyBulk,
+      holdMs: 8_000,
+      timeoutMs: 180_000,
+      clearFaults: true,
+    });
     expect(done.code, done.stderr).toBe(0);
 
     const { manifest, lines } = await readJobOutput(output, 'crash-verify');

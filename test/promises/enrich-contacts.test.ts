@@ -13,7 +13,7 @@ import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
 import { CONTACT_STREAMS } from '../../workflows/enrich-contacts.ts';
-import { childWorkers } from '../helpers/child-workers.ts';
+import { childWorkers, killWorkerWhilePaid } from '../helpers/child-workers.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { callsTo, chargedSince } from './oracle.ts';
@@ -186,17 +186,13 @@ describe('promise: enrich-contacts', () => {
   it('a worker killed while paid answers are on their way loses no row and pays again at most for calls in flight', async () => {
     const { input, output, args } = await contactsExport('contacts-crash', 60, 'k');
     const mark = env.sandbox.truth.lastCall();
-    const ledger0 = env.sandbox.ledger.entries.length;
-    env.sandbox.setFaults({ answerDelayMs: 6_000, answerDelayPaths: [CONTACTS] });
-    const first = await worker();
-    const cli = runCli([...args, '--job-id', 'contacts-crash', '--wait'], env.childEnv(), 240_000);
-    await until('a contact enrichment to be charged', () =>
-      env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === CONTACTS),
-    );
-    await first.kill();
-    env.sandbox.setFaults({});
-    await worker();
-    const done = await cli;
+    const { done, ledger0 } = await killWorkerWhilePaid(env, worker, {
+      args: [...args, '--job-id', 'contacts-crash', '--wait'],
+      path: CONTACTS,
+      holdMs: 6_000,
+      timeoutMs: 240_000,
+      clearFaults: true,
+    });
     expect(done.code, done.stderr).toBe(0);
 
     const { manifest, lines } = await readJobOutput(output, 'contacts-crash');
