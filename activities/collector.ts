@@ -23,7 +23,7 @@ import {
   encodeTableParts,
   type PartIdentity,
   readPart,
-  storedPart,
+  storedSignalTableParts,
   writeManifest,
   writePart,
   writeTableParts,
@@ -225,21 +225,10 @@ export function createCollectorActivities(deps: CollectorActivityDeps) {
 export type CollectorActivities = ReturnType<typeof createCollectorActivities>;
 
 /** A part's table parts as stored (written before the part, so present when the part is). */
-async function storedTables(
-  store: Store,
-  dest: BucketDestination,
-  seq: number,
-  identity: PartIdentity,
-): Promise<ManifestPart[]> {
-  const found: ManifestPart[] = [];
-  for (const format of dest.formats) {
-    const key = collectorTablePartKey(dest, seq, tableExtension(format, 'none'));
-    // A table (CSV, Parquet) is checked by its metadata and size: its lines are not JSON lines to count.
-    const part = storedPart(await store.stat(key), identity).part;
-    if (part)
-      found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
-  }
-  return found;
+function storedTables(store: Store, dest: BucketDestination, seq: number, identity: PartIdentity) {
+  return storedSignalTableParts(store, dest.formats, identity, (format) =>
+    collectorTablePartKey(dest, seq, tableExtension(format, 'none')),
+  );
 }
 
 /** A collector part's events as the flat signals table, in each of the destination's formats. */

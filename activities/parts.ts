@@ -488,3 +488,24 @@ export async function readPartLines<T = Record<string, unknown>>(store: Store, k
 }
 
 export const zeroCounts = (): PartCounts => ({ lines: 0, ok: 0, not_found: 0, error: 0, invalid: 0, credits: 0 });
+
+/**
+ * The signals-table parts of a part as stored, one per format at `keyOf(format)` (written before the part, so
+ * present when the part is: a retry that finds the part written).
+ */
+export async function storedSignalTableParts(
+  store: Store,
+  formats: readonly OutputFormat[],
+  identity: PartIdentity,
+  keyOf: (format: OutputFormat) => string,
+): Promise<ManifestPart[]> {
+  const found: ManifestPart[] = [];
+  for (const format of formats) {
+    const key = keyOf(format);
+    // A table (CSV, Parquet) is checked by its metadata and size: its lines are not JSON lines to count.
+    const part = storedPart(await store.stat(key), identity).part;
+    if (part)
+      found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
+  }
+  return found;
+}

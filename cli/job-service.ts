@@ -16,6 +16,7 @@ import { type IntentExportInput, intentExport } from '../workflows/intent-export
 import { type JobProgress, progressQuery } from '../workflows/job-progress.ts';
 import { type VerifyEmailsInput, verifyEmails } from '../workflows/verify-emails.ts';
 import { jobLabels } from './job-labels.ts';
+import { printOutageNotice, resultThroughOutage } from './temporal-outage.ts';
 
 export type JobStart =
   | { workflow: 'bulkEnrich'; input: BulkEnrichInput }
@@ -68,6 +69,8 @@ export interface JobProgressListener {
   update(progress: JobProgress): void;
   /** Each new reason a step of the job is being retried (the rate limiter unreachable, a storage outage...). */
   retrying?(note: JobRetrying): void;
+  /** Temporal stopped answering: the follower retries (once per outage; see `TEMPORAL_OUTAGE_LIMIT_MS`). */
+  unreachable?(message: string): void;
   finish?(): void;
 }
 
@@ -108,12 +111,16 @@ async function retryingActivities(handle: WorkflowHandle): Promise<JobRetrying[]
   return notes;
 }
 
-/** Follows a job to its end, reporting progress; returns its result or throws its failure. */
+/**
+ * Follows a job to its end, reporting progress; returns its result or throws its failure. A Temporal outage is ridden
+ * out (the job is durable): past `TEMPORAL_OUTAGE_LIMIT_MS` of it, a `TemporalOutageError` (exit 2).
+ */
 export async function followJob(handle: WorkflowHandle, reporter?: JobProgressListener): Promise<JobResult> {
   let finished = false;
-  const result = handle.result().finally(() => {
+  const notice = reporter?.unreachable ? (message: string) => reporter.unreachable?.(message) : printOutageNotice;
+  const result = resultThroughOutage<WorkflowHandle, JobResult>(handle, notice).finally(() => {
     finished = true;
-  }) as Promise<JobResult>;
+  });
   // A job that fails while a progress query is still on its way would otherwise be an unhandled rejection that kills
   // the CLI with a stack trace instead of its message; the caller gets the failure from the returned promise.
   result.catch(() => {});

@@ -32,6 +32,15 @@ export class ProgressReporter {
     this.out.write(`${JSON.stringify({ event: 'retrying', ...note })}\n`);
   }
 
+  /** Temporal stopped answering: said once, on a line of its own, while the follower retries. */
+  unreachable(message: string): void {
+    if (this.tty) {
+      this.out.write(`\r\x1b[2K${message}\n`);
+      return;
+    }
+    this.out.write(`${JSON.stringify({ event: 'temporal_unreachable', message })}\n`);
+  }
+
   finish(): void {
     if (this.tty) this.out.write('\n');
   }

@@ -18,6 +18,7 @@ import { backfillRunId } from '../workflows/push-ids.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../workflows/scheduled-push.ts';
 import { UsageError } from './args.ts';
+import { resultThroughOutage } from './temporal-outage.ts';
 
 // The push schedules service behind `signal-kit schedule`: Temporal Schedules named `signal-kit-push-<name>` that
 // start the `scheduledPush` workflow, one-off runs and backfills, and the push's state kept beside its output.
@@ -261,7 +262,7 @@ export async function startPushRun(
       taskQueue: push.taskQueue ?? DEFAULT_TASK_QUEUE,
       args: [input],
     });
-    return { workflowId, result: () => handle.result() };
+    return { workflowId, result: () => resultThroughOutage(handle) };
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError && !options.window)
       throw new PushRunInProgressError(name, [workflowId]);
@@ -289,7 +290,7 @@ async function startFeedRun(
       taskQueue: feed.taskQueue ?? DEFAULT_TASK_QUEUE,
       args: [{ ...feed, runAt: (options.now ?? new Date()).toISOString() }],
     });
-    return { workflowId, result: () => handle.result() };
+    return { workflowId, result: () => resultThroughOutage(handle) };
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) throw new PushRunInProgressError(name, [workflowId]);
     throw error;

@@ -3,7 +3,7 @@
  * to a bucket on a schedule). All small: filters, cursors and counts; the answers themselves live in the bucket.
  */
 import type { JobStatus, ManifestPart } from '../jobs/types.ts';
-import type { PushRunRef } from '../push/types.ts';
+import type { PushRunRef, ScheduledRunManifest } from '../push/types.ts';
 
 export type FeedKind = 'company-search' | 'contact-search' | 'intent-contacts';
 
@@ -117,16 +117,10 @@ export interface FinalizeFeedRequest {
   details?: Record<string, unknown>;
 }
 
-export interface FeedManifest {
+export interface FeedManifest extends ScheduledRunManifest {
   schema_version: number;
   name: string;
   kind: FeedKind;
-  run_id: string;
-  dt: string;
-  scheduled_at: string;
-  started_at: string;
-  finished_at: string;
-  status: JobStatus;
   filters: FeedFilters;
   /** The lower time bound every search call of the run used (null for buyer intent, which has none). */
   detected_after: string | null;

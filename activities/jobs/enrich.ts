@@ -3,21 +3,14 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import {
-  type EncodedTablePart,
-  encodePart,
-  readPart,
-  writeEncodedPart,
-  writeTableParts,
-  zeroCounts,
-} from '../parts.ts';
+import { type EncodedTablePart, encodePart, readPart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
-import { type AttemptContext, lostRace, publishPaidPart, publishSpooled, sendPaidCall } from './paid-call.ts';
+import { type AttemptContext, lostRace, publishPaidLines, publishSpooled, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
-import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { jobPartIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 import type { CallMarker } from './unsaved.ts';
@@ -111,18 +104,13 @@ export async function enrichBatch(
   const partial = send.length < pending.length;
   const { counts, signals } = assembled;
   const status = partial ? 'partial' : 'done';
-  // The tables first: the lines part is what marks the batch done.
-  const writeAs = redoneIdentity(identity, found);
-  const published = await publishPaidPart(
+  const published = await publishPaidLines(
     store,
     key,
     found,
     identity,
     answered,
-    async (calls, target) => {
-      await writeTableParts(target, assembled.tables, status, writeAs);
-      return writeEncodedPart(target, job.compression, key, assembled.body, counts, status, calls, writeAs);
-    },
+    { compression: job.compression, body: assembled.body, tables: assembled.tables, counts, status },
     attempt.spool,
   );
   if (published.lost) {

@@ -3,16 +3,21 @@ import { StorageError } from '../../connectors/errors.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import {
+  type EncodedTablePart,
   type PartIdentity,
   type PartRead,
+  type PartStatus,
   partFingerprint,
   readPart,
   type StoredPart,
   withStorageRetries,
+  writeEncodedPart,
+  writeTableParts,
 } from '../parts.ts';
 import { jobPrefix } from './layout.ts';
+import { redoneIdentity } from './part-identity.ts';
 import type { PartSpool } from './spool.ts';
-import type { JobRef } from './types.ts';
+import type { JobRef, PartCounts } from './types.ts';
 import { CallMarker } from './unsaved.ts';
 
 /**
@@ -172,6 +177,40 @@ export async function publishPaidPart(
     }
     throw error;
   }
+}
+
+/** A batch's lines part as it is to be published: encoded, with its flat tables, counts and status. */
+export interface EncodedLinesPart {
+  compression: JobRef['compression'];
+  body: Buffer;
+  tables: EncodedTablePart[];
+  counts: PartCounts;
+  status: PartStatus;
+}
+
+/** `publishPaidPart` for a lines part and its flat tables: the tables first, as the lines part marks the batch done. */
+export function publishPaidLines(
+  store: Store,
+  key: string,
+  seen: PartRead,
+  identity: PartIdentity,
+  paid: { marker: CallMarker; credits: number } | undefined,
+  part: EncodedLinesPart,
+  spool?: PartSpool,
+): Promise<Published> {
+  const writeAs = redoneIdentity(identity, seen);
+  return publishPaidPart(
+    store,
+    key,
+    seen,
+    identity,
+    paid,
+    async (calls, target) => {
+      await writeTableParts(target, part.tables, part.status, writeAs);
+      return writeEncodedPart(target, part.compression, key, part.body, part.counts, part.status, calls, writeAs);
+    },
+    spool,
+  );
 }
 
 /** What a losing attempt reports: the winner's part when it is complete, else a retry to carry on from it. */

@@ -1,20 +1,12 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import {
-  type EncodedTablePart,
-  encodePart,
-  readPart,
-  readPartLines,
-  writeEncodedPart,
-  writeTableParts,
-  zeroCounts,
-} from '../parts.ts';
+import { type EncodedTablePart, encodePart, readPart, readPartLines, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
-import { type AttemptContext, lostRace, publishPaidPart, publishSpooled, sendPaidCall } from './paid-call.ts';
+import { type AttemptContext, lostRace, publishPaidLines, publishSpooled, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
-import { jobPartIdentity, redoneIdentity } from './part-identity.ts';
+import { jobPartIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
 
@@ -98,18 +90,13 @@ export async function verifyBatch(
   const partial = unsent.size > 0;
   const stillFailing = (counts.retryable ?? 0) > 0;
   const status = partial ? 'partial' : stillFailing ? 'failed' : 'done';
-  // The tables first: the lines part is what marks the batch done.
-  const writeAs = redoneIdentity(identity, found);
-  const published = await publishPaidPart(
+  const published = await publishPaidLines(
     store,
     key,
     found,
     identity,
     { marker, credits: response.credits },
-    async (calls, target) => {
-      await writeTableParts(target, tables, status, writeAs);
-      return writeEncodedPart(target, job.compression, key, body, counts, status, calls, writeAs);
-    },
+    { compression: job.compression, body, tables, counts, status },
     attempt.spool,
   );
   if (published.lost) {

@@ -4,13 +4,13 @@ import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.t
 import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { AttemptContext } from '../jobs/paid-call.ts';
-import type { BatchResult, ManifestPart } from '../jobs/types.ts';
+import type { BatchResult } from '../jobs/types.ts';
 import {
   encodeTableParts,
   optionsHash,
   type PartIdentity,
   readPart,
-  storedPart,
+  storedSignalTableParts,
   writePart,
   writeTableParts,
   zeroCounts,
@@ -134,21 +134,10 @@ function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) 
 }
 
 /** The batch's table parts as stored (a retry that finds the part written). */
-async function storedTableParts(
-  store: Store,
-  run: PushRunRef,
-  index: number,
-  identity: PartIdentity,
-): Promise<ManifestPart[]> {
-  const found: ManifestPart[] = [];
-  for (const format of run.formats ?? []) {
-    const key = pushTablePartKey(run, 'signals', index, format);
-    // A table (CSV, Parquet) is checked by its metadata and size: its lines are not JSON lines to count.
-    const part = storedPart(await store.stat(key), identity).part;
-    if (part)
-      found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
-  }
-  return found;
+function storedTableParts(store: Store, run: PushRunRef, index: number, identity: PartIdentity) {
+  return storedSignalTableParts(store, run.formats ?? [], identity, (format) =>
+    pushTablePartKey(run, 'signals', index, format),
+  );
 }
 
 /**

@@ -203,16 +203,20 @@ export interface IncompleteDomain {
   missing?: number;
 }
 
-export interface PushManifest {
-  /** The output contract's version (schemas/push-manifest.schema.json), shared with the job manifests. */
-  schema_version: number;
-  name: string;
+/** Which run of a schedule (a push or a feed) a manifest is of, when it ran and how it ended. */
+export interface ScheduledRunManifest {
   run_id: string;
   dt: string;
   scheduled_at: string;
   started_at: string;
   finished_at: string;
   status: JobStatus;
+}
+
+export interface PushManifest extends ScheduledRunManifest {
+  /** The output contract's version (schemas/push-manifest.schema.json), shared with the job manifests. */
+  schema_version: number;
+  name: string;
   watchlist: string;
   /** The output URL the run wrote under: every part's `key` is relative to it. */
   output: string;

@@ -18,6 +18,7 @@ import {
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
+import { resultThroughOutage, TemporalOutageError, throughOutage } from '../temporal-outage.ts';
 
 /** The flags every job command takes, as commander hands them over (declared in cli/program.ts). */
 export interface JobFlags {
@@ -291,6 +292,7 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
       if (result.status === 'budget_exhausted') console.error(`signal-kit: ${budgetMessage(job, result)}`);
       return exitCodeOf(result);
     } catch (error) {
+      if (error instanceof TemporalOutageError) throw error; // exit 2: the job goes on, unfollowed
       console.error(`signal-kit: ${jobFailureMessage(error)}`);
       return EXIT.failed;
     }
@@ -354,7 +356,7 @@ export async function runStatusCommand(jobId: string): Promise<number> {
   const client = await connectClient(temporal);
   try {
     const handle = client.workflow.getHandle(jobId);
-    const description = await handle.describe();
+    const description = await throughOutage(jobId, () => handle.describe());
     const status = description.status.name;
     if (status === 'RUNNING') {
       const progress = await handle.query(progressQuery).catch(() => undefined);
@@ -365,7 +367,7 @@ export async function runStatusCommand(jobId: string): Promise<number> {
       console.error(`signal-kit: ${noWorkerMessage(missing, temporal.namespace, temporal.address)}`);
       return EXIT.no_worker;
     }
-    const result = status === 'COMPLETED' ? ((await handle.result()) as JobResult) : undefined;
+    const result = status === 'COMPLETED' ? await resultThroughOutage<typeof handle, JobResult>(handle) : undefined;
     console.log(JSON.stringify({ jobId, workflow: description.type, status, result }, null, 2));
     return result ? exitCodeOf(result) : EXIT.failed;
   } finally {

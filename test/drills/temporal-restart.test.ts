@@ -2,7 +2,8 @@
  * Fault drill: the Temporal dev server is stopped and started again (its SQLite file kept) in the middle of a bulk
  * enrichment started with `signal-kit enrich --wait` (issue 6). The worker (in this process) must reconnect by itself,
  * the command follow the job across the outage and exit 0, and the job complete with every input accounted for exactly
- * once, every part intact, and the ledger equal to what the spec charges for the signals the sandbox holds.
+ * once, every part intact, and the ledger equal to what the spec charges for the signals the sandbox holds. Killed for
+ * longer (24 s), `--wait` must still follow the job: it retries while Temporal is unreachable (`TEMPORAL_OUTAGE_LIMIT_MS`).
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +13,6 @@ import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { runCli } from '../../testkit/cli-process.ts';
 import { checkJobOutput } from '../../testkit/job-output.ts';
 import { maxAttempt, until } from '../../testkit/kill-drill.ts';
-import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { useProxiedDrill } from './proxied-drill.ts';
 
@@ -75,23 +75,9 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     const before = env.sandbox.ledger.total();
     const firstCall = proxy.calls.length;
     const answered = () => proxy.calls.slice(firstCall).filter((call) => call.domains && call.answeredAt).length;
-    // Started and awaited with the Temporal client (a long outage is about the worker, not about `--wait`).
-    const c = env.config();
-    const handle = await env.client.workflow.start('bulkEnrich', {
-      workflowId: jobId,
-      taskQueue: c.taskQueue,
-      args: [
-        {
-          jobId,
-          input: input.url,
-          output,
-          options: { limit: 2 },
-          concurrency: CONCURRENCY,
-          taskQueue: c.taskQueue,
-          apiTaskQueue: c.apiTaskQueue,
-        } satisfies BulkEnrichInput,
-      ],
-    });
+    // As a user runs it: `--wait` must follow the job across an outage longer than the client's own retries.
+    const args = ['enrich', '--input', input.url, '--output', output, '--job-id', jobId, '--limit', '2', '--wait'];
+    const cli = runCli([...args, '--concurrency', String(CONCURRENCY)], env.childEnv(), 120_000);
     await until('a few batches to be done', () => answered() >= 8, 60_000, 5);
     // Answers on their way at the kill (charged, held at the proxy as a slow answer would be) ...
     proxy.holdAnswers();
@@ -103,8 +89,10 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     const batchFirst = new Set(onTheirWay.map((seq) => proxy.calls.find((call) => call.seq === seq)!.domains![0]));
     // ... and down past the activities' heartbeat timeout (10 s): when the server is back it times out the attempts
     // that were running and starts others, while the first ones are still in the worker, waiting for their answer.
+    // Down longer than the Temporal client's own retries of a call too (10 attempts, at most about 23 s), so that
+    // `--wait` meets the outage itself.
     const killedAt = Date.now();
-    await env.stack.temporal!.restart({ hard: true, downMs: 12_000 });
+    await env.stack.temporal!.restart({ hard: true, downMs: 24_000 });
     const askedAgain = () =>
       proxy.calls
         .slice(firstCall)
@@ -113,7 +101,12 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     proxy.releaseAnswers();
     const releasedAt = Date.now();
 
-    const result = (await handle.result()) as JobResult;
+    const exit = await cli;
+    expect(exit.timedOut).toBe(false);
+    expect(exit.code, exit.stderr).toBe(0);
+    // The outage was said, once, and not as a failure.
+    expect(exit.stderr.match(/Temporal is unreachable/g) ?? [], exit.stderr).toHaveLength(1);
+    const result = JSON.parse(exit.stdout) as JobResult;
     const charged = env.sandbox.ledger.total() - before;
     const unsaved = result.unsavedAnswers ?? { credits: 0, unknown_calls: 0 };
     expect(result.status).toBe('completed');
