@@ -2,9 +2,10 @@
  * Fault drill: a worker stalls (SIGSTOP) with paid calls in flight, for longer than the heartbeat timeout, and then
  * goes on (SIGCONT), as a paused VM or an event loop held by a huge answer does. Meanwhile Temporal gives its
  * batches to another worker, which pays for them again; the stalled one wakes up holding answers the service
- * charged. Whatever order things then happen in, every call was answered, so the manifest must say exactly what the
- * sandbox charged (`credits_charged` = the ledger, `unknown_calls` 0): an attempt cancelled after its call was sent
- * still reads the answer and counts its credits.
+ * charged. An attempt cancelled after its call was sent still reads the answer and counts its credits, so the
+ * manifest says exactly what the sandbox charged (`credits_charged` = the ledger) unless the job finalized while such
+ * an attempt was still reading; then within `unknown_calls` × one batch's worst case, with `unknown_calls` at most
+ * the calls that were in flight (`--concurrency`).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +28,8 @@ const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
 const LIMIT = 2;
 const CONCURRENCY = 4;
 const HEARTBEAT_TIMEOUT_MS = 3_000;
+/** One bulk call's worst case: 100 domains × `--limit` signals × 2 credits. */
+const WORST_CALL = 100 * LIMIT * 2;
 
 describe('drill: a worker stalled past its heartbeat timeout, then resumed', () => {
   let env: JobEnv;
@@ -130,9 +133,12 @@ describe('drill: a worker stalled past its heartbeat timeout, then resumed', () 
     expect(paidTwice).toBeGreaterThanOrEqual(1);
     // The saved parts cost the spec's price; every other credit is in the manifest's unsaved answers.
     expect(result.credits).toBe(ideal + unsaved.credits);
-    // Every call reached the sandbox and was answered (the stall only delayed the answers): a cancelled attempt
-    // still reads its answer, so every credit charged is known and in the manifest, none of unknown cost.
-    expect(unsaved.unknown_calls).toBe(0);
-    expect(charged).toBe(result.credits);
+    // Every call was answered (the stall only delayed the answers) and a cancelled attempt still reads its answer and
+    // counts its credits. But the job may finalize while a stale attempt is still reading (a loaded machine): that
+    // call is then of unknown cost, within the bound.
+    expect(unsaved.unknown_calls).toBeLessThanOrEqual(CONCURRENCY);
+    expect(charged).toBeGreaterThanOrEqual(result.credits);
+    expect(charged - result.credits).toBeLessThanOrEqual(unsaved.unknown_calls * WORST_CALL);
+    if (unsaved.unknown_calls === 0) expect(charged).toBe(result.credits);
   }, 150_000);
 });

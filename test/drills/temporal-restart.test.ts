@@ -18,6 +18,8 @@ import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 const CONCURRENCY = 4;
+/** One bulk call's worst case: 100 domains × `--limit` 2 × 2 credits. */
+const WORST_CALL = 100 * 2 * 2;
 
 describe('drill: the Temporal server restarted in the middle of a job', () => {
   const drill = useProxiedDrill({
@@ -130,10 +132,12 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
       `temporal-restart (long): ${inFlight.length} calls in flight; ${charged} credits charged; ` +
         `manifest ${result.credits} ${JSON.stringify(unsaved)}`,
     );
-    // The sandbox answered every call (the outage only delayed the answers): an attempt Temporal timed out meanwhile
-    // still reads its answer and counts its credits, so nothing is of unknown cost and the ledger is the manifest.
-    expect(inFlight.length).toBeGreaterThanOrEqual(1);
-    expect(unsaved.unknown_calls).toBe(0);
-    expect(charged).toBe(result.credits);
+    // The sandbox answered every call: an attempt Temporal timed out meanwhile still reads its answer and counts its
+    // credits, so the ledger is the manifest's figure, unless the job finalized while such an attempt was still
+    // reading (a loaded machine): then within the calls of unknown cost, at most the calls that were in flight.
+    expect(unsaved.unknown_calls).toBeLessThanOrEqual(inFlight.length);
+    expect(charged).toBeGreaterThanOrEqual(result.credits);
+    expect(charged - result.credits).toBeLessThanOrEqual(unsaved.unknown_calls * WORST_CALL);
+    if (unsaved.unknown_calls === 0) expect(charged).toBe(result.credits);
   }, 150_000);
 });
