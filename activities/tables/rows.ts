@@ -242,5 +242,26 @@ export function invalidRows(lines: readonly Line[], def: TableDef): TableRow[] {
   );
 }
 
+/**
+ * Invalid lines as rows of the rows table (status `invalid`, the reason in `error_message`): the joined CRM file
+ * gives every input row a row, while the `rows` table itself leaves them to the `invalid` table.
+ */
+export function invalidLinesAsRows(lines: readonly Line[], def: TableDef): TableRow[] {
+  return lines.map((line) =>
+    addKept(
+      {
+        record_id: stringOrNull(line['record_id']),
+        row: integerOrNull(line['row']),
+        status: 'invalid',
+        input: stringOrNull(line['raw']),
+        error_code: 'invalid_input',
+        error_message: typeof line['error'] === 'string' ? line['error'] : JSON.stringify(line['error'] ?? null),
+      },
+      line,
+      def,
+    ),
+  );
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JobResult } from '../../activities/jobs/types.ts';
@@ -83,24 +83,14 @@ export async function runDemoCommand(flags: { output?: string } = {}): Promise<n
   }
 }
 
-/**
- * The enrichment's `rows` table (one CSV part per batch, each with its header) as one file with one header: what a
- * person imports into the CRM, matched on the Id column.
- */
+/** The job's `rows.csv` (every input row once, under its record id), copied where the demo names it. */
 async function joinRowsCsv(jobDir: string, target: string): Promise<string | undefined> {
-  const dir = join(jobDir, 'tables', 'rows');
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.csv')).sort();
-  if (names.length === 0) return undefined;
-  let header: string | undefined;
-  const bodies: string[] = [];
-  for (const name of names) {
-    const text = await readFile(join(dir, name), 'utf8');
-    const end = text.indexOf('\n') + 1;
-    header ??= text.slice(0, end);
-    bodies.push(text.slice(end));
+  try {
+    await copyFile(join(jobDir, 'rows.csv'), target);
+    return target;
+  } catch {
+    return undefined;
   }
-  await writeFile(target, `${header ?? ''}${bodies.join('')}`);
-  return target;
 }
 
 function printSummary(

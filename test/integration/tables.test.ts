@@ -307,16 +307,22 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
       answered.filter((l) => l['status'] === 'ok' && (l['signals'] as unknown[]).length > 0).length,
     );
 
-    // The one CSV a CRM imports (rows.csv): every answered row once, under its record id, one header row.
+    // The one CSV a CRM imports (rows.csv): every input row once, under its record id, one header row; the invalid
+    // rows too, as `invalid` with their reason.
     const crm = manifest.rows_csv;
     expect(crm?.key).toBe('crm-tables/rows.csv');
     const crmBytes = await readFile(join(root, String(crm?.key)));
     expect(createHash('sha256').update(crmBytes).digest('hex')).toBe(crm?.sha256);
     const [crmHeader, ...crmRows] = await readCsvWithPython(join(root, String(crm?.key)));
-    expect(crmHeader).toEqual(KEPT_ROWS_TYPES.map(([name]) => name));
-    expect(crmRows).toHaveLength(answered.length);
-    expect(crm?.lines).toBe(answered.length);
-    expect(crmRows.map((cells) => cells[0]).sort()).toEqual(answered.map((line) => String(line['record_id'])).sort());
+    const crmColumns = KEPT_ROWS_TYPES.map(([name]) => name);
+    expect(crmHeader).toEqual(crmColumns);
+    expect(crmRows).toHaveLength(lines.length);
+    expect(crm?.lines).toBe(lines.length);
+    expect(crmRows.map((cells) => cells[0]).sort()).toEqual(lines.map((line) => String(line['record_id'])).sort());
+    const crmInvalid = crmRows.filter((cells) => cells[crmColumns.indexOf('status')] === 'invalid');
+    expect(crmInvalid.map((cells) => [cells[0], cells[crmColumns.indexOf('error_message')]]).sort()).toEqual(
+      invalid.map((line) => [String(line['record_id']), String(line['error'])]).sort(),
+    );
 
     // The invalid table: every bad row, with what it held and why.
     const bad = await duck.query(
