@@ -247,20 +247,13 @@ export function invalidRows(lines: readonly Line[], def: TableDef): TableRow[] {
  * gives every input row a row, while the `rows` table itself leaves them to the `invalid` table.
  */
 export function invalidLinesAsRows(lines: readonly Line[], def: TableDef): TableRow[] {
-  return lines.map((line) =>
-    addKept(
-      {
-        record_id: stringOrNull(line['record_id']),
-        row: integerOrNull(line['row']),
-        status: 'invalid',
-        input: stringOrNull(line['raw']),
-        error_code: 'invalid_input',
-        error_message: typeof line['error'] === 'string' ? line['error'] : JSON.stringify(line['error'] ?? null),
-      },
-      line,
-      def,
-    ),
-  );
+  return invalidRows(lines, def).map(({ raw, error, ...row }) => ({
+    ...row,
+    status: 'invalid',
+    input: stringOrNull(raw),
+    error_code: 'invalid_input',
+    error_message: error,
+  }));
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
