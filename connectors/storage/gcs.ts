@@ -1,7 +1,6 @@
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { type File, type GetFilesResponse, Storage, type StorageOptions } from '@google-cloud/storage';
 import { type BucketLocation, BucketStore } from './bucket-store.ts';
-import { readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
   ObjectNotFoundError,
@@ -10,6 +9,7 @@ import {
   WriteAbortedError,
 } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
+import { readText, writeText } from './store-io.ts';
 
 export interface GcsStoreOptions {
   /** A configured client; by default one is built from `env` (STORAGE_EMULATOR_HOST, else default credentials). */

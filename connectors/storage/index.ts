@@ -4,7 +4,6 @@ import { S3Store, type S3StoreOptions } from './s3.ts';
 import type { Store } from './store.ts';
 import { parseStorageUrl } from './url.ts';
 
-export { readAll, readJsonIfPresent, readText, writeStream, writeText } from './common.ts';
 export {
   BucketNotFoundError,
   InvalidStorageUrlError,
@@ -23,6 +22,7 @@ export {
   s3EncryptionFromEnv,
 } from './s3.ts';
 export type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
+export { readAll, readJsonIfPresent, readText, writeStream, writeText } from './store-io.ts';
 export { parseStorageUrl, type StorageLocation } from './url.ts';
 
 export interface OpenStoreOptions {

@@ -13,8 +13,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { mapOrdered } from '../map-ordered.ts';
 import { type BucketLocation, BucketStore } from './bucket-store.ts';
-import { mapOrdered, readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
   ObjectNotFoundError,
@@ -24,6 +24,7 @@ import {
   WriteAbortedError,
 } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
+import { readText, writeText } from './store-io.ts';
 
 export interface S3StoreOptions {
   /** A configured client; by default one is built from the standard AWS variables of `env`. */
