@@ -10,11 +10,11 @@ import {
   mergeActivities,
 } from '../activities/registry.ts';
 import { ConfigError } from '../config/errors.ts';
+import { storeOpener } from '../config/storage.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
 import { DEFAULT_SPOOL_DIR, type WorkerConfig } from '../config/worker.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
-import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { UNPACED_ABOVE_PER_MINUTE } from '../workflows/rate-limiter-schedule.ts';
@@ -92,7 +92,7 @@ export function shutdownGraceMs(config: WorkerConfig): number {
 }
 
 /** Opens each base URL once and reuses it (S3 and GCS clients hold connection pools). */
-export function cachedStoreOpener(open: (url: string) => Store = openStore): (url: string) => Store {
+export function cachedStoreOpener(open: (url: string) => Store = storeOpener()): (url: string) => Store {
   const stores = new Map<string, Store>();
   return (url) => {
     let store = stores.get(url);
