@@ -14,14 +14,14 @@ export {
   type JobStart,
   startJob,
 } from './cli/job-service.ts';
+export { openStore } from './config/storage.ts';
 export * from './connectors/signal-api/index.ts';
-export {
-  type ObjectInfo,
-  type ObjectWriter,
-  type OpenStoreOptions,
-  openStore,
-  type Store,
-  type WriteOptions,
+export type {
+  ObjectInfo,
+  ObjectWriter,
+  OpenStoreOptions,
+  Store,
+  WriteOptions,
 } from './connectors/storage/index.ts';
 export {
   DEFAULT_TOLERANCE_SECONDS,

@@ -246,16 +246,13 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     // Loaded only here: the storage SDKs are not needed to start or follow an export.
     const [{ checkInputColumns }, { openStore }] = await Promise.all([
       import('../input-columns.ts'),
-      import('../../connectors/storage/index.ts'),
+      import('../../config/storage.ts'),
     ]);
     await checkInputColumns(job, (url) => openStore(url));
   }
   if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
-    const [{ dryRun }, { openStore }] = await Promise.all([
-      import('../dry-run.ts'),
-      import('../../connectors/storage/index.ts'),
-    ]);
+    const [{ dryRun }, { openStore }] = await Promise.all([import('../dry-run.ts'), import('../../config/storage.ts')]);
     const report = await dryRun(job, (url) => openStore(url));
     console.log(JSON.stringify(report, null, 2));
     for (const { key, reason } of report.skippedManifests) {
@@ -316,7 +313,7 @@ const JOB_KINDS = {
  */
 async function refusedIdentity(job: JobStart): Promise<string | undefined> {
   const [{ openStore }, identity] = await Promise.all([
-    import('../../connectors/storage/index.ts'),
+    import('../../config/storage.ts'),
     import('../../activities/jobs/job-identity.ts'),
   ]);
   const kind = JOB_KINDS[job.workflow];

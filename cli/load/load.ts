@@ -6,8 +6,9 @@
  */
 import { enrichTables, invalidRows, verifyRows } from '../../activities/tables/rows.ts';
 import { type SignalLike, signalRow } from '../../activities/tables/signals.ts';
+import { openStore } from '../../config/storage.ts';
 import { connectPostgres, type UpsertResult } from '../../connectors/postgres/index.ts';
-import { openStore, type Store } from '../../connectors/storage/index.ts';
+import type { Store } from '../../connectors/storage/index.ts';
 import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
 import { type PartSource, type RowsOf, tableSources } from './sources.ts';
 import { invalidLoadTable, type LoadTable, rowsLoadTable, signalsLoadTable } from './tables.ts';

@@ -15,7 +15,7 @@ import { MANIFEST_SCHEMA_VERSION } from '../../../activities/jobs/output-schemas
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
 import { dryRun } from '../../../cli/dry-run.ts';
 import type { JobStart } from '../../../cli/job-service.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
 
 let dir: string;
 let output: string;
