@@ -2,23 +2,15 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
+import { followJob, type JobStart, startJob } from '../../library/jobs.ts';
+import { resultThroughOutage, TemporalOutageError, throughOutage } from '../../library/temporal-outage.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import {
-  budgetMessage,
-  defaultJobId,
-  EXIT,
-  exitCodeOf,
-  followJob,
-  type JobStart,
-  jobFailureMessage,
-  startJob,
-} from '../job-service.ts';
+import { budgetMessage, defaultJobId, EXIT, exitCodeOf, jobFailureMessage } from '../job-outcome.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
-import { resultThroughOutage, TemporalOutageError, throughOutage } from '../temporal-outage.ts';
 
 /** The flags every job command takes, as commander hands them over (declared in cli/program.ts). */
 export interface JobFlags {
