@@ -1,5 +1,5 @@
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
 import type { ManifestPart } from '../jobs/types.ts';
 import { encodeTableParts, writeManifest, writePart, writeTableParts, zeroCounts } from '../parts.ts';

@@ -2,23 +2,15 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
+import { followJob, type JobStart, startJob } from '../../library/jobs.ts';
+import { resultThroughOutage, TemporalOutageError, throughOutage } from '../../library/temporal-outage.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import {
-  budgetMessage,
-  defaultJobId,
-  EXIT,
-  exitCodeOf,
-  followJob,
-  type JobStart,
-  jobFailureMessage,
-  startJob,
-} from '../job-service.ts';
+import { budgetMessage, defaultJobId, EXIT, exitCodeOf, jobFailureMessage } from '../job-outcome.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
-import { resultThroughOutage, TemporalOutageError, throughOutage } from '../temporal-outage.ts';
 
 /** The flags every job command takes, as commander hands them over (declared in cli/program.ts). */
 export interface JobFlags {
@@ -248,16 +240,13 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     // Loaded only here: the storage SDKs are not needed to start or follow an export.
     const [{ checkInputColumns }, { openStore }] = await Promise.all([
       import('../input-columns.ts'),
-      import('../../connectors/storage/index.ts'),
+      import('../../config/storage.ts'),
     ]);
     await checkInputColumns(job, (url) => openStore(url));
   }
   if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
-    const [{ dryRun }, { openStore }] = await Promise.all([
-      import('../dry-run.ts'),
-      import('../../connectors/storage/index.ts'),
-    ]);
+    const [{ dryRun }, { openStore }] = await Promise.all([import('../dry-run.ts'), import('../../config/storage.ts')]);
     const report = await dryRun(job, (url) => openStore(url));
     console.log(JSON.stringify(report, null, 2));
     for (const { key, reason } of report.skippedManifests) {
@@ -318,7 +307,7 @@ const JOB_KINDS = {
  */
 async function refusedIdentity(job: JobStart): Promise<string | undefined> {
   const [{ openStore }, identity] = await Promise.all([
-    import('../../connectors/storage/index.ts'),
+    import('../../config/storage.ts'),
     import('../../activities/jobs/job-identity.ts'),
   ]);
   const kind = JOB_KINDS[job.workflow];

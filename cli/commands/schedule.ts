@@ -6,7 +6,7 @@ import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import { EXIT, exitCodeOf } from '../job-service.ts';
+import { EXIT, exitCodeOf } from '../job-outcome.ts';
 import {
   createPushSchedule,
   deletePushSchedule,

@@ -3,8 +3,8 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
+import { openStore } from '../../config/storage.ts';
 import { ManifestError } from '../../connectors/errors.ts';
-import { openStore } from '../../connectors/storage/index.ts';
 
 const PartSchema = z.looseObject({
   key: z.string().min(1),
