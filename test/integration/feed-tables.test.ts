@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedDir, identify } from '../../activities/feeds/finalize.ts';
 import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
+import { readLoadManifest } from '../../cli/load/manifest.ts';
 import { useJobEnv } from '../helpers/job-env.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { runScheduleCli, SCHEDULE_NOW } from '../helpers/schedule-cli.ts';
@@ -93,7 +94,7 @@ describe('a scheduled feed with --format parquet,csv', () => {
     for (const part of manifest.parts.filter((p) => p.table === 'lines')) {
       lines.push(...flat.jsonlObjects(await readFile(join(ctx.dir, 'out', part.key)), true));
     }
-    return { manifest, lines };
+    return { manifest, lines, url: run.out.manifestUrl };
   }
 
   /**
@@ -143,9 +144,11 @@ describe('a scheduled feed with --format parquet,csv', () => {
     expect(created.code).toBe(0);
 
     const delivered = new Map<string, string>();
+    let manifestUrl = '';
     for (const step of [0, 4]) {
       now = SCHEDULE_NOW + step * DAY;
-      const { manifest, lines } = await runOnce(name, 'company-search');
+      const { manifest, lines, url } = await runOnce(name, 'company-search');
+      manifestUrl = url;
       // What the service answers this run's question (its lower bound) with, uncapped: the sandbox's truth.
       const truth = ctx.env.sandbox.truth.companySearch({ ...filters, detected_after: manifest.detected_after });
       expect(truth.length).toBeLessThan(100); // one call answers it: each line is the item as answered
@@ -175,6 +178,10 @@ describe('a scheduled feed with --format parquet,csv', () => {
     // Over both runs, every company matching since the feed's start was delivered with its newest matching signal.
     const all = ctx.env.sandbox.truth.companySearch({ ...filters, detected_after: since });
     expect(new Map(all.map((item) => [`domain:${item.domain}`, item.latest_signal_id]))).toEqual(delivered);
+    // `signal-kit load` does not take a feed run for a push run (whose lines are signals): it refuses, naming why.
+    await expect(readLoadManifest(manifestUrl)).rejects.toThrow(
+      /field "kind": company-search feed runs are not loaded/,
+    );
   });
 
   it('intent-contacts: the contacts table holds each new person per topic once, the second run only the new ones', async () => {
