@@ -64,7 +64,10 @@ export interface PushScheduleDefinition
 
 /** What `create --kind company-search|contact-search|intent-contacts` needs: the feed and the schedule's timing. */
 export interface FeedScheduleDefinition
-  extends Pick<ScheduledFeedInput, 'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency'> {
+  extends Pick<
+    ScheduledFeedInput,
+    'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+  > {
   everyMs: number;
   overlap?: ScheduleOverlapPolicy;
   paused?: boolean;

@@ -6,6 +6,7 @@
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
+import { TABLE_NAMES } from '../tables/columns.ts';
 import { TABLE_SCHEMAS } from '../tables/schemas.ts';
 
 /** `schema_version` of the manifests written now. */
@@ -230,9 +231,11 @@ const part = z.looseObject({
   bytes: count,
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   table: z
-    .enum(['lines', 'rows', 'signals', 'invalid'])
+    .enum(['lines', ...TABLE_NAMES])
     .optional()
-    .describe('lines: the output lines (nested JSON); rows, signals, invalid: a flat table (docs/tables.md)'),
+    .describe(
+      'lines: the output lines (nested JSON); rows, signals, invalid (jobs, pushes), companies, contacts (feeds): a flat table (docs/tables.md)',
+    ),
   format: z.enum(['jsonl', 'csv', 'parquet']).optional(),
 });
 

@@ -86,6 +86,12 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
       );
     }
     source = { kind: 'job', jobKind: manifest.kind, jobId: manifest.job_id };
+  } else if (manifest.kind !== undefined) {
+    // A scheduled feed's run (a push run's manifest names no kind): its lines are companies or people, not signals.
+    throw new ManifestError(
+      url,
+      `field "kind": ${manifest.kind} feed runs are not loaded (read their tables directly)`,
+    );
   } else if (manifest.name !== undefined && manifest.run_id !== undefined) {
     source = { kind: 'push', name: manifest.name, runId: manifest.run_id };
   } else {
