@@ -4,7 +4,6 @@ import { type BucketLocation, BucketStore } from './bucket-store.ts';
 import {
   BucketNotFoundError,
   ObjectNotFoundError,
-  StorageConfigError,
   type StorageError,
   storageFailure,
   WriteAbortedError,
@@ -24,7 +23,7 @@ export interface GcsSettings {
 export interface GcsStoreOptions {
   /** A configured client; by default one is built from `settings`. */
   storage?: Storage;
-  /** The parsed GCS settings (config/storage.ts); needed unless `storage` is given. */
+  /** The parsed GCS settings (config/storage.ts); none: application default credentials. */
   settings?: GcsSettings;
 }
 
@@ -40,8 +39,7 @@ export function gcsStorage(settings: GcsSettings): Storage {
 const sharedClients = new Map<string, Storage>();
 
 /** One client per distinct configuration, so that stores opened per activity share connections. */
-function storageFor(settings: GcsSettings | undefined): Storage {
-  if (!settings) throw new StorageConfigError('a gs:// store needs its settings (config/storage.ts)');
+function storageFor(settings: GcsSettings): Storage {
   const id = JSON.stringify(settings);
   let storage = sharedClients.get(id);
   if (!storage) {
@@ -67,7 +65,7 @@ export class GcsStore extends BucketStore implements Store {
 
   constructor(location: BucketLocation, options: GcsStoreOptions = {}) {
     super(location, 'gs');
-    this.storage = options.storage ?? storageFor(options.settings);
+    this.storage = options.storage ?? storageFor(options.settings ?? {});
   }
 
   private file(key: string, generation?: number | string): File {
