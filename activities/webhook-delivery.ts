@@ -17,8 +17,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { FAILURE_RULES } from '../connectors/errors.ts';
 import { parseRetryAfter } from '../connectors/retry-after.ts';
-import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../connectors/storage/store-io.ts';
 import {
   type Destination,
   type DestinationRef,

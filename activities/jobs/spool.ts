@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageRefusedError } from '../../connectors/errors.ts';
-import { writeBody } from '../../connectors/storage/common.ts';
 import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
+import { writeBody } from '../../connectors/storage/store-io.ts';
 
 /**
  * The worker's local spool (`SIGNAL_KIT_SPOOL_DIR`): where a paid answer's part goes when the output refuses it for

@@ -1,7 +1,7 @@
 import { KitError } from '../../connectors/errors.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import type { PaidBatchActivity } from '../jobs/paid-batch.ts';
 import type { BatchResult } from '../jobs/types.ts';
 import {
@@ -14,6 +14,8 @@ import {
   writeTableParts,
   zeroCounts,
 } from '../parts.ts';
+import type { TableName } from '../tables/columns.ts';
+import type { OutputFormat } from '../tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
 import { answerKey, batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey } from './layout.ts';
 import type {
@@ -125,8 +127,7 @@ function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) 
   const output = {
     formats: run.formats,
     compression: 'gzip' as const,
-    keyOf: (table: 'rows' | 'signals' | 'invalid', format: (typeof run.formats)[number]) =>
-      pushTablePartKey(run, table, index, format),
+    keyOf: (table: TableName, format: OutputFormat) => pushTablePartKey(run, table, index, format),
   };
   const rows = lines.map((line) => signalRow(line, { record_id: null, row: null, domain: line.domain }));
   return encodeTableParts(output, [{ def: SIGNALS_TABLE, rows }]);

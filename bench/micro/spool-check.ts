@@ -22,7 +22,7 @@ import { jobPartIdentity } from '../../activities/jobs/part-identity.ts';
 import { PartSpool } from '../../activities/jobs/spool.ts';
 import type { JobRef } from '../../activities/jobs/types.ts';
 import { readPart } from '../../activities/parts.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { parseScriptFlags } from '../lib/script-io.ts';
 import { median } from '../lib/stats.ts';

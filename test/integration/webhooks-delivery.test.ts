@@ -16,7 +16,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCollectorActivities } from '../../activities/collector.ts';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import {
   type DestinationInput,
   type DestinationRef,

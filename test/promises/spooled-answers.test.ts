@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SINGLE_BATCH_SIZE } from '../../activities/jobs/prepare.ts';
 import { PartSpool } from '../../activities/jobs/spool.ts';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { startWorker, type WorkerHandle } from '../../workers/worker.ts';
