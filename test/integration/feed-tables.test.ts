@@ -184,6 +184,66 @@ describe('a scheduled feed with --format parquet,csv', () => {
     );
   });
 
+  it('contact-search: the contacts table holds each person once per newest matching signal, as the service answered', async () => {
+    const name = 'cxo-tables';
+    const filters = { seniority: ['Cxo'] };
+    const since = new Date(now - 10 * DAY).toISOString();
+    const created = await cli(
+      'create',
+      ...[
+        '--name',
+        name,
+        '--kind',
+        'contact-search',
+        '--seniority',
+        'Cxo',
+        '--since',
+        since,
+        '--format',
+        'parquet,csv',
+      ],
+      ...['--output', pathToFileURL(join(ctx.dir, 'out')).href, '--every', '1d', '--paused'],
+    );
+    expect(created.code).toBe(0);
+    const delivered = new Map<string, string>();
+    for (const step of [0, 4]) {
+      now += step * DAY;
+      const { manifest, lines } = await runOnce(name, 'contact-search');
+      const truth = ctx.env.sandbox.truth.contactSearch({
+        ...filters,
+        detected_after: manifest.detected_after,
+      }) as unknown as Item[];
+      expect(truth.length).toBeLessThan(100); // one call answers it
+      const expected = truth.filter(
+        (item) => delivered.get(identify('contact-search', item).key) !== item['latest_signal_id'],
+      );
+      expect(expected.length).toBeGreaterThan(0);
+      const rows = await readTables(manifest, 'contacts', CONTACTS_TYPES);
+      expect(rows).toHaveLength(expected.length);
+      const byKey = new Map(rows.map((row) => [String(row['key']), row]));
+      const lineByKey = new Map(lines.map(({ key, ...line }) => [String(key), line]));
+      for (const item of expected) {
+        const { key } = identify('contact-search', item);
+        const row = byKey.get(key) as DuckRow;
+        const contact = item['contact'] as Item;
+        expect(row, key).toMatchObject({
+          email: contact['email'] ?? null,
+          full_name: contact['full_name'] ?? null,
+          job_title: contact['job_title'] ?? null,
+          seniority: contact['seniority'] ?? null,
+          company_domain: (item['company'] as Item)['domain'],
+          topic_id: null,
+          signal_count: item['signal_count'],
+          latest_signal_at: iso(item['latest_signal_at']),
+          latest_signal_id: item['latest_signal_id'],
+        });
+        const line = withoutNulls(lineByKey.get(key) as Item);
+        expect(rebuilt(row)).toEqual({ ...line, latest_signal_at: iso(line['latest_signal_at']) });
+        delivered.set(key, String(item['latest_signal_id']));
+      }
+    }
+  });
+
   it('intent-contacts: the contacts table holds each new person per topic once, the second run only the new ones', async () => {
     const name = 'intent-tables';
     const topics = ['b2b_17', 'b2b_4242'];
@@ -194,8 +254,9 @@ describe('a scheduled feed with --format parquet,csv', () => {
     );
     expect(created.code).toBe(0);
     const delivered = new Set<string>();
+    const start = now;
     for (const step of [0, 30]) {
-      now = SCHEDULE_NOW + step * DAY;
+      now = start + step * DAY;
       const { manifest, lines } = await runOnce(name, 'intent-contacts');
       const lineByKey = new Map(lines.map(({ key, ...line }) => [String(key), line]));
       const truth = ctx.env.sandbox.truth.intentContacts({ topic_ids: topics }) as unknown as Item[];
