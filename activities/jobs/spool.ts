@@ -13,7 +13,12 @@ import { writeBody } from '../../connectors/storage/store-io.ts';
  * what the write tried to publish (its bytes and metadata), so it is published as it would have been. The spool is
  * local to the worker that wrote it: a re-run served by another machine pays again (and its manifest says so).
  *
- * Only a paid batch's outputs (its part and its tables) are spooled.
+ * Only a paid batch's outputs (its part and its tables) are spooled, whatever the kind of batch: they all publish
+ * through `publishPaidPart` (activities/jobs/paid-call.ts), and every paid batch publishes the spool first
+ * (activities/jobs/paid-batch.ts).
+ *
+ * Objects are kept per output and per job (`<dir>/<output digest>/<job digest>/`), so that the check every batch
+ * makes before paying reads one directory, usually absent, however much other jobs left there.
  */
 export class PartSpool {
   readonly dir: string;
@@ -47,12 +52,12 @@ export class PartSpool {
   }
 
   /**
-   * Publishes what the spool holds for `store` under `prefix`, in the order it was written (a part's tables before
-   * the part that marks its batch done), and forgets each once published. A refusal again is thrown: the job stops
-   * again before a paid call.
+   * Publishes what the spool holds for `store` under the job folder `prefix` (`<jobId>/`, layout.ts `jobPrefix`), in
+   * the order it was written (a part's tables before the part that marks its batch done), and forgets each once
+   * published. A refusal again is thrown: the job stops again before a paid call.
    */
   async publish(store: Store, prefix: string): Promise<number> {
-    const dir = this.#dirOf(store.url);
+    const dir = this.#dirOf(store.url, prefix);
     let names: string[];
     try {
       names = (await readdir(dir)).filter((name) => name.endsWith('.json')).sort();
@@ -66,11 +71,11 @@ export class PartSpool {
       let body: Buffer;
       try {
         meta = JSON.parse(await readFile(join(dir, name), 'utf8')) as SpooledObject;
+        if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
         body = await readFile(bodyPath);
       } catch {
         continue; // published meanwhile by another batch of the job
       }
-      if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
       await writeBody(store, meta.key, body, meta.options);
       await rm(join(dir, name), { force: true });
       await rm(bodyPath, { force: true });
@@ -80,7 +85,7 @@ export class PartSpool {
   }
 
   async #keepOrThrow(url: string, key: string, data: string | Uint8Array, options?: WriteOptions): Promise<void> {
-    const dir = this.#dirOf(url);
+    const dir = this.#dirOf(url, key);
     await mkdir(dir, { recursive: true });
     const name = `${Date.now().toString().padStart(15, '0')}-${String(this.#seq++).padStart(6, '0')}-${digest(key).slice(0, 16)}`;
     const body = join(dir, `${name}.bin`);
@@ -102,8 +107,10 @@ export class PartSpool {
     }
   }
 
-  #dirOf(url: string): string {
-    return join(this.dir, digest(url).slice(0, 24));
+  /** The folder of `key`'s job in the output at `url`: a job's objects all lie under its id's folder (layout.ts). */
+  #dirOf(url: string, key: string): string {
+    const job = key.slice(0, key.indexOf('/') + 1);
+    return join(this.dir, digest(url).slice(0, 24), digest(job).slice(0, 16));
   }
 }
 

@@ -10,17 +10,19 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
+import { enrichSingleBatch } from '../../../activities/jobs/enrich-single.ts';
 import { finalizeJob } from '../../../activities/jobs/finalize.ts';
-import { batchKey } from '../../../activities/jobs/layout.ts';
+import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
 import { PartSpool } from '../../../activities/jobs/spool.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { openStore } from '../../../config/storage.ts';
 import { FAILURE_TYPE, refusalReason, StorageRefusedError } from '../../../connectors/errors.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import { storageFailure } from '../../../connectors/storage/errors.ts';
-import type { Store } from '../../../connectors/storage/index.ts';
+import { DEFAULT_KEYS, startSandbox } from '../../../sandbox/index.ts';
 import { toActivityFailure } from '../../../workers/activity-failures.ts';
 import { isFatalFailure } from '../../../workflows/activity-options.ts';
+import { refusingStore } from '../../helpers/refusing-store.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
 
 let server: TestServer;
@@ -45,19 +47,6 @@ afterAll(async () => {
   await server.close();
   await rm(dir, { recursive: true, force: true });
 });
-
-/** `store` as a full disk for the job's outputs: Node's ENOSPC, through the store's own error mapping. */
-function full(store: Store, code = 'ENOSPC'): Store {
-  const refusing = Object.create(store) as Store;
-  refusing.writeBytes = async (key, data, options) => {
-    if (!key.includes('/work/')) {
-      const cause = Object.assign(new Error(`${code}: no space left on device, write`), { code });
-      throw storageFailure('write', { url: store.url, key }, cause);
-    }
-    return store.writeBytes!(key, data, options);
-  };
-  return refusing;
-}
 
 describe('a storage that refuses the answer stops the job before the next paid call, and keeps the answer', () => {
   it.each([
@@ -104,7 +93,7 @@ describe('a storage that refuses the answer stops the job before the next paid c
       const request = { job, index: 0, options: {} };
 
       const started = Date.now();
-      const error = await enrichBatch(client, full(store), request, { attempt: 1, spool }).catch((e) => e);
+      const error = await enrichBatch(client, refusingStore(store), request, { attempt: 1, spool }).catch((e) => e);
       expect(error).toBeInstanceOf(StorageRefusedError);
       expect(Date.now() - started).toBeLessThan(5_000); // not the minute of retries an outage gets
       expect(server.requests).toHaveLength(calls + 1);
@@ -132,4 +121,50 @@ describe('a storage that refuses the answer stops the job before the next paid c
       await client.close();
     },
   );
+});
+
+describe('a batch of single calls already running stops before its next call once the output refused the job', () => {
+  it('keeps what it answered in the spool, and the next run pays only for the rest', async () => {
+    const sandbox = await startSandbox({ rateLimitPerMinute: 0 });
+    const output = pathToFileURL(join(dir, 'out-singles')).href;
+    const store = openStore(output);
+    const job: JobRef = { jobId: 'refused-singles', kind: 'enrich', output };
+    const names = ['Refused Alpha', 'Refused Beta', 'Refused Gamma', 'Refused Delta', 'Refused Epsilon'];
+    await store.writeText(
+      singleBatchKey(job, 0),
+      names
+        .map((name, i) => JSON.stringify({ v: name.toLowerCase(), row: i + 1, raw: name, s: name, m: 'company_name' }))
+        .join('\n'),
+    );
+    const spool = new PartSpool(join(dir, 'spool-singles'));
+    const refusing = refusingStore(store);
+    let sent = 0;
+    // While this batch's second call is on its way, another batch of the job has its answer refused and spooled.
+    const client = new SignalClient({
+      baseUrl: sandbox.url,
+      apiKey: DEFAULT_KEYS[0]!,
+      retry: false,
+      beforeRequest: async () => {
+        sent += 1;
+        if (sent === 2) await spool.keepOnly(refusing).writeBytes!(partKey(job, 3), 'another batch\n');
+      },
+    });
+    const request = { job, index: 0, options: { limit: 2 } };
+    const mark = sandbox.truth.lastCall();
+    try {
+      const error = await enrichSingleBatch(client, refusing, request, { attempt: 1, spool }).catch((e) => e);
+      expect(error).toBeInstanceOf(StorageRefusedError);
+      expect(sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich' })).toHaveLength(2);
+
+      // The output takes writes again: both kept parts are published, and only the three other names are sent.
+      const again = await enrichSingleBatch(client, store, request, { attempt: 1, spool });
+      expect(again.counts.lines).toBe(names.length);
+      expect(sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich' })).toHaveLength(names.length);
+      expect(await store.readText(partKey(job, 3))).toBe('another batch\n');
+      expect(await store.exists(singlePartKey(job, 0))).toBe(true);
+    } finally {
+      await client.close();
+      await sandbox.stop();
+    }
+  });
 });
