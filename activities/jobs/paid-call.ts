@@ -178,7 +178,7 @@ export async function publishPaidPart(
     // Refused for good (a full disk, access denied): what the write would have published goes to the worker's spool,
     // and a re-run publishes it from there instead of paying again (the part names this call: its marker is settled).
     if (paid.length > 0 && spool && error instanceof StorageError && !error.retryable) {
-      await write(calls, spool.keepOnly(store)).catch(() => undefined);
+      await write(calls, spool.keepOnly(store, { key, fingerprint: seen.fingerprint })).catch(() => undefined);
     }
     throw error;
   }
