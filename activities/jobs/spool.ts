@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageRefusedError } from '../../connectors/errors.ts';
-import { writeBody } from '../../connectors/storage/common.ts';
 import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
+import { writeBody } from '../../connectors/storage/store-io.ts';
+import { partFingerprint } from '../parts.ts';
 
 /**
  * The worker's local spool (`SIGNAL_KIT_SPOOL_DIR`): where a paid answer's part goes when the output refuses it for
@@ -11,9 +12,16 @@ import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
  * stops (the failure is fatal), and once someone has fixed the storage, running the same command again publishes the
  * spooled objects first, before any call is made, so the answer is not paid for again. A spooled object is exactly
  * what the write tried to publish (its bytes and metadata), so it is published as it would have been. The spool is
- * local to the worker that wrote it: a re-run served by another machine pays again (and its manifest says so).
+ * local to the worker that wrote it: a re-run served by another machine pays again (and its manifest says so), and
+ * what that re-run publishes wins: a spooled batch is published only while the batch's part is still the one the
+ * refused write meant to replace (its `guard`), as an attempt that lost the race to save its part is dropped.
  *
- * Only a paid batch's outputs (its part and its tables) are spooled.
+ * Only a paid batch's outputs (its part and its tables) are spooled, whatever the kind of batch: they all publish
+ * through `publishPaidPart` (activities/jobs/paid-call.ts), and every paid batch publishes the spool first
+ * (activities/jobs/paid-batch.ts).
+ *
+ * Objects are kept per output and per job (`<dir>/<output digest>/<job digest>/`), so that the check every batch
+ * makes before paying reads one directory, usually absent, however much other jobs left there.
  */
 export class PartSpool {
   readonly dir: string;
@@ -25,12 +33,13 @@ export class PartSpool {
 
   /**
    * `store` as seen by a write that the storage refused: every output written to it goes to the spool instead (and
-   * counts as written, so that a part's tables and the part itself are all kept). Reads go to the store.
+   * counts as written, so that a part's tables and the part itself are all kept). Reads go to the store. `guard`: the
+   * batch's part and the fingerprint it had when the write was decided (undefined: there was none).
    */
-  keepOnly(store: Store): Store {
+  keepOnly(store: Store, guard: SpoolGuard): Store {
     const spooling = Object.create(store) as Store;
     spooling.writeBytes = async (key: string, data: string | Uint8Array, options?: WriteOptions) => {
-      if (!(await this.keep(store.url, key, data, options))) {
+      if (!(await this.keep(store.url, key, data, options, guard))) {
         throw new StorageRefusedError('the spool could not keep this object either', {
           url: store.url,
           key,
@@ -47,12 +56,14 @@ export class PartSpool {
   }
 
   /**
-   * Publishes what the spool holds for `store` under `prefix`, in the order it was written (a part's tables before
-   * the part that marks its batch done), and forgets each once published. A refusal again is thrown: the job stops
+   * Publishes what the spool holds for `store` under the job folder `prefix` (`<jobId>/`, layout.ts `jobPrefix`), in
+   * the order it was written (a part's tables before the part that marks its batch done), and forgets each once
+   * published. An object whose batch part changed since (another worker's run saved the batch) is forgotten unread:
+   * its answer stays counted as paid and not saved (its call's marker). A refusal again is thrown: the job stops
    * again before a paid call.
    */
   async publish(store: Store, prefix: string): Promise<number> {
-    const dir = this.#dirOf(store.url);
+    const dir = this.#dirOf(store.url, prefix);
     let names: string[];
     try {
       names = (await readdir(dir)).filter((name) => name.endsWith('.json')).sort();
@@ -66,51 +77,86 @@ export class PartSpool {
       let body: Buffer;
       try {
         meta = JSON.parse(await readFile(join(dir, name), 'utf8')) as SpooledObject;
+        if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
         body = await readFile(bodyPath);
       } catch {
         continue; // published meanwhile by another batch of the job
       }
-      if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
-      await writeBody(store, meta.key, body, meta.options);
+      if (await this.#current(store, meta)) {
+        await writeBody(store, meta.key, body, meta.options);
+        published += 1;
+      }
       await rm(join(dir, name), { force: true });
       await rm(bodyPath, { force: true });
-      published += 1;
     }
     return published;
   }
 
-  async #keepOrThrow(url: string, key: string, data: string | Uint8Array, options?: WriteOptions): Promise<void> {
-    const dir = this.#dirOf(url);
+  /** Whether the batch part `object` belongs with is still the one its refused write meant to replace. */
+  async #current(store: Store, object: SpooledObject): Promise<boolean> {
+    if (!object.guard) return true;
+    return (await partFingerprint(store, object.guard.key)) === (object.guard.fingerprint ?? undefined);
+  }
+
+  async #keepOrThrow(
+    url: string,
+    key: string,
+    data: string | Uint8Array,
+    options: WriteOptions | undefined,
+    guard: SpoolGuard | undefined,
+  ): Promise<void> {
+    const dir = this.#dirOf(url, key);
     await mkdir(dir, { recursive: true });
     const name = `${Date.now().toString().padStart(15, '0')}-${String(this.#seq++).padStart(6, '0')}-${digest(key).slice(0, 16)}`;
     const body = join(dir, `${name}.bin`);
     await writeFile(`${body}.tmp`, data);
     await rename(`${body}.tmp`, body);
-    const meta: SpooledObject = { url, key, ...(options ? { options } : {}) };
+    const meta: SpooledObject = {
+      url,
+      key,
+      ...(options ? { options } : {}),
+      ...(guard ? { guard: { key: guard.key, fingerprint: guard.fingerprint ?? null } } : {}),
+    };
     await writeFile(join(dir, `${name}.json.tmp`), JSON.stringify(meta));
     // The metadata last: a body without it is ignored.
     await rename(join(dir, `${name}.json.tmp`), join(dir, `${name}.json`));
   }
 
   /** Keeps a refused object; a spool that cannot keep it either leaves the failure as it was (the marker counts it). */
-  async keep(url: string, key: string, data: string | Uint8Array, options?: WriteOptions): Promise<boolean> {
+  async keep(
+    url: string,
+    key: string,
+    data: string | Uint8Array,
+    options?: WriteOptions,
+    guard?: SpoolGuard,
+  ): Promise<boolean> {
     try {
-      await this.#keepOrThrow(url, key, data, options);
+      await this.#keepOrThrow(url, key, data, options, guard);
       return true;
     } catch {
       return false;
     }
   }
 
-  #dirOf(url: string): string {
-    return join(this.dir, digest(url).slice(0, 24));
+  /** The folder of `key`'s job in the output at `url`: a job's objects all lie under its id's folder (layout.ts). */
+  #dirOf(url: string, key: string): string {
+    const job = key.slice(0, key.indexOf('/') + 1);
+    return join(this.dir, digest(url).slice(0, 24), digest(job).slice(0, 16));
   }
+}
+
+/** The batch part a spooled object belongs with, and its fingerprint (parts.ts) when the refused write was decided. */
+export interface SpoolGuard {
+  key: string;
+  fingerprint: string | undefined;
 }
 
 interface SpooledObject {
   url: string;
   key: string;
   options?: WriteOptions;
+  /** Published only while the batch's part still has this fingerprint (null: while there is none). */
+  guard?: { key: string; fingerprint: string | null };
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -47,12 +47,14 @@ export interface ValuePath {
 export type TableRow = Record<string, unknown>;
 
 export interface TableDef {
-  /** `rows`, `signals` or `invalid`: the folder of its parts and the manifest's `table`. */
+  /** The folder of its parts and the manifest's `table`. */
   table: TableName;
   columns: Column[];
 }
 
-export type TableName = 'rows' | 'signals' | 'invalid';
+/** Jobs: `rows`, `signals`, `invalid`; scheduled feeds: `companies` (company search), `contacts` (the people kinds). */
+export const TABLE_NAMES = ['rows', 'signals', 'invalid', 'companies', 'contacts'] as const;
+export type TableName = (typeof TABLE_NAMES)[number];
 
 const TYPES: Record<string, ColumnType> = {
   string: 'string',

@@ -1,7 +1,7 @@
 /**
  * A table's rows as COPY input, part by part: each part read whole, checked against its manifest's size and sha256
- * before a byte of it is sent, then encoded in COPY's text format in chunks while the server reads the previous ones.
- * The next part is fetched while the current one is copied.
+ * before a byte of it is sent, then encoded in COPY's text format in chunks while the server reads the previous ones
+ * (a Parquet part decoded one row group at a time). The next part is fetched while the current one is copied.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -12,6 +12,7 @@ import { type CopySource, copyTextField, type PgColumn, writableColumns } from '
 import type { Store } from '../../connectors/storage/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
 import type { LoadPart } from './manifest.ts';
+import { parquetRowGroups } from './parquet-rows.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
 const CHUNK_BYTES = 256 * 1024;
@@ -36,18 +37,21 @@ export function partLines(part: LoadPart, bytes: Buffer): string[] {
   return text.split('\n').filter((line) => line !== '');
 }
 
-/**
- * How the rows of a part are turned into the table's rows: `table` parts are the flat table's JSONL (one row a
- * line, as written); `lines` parts are the job's or run's output lines, made into table rows here.
- */
+/** How the output lines of a part (`lines`) are made into the table's rows. */
 export type RowsOf = (lines: string[], part: LoadPart) => TableRow[] | Iterable<Record<string, unknown>>;
+
+/**
+ * What a table's parts are: the flat table's own parts (`jsonl`, one row a line as written; `parquet`), or the job's
+ * or run's output lines (`lines`), made into table rows here.
+ */
+export type PartSource = 'jsonl' | 'parquet' | 'lines';
 
 export interface SourceOptions {
   store: Store;
   table: LoadTable;
   parts: readonly LoadPart[];
-  /** `table`: values as the flat JSONL holds them (JSON columns as text); `rows`: table rows as built in memory. */
-  encoding: 'table' | 'rows';
+  from: PartSource;
+  /** For `lines` parts. */
   rowsOf: RowsOf;
   manifestUrl: string;
   finishedAt: string;
@@ -76,8 +80,9 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
       for (let i = 0; i < columns.length; i++) {
         const column = columns[i] as PgColumn;
         let value = row[column.name] ?? provenance[column.name];
-        // A json column built in memory holds the value itself, which may be a plain string: always serialize it.
-        if (options.encoding === 'rows' && value !== null && value !== undefined && jsonColumns.has(column.name)) {
+        // A json column built in memory holds the value itself, which may be a plain string: always serialize it
+        // (the flat parts hold it as JSON text already).
+        if (options.from === 'lines' && value !== null && value !== undefined && jsonColumns.has(column.name)) {
           value = JSON.stringify(value);
         }
         line += i === 0 ? copyTextField(value, column.type) : `\t${copyTextField(value, column.type)}`;
@@ -128,6 +133,10 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
     }
   }
 
+  async function* parquetChunks(rowGroups: () => AsyncGenerator<Record<string, unknown>[]>): AsyncGenerator<Buffer> {
+    for await (const rows of rowGroups()) yield* encode(rows);
+  }
+
   return async function* open() {
     const { store, parts } = options;
     let next = parts[0] ? readVerifiedPart(store, parts[0]) : undefined;
@@ -138,12 +147,21 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
       next = following ? readVerifiedPart(store, following) : undefined;
       // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
       next?.catch(() => {});
-      if (options.encoding === 'table' && fastUsable) {
+      if (options.from === 'parquet') {
+        const rowGroups = parquetRowGroups(bytes, options.table.def, {
+          manifestUrl: options.manifestUrl,
+          key: part.key,
+        });
+        yield { name: part.key, body: Readable.from(parquetChunks(rowGroups)) };
+        continue;
+      }
+      if (options.from === 'jsonl' && fastUsable) {
         const raw = part.key.endsWith('.gz') ? gunzipSync(bytes) : bytes;
         yield { name: part.key, body: Readable.from(fastChunks(raw)) };
         continue;
       }
-      const rows = options.rowsOf(partLines(part, bytes), part);
+      const lines = partLines(part, bytes);
+      const rows = options.from === 'jsonl' ? parseEach(lines) : options.rowsOf(lines, part);
       yield { name: part.key, body: Readable.from(encode(rows)) };
     }
   };

@@ -20,8 +20,8 @@ import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../..
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { batchIndex, checkJobOutput } from '../../testkit/job-output.ts';
 import { maxAttempt, until } from '../../testkit/kill-drill.ts';
-import { apiRateLimiterId } from '../../workflows/api-rate-limiter.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { apiRateLimiterId } from '../../workflows/rate-limiter.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
