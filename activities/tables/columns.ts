@@ -106,6 +106,20 @@ function valuePath(text: string): ValuePath {
   return { derived, keys: (derived ? path.slice(1) : path).split('.'), ...(rest ? { rest: true as const } : {}) };
 }
 
+/** A column built in code (the feed tables, feeds.ts), filled by its own code rather than a `from` path. */
+export const col = (name: string, type: ColumnType, description: string, nullable = true): Column => ({
+  name,
+  type,
+  nullable,
+  description,
+});
+
+/** A nullable column of free text (see `Column.text`). */
+export const text = (name: string, description: string): Column => ({
+  ...col(name, 'string', description),
+  text: true,
+});
+
 /**
  * Kept input columns (`--keep-columns`) become string columns under their own names, after the table's own; a name
  * that collides with one of them (compared as DuckDB and PostgreSQL do, ignoring case) is prefixed with `input_`.
