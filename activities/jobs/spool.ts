@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageRefusedError } from '../../connectors/errors.ts';
@@ -16,9 +16,10 @@ import { partFingerprint } from '../parts.ts';
  * what that re-run publishes wins: a spooled batch is published only while the batch's part is still the one the
  * refused write meant to replace (its `guard`), as an attempt that lost the race to save its part is dropped.
  *
- * Only a paid batch's outputs (its part and its tables) are spooled, whatever the kind of batch: they all publish
- * through `publishPaidPart` (activities/jobs/paid-call.ts), and every paid batch publishes the spool first
- * (activities/jobs/paid-batch.ts).
+ * Only a job's paid batch outputs (its part and its tables) are spooled, whatever the kind of job batch: they all
+ * publish through `publishPaidPart` (activities/jobs/paid-call.ts), and every job batch publishes the spool first
+ * (activities/jobs/paid-batch.ts). A push's fetch (activities/push/fetch.ts) keeps nothing here: its saved answer
+ * record is its receipt, and an answer lost before that save is its in-flight bound.
  *
  * Objects are kept per output and per job (`<dir>/<output digest>/<job digest>/`), so that the check every batch
  * makes before paying reads one directory, usually absent, however much other jobs left there.
@@ -38,8 +39,10 @@ export class PartSpool {
    */
   keepOnly(store: Store, guard: SpoolGuard): Store {
     const spooling = Object.create(store) as Store;
+    // The objects of one refused write (a part's tables and the part) are published or dropped together.
+    const write = randomBytes(8).toString('hex');
     spooling.writeBytes = async (key: string, data: string | Uint8Array, options?: WriteOptions) => {
-      if (!(await this.keep(store.url, key, data, options, guard))) {
+      if (!(await this.keep(store.url, key, data, options, { ...guard, write }))) {
         throw new StorageRefusedError('the spool could not keep this object either', {
           url: store.url,
           key,
@@ -58,9 +61,9 @@ export class PartSpool {
   /**
    * Publishes what the spool holds for `store` under the job folder `prefix` (`<jobId>/`, layout.ts `jobPrefix`), in
    * the order it was written (a part's tables before the part that marks its batch done), and forgets each once
-   * published. An object whose batch part changed since (another worker's run saved the batch) is forgotten unread:
-   * its answer stays counted as paid and not saved (its call's marker). A refusal again is thrown: the job stops
-   * again before a paid call.
+   * published. The objects of a refused write whose batch part changed since (another worker's run saved the batch,
+   * or another attempt's kept answer was published first) are forgotten unread: its answer stays counted as paid and
+   * not saved (its call's marker). A refusal again is thrown: the job stops again before a paid call.
    */
   async publish(store: Store, prefix: string): Promise<number> {
     const dir = this.#dirOf(store.url, prefix);
@@ -70,24 +73,38 @@ export class PartSpool {
     } catch {
       return 0;
     }
-    let published = 0;
+    // Grouped by the refused write that kept them, in the order of each write's first object: two attempts of one
+    // batch kept at once interleave their objects, and the tables must go (or be dropped) with their own part.
+    const writes = new Map<string, { name: string; meta: SpooledObject }[]>();
     for (const name of names) {
-      const bodyPath = join(dir, name.replace(/\.json$/, '.bin'));
       let meta: SpooledObject;
-      let body: Buffer;
       try {
         meta = JSON.parse(await readFile(join(dir, name), 'utf8')) as SpooledObject;
-        if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
-        body = await readFile(bodyPath);
       } catch {
         continue; // published meanwhile by another batch of the job
       }
-      if (await this.#current(store, meta)) {
-        await writeBody(store, meta.key, body, meta.options);
-        published += 1;
+      if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
+      const write = meta.guard?.write ?? name;
+      writes.set(write, [...(writes.get(write) ?? []), { name, meta }]);
+    }
+    let published = 0;
+    for (const objects of writes.values()) {
+      const current = await this.#current(store, objects[0]!.meta);
+      for (const { name, meta } of objects) {
+        const bodyPath = join(dir, name.replace(/\.json$/, '.bin'));
+        if (current) {
+          let body: Buffer;
+          try {
+            body = await readFile(bodyPath);
+          } catch {
+            continue; // published meanwhile by another batch of the job
+          }
+          await writeBody(store, meta.key, body, meta.options);
+          published += 1;
+        }
+        await rm(join(dir, name), { force: true });
+        await rm(bodyPath, { force: true });
       }
-      await rm(join(dir, name), { force: true });
-      await rm(bodyPath, { force: true });
     }
     return published;
   }
@@ -103,7 +120,7 @@ export class PartSpool {
     key: string,
     data: string | Uint8Array,
     options: WriteOptions | undefined,
-    guard: SpoolGuard | undefined,
+    guard: (SpoolGuard & { write: string }) | undefined,
   ): Promise<void> {
     const dir = this.#dirOf(url, key);
     await mkdir(dir, { recursive: true });
@@ -115,7 +132,7 @@ export class PartSpool {
       url,
       key,
       ...(options ? { options } : {}),
-      ...(guard ? { guard: { key: guard.key, fingerprint: guard.fingerprint ?? null } } : {}),
+      ...(guard ? { guard: { key: guard.key, fingerprint: guard.fingerprint ?? null, write: guard.write } } : {}),
     };
     await writeFile(join(dir, `${name}.json.tmp`), JSON.stringify(meta));
     // The metadata last: a body without it is ignored.
@@ -128,7 +145,7 @@ export class PartSpool {
     key: string,
     data: string | Uint8Array,
     options?: WriteOptions,
-    guard?: SpoolGuard,
+    guard?: SpoolGuard & { write: string },
   ): Promise<boolean> {
     try {
       await this.#keepOrThrow(url, key, data, options, guard);
@@ -155,8 +172,11 @@ interface SpooledObject {
   url: string;
   key: string;
   options?: WriteOptions;
-  /** Published only while the batch's part still has this fingerprint (null: while there is none). */
-  guard?: { key: string; fingerprint: string | null };
+  /**
+   * Published only while the batch's part still has this fingerprint (null: while there is none), together with the
+   * other objects of the same refused `write` (absent in objects kept before writes were told apart: alone).
+   */
+  guard?: { key: string; fingerprint: string | null; write?: string };
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
