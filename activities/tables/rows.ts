@@ -27,10 +27,7 @@ export const COUNTED_SIGNAL_TYPES = [
 
 export const countColumn = (type: string) => `signals_${type.replaceAll('-', '_')}`;
 
-/**
- * The columns every rows table starts with and ends with. `@` columns are worked out from the whole line first
- * (`enrichDerived`): the counts per type, the total, the newest signal.
- */
+/** Columns more than one table has, each written once: where the row was in the input, its outcome, its error. */
 const ROW_KEYS = `
   record_id               string       record_id                the row's CRM record id (null when the input has no id column)
   row                     int!         row                      1-based data row of the input (the CSV header is not counted)
@@ -46,6 +43,7 @@ const ROW_INPUT = `
   input                   text         input                    the value as the input had it
 `;
 
+/** `@` columns are worked out from the whole line first (`enrichDerived`): counts per type, their total, the newest signal. */
 const ENRICH_ROWS_COLUMNS = columnTable(`${ROW_START}
   matched_by              string       matched_by               the identifier of the row that was used: domain, linkedin_url or company_name
 ${ROW_INPUT}
