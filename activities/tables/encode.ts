@@ -2,6 +2,7 @@ import * as zlib from 'node:zlib';
 import type { Column, TableDef, TableRow } from './columns.ts';
 import type { Compression, OutputFormat } from './formats.ts';
 import { encodeParquet } from './parquet.ts';
+import { jsonText } from './values.ts';
 
 export { OUTPUT_FORMATS, type OutputFormat, parseFormats, tableContentType, tableExtension } from './formats.ts';
 
@@ -39,7 +40,7 @@ function encodeJsonl(def: TableDef, rows: readonly TableRow[]): Buffer {
 function jsonValue(column: Column, value: unknown): unknown {
   if (value === null) return null;
   if (column.type === 'timestamp') return new Date(value as number).toISOString();
-  if (column.type === 'json') return JSON.stringify(value);
+  if (column.type === 'json') return jsonText(value);
   return value;
 }
 
@@ -68,8 +69,9 @@ function csvCell(column: Column, value: unknown): string {
     case 'timestamp':
       return new Date(value as number).toISOString();
     case 'string_list':
-    case 'json':
       return csvField(neutralize(JSON.stringify(value)));
+    case 'json':
+      return csvField(neutralize(jsonText(value)));
     default:
       return csvField(neutralize(String(value)));
   }

@@ -1,6 +1,7 @@
 import * as zlib from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { Column, TableDef, TableRow } from './columns.ts';
+import { jsonText } from './values.ts';
 
 /**
  * A flat table's part as one Parquet file (parts are one batch each, so this is in memory), through
@@ -100,7 +101,7 @@ const WIDTH: Partial<Record<Column['type'], number>> = { int: 4, date: 4, double
 /** A column's values as the writer takes them, and about how many bytes they take written plain. */
 function parquetValues(column: Column, rows: readonly TableRow[]): { values: unknown[]; plainBytes: number } {
   if (column.text) return utf8Values(column, rows, String);
-  if (column.type === 'json') return utf8Values(column, rows, JSON.stringify);
+  if (column.type === 'json') return utf8Values(column, rows, jsonText);
   const values = new Array<unknown>(rows.length);
   const width = WIDTH[column.type];
   let plainBytes = 0;

@@ -54,3 +54,19 @@ export function columnValue(type: ColumnType, nullable: boolean, value: unknown)
 
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A `json` column's text. A lone UTF-16 surrogate (which JSON allows, escaped) becomes U+FFFD, as it does in text
+ * columns once encoded as UTF-8: DuckDB refuses a JSON value holding one, and with it the whole part.
+ */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value);
+  // JSON.stringify escapes lone surrogates (and only those) as `\ud800`–`\udfff`: rare, so looked for before redoing.
+  return text.includes('\\ud') ? JSON.stringify(value, wellFormed) : text;
+}
+
+function wellFormed(_key: string, value: unknown): unknown {
+  if (typeof value === 'string') return value.toWellFormed();
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key.toWellFormed(), inner]));
+}

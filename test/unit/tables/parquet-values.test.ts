@@ -13,8 +13,6 @@ import { openDuck, sqlString } from '../../helpers/tables.ts';
 
 /** Lone surrogates at the end of one value and the start of the next: encoded apart, each is U+FFFD. */
 const TEXTS = ['plain ascii', 'Zürich – Straße', 'emoji 🚀 launch', 'ends high \uD83D', '\uDE00 starts low', '', null];
-/** JSON text keeps a lone surrogate as an escape, which DuckDB refuses as JSON: none in `data`. */
-const JSON_TEXTS = ['plain ascii', 'Zürich – Straße', 'emoji 🚀 launch', '', null];
 
 async function readBack(rows: ReturnType<typeof signalRow>[]) {
   const dir = await mkdtemp(join(tmpdir(), 'signal-kit-parquet-values-'));
@@ -43,7 +41,7 @@ describe('Parquet text and JSON values', () => {
           data: {
             summary: TEXTS[(i + 3) % TEXTS.length],
             ...(i === 0 ? { detail: 'only one' } : {}),
-            note: JSON_TEXTS[i % JSON_TEXTS.length],
+            note: TEXTS[(i + 1) % TEXTS.length],
             nested: { list: [i, 'x', null, true], empty: {} },
           },
         },
@@ -58,7 +56,8 @@ describe('Parquet text and JSON values', () => {
         signal_id: `sig_${i}`,
         summary: utf8(TEXTS[(i + 3) % TEXTS.length]),
         signal_name: utf8(TEXTS[i % TEXTS.length]),
-        data: Buffer.from(JSON.stringify(row['data']), 'utf8').toString('utf8'),
+        // A lone surrogate in JSON is U+FFFD too (JSON.stringify would escape it, and DuckDB refuses that JSON).
+        data: JSON.stringify(row['data']).replaceAll('\\ud83d', '\uFFFD').replaceAll('\\ude00', '\uFFFD'),
         data_type: 'JSON',
       })),
     );
