@@ -79,7 +79,7 @@ describe('a storage that refuses the answer stops the job before the next paid c
     ['EACCES', { code: 'EACCES' }],
     ['S3 AccessDenied', { name: 'AccessDenied' }],
     ['GCS 403', { code: 403 }],
-  ])('%s is a refusal no retry cures, and ends the job', (reason, fields) => {
+  ])('%s is a refusal no retry cures, and ends the job', (_reason, fields) => {
     const error = storageFailure('write', { url: 'file:///x', key: 'k' }, Object.assign(new Error('refused'), fields));
     expect(error).toBeInstanceOf(StorageRefusedError);
     expect(error.retryable).toBe(false);
@@ -88,7 +88,6 @@ describe('a storage that refuses the answer stops the job before the next paid c
     expect(failure.type).toBe(FAILURE_TYPE.storageRefused);
     expect(failure.nonRetryable).toBe(true);
     expect(isFatalFailure(failure)).toBe(true);
-    expect(reason).toBeTruthy();
   });
 
   it('an outage (a reset connection) is still retried', () => {
