@@ -6,12 +6,11 @@ export type {
   ManifestPart,
   VerificationSummary,
 } from './activities/jobs/types.ts';
-export { openStore } from './config/storage.ts';
+export { type OpenStoreOptions, openStore } from './config/storage.ts';
 export * from './connectors/signal-api/index.ts';
 export type {
   ObjectInfo,
   ObjectWriter,
-  OpenStoreOptions,
   Store,
   WriteOptions,
 } from './connectors/storage/index.ts';

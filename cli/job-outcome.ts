@@ -39,12 +39,22 @@ export function jobFailureMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The most credits one input item can cost in this job (enrich: 2 per signal up to `limit`; verify: 1). */
+/** What a job pays for per item, and what one can cost (enrich and contacts: 2 per signal up to `limit`; verify: 1). */
+function itemOf(job: JobStart): { noun: string; one: string; perSignal: boolean } {
+  if (job.workflow === 'bulkEnrich') return { noun: 'domains', one: 'domain', perSignal: true };
+  if (job.workflow === 'enrichContacts') return { noun: 'contacts', one: 'contact', perSignal: true };
+  return { noun: 'addresses', one: 'address', perSignal: false };
+}
+
+/** The job's `--limit` (signals per item), for the jobs priced per signal. */
+function limitOf(job: JobStart): number | undefined {
+  return job.workflow === 'bulkEnrich' || job.workflow === 'enrichContacts' ? job.input.options?.limit : undefined;
+}
+
+/** The most credits one input item can cost in this job. */
 export function worstCaseCreditsPerItem(job: JobStart): number {
-  if (job.workflow === 'bulkEnrich') {
-    return (job.input.options?.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
-  }
-  return CREDITS.perVerifiedEmail;
+  if (!itemOf(job).perSignal) return CREDITS.perVerifiedEmail;
+  return (limitOf(job) ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
 }
 
 /**
@@ -54,17 +64,17 @@ export function worstCaseCreditsPerItem(job: JobStart): number {
 export function budgetMessage(job: JobStart, result: JobResult): string {
   const budget = job.workflow === 'intentExport' ? undefined : job.input.maxCredits;
   const perItem = worstCaseCreditsPerItem(job);
+  const { noun, one, perSignal } = itemOf(job);
   const c = result.counts;
   // A verification part has a line for every address, those the budget did not reach as errors: count the verified.
-  const done = job.workflow === 'bulkEnrich' ? c.ok + c.not_found + c.error : c.ok;
+  const done = perSignal ? c.ok + c.not_found + c.error : c.ok;
   const left = Math.max(0, c.distinct - done);
-  const noun = job.workflow === 'bulkEnrich' ? 'domains' : 'addresses';
-  const unlimited = job.workflow === 'bulkEnrich' && job.input.options?.limit === undefined;
+  const unlimited = perSignal && limitOf(job) === undefined;
   const worst = unlimited
-    ? `each domain can cost up to ${perItem} credits (${MAX_SIGNALS_PER_CALL} signals × ${CREDITS.perEnrichedSignal}) without --limit`
+    ? `each ${one} can cost up to ${perItem} credits (${MAX_SIGNALS_PER_CALL} signals × ${CREDITS.perEnrichedSignal}) without --limit`
     : `each of them can cost up to ${perItem} credits`;
   const fix = `run the same command with a higher --max-credits to continue (what is done is kept and not paid again)`;
-  const limitHint = unlimited ? '; --limit N caps each domain at 2×N credits' : '';
+  const limitHint = unlimited ? `; --limit N caps each ${one} at 2×N credits` : '';
   return (
     `credit budget reached: ${result.credits} of ${budget ?? '?'} credits charged, ${left} of ${c.distinct} ` +
     `distinct ${noun} not yet done and ${worst}. To go on, ${fix}${limitHint}.`

@@ -5,7 +5,11 @@
  */
 import { z } from 'zod';
 import { StorageConfigError } from '../connectors/storage/errors.ts';
-import { type OpenStoreOptions, openStoreWith, type StorageSettings } from '../connectors/storage/index.ts';
+import {
+  openStoreWith,
+  type StorageSettings,
+  type OpenStoreOptions as StoreOptions,
+} from '../connectors/storage/index.ts';
 import type { S3Encryption } from '../connectors/storage/s3.ts';
 import type { Store } from '../connectors/storage/store.ts';
 
@@ -98,11 +102,14 @@ function s3Encryption(mode: string | undefined, kmsKeyId: string | undefined): S
   return { serverSideEncryption: sse, ...(kmsKeyId ? { kmsKeyId } : {}) };
 }
 
+/** What `openStore` takes: the stores' own options, and where the variables are read from (default process.env). */
+export type OpenStoreOptions = StoreOptions & { env?: Env };
+
 /**
  * The store for a `file://` URL or plain path, an `s3://bucket/prefix` or a `gs://bucket/prefix` URL, configured
  * from `options.env` (default: the process's environment).
  */
-export function openStore(url: string, options: OpenStoreOptions & { env?: Env } = {}): Store {
+export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   const { env, ...rest } = options;
   return openStoreWith(url, () => parseStorageSettings(env), rest);
 }

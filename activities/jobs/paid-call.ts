@@ -176,9 +176,9 @@ export async function publishPaidPart(
   } catch (error) {
     await lostAll(paid, `answered, but the part could not be written: ${String(error)}`);
     // Refused for good (a full disk, access denied): what the write would have published goes to the worker's spool,
-    // and a re-run publishes it from there instead of paying again (the part names this call: its marker is settled).
+    // and a re-run publishes it from there instead of paying again (the part names these calls: their markers settle).
     if (paid.length > 0 && spool && error instanceof StorageError && !error.retryable) {
-      await write(calls, spool.keepOnly(store)).catch(() => undefined);
+      await write(calls, spool.keepOnly(store, { key, fingerprint: seen.fingerprint })).catch(() => undefined);
     }
     throw error;
   }

@@ -15,10 +15,12 @@ import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
 import { PartSpool } from '../../../activities/jobs/spool.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { partFingerprint } from '../../../activities/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { FAILURE_TYPE, refusalReason, StorageRefusedError } from '../../../connectors/errors.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import { storageFailure } from '../../../connectors/storage/errors.ts';
+import type { Store } from '../../../connectors/storage/store.ts';
 import { DEFAULT_KEYS, startSandbox } from '../../../sandbox/index.ts';
 import { toActivityFailure } from '../../../workers/activity-failures.ts';
 import { isFatalFailure } from '../../../workflows/activity-options.ts';
@@ -48,6 +50,27 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Job `jobId`'s one batch of two domains, written under a fresh output, and a client of the test server. */
+async function twoDomainBatch(jobId: string, formats?: JobRef['formats']) {
+  const output = pathToFileURL(join(dir, `out-${jobId}`)).href;
+  const store = openStore(output);
+  const job: JobRef = { jobId, kind: 'enrich', output, ...(formats ? { formats } : {}) };
+  await store.writeText(batchKey(job, 0), '{"v":"a.com","row":1,"raw":"a.com"}\n{"v":"b.com","row":2,"raw":"b.com"}\n');
+  const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_full', retry: false });
+  return { store, job, client, request: { job, index: 0, options: {} } };
+}
+
+/** The manifest's figures for that job, once its one batch ran. */
+function finalizeTwoDomains(store: Store, job: JobRef) {
+  return finalizeJob(store, {
+    job,
+    input: 'x',
+    startedAt: new Date().toISOString(),
+    status: 'completed',
+    prepared: { input: 'x', rows: 2, distinct: 2, duplicates: 0, batches: 1, invalid: 0, batchSize: 100 },
+  });
+}
+
 describe('a storage that refuses the answer stops the job before the next paid call, and keeps the answer', () => {
   it.each([
     ['ENOSPC', { code: 'ENOSPC' }],
@@ -56,7 +79,7 @@ describe('a storage that refuses the answer stops the job before the next paid c
     ['EACCES', { code: 'EACCES' }],
     ['S3 AccessDenied', { name: 'AccessDenied' }],
     ['GCS 403', { code: 403 }],
-  ])('%s is a refusal no retry cures, and ends the job', (reason, fields) => {
+  ])('%s is a refusal no retry cures, and ends the job', (_reason, fields) => {
     const error = storageFailure('write', { url: 'file:///x', key: 'k' }, Object.assign(new Error('refused'), fields));
     expect(error).toBeInstanceOf(StorageRefusedError);
     expect(error.retryable).toBe(false);
@@ -65,7 +88,6 @@ describe('a storage that refuses the answer stops the job before the next paid c
     expect(failure.type).toBe(FAILURE_TYPE.storageRefused);
     expect(failure.nonRetryable).toBe(true);
     expect(isFatalFailure(failure)).toBe(true);
-    expect(reason).toBeTruthy();
   });
 
   it('an outage (a reset connection) is still retried', () => {
@@ -79,18 +101,10 @@ describe('a storage that refuses the answer stops the job before the next paid c
   ])(
     'ENOSPC on %s: one paid call, refused at once, published from the spool by the next run without paying',
     async (_what, jobId, formats) => {
-      const output = pathToFileURL(join(dir, 'out')).href;
-      const store = openStore(output);
-      const job: JobRef = { jobId, kind: 'enrich', output, ...(formats ? { formats } : {}) };
+      const { store, job, client, request } = await twoDomainBatch(jobId, formats);
       const calls = server.requests.length;
       charged = 0;
-      await store.writeText(
-        batchKey(job, 0),
-        '{"v":"a.com","row":1,"raw":"a.com"}\n{"v":"b.com","row":2,"raw":"b.com"}\n',
-      );
       const spool = new PartSpool(join(dir, 'spool'));
-      const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_full', retry: false });
-      const request = { job, index: 0, options: {} };
 
       const started = Date.now();
       const error = await enrichBatch(client, refusingStore(store), request, { attempt: 1, spool }).catch((e) => e);
@@ -102,13 +116,7 @@ describe('a storage that refuses the answer stops the job before the next paid c
       const again = await enrichBatch(client, store, request, { attempt: 1, spool });
       expect(again.counts.ok).toBe(2);
       expect(server.requests).toHaveLength(calls + 1);
-      const result = await finalizeJob(store, {
-        job,
-        input: 'x',
-        startedAt: new Date().toISOString(),
-        status: 'completed',
-        prepared: { input: 'x', rows: 2, distinct: 2, duplicates: 0, batches: 1, invalid: 0, batchSize: 100 },
-      });
+      const result = await finalizeTwoDomains(store, job);
       expect(charged).toBe(4);
       expect(result.credits).toBe(charged);
       expect(result.unsavedAnswers).toEqual({ credits: 0, unknown_calls: 0 });
@@ -121,6 +129,27 @@ describe('a storage that refuses the answer stops the job before the next paid c
       await client.close();
     },
   );
+
+  it('a part another worker saved since wins over the spooled answer, which the manifest counts as paid and not saved', async () => {
+    const { store, job, client, request } = await twoDomainBatch('refused-elsewhere');
+    charged = 0;
+    const spool = new PartSpool(join(dir, 'spool-elsewhere'));
+    // Worker A: the output refuses the answer, which waits in A's spool.
+    const refused = await enrichBatch(client, refusingStore(store), request, { attempt: 1, spool }).catch((e) => e);
+    expect(refused).toBeInstanceOf(StorageRefusedError);
+    // The output is fixed and the job runs again on worker B, which has no copy: it pays again and saves the batch.
+    expect((await enrichBatch(client, store, request, { attempt: 1 })).reused).toBe(false);
+    const saved = await partFingerprint(store, partKey(job, 0));
+
+    // Worker A serves the job later: its copy does not replace the part B saved.
+    expect((await enrichBatch(client, store, request, { attempt: 1, spool })).reused).toBe(true);
+    expect(await partFingerprint(store, partKey(job, 0))).toBe(saved);
+    const result = await finalizeTwoDomains(store, job);
+    expect(charged).toBe(8);
+    expect(result.credits).toBe(charged);
+    expect(result.unsavedAnswers).toEqual({ credits: 4, unknown_calls: 0 });
+    await client.close();
+  });
 });
 
 describe('a batch of single calls already running stops before its next call once the output refused the job', () => {
@@ -146,7 +175,11 @@ describe('a batch of single calls already running stops before its next call onc
       retry: false,
       beforeRequest: async () => {
         sent += 1;
-        if (sent === 2) await spool.keepOnly(refusing).writeBytes!(partKey(job, 3), 'another batch\n');
+        if (sent === 2)
+          await spool.keepOnly(refusing, { key: partKey(job, 3), fingerprint: undefined }).writeBytes!(
+            partKey(job, 3),
+            'another batch\n',
+          );
       },
     });
     const request = { job, index: 0, options: { limit: 2 } };
