@@ -85,7 +85,7 @@ export function createApiActivities(deps: ActivityDeps) {
     manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
     lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
-      fetchPushBatch(client, openStore(request.run.output), request, currentAttempt()),
+      fetchPushBatch(client, openStore(request.run.output), request, attempt()),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
       fetchFeedSearch(client, openStore(request.run.output), request),
     fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>

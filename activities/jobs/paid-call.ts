@@ -17,7 +17,7 @@ import {
 import { redoneIdentity } from './part-identity.ts';
 import type { PartSpool } from './spool.ts';
 import type { JobRef, PartCounts } from './types.ts';
-import { CallMarker } from './unsaved.ts';
+import { CallMarker, type MarkerFolder } from './unsaved.ts';
 
 /**
  * One paid call of a batch and the saving of its answer, so that every call the service may have charged is either
@@ -101,7 +101,7 @@ async function confirmAttempt(context: Context): Promise<void> {
  */
 export async function sendPaidCall<T extends { credits: number }>(
   store: Store,
-  job: JobRef,
+  job: MarkerFolder,
   index: number,
   attempt: AttemptContext,
   send: (call: CallOptions) => Promise<T>,

@@ -37,7 +37,11 @@ export interface UnsavedTotals {
   unknownCalls: number;
 }
 
-export const callsPrefix = (job: JobRef) => `${jobPrefix(job)}work/calls/`;
+/** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a push run's, activities/push/layout.ts). */
+export type MarkerFolder = JobRef | { callsPrefix: string };
+
+export const callsPrefix = (owner: MarkerFolder) =>
+  'callsPrefix' in owner ? owner.callsPrefix : `${jobPrefix(owner)}work/calls/`;
 
 const MARKER_KEY = /part-(\d{5,})-([0-9a-z-]+)\.json$/;
 
@@ -56,7 +60,7 @@ export class CallMarker {
   }
 
   /** Leaves the marker before the call is sent. */
-  static async begin(store: Store, job: JobRef, batch: number, attempt = 1): Promise<CallMarker> {
+  static async begin(store: Store, job: MarkerFolder, batch: number, attempt = 1): Promise<CallMarker> {
     const id = `a${attempt}-${randomBytes(5).toString('hex')}`;
     const key = `${callsPrefix(job)}part-${String(batch).padStart(5, '0')}-${id}.json`;
     const record: UnsavedCall = {
@@ -105,7 +109,7 @@ export class CallMarker {
  */
 export async function unsavedTotals(
   store: Store,
-  job: JobRef,
+  job: MarkerFolder,
   saved: ReadonlyMap<number, ReadonlySet<string>> = new Map(),
 ): Promise<UnsavedTotals> {
   const totals: UnsavedTotals = { credits: 0, unknownCalls: 0 };
