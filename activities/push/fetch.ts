@@ -1,5 +1,5 @@
 import { KitError } from '../../connectors/errors.ts';
-import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
+import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { type PaidBatchActivity, publishSpooled } from '../jobs/paid-batch.ts';
@@ -36,6 +36,7 @@ import type {
   PushBatchDomain,
   PushBatchRecord,
   PushBatchRequest,
+  PushFilters,
   PushRunRef,
 } from './types.ts';
 
@@ -86,21 +87,12 @@ export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
   let results: BulkEnrichItem[];
   let answered: PaidAnswer | undefined;
   try {
-    const { response, marker } = await sendPaidCall(store, { callsPrefix: pushCallsPrefix(run) }, index, attempt, (call) =>
-      client.enrichCompanies(
-        {
-          domains: batch.domains.map((entry) => entry.domain),
-          ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
-          ...(batch.signal_types
-            ? { signal_types: batch.signal_types }
-            : filters.signal_types
-              ? { signal_types: filters.signal_types }
-              : {}),
-          ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
-          limit: batch.limit,
-        },
-        call,
-      ),
+    const { response, marker } = await sendPaidCall(
+      store,
+      { callsPrefix: pushCallsPrefix(run) },
+      index,
+      attempt,
+      (call) => client.enrichCompanies(bulkRequest(batch, filters), call),
     );
     results = response.results;
     answered = { marker, credits: response.credits };
@@ -137,6 +129,18 @@ export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
   await writeBatchRecord(store, run, record);
   return { index, reused: false, failed: false, counts: record.counts };
 };
+
+/** The bulk call of a batch: its domains from their lowest start, the push's filters (round 2: one type). */
+function bulkRequest(batch: PushBatch, filters: PushFilters): EnrichCompaniesParams {
+  const types = batch.signal_types ?? filters.signal_types;
+  return {
+    domains: batch.domains.map((entry) => entry.domain),
+    ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
+    ...(types ? { signal_types: types } : {}),
+    ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
+    limit: batch.limit,
+  };
+}
 
 /**
  * A batch whose answer record (and, when it has signals, its part) an earlier attempt or run saved: recorded done

@@ -7,14 +7,13 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartSpool } from '../../activities/jobs/spool.ts';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { startWorker, type WorkerHandle } from '../../workers/worker.ts';
+import type { WorkerHandle } from '../../workers/worker.ts';
 import { runIdOf } from '../../workflows/push-ids.ts';
-import { refusingStore } from '../helpers/refusing-store.ts';
+import { startRefusingWorker } from '../helpers/refusing-store.ts';
 import { rejectionOf } from '../helpers/workflow-failure.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, runPush, sorted, writeWatchlist } from './push-helpers.ts';
@@ -30,15 +29,7 @@ describe('promise: a push answer the output refused is not paid for again', () =
 
   beforeAll(async () => {
     env = await startJobEnv({ sandbox: { seed: 53, clock: () => now } });
-    const spool = new PartSpool(await tempDir('push-spool'));
-    worker = await startWorker({
-      config: env.config(),
-      workflowBundle: env.bundle,
-      deps: {
-        openStore: (url) => refusingStore(openStore(url), { refused: isAnswerKey, while: () => refusing }),
-        spool,
-      },
-    });
+    worker = await startRefusingWorker(env, 'push-spool', isAnswerKey, () => refusing);
   });
   afterAll(async () => {
     await worker?.shutdown();
