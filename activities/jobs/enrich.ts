@@ -8,12 +8,12 @@ import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
+import type { CallMarker } from './lost-answers.ts';
 import { type AttemptContext, lostRace, publishPaidLines, publishSpooled, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
 import { jobPartIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
-import type { CallMarker } from './unsaved.ts';
 
 /** Filters applied to every domain of a job (spec 4.1 field names). */
 export interface EnrichOptions {

@@ -166,6 +166,31 @@ describe('two attempts of one batch at once: paid once, or the second payment is
     await client.close();
   });
 
+  it('finalize waits for the answer of a cancelled attempt still on its way, and counts what it cost', async () => {
+    const { store, job, client, finalize } = await setUp('race-finalize', 'enrich', ['f.com']);
+    const cancel = new AbortController();
+    const first = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 1, signal: cancel.signal });
+    await until(() => waiting.length === 1);
+    cancel.abort(new Error('heartbeat timed out'));
+    const second = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 2 });
+    await until(() => waiting.length === 2);
+    release(1, 4);
+    await second;
+    // Every batch is saved: the job finalizes while the first attempt's charged answer is still on its way.
+    let finalized = false;
+    const finalizing = finalize().finally(() => {
+      finalized = true;
+    });
+    await sleep(400);
+    expect(finalized).toBe(false);
+    release(0, 4);
+    await expect(first).rejects.toThrow('heartbeat timed out');
+    const result = await finalizing;
+    expect(result.unsavedAnswers).toEqual({ credits: 4, unknown_calls: 0 });
+    expect(result.credits).toBe(charged);
+    await client.close();
+  });
+
   it('a cancelled attempt whose answer never comes gives up at the request timeout: one call of unknown cost', async () => {
     const { store, job, finalize } = await setUp('race-cancel-lost', 'enrich', ['e.com']);
     const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_race', retry: false, timeoutMs: 300 });
