@@ -11,20 +11,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
-import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
-import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts';
-import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
-import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { startChildWorker } from '../../testkit/cli-process.ts';
 import { batchIndex, checkJobOutput } from '../../testkit/job-output.ts';
 import { maxAttempt, until } from '../../testkit/kill-drill.ts';
 import { apiRateLimiterId } from '../../workflows/api-rate-limiter.ts';
-import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
-import { untilFinalizing } from './finalizing.ts';
+import { untilFinalizing, useChildWorkerDrill } from './drill-job.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
 const LIMIT = 2;
@@ -32,61 +27,26 @@ const CONCURRENCY = 4;
 const HEARTBEAT_TIMEOUT_MS = 3_000;
 
 describe('drill: a worker stalled past its heartbeat timeout, then resumed', () => {
-  let env: JobEnv;
-  let proxy: ApiProxy;
-  let dir: string;
-  let input: DrillInput;
-  const workers: ChildWorker[] = [];
-
-  beforeAll(async () => {
-    env = await startJobEnv({ sandbox: { seed: 29, clock: () => CLOCK, faults: { latencyMs: 150 } } });
-    proxy = await startApiProxy(env.sandbox.url);
-    dir = await tempDir('stall');
-    input = await writeDomainsCsv(dir, 'crm.csv', { distinct: 1_200, seed: 71 });
-  });
-  afterAll(async () => {
-    for (const worker of workers) {
-      try {
-        process.kill(-worker.pid, 'SIGCONT');
-      } catch {}
-    }
-    await Promise.allSettled(workers.map((worker) => worker.kill()));
-    await proxy?.stop();
-    await env?.stop();
-    await removeTempDirs();
-  });
+  const drill = useChildWorkerDrill('stall', { seed: 29, clockMs: CLOCK, distinct: 1_200, csvSeed: 71 });
 
   it('SIGSTOP with charged answers on their way, SIGCONT after another worker redid them, the answers arriving while the job finalizes: the manifest says exactly what was charged', async () => {
+    const { env, proxy, input, workers } = drill;
     const workerEnv = env.childEnv({ SIGNAL_API_URL: proxy.url });
     const stalled = await startChildWorker(workerEnv);
     workers.push(stalled);
     const jobId = 'stall-drill';
-    const output = pathToFileURL(join(dir, 'out')).href;
     const c = env.config();
-    const before = env.sandbox.ledger.total();
-    const firstCall = proxy.calls.length;
-    const jobInput: BulkEnrichInput = {
-      jobId,
-      input: input.url,
-      output,
-      options: { limit: LIMIT },
+    const job = await drill.startJob(jobId, {
+      limit: LIMIT,
       concurrency: CONCURRENCY,
       heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
-      taskQueue: c.taskQueue,
-      apiTaskQueue: c.apiTaskQueue,
-    };
-    const handle = await env.client.workflow.start('bulkEnrich', {
-      workflowId: jobId,
-      taskQueue: c.taskQueue,
-      workflowTaskTimeout: 3_000,
-      args: [jobInput],
     });
-    const jobCalls = () => proxy.calls.slice(firstCall).filter((call) => call.domains);
+    const jobCalls = job.calls;
     const answered = () => jobCalls().filter((call) => call.status === 200 && call.answeredAt);
     await until('two answered calls', () => answered().length >= 2, 60_000, 5);
     // Read while the job runs: a completed job removes its batch files.
-    await until('the input to be prepared', () => existsSync(join(dir, 'out', jobId, 'work', '_prepared.json')));
-    const batchOf = await batchIndex(output, jobId);
+    await until('the input to be prepared', () => existsSync(join(job.outputDir, jobId, 'work', '_prepared.json')));
+    const batchOf = await batchIndex(job.output, jobId);
 
     // Calls reach the sandbox (which charges them) but their answers wait: the worker stalls with them on the way.
     proxy.holdAnswers();
@@ -116,12 +76,12 @@ describe('drill: a worker stalled past its heartbeat timeout, then resumed', () 
 
     // The answers arrive only once the job has every batch saved by the other worker and is finalizing.
     const batches = new Set(batchOf.values()).size;
-    const endedBeforeAnswers = await untilFinalizing(env.client, jobId, { dir: join(dir, 'out'), batches });
+    const endedBeforeAnswers = await untilFinalizing(env.client, jobId, { dir: job.outputDir, batches });
     const answersHeldMs = Date.now() - onTheirWay[0]!.startedAt;
     proxy.releaseAnswers();
 
-    const result = (await handle.result()) as JobResult;
-    const charged = env.sandbox.ledger.total() - before;
+    const result = (await job.handle.result()) as JobResult;
+    const charged = job.charged();
     const paid = new Map<number, number>();
     for (const call of answered()) {
       const batch = batchOf.get(call.domains![0]!)!;
@@ -129,7 +89,7 @@ describe('drill: a worker stalled past its heartbeat timeout, then resumed', () 
     }
     const paidTwice = [...paid].filter(([, n]) => n > 1).length;
     const lost = result.unsavedAnswers ?? { credits: 0, unknown_calls: 0 };
-    const record = proxy.calls.slice(firstCall).reduce((sum, call) => sum + call.credits, 0);
+    const record = jobCalls().reduce((sum, call) => sum + call.credits, 0);
     console.log(
       `stalled-worker drill: ${inFlightAtStall} calls in flight at the stall, ${paidTwice} batches paid twice, ` +
         `charged ${charged} (call record ${record}), manifest ${result.credits} (${JSON.stringify(lost)}), ` +
@@ -137,7 +97,7 @@ describe('drill: a worker stalled past its heartbeat timeout, then resumed', () 
     );
 
     expect(result.status).toBe('completed');
-    const drilled = await checkJobOutput(output, jobId, input);
+    const drilled = await checkJobOutput(job.output, jobId, input);
     const ideal = enrichTruthCredits(env.sandbox, input, drilled.lines, LIMIT);
     // The drill did what it says: a later attempt ran while the stalled one held charged answers.
     expect(await maxAttempt(env.client, jobId, 'enrichBatch')).toBeGreaterThanOrEqual(2);

@@ -14,7 +14,7 @@ import { runCli } from '../../testkit/cli-process.ts';
 import { checkJobOutput } from '../../testkit/job-output.ts';
 import { maxAttempt, until } from '../../testkit/kill-drill.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
-import { untilFinalizing } from './finalizing.ts';
+import { untilFinalizing } from './drill-job.ts';
 import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
