@@ -6,22 +6,13 @@ export type {
   ManifestPart,
   VerificationSummary,
 } from './activities/jobs/types.ts';
-export {
-  followJob,
-  type JobHandle,
-  type JobProgressListener,
-  type JobQueues,
-  type JobStart,
-  startJob,
-} from './cli/job-service.ts';
+export { type OpenStoreOptions, openStore } from './config/storage.ts';
 export * from './connectors/signal-api/index.ts';
-export {
-  type ObjectInfo,
-  type ObjectWriter,
-  type OpenStoreOptions,
-  openStore,
-  type Store,
-  type WriteOptions,
+export type {
+  ObjectInfo,
+  ObjectWriter,
+  Store,
+  WriteOptions,
 } from './connectors/storage/index.ts';
 export {
   DEFAULT_TOLERANCE_SECONDS,
@@ -37,6 +28,14 @@ export {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from './connectors/webhooks/signature.ts';
+export {
+  followJob,
+  type JobHandle,
+  type JobProgressListener,
+  type JobQueues,
+  type JobStart,
+  startJob,
+} from './library/jobs.ts';
 export type { BulkEnrichInput } from './workflows/bulk-enrich.ts';
 export type { IntentExportInput } from './workflows/intent-export.ts';
 export type { JobProgress } from './workflows/job-progress.ts';

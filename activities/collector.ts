@@ -14,8 +14,8 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
-import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../connectors/storage/store-io.ts';
 import { type BucketDestination, collectorWorkflowId } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
 import type { ManifestPart } from './jobs/types.ts';
@@ -77,6 +77,11 @@ export interface CollectorManifest {
   updated_at: string;
 }
 
+export interface ForwardToCollectorInput {
+  destinationId: string;
+  event: SignalCreatedEvent;
+}
+
 export interface WriteCollectorPartInput {
   destinationId: string;
   seq: number;
@@ -85,140 +90,145 @@ export interface WriteCollectorPartInput {
 
 const STAGING_READ_CONCURRENCY = 16;
 
-export function createCollectorActivities(deps: CollectorActivityDeps) {
-  const { config, openStore } = deps;
-  const now = deps.now ?? (() => new Date());
+function bucket(config: CollectorActivityDeps['config'], id: string): BucketDestination {
+  const d = config.destinations.find((x): x is BucketDestination => x.id === id && x.kind === 'bucket');
+  if (!d) {
+    throw ApplicationFailure.nonRetryable(
+      `no bucket webhook destination "${id}" in this worker's configuration`,
+      FAILURE_TYPE.destinationNotConfigured,
+    );
+  }
+  return d;
+}
 
-  function bucket(id: string): BucketDestination {
-    const d = config.destinations.find((x): x is BucketDestination => x.id === id && x.kind === 'bucket');
-    if (!d) {
-      throw ApplicationFailure.nonRetryable(
-        `no bucket webhook destination "${id}" in this worker's configuration`,
-        FAILURE_TYPE.destinationNotConfigured,
-      );
+async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
+  const manifest = await readJsonIfPresent<CollectorManifest>(store, collectorManifestKey(dest));
+  return manifest ?? { destination_id: dest.id, output: store.url, parts: [], events: 0, updated_at: '' };
+}
+
+async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {
+  const events: Array<string | undefined> = new Array(ids.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const i = next++;
+      const key = collectorStagingKey(dest, ids[i]!);
+      events[i] = (await store.exists(key)) ? (await store.readText(key)).trim() : undefined;
     }
-    return d;
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(STAGING_READ_CONCURRENCY, ids.length) }, worker));
+  return events;
+}
 
-  async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
-    const manifest = await readJsonIfPresent<CollectorManifest>(store, collectorManifestKey(dest));
-    return manifest ?? { destination_id: dest.id, output: store.url, parts: [], events: 0, updated_at: '' };
-  }
+/** Stages the event and hands its id to the destination's collector (started on first use). */
+export async function forwardToCollector(
+  deps: CollectorActivityDeps,
+  input: ForwardToCollectorInput,
+): Promise<{ workflowId: string; stagingKey: string }> {
+  const dest = bucket(deps.config, input.destinationId);
+  const store = deps.openStore(dest.url);
+  const stagingKey = collectorStagingKey(dest, input.event.signal.id);
+  await store.writeText(stagingKey, `${JSON.stringify(input.event)}\n`, { contentType: 'application/json' });
+  const client = deps.temporalClient ?? Context.current().client;
+  const taskQueue = deps.collectorTaskQueue ?? Context.current().info.taskQueue;
+  const workflowId = collectorWorkflowId(dest.id);
+  const args: CollectorStartArgs = {
+    destinationId: dest.id,
+    maxEvents: dest.max_events,
+    maxAgeMs: dest.max_age_ms,
+  };
+  await client.workflow.signalWithStart('bucketCollector', {
+    workflowId,
+    taskQueue,
+    args: [args],
+    signal: 'collectEvent',
+    signalArgs: [{ signalId: input.event.signal.id }],
+  });
+  return { workflowId, stagingKey };
+}
 
-  async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {
-    const events: Array<string | undefined> = new Array(ids.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < ids.length) {
-        const i = next++;
-        const key = collectorStagingKey(dest, ids[i]!);
-        events[i] = (await store.exists(key)) ? (await store.readText(key)).trim() : undefined;
-      }
+/** Publishes part `seq` from the staged events, then the manifest, then clears the staging. Idempotent. */
+export async function writeCollectorPart(
+  deps: CollectorActivityDeps,
+  input: WriteCollectorPartInput,
+): Promise<CollectorPart> {
+  const now = deps.now ?? (() => new Date());
+  const dest = bucket(deps.config, input.destinationId);
+  const store = deps.openStore(dest.url);
+  const key = collectorPartKey(dest, input.seq);
+  let part: CollectorPart;
+
+  const identity = { owner: dest.id, options: '', index: input.seq };
+  // A part that does not prove itself (another destination's, cut short, its metadata spoiled) is written again.
+  const existing = (await readPart(store, key, identity)).part;
+  if (existing) {
+    // Written by an earlier try of this very part: keep it, finish the bookkeeping.
+    const manifest = await readManifest(store, dest);
+    const tables = await storedTables(store, dest, input.seq, identity);
+    part = manifest.parts.find((p) => p.seq === input.seq) ?? {
+      seq: input.seq,
+      key,
+      count: existing.counts.lines,
+      bytes: existing.bytes,
+      sha256: existing.sha256,
+      ...(tables.length ? { tables } : {}),
+      written_at: now().toISOString(),
     };
-    await Promise.all(Array.from({ length: Math.min(STAGING_READ_CONCURRENCY, ids.length) }, worker));
-    return events;
+  } else {
+    const staged = await readStaged(store, dest, input.signalIds);
+    const lines: unknown[] = [];
+    const present: string[] = [];
+    const missing: string[] = [];
+    staged.forEach((text, i) => {
+      if (text === undefined) missing.push(input.signalIds[i]!);
+      else {
+        lines.push(JSON.parse(text));
+        present.push(input.signalIds[i]!);
+      }
+    });
+    const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
+    // The flat table first: the part is what a retry finds written.
+    const tables = await writeTableParts(
+      store,
+      collectorTables(dest, input.seq, lines as SignalCreatedEvent[]),
+      'done',
+      identity,
+    );
+    const stored = await writePart(store, 'none', key, lines, counts, 'done', [], identity);
+    part = {
+      seq: input.seq,
+      key,
+      count: lines.length,
+      bytes: stored.bytes,
+      sha256: stored.sha256,
+      ...(present.length ? { first_signal_id: present[0]!, last_signal_id: present.at(-1)! } : {}),
+      ...(missing.length ? { missing } : {}),
+      ...(tables.length ? { tables } : {}),
+      written_at: now().toISOString(),
+    };
   }
 
+  const manifest = await readManifest(store, dest);
+  const parts = manifest.parts.filter((p) => p.seq !== part.seq);
+  parts.push(part);
+  parts.sort((a, b) => a.seq - b.seq);
+  const next: CollectorManifest = {
+    destination_id: dest.id,
+    output: store.url,
+    parts,
+    events: parts.reduce((n, p) => n + p.count, 0),
+    updated_at: now().toISOString(),
+  };
+  await writeManifest(store, collectorManifestKey(dest), next);
+  await Promise.all(input.signalIds.map((id) => store.delete(collectorStagingKey(dest, id))));
+  return part;
+}
+
+/** The collector's activities as the worker registers them. */
+export function createCollectorActivities(deps: CollectorActivityDeps) {
   return {
-    /** Stages the event and hands its id to the destination's collector (started on first use). */
-    async forwardToCollector(input: {
-      destinationId: string;
-      event: SignalCreatedEvent;
-    }): Promise<{ workflowId: string; stagingKey: string }> {
-      const dest = bucket(input.destinationId);
-      const store = openStore(dest.url);
-      const stagingKey = collectorStagingKey(dest, input.event.signal.id);
-      await store.writeText(stagingKey, `${JSON.stringify(input.event)}\n`, { contentType: 'application/json' });
-      const client = deps.temporalClient ?? Context.current().client;
-      const taskQueue = deps.collectorTaskQueue ?? Context.current().info.taskQueue;
-      const workflowId = collectorWorkflowId(dest.id);
-      const args: CollectorStartArgs = {
-        destinationId: dest.id,
-        maxEvents: dest.max_events,
-        maxAgeMs: dest.max_age_ms,
-      };
-      await client.workflow.signalWithStart('bucketCollector', {
-        workflowId,
-        taskQueue,
-        args: [args],
-        signal: 'collectEvent',
-        signalArgs: [{ signalId: input.event.signal.id }],
-      });
-      return { workflowId, stagingKey };
-    },
-
-    /** Publishes part `seq` from the staged events, then the manifest, then clears the staging. Idempotent. */
-    async writeCollectorPart(input: WriteCollectorPartInput): Promise<CollectorPart> {
-      const dest = bucket(input.destinationId);
-      const store = openStore(dest.url);
-      const key = collectorPartKey(dest, input.seq);
-      let part: CollectorPart;
-
-      const identity = { owner: dest.id, options: '', index: input.seq };
-      // A part that does not prove itself (another destination's, cut short, its metadata spoiled) is written again.
-      const existing = (await readPart(store, key, identity)).part;
-      if (existing) {
-        // Written by an earlier try of this very part: keep it, finish the bookkeeping.
-        const manifest = await readManifest(store, dest);
-        const tables = await storedTables(store, dest, input.seq, identity);
-        part = manifest.parts.find((p) => p.seq === input.seq) ?? {
-          seq: input.seq,
-          key,
-          count: existing.counts.lines,
-          bytes: existing.bytes,
-          sha256: existing.sha256,
-          ...(tables.length ? { tables } : {}),
-          written_at: now().toISOString(),
-        };
-      } else {
-        const staged = await readStaged(store, dest, input.signalIds);
-        const lines: unknown[] = [];
-        const present: string[] = [];
-        const missing: string[] = [];
-        staged.forEach((text, i) => {
-          if (text === undefined) missing.push(input.signalIds[i]!);
-          else {
-            lines.push(JSON.parse(text));
-            present.push(input.signalIds[i]!);
-          }
-        });
-        const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
-        // The flat table first: the part is what a retry finds written.
-        const tables = await writeTableParts(
-          store,
-          collectorTables(dest, input.seq, lines as SignalCreatedEvent[]),
-          'done',
-          identity,
-        );
-        const stored = await writePart(store, 'none', key, lines, counts, 'done', [], identity);
-        part = {
-          seq: input.seq,
-          key,
-          count: lines.length,
-          bytes: stored.bytes,
-          sha256: stored.sha256,
-          ...(present.length ? { first_signal_id: present[0]!, last_signal_id: present.at(-1)! } : {}),
-          ...(missing.length ? { missing } : {}),
-          ...(tables.length ? { tables } : {}),
-          written_at: now().toISOString(),
-        };
-      }
-
-      const manifest = await readManifest(store, dest);
-      const parts = manifest.parts.filter((p) => p.seq !== part.seq);
-      parts.push(part);
-      parts.sort((a, b) => a.seq - b.seq);
-      const next: CollectorManifest = {
-        destination_id: dest.id,
-        output: store.url,
-        parts,
-        events: parts.reduce((n, p) => n + p.count, 0),
-        updated_at: now().toISOString(),
-      };
-      await writeManifest(store, collectorManifestKey(dest), next);
-      await Promise.all(input.signalIds.map((id) => store.delete(collectorStagingKey(dest, id))));
-      return part;
-    },
+    forwardToCollector: (input: ForwardToCollectorInput) => forwardToCollector(deps, input),
+    writeCollectorPart: (input: WriteCollectorPartInput) => writeCollectorPart(deps, input),
   };
 }
 

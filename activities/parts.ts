@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { readAll, writeBody } from '../connectors/storage/common.ts';
 import { StorageError } from '../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
+import { readAll, writeBody } from '../connectors/storage/store-io.ts';
 import type { Compression, ManifestPart, PartCounts } from './jobs/types.ts';
-import type { TableDef, TableName, TableRow } from './tables/columns.ts';
+import { TABLE_NAMES, type TableDef, type TableName, type TableRow } from './tables/columns.ts';
 import { encodeTable, OUTPUT_FORMATS, type OutputFormat, tableContentType } from './tables/encode.ts';
 
 /**
@@ -365,7 +365,7 @@ const metadataSchema = z.object({
   [SHA_META]: z.string().regex(/^[0-9a-f]{64}$/),
   [STATUS_META]: z.enum(['done', 'failed', 'partial']),
   [CALLS_META]: z.string().optional(),
-  [TABLE_META]: z.enum(['rows', 'signals', 'invalid'] satisfies TableName[]).optional(),
+  [TABLE_META]: z.enum(TABLE_NAMES).optional(),
   [FORMAT_META]: z.enum(OUTPUT_FORMATS).optional(),
   [BYTES_META]: z.string().regex(/^\d{1,15}$/),
   [OWNER_META]: z.string(),

@@ -17,8 +17,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { FAILURE_RULES } from '../connectors/errors.ts';
 import { parseRetryAfter } from '../connectors/retry-after.ts';
-import { readJsonIfPresent } from '../connectors/storage/common.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../connectors/storage/store-io.ts';
 import {
   type Destination,
   type DestinationRef,
@@ -154,160 +154,187 @@ function cancellationSignal(): AbortSignal | undefined {
   }
 }
 
-export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
-  const { config, openStore } = deps;
-  const now = deps.now ?? (() => new Date());
-  let dispatcher = deps.dispatcher;
-  const getDispatcher = () => {
-    dispatcher ??= createSafeDispatcher({
-      allowlist: config.allowlist,
-      ...(deps.resolver ? { resolver: deps.resolver } : {}),
-    });
-    return dispatcher;
-  };
-  const stateStore = () => openStore(config.deadLetterUrl);
+/** What the delivery activities run with: the worker's deps, with the clock and the dispatcher (built on first use). */
+export interface DeliveryContext {
+  config: WebhookDeliveryConfig;
+  openStore: (url: string) => Store;
+  now: () => Date;
+  dispatcher: () => Dispatcher;
+}
 
-  function httpDestination(id: string): HttpDestination {
-    const d = config.destinations.find((x): x is HttpDestination => x.id === id && x.kind === 'http');
-    if (!d) {
-      throw failure('destinationNotConfigured', `no HTTP webhook destination "${id}" in this worker's configuration`, {
-        durationMs: 0,
+export function deliveryContext(deps: WebhookActivityDeps): DeliveryContext {
+  let dispatcher = deps.dispatcher;
+  return {
+    config: deps.config,
+    openStore: deps.openStore,
+    now: deps.now ?? (() => new Date()),
+    dispatcher: () => {
+      dispatcher ??= createSafeDispatcher({
+        allowlist: deps.config.allowlist,
+        ...(deps.resolver ? { resolver: deps.resolver } : {}),
+      });
+      return dispatcher;
+    },
+  };
+}
+
+/** Where destination states and dead letters live (`config.deadLetterUrl`). */
+function stateStore(ctx: DeliveryContext): Store {
+  return ctx.openStore(ctx.config.deadLetterUrl);
+}
+
+function httpDestination(ctx: DeliveryContext, id: string): HttpDestination {
+  const d = ctx.config.destinations.find((x): x is HttpDestination => x.id === id && x.kind === 'http');
+  if (!d) {
+    throw failure('destinationNotConfigured', `no HTTP webhook destination "${id}" in this worker's configuration`, {
+      durationMs: 0,
+    });
+  }
+  return d;
+}
+
+async function readState(ctx: DeliveryContext, id: string): Promise<DestinationState | undefined> {
+  return readJsonIfPresent<DestinationState>(stateStore(ctx), destinationStateKey(id));
+}
+
+async function writeState(ctx: DeliveryContext, id: string, state: DestinationState): Promise<void> {
+  await stateStore(ctx).writeText(destinationStateKey(id), `${JSON.stringify(state, null, 2)}\n`, {
+    contentType: 'application/json',
+  });
+}
+
+/** Every configured destination as the workflow may know it: id, kind, signal-type filter. */
+export async function listWebhookDestinations(ctx: DeliveryContext): Promise<DestinationRef[]> {
+  return ctx.config.destinations.map((d: Destination) => destinationRef(d));
+}
+
+/** One attempt: POST the signed event to the destination. */
+export async function deliverToEndpoint(ctx: DeliveryContext, input: DeliverToEndpointInput): Promise<DeliveryResult> {
+  const dest = httpDestination(ctx, input.destinationId);
+  const state = await readState(ctx, dest.id);
+  if (state?.disabled) return { outcome: 'disabled', durationMs: 0 };
+
+  const body = JSON.stringify(input.event);
+  const headers = signWebhook({ id: input.webhookId, timestamp: ctx.now(), body, secret: dest.secret });
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const timeout = AbortSignal.timeout(dest.timeout_ms);
+  const cancel = cancellationSignal();
+  const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
+
+  let res: Dispatcher.ResponseData;
+  let snippet: string;
+  try {
+    res = await request(dest.url, {
+      method: 'POST',
+      body,
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+      },
+      dispatcher: ctx.dispatcher(),
+      signal,
+      headersTimeout: dest.timeout_ms,
+      bodyTimeout: dest.timeout_ms,
+    });
+    snippet = await readSnippet(res.body);
+  } catch (err) {
+    const durationMs = elapsed();
+    if (err instanceof DestinationBlockedError) {
+      throw failure('destinationBlocked', err.message, { durationMs }, { cause: err });
+    }
+    if (cancel?.aborted) throw err; // the activity was cancelled: let the SDK report it
+    const timedOut =
+      timeout.aborted ||
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError ||
+      err instanceof undiciErrors.ConnectTimeoutError;
+    if (timedOut) {
+      throw failure('deliveryTimeout', `no complete answer within ${dest.timeout_ms} ms`, {
+        durationMs,
       });
     }
-    return d;
-  }
-
-  async function readState(id: string): Promise<DestinationState | undefined> {
-    const store = stateStore();
-    return readJsonIfPresent<DestinationState>(store, destinationStateKey(id));
-  }
-
-  async function writeState(id: string, state: DestinationState): Promise<void> {
-    await stateStore().writeText(destinationStateKey(id), `${JSON.stringify(state, null, 2)}\n`, {
-      contentType: 'application/json',
+    const e = err as Error & { code?: string };
+    throw failure('deliveryFailed', `request failed: ${e.code ? `${e.code} ` : ''}${e.message}`, {
+      durationMs,
     });
   }
 
+  const status = res.statusCode;
+  const durationMs = elapsed();
+  if (status >= 200 && status < 300) return { outcome: 'delivered', status, durationMs };
+
+  const details: DeliveryFailureDetails = { status, durationMs, ...(snippet ? { body: snippet } : {}) };
+  if (status === 410) {
+    await writeState(ctx, dest.id, {
+      disabled: true,
+      disabledAt: ctx.now().toISOString(),
+      reason: `answered 410 Gone to ${input.webhookId}`,
+      status,
+    });
+    throw failure('destinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details);
+  }
+  if (status >= 300 && status < 400) {
+    const location = res.headers['location'];
+    const loc = Array.isArray(location) ? location[0] : location;
+    throw failure('deliveryFailed', `answered ${status}; redirects are not followed`, {
+      ...details,
+      ...(loc ? { location: loc } : {}),
+    });
+  }
+  if (status === 429 || status === 503) {
+    const retryAfterMs = parseRetryAfter(res.headers['retry-after'], ctx.now());
+    throw failure('deliveryFailed', `answered ${status}`, {
+      ...details,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+  throw failure('deliveryFailed', `answered ${status}`, details);
+}
+
+/** Writes the event and its attempt history where nothing is lost; the key is deterministic (a retry overwrites). */
+export async function writeDeadLetter(ctx: DeliveryContext, input: WriteDeadLetterInput): Promise<{ url: string }> {
+  const store = stateStore(ctx);
+  const key = deadLetterKey(input.destinationId, input.event.signal.id);
+  const record = {
+    destination_id: input.destinationId,
+    webhook_id: input.webhookId,
+    signal_id: input.event.signal.id,
+    reason: input.reason,
+    dead_lettered_at: ctx.now().toISOString(),
+    attempts: input.attempts,
+    event: input.event,
+  };
+  await store.writeText(key, `${JSON.stringify(record, null, 2)}\n`, {
+    contentType: 'application/json',
+    metadata: { 'signal-id': input.event.signal.id, 'destination-id': input.destinationId },
+  });
+  return { url: store.urlOf(key) };
+}
+
+/** The recorded state of a destination (disabled after a 410). */
+export async function getDestinationState(
+  ctx: DeliveryContext,
+  input: { destinationId: string },
+): Promise<DestinationState> {
+  return (await readState(ctx, input.destinationId)) ?? { disabled: false };
+}
+
+/** Clears a destination's disabled state (an operator fixed the endpoint). */
+export async function enableDestination(ctx: DeliveryContext, input: { destinationId: string }): Promise<void> {
+  await writeState(ctx, input.destinationId, { disabled: false });
+}
+
+/** The delivery activities as the worker registers them (one dispatcher shared by every attempt). */
+export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
+  const ctx = deliveryContext(deps);
   return {
-    /** Every configured destination as the workflow may know it: id, kind, signal-type filter. */
-    async listWebhookDestinations(): Promise<DestinationRef[]> {
-      return config.destinations.map((d: Destination) => destinationRef(d));
-    },
-
-    /** One attempt: POST the signed event to the destination. */
-    async deliverToEndpoint(input: DeliverToEndpointInput): Promise<DeliveryResult> {
-      const dest = httpDestination(input.destinationId);
-      const state = await readState(dest.id);
-      if (state?.disabled) return { outcome: 'disabled', durationMs: 0 };
-
-      const body = JSON.stringify(input.event);
-      const headers = signWebhook({ id: input.webhookId, timestamp: now(), body, secret: dest.secret });
-      const started = performance.now();
-      const elapsed = () => Math.round(performance.now() - started);
-      const timeout = AbortSignal.timeout(dest.timeout_ms);
-      const cancel = cancellationSignal();
-      const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
-
-      let res: Dispatcher.ResponseData;
-      let snippet: string;
-      try {
-        res = await request(dest.url, {
-          method: 'POST',
-          body,
-          headers: {
-            ...headers,
-            'content-type': 'application/json',
-            'user-agent': USER_AGENT,
-          },
-          dispatcher: getDispatcher(),
-          signal,
-          headersTimeout: dest.timeout_ms,
-          bodyTimeout: dest.timeout_ms,
-        });
-        snippet = await readSnippet(res.body);
-      } catch (err) {
-        const durationMs = elapsed();
-        if (err instanceof DestinationBlockedError) {
-          throw failure('destinationBlocked', err.message, { durationMs }, { cause: err });
-        }
-        if (cancel?.aborted) throw err; // the activity was cancelled: let the SDK report it
-        const timedOut =
-          timeout.aborted ||
-          err instanceof undiciErrors.HeadersTimeoutError ||
-          err instanceof undiciErrors.BodyTimeoutError ||
-          err instanceof undiciErrors.ConnectTimeoutError;
-        if (timedOut) {
-          throw failure('deliveryTimeout', `no complete answer within ${dest.timeout_ms} ms`, {
-            durationMs,
-          });
-        }
-        const e = err as Error & { code?: string };
-        throw failure('deliveryFailed', `request failed: ${e.code ? `${e.code} ` : ''}${e.message}`, {
-          durationMs,
-        });
-      }
-
-      const status = res.statusCode;
-      const durationMs = elapsed();
-      if (status >= 200 && status < 300) return { outcome: 'delivered', status, durationMs };
-
-      const details: DeliveryFailureDetails = { status, durationMs, ...(snippet ? { body: snippet } : {}) };
-      if (status === 410) {
-        await writeState(dest.id, {
-          disabled: true,
-          disabledAt: now().toISOString(),
-          reason: `answered 410 Gone to ${input.webhookId}`,
-          status,
-        });
-        throw failure('destinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details);
-      }
-      if (status >= 300 && status < 400) {
-        const location = res.headers['location'];
-        const loc = Array.isArray(location) ? location[0] : location;
-        throw failure('deliveryFailed', `answered ${status}; redirects are not followed`, {
-          ...details,
-          ...(loc ? { location: loc } : {}),
-        });
-      }
-      if (status === 429 || status === 503) {
-        const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
-        throw failure('deliveryFailed', `answered ${status}`, {
-          ...details,
-          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        });
-      }
-      throw failure('deliveryFailed', `answered ${status}`, details);
-    },
-
-    /** Writes the event and its attempt history where nothing is lost; the key is deterministic (a retry overwrites). */
-    async writeDeadLetter(input: WriteDeadLetterInput): Promise<{ url: string }> {
-      const store = stateStore();
-      const key = deadLetterKey(input.destinationId, input.event.signal.id);
-      const record = {
-        destination_id: input.destinationId,
-        webhook_id: input.webhookId,
-        signal_id: input.event.signal.id,
-        reason: input.reason,
-        dead_lettered_at: now().toISOString(),
-        attempts: input.attempts,
-        event: input.event,
-      };
-      await store.writeText(key, `${JSON.stringify(record, null, 2)}\n`, {
-        contentType: 'application/json',
-        metadata: { 'signal-id': input.event.signal.id, 'destination-id': input.destinationId },
-      });
-      return { url: store.urlOf(key) };
-    },
-
-    /** The recorded state of a destination (disabled after a 410). */
-    async getDestinationState(input: { destinationId: string }): Promise<DestinationState> {
-      return (await readState(input.destinationId)) ?? { disabled: false };
-    },
-
-    /** Clears a destination's disabled state (an operator fixed the endpoint). */
-    async enableDestination(input: { destinationId: string }): Promise<void> {
-      await writeState(input.destinationId, { disabled: false });
-    },
+    listWebhookDestinations: () => listWebhookDestinations(ctx),
+    deliverToEndpoint: (input: DeliverToEndpointInput) => deliverToEndpoint(ctx, input),
+    writeDeadLetter: (input: WriteDeadLetterInput) => writeDeadLetter(ctx, input),
+    getDestinationState: (input: { destinationId: string }) => getDestinationState(ctx, input),
+    enableDestination: (input: { destinationId: string }) => enableDestination(ctx, input),
   };
 }
 

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PushManifest, PushResult } from '../activities/push/types.ts';
-import { openStore } from '../connectors/storage/index.ts';
+import { openStore } from '../config/storage.ts';
 import type { ScheduledPushInput } from '../workflows/scheduled-push.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { num, secs } from './lib/format.ts';

@@ -7,7 +7,7 @@
  * sharing the account on the same server; one job on a server whose task queues have a single partition; and single
  * calls (an `enrich-contacts` job: one `POST /v1/contacts/enrich` per contact) alone and beside a bulk job sharing
  * the account, with the same number of calls in all: single-call jobs must use the same share of the limit. The kit
- * paces calls with its own limiter (workflows/api-rate-limiter.ts), so the partitions should not matter: Temporal's
+ * paces calls with its own limiter (workflows/rate-limiter.ts), so the partitions should not matter: Temporal's
  * task queue rate limit, which it replaced, is divided among partitions and a partition without a waiting task
  * loses its share.
  */
@@ -18,7 +18,7 @@ import type { JobResult, Manifest } from '../activities/jobs/types.ts';
 import { maxInWindow, startApiProxy } from '../testkit/api-proxy.ts';
 import type { BulkEnrichInput } from '../workflows/bulk-enrich.ts';
 import { DEFAULT_BATCH_CONCURRENCY } from '../workflows/constants.ts';
-import { ARRIVAL_GUARD_MS, slotIntervalMs } from '../workflows/rate-schedule.ts';
+import { ARRIVAL_GUARD_MS, slotIntervalMs } from '../workflows/rate-limiter-schedule.ts';
 import { logger, startBenchEnv } from './lib/env.ts';
 import { writeContactsCsv, writeDomainsCsv } from './lib/files.ts';
 import { num, pct, peakOverIdle, secs } from './lib/format.ts';

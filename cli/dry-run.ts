@@ -8,10 +8,10 @@ import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
 import { MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import type { JobStart } from '../library/jobs.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
 import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
 import { VERIFY_CHUNK_SIZE } from '../workflows/verify-emails.ts';
-import type { JobStart } from './job-service.ts';
 
 export interface CreditEstimate {
   /** The most the job can be charged, from the spec's prices and limits (and --max-credits); null when unknown. */

@@ -7,8 +7,8 @@ import { columnRequest } from '../activities/jobs/prepare.ts';
 import { readCsvRecords } from '../connectors/jsonl.ts';
 import { ColumnError, chooseColumns } from '../connectors/normalize/columns.ts';
 import type { Store } from '../connectors/storage/store.ts';
+import type { JobStart } from '../library/jobs.ts';
 import { UsageError } from './args.ts';
-import type { JobStart } from './job-service.ts';
 
 /** The kind of a job that reads an input file. */
 export function jobKindOf(

@@ -70,6 +70,72 @@ const root = (command: Command): Command => (command.parent ? root(command.paren
 const TABLE_FORMATS =
   'also write the flat tables (docs/tables.md) as jsonl, csv or parquet; several comma-separated (e.g. parquet,csv)';
 
+/** A command that takes flags only: each option as `[flags, description, default]`, and what runs with them. */
+interface FlagCommand {
+  name: string;
+  description: string;
+  options: Array<[string, string, string?]>;
+  run: (flags: OptionValues, command: Command) => Promise<number>;
+}
+
+const FLAG_COMMANDS: FlagCommand[] = [
+  {
+    name: 'load',
+    description: "load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)",
+    options: [
+      ['--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`],
+      ['--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]'],
+      ['--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)'],
+    ],
+    run: async (flags) => (await import('./commands/load.ts')).runLoadCommand(flags),
+  },
+  // local stack
+  {
+    name: 'demo',
+    description: 'run the main job end to end on a local stack (sandbox + Temporal + ./out)',
+    options: [['--output <dir>', 'the folder the demo writes into', 'out']],
+    run: async (flags) => (await import('./commands/demo.ts')).runDemoCommand(flags),
+  },
+  {
+    name: 'dev',
+    description: 'start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings',
+    options: [['--no-worker', 'start the stack without a worker']],
+    run: async (flags) => (await import('./commands/dev.ts')).runDevCommand(flags),
+  },
+  {
+    name: 'sandbox',
+    description: 'run the local Signal Data Service sandbox',
+    options: [
+      ['--port <n>', 'port on 127.0.0.1 (default: a free one)'],
+      ['--seed <n>', 'seed for the generated data'],
+      ['--rate-limit <n>', 'requests per minute per account (0: off; default 300)'],
+      ['--credits <n>', "the account's starting credits"],
+    ],
+    // The sandbox parses its own argv (it runs alone too: sandbox/main.ts).
+    run: async (_flags, command) => (await import('../sandbox/main.ts')).runSandboxCli(argvOf(command)),
+  },
+  // worker
+  {
+    name: 'worker',
+    description: 'run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...) until SIGINT or SIGTERM',
+    options: [
+      ['--health-port <n>', 'serve /livez and /readyz on this port'],
+      ['--metrics-port <n>', 'serve Prometheus metrics on this port'],
+      ['--make-current', "make this worker's build the current one of its deployment"],
+    ],
+    run: async (flags) => (await import('./commands/worker.ts')).runWorkerCommand(flags),
+  },
+  {
+    name: 'build-workflows',
+    description: 'write the workflow bundle a prebuilt worker starts from (SIGNAL_KIT_WORKFLOW_BUNDLE)',
+    options: [
+      ['--output <dir>', 'the folder for workflow-bundle.js and its build id', 'dist/worker'],
+      ['--workflows <path>', "a module of your own that re-exports the kit's workflows next to yours"],
+    ],
+    run: async (flags) => (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(flags),
+  },
+];
+
 /** Builds the program; `exit` receives the code of whichever command ran. */
 export function buildProgram(version: string, exit: (code: number) => void): Command {
   const program = new Command('signal-kit')
@@ -172,56 +238,12 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       }),
     );
 
-  program
-    .command('load')
-    .description("load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)")
-    .option('--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`)
-    .option('--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]')
-    .option('--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)')
-    .action(action((command) => async () => (await import('./commands/load.ts')).runLoadCommand(command.opts())));
-
-  // ─── local stack ───────────────────────────────────────────────────────────────────────────────────────────────
-  program
-    .command('demo')
-    .description('run the main job end to end on a local stack (sandbox + Temporal + ./out)')
-    .option('--output <dir>', 'the folder the demo writes into', 'out')
-    .action(action((command) => async () => (await import('./commands/demo.ts')).runDemoCommand(command.opts())));
-
-  program
-    .command('dev')
-    .description('start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings')
-    .option('--no-worker', 'start the stack without a worker')
-    .action(action((command) => async () => (await import('./commands/dev.ts')).runDevCommand(command.opts())));
-
-  program
-    .command('sandbox')
-    .description('run the local Signal Data Service sandbox')
-    .option('--port <n>', 'port on 127.0.0.1 (default: a free one)')
-    .option('--seed <n>', 'seed for the generated data')
-    .option('--rate-limit <n>', 'requests per minute per account (0: off; default 300)')
-    .option('--credits <n>', "the account's starting credits")
-    .action(action((command) => async () => (await import('../sandbox/main.ts')).runSandboxCli(argvOf(command))));
-
-  // ─── worker ────────────────────────────────────────────────────────────────────────────────────────────────────
-  program
-    .command('worker')
-    .description('run a worker (SIGNAL_API_URL, SIGNAL_API_KEY, TEMPORAL_ADDRESS, ...) until SIGINT or SIGTERM')
-    .option('--health-port <n>', 'serve /livez and /readyz on this port')
-    .option('--metrics-port <n>', 'serve Prometheus metrics on this port')
-    .option('--make-current', "make this worker's build the current one of its deployment")
-    .action(action((command) => async () => (await import('./commands/worker.ts')).runWorkerCommand(command.opts())));
-
-  program
-    .command('build-workflows')
-    .description('write the workflow bundle a prebuilt worker starts from (SIGNAL_KIT_WORKFLOW_BUNDLE)')
-    .option('--output <dir>', 'the folder for workflow-bundle.js and its build id', 'dist/worker')
-    .option('--workflows <path>', "a module of your own that re-exports the kit's workflows next to yours")
-    .action(
-      action(
-        (command) => async () =>
-          (await import('./commands/build-workflows.ts')).runBuildWorkflowsCommand(command.opts()),
-      ),
-    );
+  // Commands whose flags go to one function of their module, imported only when the command runs.
+  for (const { name, description, options, run } of FLAG_COMMANDS) {
+    const command = program.command(name).description(description);
+    for (const [flags, text, value] of options) command.option(flags, text, value);
+    command.action(action((self) => () => run(self.opts(), self)));
+  }
 
   // ─── schedule ──────────────────────────────────────────────────────────────────────────────────────────────────
   const schedule = program.command('schedule').description('scheduled pushes of new signals for a watchlist');

@@ -1,5 +1,5 @@
+import type { JobRetrying } from '../library/jobs.ts';
 import type { JobProgress } from '../workflows/job-progress.ts';
-import type { JobRetrying } from './job-service.ts';
 
 /** Renders job progress: a redrawn bar on a terminal, one JSON line per change otherwise. */
 export class ProgressReporter {

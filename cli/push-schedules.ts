@@ -11,14 +11,14 @@ import type { FeedResult } from '../activities/feeds/types.ts';
 import { watermarksKey } from '../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../activities/push/types.ts';
 import { readPushState, resetPushState } from '../activities/push/watermarks.ts';
+import { openStore } from '../config/storage.ts';
 import type { TemporalConfig } from '../config/worker.ts';
-import { openStore } from '../connectors/storage/index.ts';
+import { resultThroughOutage } from '../library/temporal-outage.ts';
 import { DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
 import { backfillRunId } from '../workflows/push-ids.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../workflows/scheduled-push.ts';
 import { UsageError } from './args.ts';
-import { resultThroughOutage } from './temporal-outage.ts';
 
 // The push schedules service behind `signal-kit schedule`: Temporal Schedules named `signal-kit-push-<name>` that
 // start the `scheduledPush` workflow, one-off runs and backfills, and the push's state kept beside its output.
@@ -64,7 +64,10 @@ export interface PushScheduleDefinition
 
 /** What `create --kind company-search|contact-search|intent-contacts` needs: the feed and the schedule's timing. */
 export interface FeedScheduleDefinition
-  extends Pick<ScheduledFeedInput, 'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency'> {
+  extends Pick<
+    ScheduledFeedInput,
+    'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+  > {
   everyMs: number;
   overlap?: ScheduleOverlapPolicy;
   paused?: boolean;

@@ -7,14 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { locatePostgres } from './binaries.ts';
 import { freePort } from './ports.ts';
-import {
-  type ManagedServer,
-  manageServer,
-  readyOrStopped,
-  type ServerProcess,
-  ServerStartError,
-  startProcess,
-} from './process.ts';
+import { type ManagedServer, manageServer, type ServerProcess, ServerStartError, startUntilReady } from './process.ts';
 
 const run = promisify(execFile);
 
@@ -123,16 +116,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       '-c',
       'timezone=UTC',
     ];
-    const proc = startProcess({
-      name: 'postgres',
-      command: join(bin, 'postgres'),
-      args,
-      cwd: stateDir,
-      stateDir,
-      env,
-      ...ids,
-    });
-    return readyOrStopped(proc, () => answers(url()), { timeoutMs, what: 'select 1' });
+    const postgres = { name: 'postgres', command: join(bin, 'postgres'), args, cwd: stateDir, stateDir, env, ...ids };
+    return startUntilReady(postgres, () => answers(url()), { timeoutMs, what: 'select 1' });
   };
   const start = async () => {
     port = await freePort();

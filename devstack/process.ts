@@ -266,6 +266,15 @@ export async function readyOrStopped(
   return proc;
 }
 
+/** Starts a server's process and waits until it answers `check`; stops it when it never does. */
+export function startUntilReady(
+  options: StartProcessOptions,
+  check: () => Promise<unknown>,
+  wait: { timeoutMs: number; what: string },
+): Promise<ServerProcess> {
+  return readyOrStopped(startProcess(options), check, wait);
+}
+
 /** A server the dev stack runs: its current process, a restart on the same ports and state, and a stop. */
 export interface ManagedServer {
   readonly process: () => ServerProcess;

@@ -5,14 +5,7 @@ import { join } from 'node:path';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { locateBinary } from './binaries.ts';
 import { freePort } from './ports.ts';
-import {
-  type ManagedServer,
-  manageServer,
-  readyOrStopped,
-  type ServerProcess,
-  ServerStartError,
-  startProcess,
-} from './process.ts';
+import { type ManagedServer, manageServer, type ServerProcess, ServerStartError, startUntilReady } from './process.ts';
 
 export interface S3Server extends ManagedServer {
   /** http://127.0.0.1:PORT, for AWS_ENDPOINT_URL_S3 (path-style addressing). */
@@ -78,10 +71,10 @@ export async function startS3(options: StartS3Options = {}): Promise<S3Server> {
     // The credentials are passed as flags; keep versitygw from also reading stray ROOT_* variables.
     const env = { ...process.env };
     for (const key of Object.keys(env)) if (key.startsWith('VGW_') || key.startsWith('ROOT_')) delete env[key];
-    const proc = startProcess({ name: 'versitygw', command: binary, args, cwd: stateDir, stateDir, env });
+    const versitygw = { name: 'versitygw', command: binary, args, cwd: stateDir, stateDir, env };
     const client = s3ClientFor({ endpoint: `http://127.0.0.1:${port}`, ...credentials });
     try {
-      return await readyOrStopped(proc, () => client.send(new ListBucketsCommand({})), {
+      return await startUntilReady(versitygw, () => client.send(new ListBucketsCommand({})), {
         timeoutMs,
         what: 'ListBuckets',
       });

@@ -1,4 +1,16 @@
-/** How the receiver answers: a JSON body, a refusal with its `error`, and the raw answer to a request Node's parser refused. */
+/**
+ * How the receiver answers: a JSON body, a refusal with its `error`, and the raw answer to a request Node's parser
+ * refused. Refusals (nothing is enqueued) carry `{ "error": { "code", "message", "field"? } }`:
+ *   401 missing/invalid signature or token, timestamp outside the tolerance
+ *   400 a request line, target or header Node's parser or URL parsing cannot take (answered, the process stays up);
+ *       408 headers or body not complete within the timeouts; 431 headers too large
+ *   413 body over `maxBodyBytes` (checked on Content-Length before reading, and counted while streaming; the body
+ *       is read no further and the connection is closed after the answer)
+ *   415 not JSON (Content-Type other than application/json or application/*+json, or a Content-Encoding)
+ *   400 malformed JSON or not UTF-8
+ *   422 schema mismatch, `field` naming the first offending field; JSON nested deeper than `maxJsonDepth`
+ *   404/405 unknown path or method; 503 enqueue failed or timed out (with `Retry-After`)
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A refused request: its status, the `error` its answer body holds, and any extra headers of the answer. */

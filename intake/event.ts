@@ -2,6 +2,9 @@
  * One POSTed event, from headers to answer: token, media type and size, body, signature, JSON, the event's kind and
  * schema, then `enqueue` within its timeout. Answers 202 (accepted), 200 (a duplicate, or an event of another kind,
  * acknowledged and ignored), or the refusal's status; returns what the log line needs.
+ *
+ * Replays: there is no replay cache. A signed delivery replayed inside the tolerance window reaches `enqueue`
+ * again, and the workflow id (derived from the signal id) makes that a no-op answered `200 {duplicate: true}`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

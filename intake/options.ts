@@ -9,7 +9,11 @@ import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 /** Deeper JSON is refused (422) before anything is queued: nothing downstream has to walk it. */
 export const DEFAULT_MAX_JSON_DEPTH = 32;
-/** Slow-client limits (see intake/server.ts); short because a signed event is small and sent at once. */
+/**
+ * Slow-client limits: headers must arrive within `headersTimeoutMs` and the whole request within
+ * `requestTimeoutMs`, checked every `connectionsCheckingIntervalMs`; an idle keep-alive connection is closed after
+ * `keepAliveTimeoutMs`. Short because a signed event is small and sent at once.
+ */
 export interface ReceiverTimeouts {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -93,4 +97,25 @@ export interface WebhookReceiver {
   port: number;
   server: Server;
   close(): Promise<void>;
+}
+
+/** The options with every default filled in; a limit that is not a positive integer throws at start. */
+export function resolveReceiverOptions(options: WebhookReceiverOptions) {
+  const resolved = {
+    ...options,
+    port: options.port ?? 0,
+    host: options.host ?? '127.0.0.1',
+    path: options.path ?? '/webhooks',
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    timeouts: { ...RECEIVER_TIMEOUTS, ...options.timeouts },
+    enqueueTimeoutMs: options.enqueueTimeoutMs ?? 10_000,
+    retryAfterSeconds: options.retryAfterSeconds ?? 5,
+    now: options.now ?? (() => new Date()),
+  };
+  for (const name of ['maxBodyBytes', 'maxJsonDepth', 'maxConnections'] as const) {
+    if (!Number.isInteger(resolved[name]) || resolved[name] <= 0) throw new RangeError(`${name} must be positive`);
+  }
+  return resolved;
 }

@@ -2,46 +2,20 @@
  * The webhook intake: an HTTP server that accepts the service's `signal.created` events (spec section 6), checks
  * that they are authentic and well formed, and hands each one to an injected `enqueue` (in production: start the
  * durable workflow `signal-<signal.id>`). It answers 202 only after `enqueue` resolved, so a 2xx means the event is
- * durably accepted; a failing `enqueue` is a 503 with `Retry-After`, and the sender retries.
+ * durably accepted; a failing `enqueue` is a 503 with `Retry-After`, and the sender retries. Events of another kind
+ * than `signal.created` are acknowledged `200 {accepted: false, ignored: true}` and not enqueued.
  *
- * Rejections (nothing is enqueued), each a JSON body `{ "error": { "code", "message", "field"? } }`:
- *   401 missing/invalid signature or token, timestamp outside the tolerance
- *   400 a request line, target or header Node's parser or URL parsing cannot take (answered, the process stays up);
- *       408 headers or body not complete within the timeouts; 431 headers too large
- *   413 body over `maxBodyBytes` (checked on Content-Length before reading, and counted while streaming; the body
- *       is read no further and the connection is closed after the answer)
- *   415 not JSON (Content-Type other than application/json or application/*+json, or a Content-Encoding)
- *   400 malformed JSON or not UTF-8
- *   422 schema mismatch, `field` naming the first offending field; JSON nested deeper than `maxJsonDepth`
- *   404/405 unknown path or method; 503 enqueue failed or timed out
- *
- * Slow or idle clients: headers must arrive within `headersTimeoutMs` and the whole request within `requestTimeoutMs`,
- * checked every `connectionsCheckingIntervalMs`; an idle keep-alive connection is closed after `keepAliveTimeoutMs`;
- * past `maxConnections` open sockets, new ones are closed at once. A client that goes away mid-body is logged (499)
- * without a stack trace.
- *
- * Replays: there is no replay cache. A signed delivery replayed inside the tolerance window reaches `enqueue`
- * again, and the workflow id (derived from the signal id) makes that a no-op answered `200 {duplicate: true}`.
- * Events of another kind than `signal.created` are acknowledged `200 {accepted: false, ignored: true}` so the
- * sender does not retry them, and are not enqueued.
- *
- * This file creates the server and routes; the pieces of one event's handling live beside it: auth.ts (token and
- * signature), body.ts (media type, size, strict JSON), event.ts (kind, schema, enqueue), answer.ts (how refusals are
- * answered), options.ts (options and limits).
+ * This file creates the server and routes; the rest lives beside it: sockets.ts (socket limits and requests Node's
+ * parser refuses), auth.ts (token and signature), body.ts (media type, size, strict JSON), event.ts (kind, schema,
+ * enqueue), answer.ts (how refusals are answered), options.ts (options, limits and their defaults).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { answerRejection, parserErrorStatus, Rejection, rawParserAnswer, send } from './answer.ts';
+import type { AddressInfo } from 'node:net';
+import { answerRejection, Rejection, send } from './answer.ts';
 import { createAuthCheck, validateAuth } from './auth.ts';
 import { createEventHandler } from './event.ts';
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_MAX_JSON_DEPTH,
-  RECEIVER_TIMEOUTS,
-  type WebhookReceiver,
-  type WebhookReceiverOptions,
-} from './options.ts';
+import { resolveReceiverOptions, type WebhookReceiver, type WebhookReceiverOptions } from './options.ts';
+import { guardSockets } from './sockets.ts';
 
 /** The path of a request target (origin form, or absolute form); undefined when it is neither. */
 function pathOf(target: string | undefined): string | undefined {
@@ -56,35 +30,9 @@ function pathOf(target: string | undefined): string | undefined {
 }
 
 export async function startWebhookReceiver(options: WebhookReceiverOptions): Promise<WebhookReceiver> {
-  const {
-    port = 0,
-    host = '127.0.0.1',
-    path = '/webhooks',
-    auth,
-    maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
-    maxJsonDepth = DEFAULT_MAX_JSON_DEPTH,
-    maxConnections = DEFAULT_MAX_CONNECTIONS,
-    now = () => new Date(),
-    log,
-  } = options;
-  validateAuth(auth, options.allowUnauthenticated);
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new RangeError('maxBodyBytes must be positive');
-  if (!Number.isInteger(maxJsonDepth) || maxJsonDepth <= 0) throw new RangeError('maxJsonDepth must be positive');
-  if (!Number.isInteger(maxConnections) || maxConnections <= 0) throw new RangeError('maxConnections must be positive');
-  const timeouts = { ...RECEIVER_TIMEOUTS, ...options.timeouts };
-
-  // Sockets whose request Node's parser refused after it reached the handler, and that were answered here.
-  const answeredByParserError = new WeakSet<Socket>();
-  const handleEvent = createEventHandler({
-    auth: createAuthCheck(auth, now),
-    enqueue: options.enqueue,
-    maxBodyBytes,
-    maxJsonDepth,
-    enqueueTimeoutMs: options.enqueueTimeoutMs ?? 10_000,
-    retryAfterSeconds: options.retryAfterSeconds ?? 5,
-    now,
-    answeredByParser: (socket) => answeredByParserError.has(socket),
-  });
+  validateAuth(options.auth, options.allowUnauthenticated);
+  const o = resolveReceiverOptions(options);
+  const { path, timeouts, log } = o;
 
   const server = createServer(
     {
@@ -94,7 +42,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
     },
     (req, res) => {
-      clearTimeout(awaitingFirstRequest.get(req.socket));
+      sockets.requestArrived(req.socket);
       try {
         route(req, res);
       } catch (err) {
@@ -106,32 +54,17 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
       }
     },
   );
-  server.maxConnections = maxConnections;
-  // Node's header timeout starts with the first byte: a socket that never sends one would stay open for good and
-  // count against the connection cap. Such a socket is closed when the header timeout passes.
-  const awaitingFirstRequest = new WeakMap<Socket, NodeJS.Timeout>();
-  server.on('connection', (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), timeouts.headersTimeoutMs);
-    awaitingFirstRequest.set(socket, timer);
-    socket.once('close', () => clearTimeout(timer));
-  });
-  // Requests Node's parser refuses (bad request line, target, header, oversized headers, timeouts): a plain 4xx,
-  // then close. Logged without the parser's stack: anyone can send these.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') {
-      // The client went away: nobody to answer. A request in progress is logged (499) by its handler.
-      if (!pending) log?.({ method: '-', path: '-', status: 499, code: 'client_closed', durationMs: 0 });
-      socket.destroy();
-      return;
-    }
-    const status = parserErrorStatus(err.code);
-    if (pending) answeredByParserError.add(socket);
-    else log?.({ method: '-', path: '-', status, code: err.code ?? 'client_error', durationMs: 0 });
-    // A body that breaks framing (bad chunk sizes) fails after the request reached the handler, whose answer was
-    // not begun yet: the 400 goes out here all the same.
-    if (socket.writable && !pending?.headersSent) socket.end(rawParserAnswer(status));
-    socket.destroySoon();
+  server.maxConnections = o.maxConnections;
+  const sockets = guardSockets(server, timeouts.headersTimeoutMs, log);
+  const handleEvent = createEventHandler({
+    auth: createAuthCheck(o.auth, o.now),
+    enqueue: o.enqueue,
+    maxBodyBytes: o.maxBodyBytes,
+    maxJsonDepth: o.maxJsonDepth,
+    enqueueTimeoutMs: o.enqueueTimeoutMs,
+    retryAfterSeconds: o.retryAfterSeconds,
+    now: o.now,
+    answeredByParser: sockets.answeredByParser,
   });
 
   function route(req: IncomingMessage, res: ServerResponse): undefined {
@@ -157,8 +90,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
     if (pathname === undefined) {
       return reject(new Rejection(400, 'bad_request', 'the request target is not a path'));
     }
-    if (pathname === '/readyz' && options.readiness && (method === 'GET' || method === 'HEAD')) {
-      void options.readiness().then(
+    if (pathname === '/readyz' && o.readiness && (method === 'GET' || method === 'HEAD')) {
+      void o.readiness().then(
         (result) => {
           send(req, res, result.ready ? 200 : 503, result);
           finish(result.ready ? 200 : 503);
@@ -188,7 +121,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen(o.port, o.host, () => {
       server.off('error', reject);
       resolve();
     });

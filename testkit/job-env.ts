@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { parseStorageSettings } from '../config/storage.ts';
 import type { WorkerConfig } from '../config/worker.ts';
-import { gcsStorageFromEnv } from '../connectors/storage/gcs.ts';
+import { gcsStorage } from '../connectors/storage/gcs.ts';
 import { type DevStack, s3ClientFor, startDevStack } from '../devstack/index.ts';
 import { type SandboxOptions, startSandbox } from '../sandbox/index.ts';
 import { startWorker, type WorkerHandle } from '../workers/worker.ts';
@@ -144,7 +145,7 @@ export async function startJobEnv(options: JobEnvOptions = {}): Promise<JobEnv> 
     },
     async createBuckets(name) {
       if (stack.s3) await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: name }));
-      if (stack.gcs) await gcsStorageFromEnv().createBucket(name);
+      if (stack.gcs) await gcsStorage(parseStorageSettings().gcs).createBucket(name);
     },
     async stop() {
       await Promise.allSettled(workers.map((worker) => worker.shutdown()));

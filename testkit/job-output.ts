@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { Manifest } from '../activities/jobs/types.ts';
-import { openStore } from '../connectors/storage/index.ts';
+import { openStore } from '../config/storage.ts';
 import type { Store } from '../connectors/storage/store.ts';
 
 export type Line = Record<string, unknown>;

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
-import { apiRateLimiterId } from '../workflows/api-rate-limiter.ts';
+import { apiRateLimiterId } from '../workflows/rate-limiter.ts';
 import type { ApiProxy, ProxyCall } from './api-proxy.ts';
 import { type ChildWorker, startChildWorker } from './cli-process.ts';
 import type { JobEnv } from './job-env.ts';

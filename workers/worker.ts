@@ -10,19 +10,19 @@ import {
   mergeActivities,
 } from '../activities/registry.ts';
 import { ConfigError } from '../config/errors.ts';
+import { storeOpener } from '../config/storage.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
 import { DEFAULT_SPOOL_DIR, type WorkerConfig } from '../config/worker.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
-import { openStore } from '../connectors/storage/index.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
-import { UNPACED_ABOVE_PER_MINUTE } from '../workflows/rate-schedule.ts';
+import { UNPACED_ABOVE_PER_MINUTE } from '../workflows/rate-limiter-schedule.ts';
 import { activityFailureInterceptor } from './activity-failures.ts';
-import { ApiPermits } from './api-permits.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
 import { dataConverterFor } from './payload-codec.ts';
+import { RateLimiterPermits } from './rate-limiter-permits.ts';
 import { temporalAnswers } from './temporal-health.ts';
 
 /** The API client's own pool settings (connectors/signal-api/http.ts), for the metered pool the worker builds. */
@@ -92,7 +92,7 @@ export function shutdownGraceMs(config: WorkerConfig): number {
 }
 
 /** Opens each base URL once and reuses it (S3 and GCS clients hold connection pools). */
-export function cachedStoreOpener(open: (url: string) => Store = openStore): (url: string) => Store {
+export function cachedStoreOpener(open: (url: string) => Store = storeOpener()): (url: string) => Store {
   const stores = new Map<string, Store>();
   return (url) => {
     let store = stores.get(url);
@@ -107,7 +107,7 @@ export function cachedStoreOpener(open: (url: string) => Store = openStore): (ur
 /**
  * Runs the two workers of a process: one on the main queue (workflows, storage activities, downloads, webhook
  * delivery and bucket collectors) and one on the API queue, whose calls wait for a slot from the account's rate
- * limiter (workflows/api-rate-limiter.ts) so that any number of processes and jobs together stay under the budget.
+ * limiter (workflows/rate-limiter.ts) so that any number of processes and jobs together stay under the budget.
  */
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
@@ -119,7 +119,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const dataConverter = dataConverterFor(config.payloadKeys, { allowPlaintext: config.allowPlaintextPayloads });
   const encryption = dataConverter ? { dataConverter } : {};
   // Every process paces its API calls through one limiter workflow per API queue: the account's budget is shared.
-  const permits = new ApiPermits({
+  const permits = new RateLimiterPermits({
     client: new Client({ connection, namespace: config.namespace, ...encryption }),
     taskQueue: config.taskQueue,
     apiTaskQueue: config.apiTaskQueue,

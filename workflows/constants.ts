@@ -4,7 +4,7 @@ export const DEFAULT_API_TASK_QUEUE = 'signal-kit-api';
 
 /**
  * Batches in flight at once when a job does not say (its window). API batches wait for a call slot from the
- * account's rate limiter (workflows/api-rate-limiter.ts), where waiting costs nothing; the window keeps slots asked
+ * account's rate limiter (workflows/rate-limiter.ts), where waiting costs nothing; the window keeps slots asked
  * for while earlier answers are still being parsed and written, so that the budget is not left unused.
  */
 export const DEFAULT_BATCH_CONCURRENCY = 16;

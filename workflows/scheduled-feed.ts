@@ -12,6 +12,7 @@ import type {
   SearchFilters,
 } from '../activities/feeds/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import type { OutputFormat } from '../activities/tables/formats.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
@@ -33,6 +34,8 @@ export interface ScheduledFeedInput {
   /** Calls in flight at once (default 4). */
   concurrency?: number;
   compression?: 'gzip' | 'none';
+  /** Formats of the flat table (`companies` or `contacts`) written beside each part (`--format`); none when absent. */
+  formats?: OutputFormat[];
   /** Buyer intent: contacts per page (default 1000). */
   pageSize?: number;
   /** The most calls (slices or pages) one run makes (default 1000); beyond them the rest is named incomplete. */
@@ -94,6 +97,7 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
     output: input.output,
     runId: runIdOf(scheduledAt),
     date: scheduledAt.slice(0, 10),
+    ...(input.formats?.length ? { formats: input.formats } : {}),
   };
   const startedAt = carried?.startedAt ?? new Date().toISOString();
   let phase: FeedProgress['status'] = carried ? 'running' : 'planning';

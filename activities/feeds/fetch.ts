@@ -1,6 +1,6 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { answerKey } from '../push/layout.ts';
 import type { FeedCallResult, FeedPageRequest, FeedSearchRequest } from './types.ts';
 

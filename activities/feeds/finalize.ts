@@ -1,19 +1,20 @@
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
 import type { ManifestPart } from '../jobs/types.ts';
-import { writeManifest, writePart, zeroCounts } from '../parts.ts';
-import { answerKey, feedManifestKey, feedPartKey, planKey, watermarksKey } from '../push/layout.ts';
+import { encodeTableParts, writeManifest, writePart, writeTableParts, zeroCounts } from '../parts.ts';
+import { answerKey, feedManifestKey, feedPartKey, feedTablePartKey, planKey, watermarksKey } from '../push/layout.ts';
 import type { DomainOutcome } from '../push/types.ts';
 import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
+import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
 import type { SavedAnswer } from './fetch.ts';
 import type { FeedKind, FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
 
 /** Lines per part of a feed run. */
 export const FEED_PART_LINES = 10_000;
 
-/** The folder a feed's lines go to under its name. */
-export const feedDir = (kind: FeedKind) => (kind === 'company-search' ? 'companies' : 'contacts');
+/** The folder a feed's lines go to under its name, and the name of its flat table. */
+export const feedDir = (kind: FeedKind): FeedTableName => (kind === 'company-search' ? 'companies' : 'contacts');
 
 interface Found {
   key: string;
@@ -65,18 +66,32 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
   const dir = feedDir(run.kind);
   const parts: ManifestPart[] = [];
   for (let first = 0, index = 0; first < fresh.length; first += FEED_PART_LINES, index++) {
-    const lines = fresh.slice(first, first + FEED_PART_LINES).map((entry) => ({ key: entry.key, ...entry.item }));
+    const slice = fresh.slice(first, first + FEED_PART_LINES);
+    const lines = slice.map((entry) => ({ key: entry.key, ...entry.item }));
     const key = feedPartKey(run, dir, index, request.compression);
     const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
     // Written whole each time the run ends (never reused): its identity only names whose part it is.
     const identity = { owner: `${run.name}/run-${run.runId}`, options: '', index };
+    // The flat table first, in each of the run's formats (none without `--format`), then the lines.
+    const tables = encodeTableParts(
+      {
+        formats: run.formats ?? [],
+        compression: request.compression,
+        keyOf: (_table, format) => feedTablePartKey(run, dir, index, format, request.compression),
+      },
+      [{ def: FEED_TABLES[dir], rows: slice.map((entry) => feedRow(dir, entry.key, entry.item)) }],
+    );
+    const written = await writeTableParts(store, tables, 'done', identity);
     const stored = await writePart(store, request.compression, key, lines, counts, 'done', [], identity);
-    parts.push({ key, lines: lines.length, bytes: stored.bytes, sha256: stored.sha256 });
+    parts.push(
+      { key, lines: lines.length, bytes: stored.bytes, sha256: stored.sha256, table: 'lines', format: 'jsonl' },
+      ...written,
+    );
   }
 
   let status = request.status;
   if (status === 'completed' && request.incomplete.length > 0) status = 'completed_with_errors';
-  const manifest: FeedManifest & { output: string } = {
+  const manifest: FeedManifest = {
     schema_version: MANIFEST_SCHEMA_VERSION,
     name: run.name,
     kind: run.kind,
@@ -137,7 +152,7 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
     returned,
     credits,
     calls,
-    parts: parts.length,
+    parts: parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,
   };
 }

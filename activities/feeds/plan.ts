@@ -1,5 +1,5 @@
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { planKey } from '../push/layout.ts';
 import { readPushState } from '../push/watermarks.ts';
 import type { FeedPlan, FeedRunRef } from './types.ts';

@@ -121,6 +121,8 @@ export interface FeedManifest extends ScheduledRunManifest {
   schema_version: number;
   name: string;
   kind: FeedKind;
+  /** The output URL the run wrote under: every part's `key` is relative to it. */
+  output: string;
   filters: FeedFilters;
   /** The lower time bound every search call of the run used (null for buyer intent, which has none). */
   detected_after: string | null;

@@ -1,8 +1,6 @@
-import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
-import type { CallOptions } from '../../connectors/signal-api/types.ts';
-import { type BatchItem, matchedByOf, recordFields } from './batch-file.ts';
-import { type PerItemBatchRequest, perItemBatchActivity, resolvedDomain, type SingleAnswer } from './single-calls.ts';
+import { matchedByOf } from './batch-file.ts';
+import { type ItemCall, type PerItemBatchRequest, perItemBatchActivity } from './single-calls.ts';
 
 /** Filters applied to every contact of a job (spec 4.3 field names). */
 export interface ContactOptions {
@@ -20,42 +18,28 @@ export function worstCaseCreditsPerContact(options: ContactOptions): number {
   return (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
 }
 
-/**
- * Enriches contact batch `index` with one `POST /v1/contacts/enrich` per distinct contact (by email, else LinkedIn
- * profile URL), each paced by the account's limiter, on the single-call machinery shared with company rows without a
- * domain (its batch files, paid-call markers, budget cap and part writer). A line holds the contact, the employer
- * the service resolved, and the person-level signals; a contact the service does not know is `not_found` (free).
- */
-export const enrichContactsBatch = perItemBatchActivity(worstCaseCreditsPerContact, headOf, enrichOne);
-
-function headOf(item: BatchItem) {
-  return { row: item.row, ...recordFields(item), matched_by: matchedByOf(item), input: item.raw };
-}
-
-async function enrichOne(
-  client: SignalClient,
-  item: BatchItem,
-  options: ContactOptions,
-  call: CallOptions,
-): Promise<SingleAnswer> {
-  const head = headOf(item);
+/** One `POST /v1/contacts/enrich` for the contact's email, else its LinkedIn profile URL. */
+const enrichOne: ItemCall<ContactOptions> = async (client, item, by, options, call) => {
   const value = item.s ?? item.v;
-  const identifier = head.matched_by === 'linkedin_url' ? { contact_linkedin_url: value } : { contact_email: value };
+  const identifier = by === 'linkedin_url' ? { contact_linkedin_url: value } : { contact_email: value };
   const answer = await client.enrichContact({ ...identifier, ...options }, call);
-  const company = answer.company;
-  const domain = resolvedDomain(company);
   return {
     credits: answer.credits,
-    line: {
-      domain,
-      status: 'ok',
-      ...head,
+    fields: {
       contact: answer.contact,
-      company,
+      company: answer.company,
       signals: answer.contact_signals,
       signal_summary: answer.signal_summary,
       ...(answer.total !== undefined ? { total: answer.total } : {}),
       ...(answer.coverage ? { coverage: answer.coverage } : {}),
     },
   };
-}
+};
+
+/**
+ * Enriches contact batch `index` with one `POST /v1/contacts/enrich` per distinct contact (by email, else LinkedIn
+ * profile URL), each paced by the account's limiter, on the single-call machinery shared with company rows without a
+ * domain (its batch files, paid-call markers, budget cap and part writer). A line holds the contact, the employer
+ * the service resolved, and the person-level signals; a contact the service does not know is `not_found` (free).
+ */
+export const enrichContactsBatch = perItemBatchActivity(worstCaseCreditsPerContact, matchedByOf, enrichOne);

@@ -1,10 +1,22 @@
-import type { SignalClient } from '../../connectors/signal-api/client.ts';
-import type { CallOptions } from '../../connectors/signal-api/types.ts';
-import { type BatchItem, recordFields } from './batch-file.ts';
+import type { BatchItem } from './batch-file.ts';
 import { type EnrichOptions, worstCaseCreditsPerDomain } from './enrich.ts';
-import { type PerItemBatchRequest, perItemBatchActivity, resolvedDomain, type SingleAnswer } from './single-calls.ts';
+import { type ItemCall, type PerItemBatchRequest, perItemBatchActivity } from './single-calls.ts';
 
 export type EnrichSingleBatchRequest = PerItemBatchRequest<EnrichOptions>;
+
+/** A row without a domain is named by its LinkedIn company page, else by its company name. */
+const matchedBy = (item: BatchItem) => (item.m === 'linkedin_url' ? 'linkedin_url' : 'company_name');
+
+/** One `POST /v1/companies/enrich` for the row's LinkedIn URL or name (its normalized form when it has one). */
+const enrichOne: ItemCall<EnrichOptions> = async (client, item, by, options, call) => {
+  const value = item.s ?? item.raw;
+  const identifier = by === 'linkedin_url' ? { linkedin_url: value } : { company_name: value };
+  const { credits, company, signals, signal_summary, coverage } = await client.enrichCompany(
+    { ...identifier, ...options },
+    call,
+  );
+  return { credits, fields: { company, signals, signal_summary, ...(coverage ? { coverage } : {}) } };
+};
 
 /**
  * Enriches single batch `index` (rows identified by a LinkedIn company URL or a company name, no domain) with one
@@ -12,29 +24,4 @@ export type EnrichSingleBatchRequest = PerItemBatchRequest<EnrichOptions>;
  * line says `matched_by` and the domain the service resolved; a company the service does not know is `not_found`
  * (free).
  */
-export const enrichSingleBatch = perItemBatchActivity(worstCaseCreditsPerDomain, headOf, enrichOne);
-
-function headOf(item: BatchItem) {
-  const matchedBy = item.m === 'linkedin_url' ? 'linkedin_url' : 'company_name';
-  return { row: item.row, ...recordFields(item), matched_by: matchedBy, input: item.raw };
-}
-
-async function enrichOne(
-  client: SignalClient,
-  item: BatchItem,
-  options: EnrichOptions,
-  call: CallOptions,
-): Promise<SingleAnswer> {
-  const head = headOf(item);
-  const value = item.s ?? item.raw;
-  const identifier = head.matched_by === 'linkedin_url' ? { linkedin_url: value } : { company_name: value };
-  const { credits, company, signals, signal_summary, coverage } = await client.enrichCompany(
-    { ...identifier, ...options },
-    call,
-  );
-  const domain = resolvedDomain(company);
-  return {
-    credits,
-    line: { domain, status: 'ok', ...head, company, signals, signal_summary, ...(coverage ? { coverage } : {}) },
-  };
-}
+export const enrichSingleBatch = perItemBatchActivity(worstCaseCreditsPerDomain, matchedBy, enrichOne);

@@ -1,19 +1,16 @@
 import { KitError } from '../../connectors/errors.ts';
-import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
-import type { Store } from '../../connectors/storage/store.ts';
-import { type EncodedTablePart, encodePart, readPart, zeroCounts } from '../parts.ts';
+import { type EncodedTablePart, encodePart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
-import type { CallMarker } from './lost-answers.ts';
-import { type AttemptContext, lostRace, publishPaidLines, publishSpooled, sendPaidCall } from './paid-call.ts';
+import { paidBatchActivity, reusedResult } from './paid-batch.ts';
+import { lostRace, type PaidAnswer, publishPaidLines, sendPaidCall } from './paid-call.ts';
 import { type PaidLines, readPaidLines } from './paid-lines.ts';
-import { jobPartIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
-import type { BatchResult, JobRef, PartCounts } from './types.ts';
+import type { JobRef, PartCounts } from './types.ts';
 
 /** Filters applied to every domain of a job (spec 4.1 field names). */
 export interface EnrichOptions {
@@ -48,84 +45,72 @@ export function worstCaseCreditsPerDomain(options: EnrichOptions): number {
  * A part that already exists is returned from its recorded counts without calling the API; a failed or partial
  * one keeps its paid-for lines and sends only the other domains.
  */
-export async function enrichBatch(
-  client: SignalClient,
-  store: Store,
-  request: EnrichBatchRequest,
-  attempt: AttemptContext = { attempt: 1 },
-): Promise<BatchResult> {
-  const { job, index, options } = request;
-  const key = partKey(job, index);
-  const identity = jobPartIdentity(job, index);
-  await publishSpooled(store, job, attempt);
-  const found = await readPart(store, key, identity);
-  const existing = found.part;
-  if (existing && !existing.failed && !existing.partial) {
-    return { index, reused: true, failed: false, counts: existing.counts };
-  }
+export const enrichBatch = paidBatchActivity<EnrichBatchRequest>(
+  ({ job, index }) => partKey(job, index),
+  async (client, store, request, { key, identity, found }, attempt) => {
+    const { job, index, options } = request;
+    const existing = found.part;
 
-  const items = await readBatch(store, job, index);
-  const paid = await readPaidLines(store, key, existing, 'domain');
-  const folded = request.fold ? await readFold(store, job, index) : new Map<string, SharedAnswer>();
-  const pending = items.filter((item) => !paid.values.has(item.v) && !folded.has(item.v));
-  const fit =
-    request.creditCap === undefined
-      ? pending.length
-      : Math.floor((request.creditCap - paid.credits) / worstCaseCreditsPerDomain(options));
-  const send = pending.slice(0, Math.max(0, fit));
-  if (send.length === 0 && pending.length > 0) {
-    // Not even one domain fits what is left of the budget: nothing is sent.
-    return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? zeroCounts() };
-  }
-
-  let results: BulkEnrichItem[] = [];
-  let credits = 0;
-  let answered: { marker: CallMarker; credits: number } | undefined;
-  if (send.length > 0) {
-    try {
-      const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
-        client.enrichCompanies({ domains: send.map((item) => item.v), ...options }, call),
-      );
-      results = response.results;
-      credits = response.credits;
-      answered = { marker, credits };
-    } catch (error) {
-      // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
-      if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
-      const code = (error as { code?: string }).code ?? 'request_rejected';
-      results = send.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
+    const items = await readBatch(store, job, index);
+    const paid = await readPaidLines(store, key, existing, 'domain');
+    const folded = request.fold ? await readFold(store, job, index) : new Map<string, SharedAnswer>();
+    const pending = items.filter((item) => !paid.values.has(item.v) && !folded.has(item.v));
+    const fit =
+      request.creditCap === undefined
+        ? pending.length
+        : Math.floor((request.creditCap - paid.credits) / worstCaseCreditsPerDomain(options));
+    const send = pending.slice(0, Math.max(0, fit));
+    if (send.length === 0 && pending.length > 0) {
+      // Not even one domain fits what is left of the budget: nothing is sent.
+      return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? zeroCounts() };
     }
-  }
 
-  // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const calls = (existing ? (existing.counts.calls ?? 1) : 0) + (answered ? 1 : 0);
-  const assembled = assemblePart(job, index, items, paid, folded, send, results, { credits, calls });
-  results = [];
-  const partial = send.length < pending.length;
-  const { counts, signals } = assembled;
-  const status = partial ? 'partial' : 'done';
-  const published = await publishPaidLines(
-    store,
-    key,
-    found,
-    identity,
-    answered,
-    { compression: job.compression, body: assembled.body, tables: assembled.tables, counts, status },
-    attempt.spool,
-  );
-  if (published.lost) {
-    const winner = lostRace(key, store, published.part);
-    return { index, reused: true, failed: false, counts: winner.counts };
-  }
-  return {
-    index,
-    reused: false,
-    failed: false,
-    ...(partial ? { partial } : {}),
-    counts: published.part.counts,
-    signals,
-  };
-}
+    let results: BulkEnrichItem[] = [];
+    let credits = 0;
+    let answered: PaidAnswer | undefined;
+    if (send.length > 0) {
+      try {
+        const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
+          client.enrichCompanies({ domains: send.map((item) => item.v), ...options }, call),
+        );
+        results = response.results;
+        credits = response.credits;
+        answered = { marker, credits };
+      } catch (error) {
+        // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
+        if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
+        const code = (error as { code?: string }).code ?? 'request_rejected';
+        results = send.map((item) => ({ domain: item.v, status: 'error', error: { code, message: error.message } }));
+      }
+    }
+
+    // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
+    const calls = (existing ? (existing.counts.calls ?? 1) : 0) + (answered ? 1 : 0);
+    const assembled = assemblePart(job, index, items, paid, folded, send, results, { credits, calls });
+    results = [];
+    const partial = send.length < pending.length;
+    const { counts, signals } = assembled;
+    const status = partial ? 'partial' : 'done';
+    const published = await publishPaidLines(
+      store,
+      key,
+      found,
+      identity,
+      answered ? [answered] : [],
+      { compression: job.compression, body: assembled.body, tables: assembled.tables, counts, status },
+      attempt.spool,
+    );
+    if (published.lost) return reusedResult(index, lostRace(key, store, published.part));
+    return {
+      index,
+      reused: false,
+      failed: false,
+      ...(partial ? { partial } : {}),
+      counts: published.part.counts,
+      signals,
+    };
+  },
+);
 
 /** The part's lines in input order (earlier paid lines kept, this call's results added), encoded, and their counts. */
 function assemblePart(

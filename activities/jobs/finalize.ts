@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { readPart, readPartLines } from '../parts.ts';
 import { readBatch } from './batch-file.ts';
 import { foldDoneKey, foldKey, partKey, singlePartKey } from './layout.ts';

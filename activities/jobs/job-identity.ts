@@ -1,6 +1,6 @@
 import { InputError } from '../../connectors/errors.ts';
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { optionsHash } from '../parts.ts';
 import { jobPrefix } from './layout.ts';
 import type { JobRef } from './types.ts';

@@ -6,6 +6,7 @@
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
+import { TABLE_NAMES } from '../tables/columns.ts';
 import { TABLE_SCHEMAS } from '../tables/schemas.ts';
 
 /** `schema_version` of the manifests written now. */
@@ -79,91 +80,101 @@ const resolvedDomain = z
   .string()
   .nullable()
   .describe('the root domain of the company the service matched (lower case); null when it matched none');
-const enrichRow = {
-  row,
-  ...record,
-  matched_by: matchedBy,
-  input: z.string().describe('the identifier as the input had it'),
-};
 
-export const EnrichLineSchema = lineSchema('signal-kit enrich output line', [
-  z
-    .looseObject({
-      domain: resolvedDomain,
-      status: z.literal('ok'),
-      ...enrichRow,
-      company,
-      signals: z.array(signal),
-      signal_summary: z.record(z.string(), count).optional(),
-      coverage: z.looseObject({}).optional(),
-    })
-    .describe('The company and its signals.'),
-  z
-    .looseObject({ domain: resolvedDomain, status: z.literal('not_found'), ...enrichRow })
-    .describe('The service knows no company by this identifier (free).'),
-  z
-    .looseObject({
-      domain: resolvedDomain,
-      status: z.literal('duplicate'),
-      ...enrichRow,
-      duplicate_of: duplicateOf,
-      answer_status: z
+/**
+ * The lines of a job whose rows each name one thing the service looks up (a company, a person): its answer, not
+ * found, a duplicate of another row (its answer's headline, no signals), or an error. `domain` is the domain the
+ * service resolved; `matchedBy` which of the row's identifiers was sent.
+ */
+function lookupLines<const M extends z.ZodType, const A extends z.ZodRawShape>(
+  domain: z.ZodType,
+  matchedBy: M,
+  answer: { fields: A; description: string },
+  texts: { notFound: string; duplicate: string; duplicateStatus: z.ZodType; error: string },
+) {
+  const rowFields = {
+    row,
+    ...record,
+    matched_by: matchedBy,
+    input: z.string().describe('the identifier as the input had it'),
+  };
+  return [
+    z.looseObject({ domain, status: z.literal('ok'), ...rowFields, ...answer.fields }).describe(answer.description),
+    z.looseObject({ domain, status: z.literal('not_found'), ...rowFields }).describe(texts.notFound),
+    z
+      .looseObject({
+        domain,
+        status: z.literal('duplicate'),
+        ...rowFields,
+        duplicate_of: duplicateOf,
+        answer_status: texts.duplicateStatus,
+        company: company.optional(),
+        signal_summary: z.record(z.string(), count).optional(),
+      })
+      .describe(texts.duplicate),
+    errorLine({ domain, matched_by: matchedBy }, texts.error),
+  ] as const;
+}
+
+export const EnrichLineSchema = lineSchema(
+  'signal-kit enrich output line',
+  lookupLines(
+    resolvedDomain,
+    matchedBy,
+    {
+      fields: {
+        company,
+        signals: z.array(signal),
+        signal_summary: z.record(z.string(), count).optional(),
+        coverage: z.looseObject({}).optional(),
+      },
+      description: 'The company and its signals.',
+    },
+    {
+      notFound: 'The service knows no company by this identifier (free).',
+      duplicate:
+        "A row naming a company another row already names: its answer is that line's (not paid again); no signals array.",
+      duplicateStatus: z
         .enum(['ok', 'not_found', 'error'])
         .optional()
         .describe("the answering line's status; absent while that line has none (its batch not run yet)"),
-      company: company.optional(),
-      signal_summary: z.record(z.string(), count).optional(),
-    })
-    .describe(
-      "A row naming a company another row already names: its answer is that line's (not paid again); no signals array.",
-    ),
-  errorLine({ domain: resolvedDomain, matched_by: matchedBy }, 'The company could not be enriched'),
-]);
+      error: 'The company could not be enriched',
+    },
+  ),
+);
 
 const contactMatchedBy = z
   .enum(['email', 'linkedin_url'])
   .describe("which identifier of the row was sent: the person's email, else their LinkedIn profile URL");
-const contactRow = {
-  row,
-  ...record,
-  matched_by: contactMatchedBy,
-  input: z.string().describe('the identifier as the input had it'),
-};
 const employerDomain = z
   .string()
   .nullable()
   .describe("the root domain of the person's employer as the service resolved it; null when it found no person");
 
-export const EnrichContactsLineSchema = lineSchema('signal-kit enrich-contacts output line', [
-  z
-    .looseObject({
-      domain: employerDomain,
-      status: z.literal('ok'),
-      ...contactRow,
-      contact: z.looseObject({}).describe('the person as the service knows them (spec 2.5)'),
-      company: company.optional().describe('the employer the service resolved'),
-      signals: z.array(signal).describe('person-level signals, newest first (at most --limit)'),
-      signal_summary: z.record(z.string(), count).optional(),
-      total: count.optional().describe('person-level signals matching the filters, before --limit'),
-      coverage: z.looseObject({}).optional(),
-    })
-    .describe('The person, their employer and their signals.'),
-  z
-    .looseObject({ domain: employerDomain, status: z.literal('not_found'), ...contactRow })
-    .describe('The service knows no person by this identifier (free).'),
-  z
-    .looseObject({
-      domain: employerDomain,
-      status: z.literal('duplicate'),
-      ...contactRow,
-      duplicate_of: duplicateOf,
-      answer_status: z.enum(['ok', 'not_found', 'error']).optional(),
-      company: company.optional(),
-      signal_summary: z.record(z.string(), count).optional(),
-    })
-    .describe("A row naming a person another row already names: its answer is that line's (not paid again)."),
-  errorLine({ domain: employerDomain, matched_by: contactMatchedBy }, 'The person could not be enriched'),
-]);
+export const EnrichContactsLineSchema = lineSchema(
+  'signal-kit enrich-contacts output line',
+  lookupLines(
+    employerDomain,
+    contactMatchedBy,
+    {
+      fields: {
+        contact: z.looseObject({}).describe('the person as the service knows them (spec 2.5)'),
+        company: company.optional().describe('the employer the service resolved'),
+        signals: z.array(signal).describe('person-level signals, newest first (at most --limit)'),
+        signal_summary: z.record(z.string(), count).optional(),
+        total: count.optional().describe('person-level signals matching the filters, before --limit'),
+        coverage: z.looseObject({}).optional(),
+      },
+      description: 'The person, their employer and their signals.',
+    },
+    {
+      notFound: 'The service knows no person by this identifier (free).',
+      duplicate: "A row naming a person another row already names: its answer is that line's (not paid again).",
+      duplicateStatus: z.enum(['ok', 'not_found', 'error']).optional(),
+      error: 'The person could not be enriched',
+    },
+  ),
+);
 
 const emailValue = z.string().describe('the normalized address (trimmed, lower case)');
 
@@ -220,77 +231,82 @@ const part = z.looseObject({
   bytes: count,
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   table: z
-    .enum(['lines', 'rows', 'signals', 'invalid'])
+    .enum(['lines', ...TABLE_NAMES])
     .optional()
-    .describe('lines: the output lines (nested JSON); rows, signals, invalid: a flat table (docs/tables.md)'),
+    .describe(
+      'lines: the output lines (nested JSON); rows, signals, invalid (jobs, pushes), companies, contacts (feeds): a flat table (docs/tables.md)',
+    ),
   format: z.enum(['jsonl', 'csv', 'parquet']).optional(),
 });
 
+/**
+ * A manifest, found at `path`: written last, so only the parts it lists are complete; `error` and `details` say why
+ * a failed job or run failed.
+ */
+function manifestSchema<const S extends z.ZodRawShape>(title: string, path: string, fields: S) {
+  return z
+    .looseObject({ ...fields, error: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() })
+    .meta({ title, description: `${path}, written last: only the parts it lists are complete.` });
+}
+
 const summary = z.object({ total: count, deliverable: count, undeliverable: count, risky: count, unknown: count });
 
-export const ManifestSchema = z
-  .looseObject({
-    schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
-    job_id: z.string(),
-    kind: z.enum(['enrich', 'verify-emails', 'intent-export', 'enrich-contacts']),
-    input: z.string().nullable().describe('the input URL; null for an export'),
-    output: outputUrl,
-    status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
-    started_at: timestamp,
-    finished_at: timestamp,
-    counts: z.looseObject({
-      input_rows: count,
-      distinct: count,
-      duplicates: count,
-      ok: count,
-      not_found: count,
-      error: count,
-      invalid: count,
-      lines: count,
-    }),
-    summary: summary.optional().describe('verify-emails: results of the distinct addresses'),
-    credits_charged: count,
-    calls: z
-      .looseObject({
-        bulk: count.describe('bulk calls answered (companies by domain, or addresses)'),
-        single: count.describe('single-company calls answered (rows identified by LinkedIn URL or name)'),
-      })
-      .optional()
-      .describe('enrich and verify-emails: API calls whose answer was saved'),
-    overlap: z
-      .looseObject({
-        companies: count.describe('companies paid for twice: once by name or LinkedIn URL, once more by domain'),
-        credits: count.describe('of credits_charged: what the second payment cost'),
-      })
-      .optional()
-      .describe('enrich: a company named two ways by different rows, paid for more than once'),
-    columns: z
-      .looseObject({
-        domain: z.string().optional(),
-        linkedin_url: z.string().optional(),
-        company_name: z.string().optional(),
-        email: z.string().optional(),
-        record_id: z.string().optional(),
-        kept: z.array(z.string()),
-      })
-      .optional()
-      .describe('the input column chosen for each role, as the input spelled its header'),
-    unsaved_answers: z
-      .looseObject({ credits: count, unknown_calls: count })
-      .optional()
-      .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
-    batches: z.looseObject({ total: count, done: count, failed: count }),
-    parts: z.array(part),
-    rows_csv: part
-      .optional()
-      .describe('with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)'),
-    error: z.string().optional(),
-    details: z.record(z.string(), z.unknown()).optional(),
-  })
-  .meta({
-    title: 'signal-kit job manifest',
-    description: '<output>/<job id>/_manifest.json, written last: only the parts it lists are complete.',
-  });
+export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output>/<job id>/_manifest.json', {
+  schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
+  job_id: z.string(),
+  kind: z.enum(['enrich', 'verify-emails', 'intent-export', 'enrich-contacts']),
+  input: z.string().nullable().describe('the input URL; null for an export'),
+  output: outputUrl,
+  status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
+  started_at: timestamp,
+  finished_at: timestamp,
+  counts: z.looseObject({
+    input_rows: count,
+    distinct: count,
+    duplicates: count,
+    ok: count,
+    not_found: count,
+    error: count,
+    invalid: count,
+    lines: count,
+  }),
+  summary: summary.optional().describe('verify-emails: results of the distinct addresses'),
+  credits_charged: count,
+  calls: z
+    .looseObject({
+      bulk: count.describe('bulk calls answered (companies by domain, or addresses)'),
+      single: count.describe('single-company calls answered (rows identified by LinkedIn URL or name)'),
+    })
+    .optional()
+    .describe('enrich and verify-emails: API calls whose answer was saved'),
+  overlap: z
+    .looseObject({
+      companies: count.describe('companies paid for twice: once by name or LinkedIn URL, once more by domain'),
+      credits: count.describe('of credits_charged: what the second payment cost'),
+    })
+    .optional()
+    .describe('enrich: a company named two ways by different rows, paid for more than once'),
+  columns: z
+    .looseObject({
+      domain: z.string().optional(),
+      linkedin_url: z.string().optional(),
+      company_name: z.string().optional(),
+      email: z.string().optional(),
+      record_id: z.string().optional(),
+      kept: z.array(z.string()),
+    })
+    .optional()
+    .describe('the input column chosen for each role, as the input spelled its header'),
+  unsaved_answers: z
+    .looseObject({ credits: count, unknown_calls: count })
+    .optional()
+    .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
+  batches: z.looseObject({ total: count, done: count, failed: count }),
+  parts: z.array(part),
+  rows_csv: part
+    .optional()
+    .describe('with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)'),
+});
 
 export const PushSignalLineSchema = signal
   .extend({ domain: z.string().describe('the watchlist domain (normalized) the signal was found for') })
@@ -301,8 +317,10 @@ export const PushSignalLineSchema = signal
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 
-export const PushManifestSchema = z
-  .looseObject({
+export const PushManifestSchema = manifestSchema(
+  'signal-kit scheduled-push run manifest',
+  '<output>/<name>/signals/dt=<date>/run-<id>/_manifest.json',
+  {
     schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
     name: z.string().describe('the push (and its schedule)'),
     run_id: z.string().describe('from the scheduled time, e.g. 20260301T060000Z: a retried run keeps it'),
@@ -356,14 +374,8 @@ export const PushManifestSchema = z
       domains_advanced: count,
       committed: z.boolean().describe('false for a backfill, which never moves the watermarks'),
     }),
-    error: z.string().optional(),
-    details: z.record(z.string(), z.unknown()).optional(),
-  })
-  .meta({
-    title: 'signal-kit scheduled-push run manifest',
-    description:
-      '<output>/<name>/signals/dt=<date>/run-<id>/_manifest.json, written last: only the parts it lists are complete.',
-  });
+  },
+);
 
 const searchFilters = z.record(z.string(), z.unknown()).describe('search filters, in the API field names');
 
@@ -388,8 +400,10 @@ export const FeedLineSchema = z
     description: 'One company or person not delivered before (search: or with a newer matching signal), as answered.',
   });
 
-export const FeedManifestSchema = z
-  .looseObject({
+export const FeedManifestSchema = manifestSchema(
+  'signal-kit scheduled-feed run manifest',
+  '<output>/<name>/<companies|contacts>/dt=<date>/run-<id>/_manifest.json',
+  {
     schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
     name: z.string().describe('the feed (and its schedule)'),
     kind: z.enum(['company-search', 'contact-search', 'intent-contacts']),
@@ -423,14 +437,8 @@ export const FeedManifestSchema = z
       .describe('what the run could not complete (up to 100); empty when complete'),
     parts: z.array(part),
     state: z.looseObject({ key: z.string(), from_run: z.string().nullable(), keys_advanced: count }),
-    error: z.string().optional(),
-    details: z.record(z.string(), z.unknown()).optional(),
-  })
-  .meta({
-    title: 'signal-kit scheduled-feed run manifest',
-    description:
-      '<output>/<name>/<companies|contacts>/dt=<date>/run-<id>/_manifest.json, written last: only the parts it lists are complete.',
-  });
+  },
+);
 
 /** The shipped JSON Schemas: file name in `schemas/` → schema. */
 export const OUTPUT_SCHEMAS = {

@@ -14,7 +14,6 @@ import {
   writeEncodedPart,
   writeTableParts,
 } from '../parts.ts';
-import { jobPrefix } from './layout.ts';
 import { CallMarker } from './lost-answers.ts';
 import { redoneIdentity } from './part-identity.ts';
 import type { PartSpool } from './spool.ts';
@@ -49,11 +48,6 @@ export interface AttemptContext {
   spool?: PartSpool;
   /** The API client's per-call timeout, kept in the call's marker: how long finalize may wait for its answer. */
   requestTimeoutMs?: number;
-}
-
-/** Publishes what the spool kept of this job before anything is paid for (a refusal again stops the job again). */
-export async function publishSpooled(store: Store, job: JobRef, attempt: AttemptContext): Promise<void> {
-  if (attempt.spool) await attempt.spool.publish(store, jobPrefix(job));
 }
 
 export function currentAttempt(): AttemptContext {
@@ -149,33 +143,44 @@ export async function sendPaidCall<T extends { credits: number }>(
 
 export type Published = { lost: false; part: StoredPart } | { lost: true; part: StoredPart | undefined };
 
+/** A paid call's answer that a part is to hold: the call's marker and the credits the service said it charged. */
+export interface PaidAnswer {
+  marker: CallMarker;
+  credits: number;
+}
+
+/** Records every answer of `paid` as paid for and not saved, for `reason`. */
+async function lostAll(paid: readonly PaidAnswer[], reason: string): Promise<void> {
+  for (const answer of paid) await answer.marker.lost(answer.credits, reason);
+}
+
 /**
- * Publishes the part holding a paid answer, unless another attempt replaced the part since `seen` was read (whatever
- * was there, trusted or not: its fingerprint). `write` receives the calls the new part holds (those of the trusted
- * part seen, whose lines it keeps, and this one's).
+ * Publishes the part holding paid answers (a bulk call's one, a single batch's several), unless another attempt
+ * replaced the part since `seen` was read (whatever was there, trusted or not: its fingerprint). `write` receives the
+ * calls the new part holds (those of the trusted part seen, whose lines it keeps, and these).
  */
 export async function publishPaidPart(
   store: Store,
   key: string,
   seen: PartRead,
   identity: PartIdentity,
-  paid: { marker: CallMarker; credits: number } | undefined,
+  paid: readonly PaidAnswer[],
   write: (calls: string[], target: Store) => Promise<StoredPart>,
   spool?: PartSpool,
 ): Promise<Published> {
-  const calls = [...(seen.part?.calls ?? []), ...(paid ? [paid.marker.id] : [])];
+  const calls = [...(seen.part?.calls ?? []), ...paid.map((answer) => answer.marker.id)];
   try {
-    if (paid && (await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
-      await paid.marker.lost(paid.credits, 'answered, but another attempt of the batch saved its part first');
+    if (paid.length > 0 && (await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
+      await lostAll(paid, 'answered, but another attempt of the batch saved its part first');
       return { lost: true, part: (await readPart(store, key, identity)).part };
     }
     return { lost: false, part: await write(calls, store) };
   } catch (error) {
-    await paid?.marker.lost(paid.credits, `answered, but the part could not be written: ${String(error)}`);
+    await lostAll(paid, `answered, but the part could not be written: ${String(error)}`);
     // Refused for good (a full disk, access denied): what the write would have published goes to the worker's spool,
-    // and a re-run publishes it from there instead of paying again (the part names this call: its marker is settled).
-    if (paid && spool && error instanceof StorageError && !error.retryable) {
-      await write(calls, spool.keepOnly(store)).catch(() => undefined);
+    // and a re-run publishes it from there instead of paying again (the part names these calls: their markers settle).
+    if (paid.length > 0 && spool && error instanceof StorageError && !error.retryable) {
+      await write(calls, spool.keepOnly(store, { key, fingerprint: seen.fingerprint })).catch(() => undefined);
     }
     throw error;
   }
@@ -196,7 +201,7 @@ export function publishPaidLines(
   key: string,
   seen: PartRead,
   identity: PartIdentity,
-  paid: { marker: CallMarker; credits: number } | undefined,
+  paid: readonly PaidAnswer[],
   part: EncodedLinesPart,
   spool?: PartSpool,
 ): Promise<Published> {

@@ -11,9 +11,9 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { zeroCounts } from '../parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
-import { FirstSeen } from './first-seen.ts';
 import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { type BatchSeries, invalidPartKey, preparedKey, seriesBatchKey } from './layout.ts';
+import { SpillingDedupe } from './spilling-dedupe.ts';
 import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
@@ -127,7 +127,7 @@ async function prepare(
 
   // Past a size, first occurrences are sorted out on local disk, so that memory stays flat as the input grows; so
   // are the duplicates, until the batches that answer them are known.
-  const seen = new FirstSeen();
+  const seen = new SpillingDedupe();
   const duplicates = new DuplicateSpill();
   let duplicateFiles = 0;
   try {

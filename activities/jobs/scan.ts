@@ -1,9 +1,9 @@
 import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { FirstSeen } from './first-seen.ts';
 import { openInput, readInputRecords } from './input.ts';
 import { columnRequest, identifyRecord, SINGLE_BATCH_SIZE } from './prepare.ts';
+import { SpillingDedupe } from './spilling-dedupe.ts';
 import type { JobKind, PreparedInput } from './types.ts';
 
 export interface ScanRequest {
@@ -23,7 +23,7 @@ export interface ScanRequest {
 export async function scanInput(openStore: (url: string) => Store, request: ScanRequest): Promise<PreparedInput> {
   const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0 };
   let columns: ColumnChoice | undefined;
-  const seen = new FirstSeen();
+  const seen = new SpillingDedupe();
   const count = (key: string) => {
     if (key.includes(':') && !key.includes('@')) stats.singles += 1;
     else stats.distinct += 1;

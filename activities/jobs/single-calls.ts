@@ -2,17 +2,23 @@ import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPart, readPartLines, writeEncodedPart, writeTableParts, zeroCounts } from '../parts.ts';
-import { type BatchItem, readSeriesBatch } from './batch-file.ts';
-import { type BatchSeries, SINGLE_MARKER_BASE, seriesPartKey } from './layout.ts';
-import { type AttemptContext, sendPaidCall } from './paid-call.ts';
+import { encodePart, readPartLines, zeroCounts } from '../parts.ts';
+import { type BatchItem, readSeriesBatch, recordFields } from './batch-file.ts';
+import { SINGLE_MARKER_BASE, singlePartKey } from './layout.ts';
+import {
+  type OpenBatch,
+  type PaidBatchActivity,
+  paidBatchActivity,
+  publishSpooled,
+  reusedResult,
+} from './paid-batch.ts';
+import { type AttemptContext, lostRace, type PaidAnswer, publishPaidLines, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
-import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 
 /** What one paid call answered for one item: its output line (with `status`) and what the service charged. */
-export interface SingleAnswer {
+interface SingleAnswer {
   line: Record<string, unknown> & { status: string };
   credits: number;
 }
@@ -25,46 +31,36 @@ export interface PerItemBatchRequest<Options> {
   creditCap?: number;
 }
 
-export interface SingleBatchRequest {
+interface SingleBatchRequest {
   job: JobRef;
   index: number;
-  /** Which batch files and parts: `single` (the default) beside a job's bulk batches. */
-  series?: BatchSeries;
   /** The part's credits may not go over this: only the items that fit at `worstCasePerItem` are sent. */
   creditCap?: number;
   worstCasePerItem: number;
 }
 
 /**
- * A batch answered by several paced calls, one per item (rows identified without a domain, contacts): the same
- * batch files, lost-answer markers, budget cap and part writer as a bulk batch. `call` answers one item with the
- * call options it is given (the client paces it through the account's limiter; the activity's retry, not the
- * client's, tries again); `refusal` turns a refusal of the item itself (a 404, a 400/422) into its `not_found` or
- * `error` line (free), any other failure goes up.
+ * Answers single batch `index` (`work/single-N` into `parts/single-N`, not complete yet: `batch`) with several paced
+ * calls, one per item (rows identified without a domain, contacts): the same lost-answer markers, budget cap, part
+ * writer and spool as a bulk batch. `call` answers one item with the call options it is given (the client paces it
+ * through the account's limiter; the activity's retry, not the client's, tries again); `refusal` turns a refusal of
+ * the item itself (a 404, a 400/422) into its `not_found` or `error` line (free), any other failure goes up.
  *
  * Answers are paid one at a time, so none is lost to a later failure: when a call fails, the items answered so far
  * are published in a `failed` part (naming their calls, which settles their markers) before the error goes up, and
- * the activity's retry sends only the others. A part already `done` is returned from its recorded counts.
+ * the activity's retry sends only the others.
  */
-export async function answerSingleBatch(
+async function answerSingleBatch(
   store: Store,
   request: SingleBatchRequest,
+  { key, identity, found }: OpenBatch,
   call: (item: BatchItem, options: CallOptions) => Promise<SingleAnswer>,
-  refusal?: (item: BatchItem, error: unknown) => SingleAnswer | undefined,
-  attempt: AttemptContext = { attempt: 1 },
+  refusal: (item: BatchItem, error: unknown) => SingleAnswer | undefined,
+  attempt: AttemptContext,
 ): Promise<BatchResult> {
   const { job, index } = request;
-  const series = request.series ?? 'single';
-  const key = seriesPartKey(job, series, index);
-  const markerBatch = (series === 'single' ? SINGLE_MARKER_BASE : 0) + index;
-  const identity = linesPartIdentity(job, key);
-  const found = await readPart(store, key, identity);
   const existing = found.part;
-  const writeAs = redoneIdentity(identity, found);
-  if (existing && !existing.failed && !existing.partial) {
-    return { index, reused: true, failed: false, counts: existing.counts };
-  }
-  const items = await readSeriesBatch(store, job, series, index);
+  const items = await readSeriesBatch(store, job, 'single', index);
   const answered = new Map<number, Record<string, unknown>>();
   let credits = 0;
   let calls = 0;
@@ -85,35 +81,41 @@ export async function answerSingleBatch(
   }
   const send = pending.slice(0, fit);
   const answeredBefore = answered.size;
-  // The calls whose answers the part holds: being named there settles their markers.
-  const callIds = [...(existing?.calls ?? [])];
+  // The paid answers this attempt adds to the part: being named there settles their markers.
+  const paid: PaidAnswer[] = [];
   let signals = 0;
-  const publish = async (status: 'done' | 'partial' | 'failed') => {
+  // Through the part writer every paid batch shares: the race with another attempt, and the spool on a refusal.
+  const publish = (status: 'done' | 'partial' | 'failed') => {
     const lines = items.map((item) => answered.get(item.row)).filter((line) => line !== undefined);
-    const body = encodePart(job.compression, lines);
-    // The tables first: the lines part is what marks the batch done.
-    await writeTableParts(store, encodeJobTables(job, key, lines), status, writeAs);
-    const part = await writeEncodedPart(
+    return publishPaidLines(
       store,
-      job.compression,
       key,
-      body,
-      countLines(lines, credits, calls),
-      status,
-      callIds,
-      writeAs,
+      found,
+      identity,
+      paid,
+      {
+        compression: job.compression,
+        body: encodePart(job.compression, lines),
+        tables: encodeJobTables(job, key, lines),
+        counts: countLines(lines, credits, calls),
+        status,
+      },
+      attempt.spool,
     );
-    return part.counts;
   };
   for (const item of send) {
     let answer: SingleAnswer;
     try {
-      const sent = await sendPaidCall(store, job, markerBatch, attempt, (options) => call(item, options));
+      // Another batch's answer that the output refused stops this one too: no call while the spool holds it.
+      await publishSpooled(store, job, attempt);
+      const sent = await sendPaidCall(store, job, SINGLE_MARKER_BASE + index, attempt, (options) =>
+        call(item, options),
+      );
       answer = sent.response;
-      callIds.push(sent.marker.id);
+      paid.push({ marker: sent.marker, credits: sent.response.credits });
       calls += 1;
     } catch (error) {
-      const refused = refusal?.(item, error);
+      const refused = refusal(item, error);
       if (!refused) {
         // Gone for good or not, the answers paid so far are kept; the retry (or a re-run) sends the rest.
         if (answered.size > answeredBefore) await publish('failed');
@@ -128,7 +130,9 @@ export async function answerSingleBatch(
     if (Array.isArray(answer.line['signals'])) signals += answer.line['signals'].length;
   }
   const partial = send.length < pending.length;
-  const counts = await publish(partial ? 'partial' : 'done');
+  const published = await publish(partial ? 'partial' : 'done');
+  if (published.lost) return reusedResult(index, lostRace(key, store, published.part));
+  const counts = published.part.counts;
   return { index, reused: false, failed: false, ...(partial ? { partial } : {}), counts, signals };
 }
 
@@ -156,34 +160,57 @@ export function itemRefusal(error: unknown): { code: string; message: string; no
   return { code, message: error.message, notFound: status === 404 };
 }
 
+/** What one item's call answered: the line's own fields (the company the service resolved among them), its cost. */
+export interface ItemAnswer {
+  credits: number;
+  fields: Record<string, unknown> & { company?: { domain?: unknown } };
+}
+
+/** Sends one item's paced call with the job's options; `matchedBy` is the identifier of the item to send. */
+export type ItemCall<Options> = (
+  client: SignalClient,
+  item: BatchItem,
+  matchedBy: string,
+  options: Options,
+  call: CallOptions,
+) => Promise<ItemAnswer>;
+
 /**
- * The activity that answers a batch one paced call per item through `answerSingleBatch`: `answer` sends the item's
- * call with the request's options; every line starts with `head(item)` (row, record fields, `matched_by`, input), and
- * a refusal of the item becomes its free `not_found` or `error` line under that head.
+ * The activity that answers a batch one paced call per item through `answerSingleBatch`: `ask` sends the item's call
+ * with the request's options. Every line starts with the item's head (row, record fields, `matched_by`, input) and
+ * the domain the service resolved; a refusal of the item becomes its free `not_found` or `error` line under that head.
  */
 export function perItemBatchActivity<Options>(
   worstCasePerItem: (options: Options) => number,
-  head: (item: BatchItem) => Record<string, unknown>,
-  answer: (client: SignalClient, item: BatchItem, options: Options, call: CallOptions) => Promise<SingleAnswer>,
-) {
-  return (
-    client: SignalClient,
-    store: Store,
-    request: PerItemBatchRequest<Options>,
-    attempt?: AttemptContext,
-  ): Promise<BatchResult> =>
-    answerSingleBatch(
-      store,
-      {
-        job: request.job,
-        index: request.index,
-        ...(request.creditCap !== undefined ? { creditCap: request.creditCap } : {}),
-        worstCasePerItem: worstCasePerItem(request.options),
-      },
-      (item, call) => answer(client, item, request.options, call),
-      (item, error) => refusedAnswer(head, item, error),
-      attempt,
-    );
+  matchedBy: (item: BatchItem) => string,
+  ask: ItemCall<Options>,
+): PaidBatchActivity<PerItemBatchRequest<Options>> {
+  const head = (item: BatchItem) => ({
+    row: item.row,
+    ...recordFields(item),
+    matched_by: matchedBy(item),
+    input: item.raw,
+  });
+  return paidBatchActivity<PerItemBatchRequest<Options>>(
+    ({ job, index }) => singlePartKey(job, index),
+    (client, store, request, batch, attempt) =>
+      answerSingleBatch(
+        store,
+        {
+          job: request.job,
+          index: request.index,
+          ...(request.creditCap !== undefined ? { creditCap: request.creditCap } : {}),
+          worstCasePerItem: worstCasePerItem(request.options),
+        },
+        batch,
+        async (item, call) => {
+          const { credits, fields } = await ask(client, item, matchedBy(item), request.options, call);
+          return { credits, line: { domain: resolvedDomain(fields.company), status: 'ok', ...head(item), ...fields } };
+        },
+        (item, error) => refusedAnswer(head, item, error),
+        attempt,
+      ),
+  );
 }
 
 /** A thing the service does not know is `not_found`, a request it refuses an `error` line; both free. */
@@ -203,7 +230,7 @@ function refusedAnswer(
 }
 
 /** The domain a service's company answer resolved, lower-cased; null when it has none. */
-export function resolvedDomain(company: { domain?: unknown } | undefined): string | null {
+function resolvedDomain(company: { domain?: unknown } | undefined): string | null {
   const domain = company?.domain;
   return typeof domain === 'string' && domain !== '' ? domain.toLowerCase() : null;
 }

@@ -1,14 +1,12 @@
-import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
-import type { Store } from '../../connectors/storage/store.ts';
-import { type EncodedTablePart, encodePart, readPart, readPartLines, zeroCounts } from '../parts.ts';
+import { type EncodedTablePart, encodePart, readPartLines, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
-import { type AttemptContext, lostRace, publishPaidLines, publishSpooled, sendPaidCall } from './paid-call.ts';
+import { paidBatchActivity, reusedResult } from './paid-batch.ts';
+import { lostRace, publishPaidLines, sendPaidCall } from './paid-call.ts';
 import { BATCH_FAILED } from './paid-lines.ts';
-import { jobPartIdentity } from './part-identity.ts';
 import { encodeJobTables } from './tables.ts';
-import type { BatchResult, JobRef, PartCounts, VerificationSummary } from './types.ts';
+import type { JobRef, PartCounts, VerificationSummary } from './types.ts';
 
 export interface VerifyBatchRequest {
   job: JobRef;
@@ -51,60 +49,48 @@ interface VerifyLine {
  * when they fail and 1 credit when they pass) and republishes the part with them merged in. A part with nothing
  * left to retry is returned from its recorded counts without calling the API.
  */
-export async function verifyBatch(
-  client: SignalClient,
-  store: Store,
-  request: VerifyBatchRequest,
-  attempt: AttemptContext = { attempt: 1 },
-): Promise<BatchResult> {
-  const { job, index } = request;
-  const key = partKey(job, index);
-  const identity = jobPartIdentity(job, index);
-  await publishSpooled(store, job, attempt);
-  const found = await readPart(store, key, identity);
-  const existing = found.part;
-  if (existing && !existing.failed && !existing.partial) {
-    return { index, reused: true, failed: false, counts: existing.counts };
-  }
+export const verifyBatch = paidBatchActivity<VerifyBatchRequest>(
+  ({ job, index }) => partKey(job, index),
+  async (client, store, request, { key, identity, found }, attempt) => {
+    const { job, index } = request;
+    const existing = found.part;
 
-  // A failed part keeps every answer already paid for; only its upstream failures and unanswered lines are sent.
-  const items = await readBatch(store, job, index);
-  const earlier = new Map<string, VerifyLine>();
-  if (existing) for (const line of await readPartLines<VerifyLine>(store, key)) earlier.set(line.email, line);
-  const lines = items.map((item) => earlier.get(item.v) ?? pending(item));
-  const credits = existing?.counts.credits ?? 0;
+    // A failed part keeps every answer already paid for; only its upstream failures and unanswered lines are sent.
+    const items = await readBatch(store, job, index);
+    const earlier = new Map<string, VerifyLine>();
+    if (existing) for (const line of await readPartLines<VerifyLine>(store, key)) earlier.set(line.email, line);
+    const lines = items.map((item) => earlier.get(item.v) ?? pending(item));
+    const credits = existing?.counts.credits ?? 0;
 
-  const todo = lines.filter(isRetryable);
-  const fit = request.creditCap === undefined ? todo.length : Math.max(0, Math.floor(request.creditCap - credits));
-  if (fit === 0 && todo.length > 0) {
-    // Not even one address fits what is left of the budget: nothing is sent.
-    return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? recount(lines, credits) };
-  }
-  const unsent = new Set(todo.slice(fit).map((line) => line.email));
-  const sent = todo.slice(0, fit);
-  const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
-    client.verifyEmails({ emails: sent.map((line) => line.email) }, call),
-  );
-  // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
-  const { body, tables, counts } = assemblePart(job, index, lines, response, credits, unsent);
-  const partial = unsent.size > 0;
-  const stillFailing = (counts.retryable ?? 0) > 0;
-  const status = partial ? 'partial' : stillFailing ? 'failed' : 'done';
-  const published = await publishPaidLines(
-    store,
-    key,
-    found,
-    identity,
-    { marker, credits: response.credits },
-    { compression: job.compression, body, tables, counts, status },
-    attempt.spool,
-  );
-  if (published.lost) {
-    const winner = lostRace(key, store, published.part);
-    return { index, reused: true, failed: false, counts: winner.counts };
-  }
-  return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
-}
+    const todo = lines.filter(isRetryable);
+    const fit = request.creditCap === undefined ? todo.length : Math.max(0, Math.floor(request.creditCap - credits));
+    if (fit === 0 && todo.length > 0) {
+      // Not even one address fits what is left of the budget: nothing is sent.
+      return { index, reused: true, failed: false, partial: true, counts: existing?.counts ?? recount(lines, credits) };
+    }
+    const unsent = new Set(todo.slice(fit).map((line) => line.email));
+    const sent = todo.slice(0, fit);
+    const { response, marker } = await sendPaidCall(store, job, index, attempt, (call) =>
+      client.verifyEmails({ emails: sent.map((line) => line.email) }, call),
+    );
+    // Encoded before anything is awaited, so that the parsed answer is garbage while the part is being written.
+    const { body, tables, counts } = assemblePart(job, index, lines, response, credits, unsent);
+    const partial = unsent.size > 0;
+    const stillFailing = (counts.retryable ?? 0) > 0;
+    const status = partial ? 'partial' : stillFailing ? 'failed' : 'done';
+    const published = await publishPaidLines(
+      store,
+      key,
+      found,
+      identity,
+      [{ marker, credits: response.credits }],
+      { compression: job.compression, body, tables, counts, status },
+      attempt.spool,
+    );
+    if (published.lost) return reusedResult(index, lostRace(key, store, published.part));
+    return { index, reused: false, failed: !partial && stillFailing, ...(partial ? { partial } : {}), counts };
+  },
+);
 
 /** The part's lines (this call's answers merged into the earlier ones), encoded, and their counts. */
 function assemblePart(

@@ -1,9 +1,8 @@
 import { KitError } from '../../connectors/errors.ts';
-import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import type { AttemptContext } from '../jobs/paid-call.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import type { PaidBatchActivity } from '../jobs/paid-batch.ts';
 import type { BatchResult } from '../jobs/types.ts';
 import {
   encodeTableParts,
@@ -15,6 +14,8 @@ import {
   writeTableParts,
   zeroCounts,
 } from '../parts.ts';
+import type { TableName } from '../tables/columns.ts';
+import type { OutputFormat } from '../tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
 import { answerKey, batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey } from './layout.ts';
 import type {
@@ -49,12 +50,12 @@ export type PushLine = { domain: string } & Signal;
  * retry that finds both (a crash before `done`) records them without calling the API. Only an answer lost between
  * the call and that save is paid again: the in-flight bound.
  */
-export async function fetchPushBatch(
-  client: SignalClient,
-  store: Store,
-  request: PushBatchRequest,
-  attempt: AttemptContext = { attempt: 1 },
-): Promise<BatchResult> {
+export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
+  client,
+  store,
+  request,
+  attempt = { attempt: 1 },
+) => {
   const { run, index, filters } = request;
   const recorded = await readBatchRecord(store, run, index);
   if (recorded && !recorded.failed) return { index, reused: true, failed: false, counts: recorded.counts };
@@ -118,7 +119,7 @@ export async function fetchPushBatch(
   }
   await writeBatchRecord(store, run, record);
   return { index, reused: false, failed: false, counts: record.counts };
-}
+};
 
 /** The batch's signals table, encoded in each of the run's formats (none without `--format`). */
 function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) {
@@ -126,8 +127,7 @@ function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) 
   const output = {
     formats: run.formats,
     compression: 'gzip' as const,
-    keyOf: (table: 'rows' | 'signals' | 'invalid', format: (typeof run.formats)[number]) =>
-      pushTablePartKey(run, table, index, format),
+    keyOf: (table: TableName, format: OutputFormat) => pushTablePartKey(run, table, index, format),
   };
   const rows = lines.map((line) => signalRow(line, { record_id: null, row: null, domain: line.domain }));
   return encodeTableParts(output, [{ def: SIGNALS_TABLE, rows }]);

@@ -1,4 +1,4 @@
-import { mapOrdered } from '../../connectors/storage/common.ts';
+import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
 import { writeManifest } from '../parts.ts';

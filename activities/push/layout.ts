@@ -42,9 +42,20 @@ export const roundKey = (run: PushRunRef, round: number) => `${workPrefix(run)}_
 
 /**
  * A scheduled feed keeps a push's layout: `<name>/_watermarks.json` (its state), `<name>/work/run-<id>/` (plan and
- * saved answers, `answerKey`), and its lines under `<name>/<companies|contacts>/dt=YYYY-MM-DD/run-<id>/`.
+ * saved answers, `answerKey`), and its lines and tables under `<name>/<companies|contacts>/dt=YYYY-MM-DD/run-<id>/`.
  */
 export const feedRunPrefix = (run: PushRunRef, dir: string) => `${run.name}/${dir}/dt=${run.date}/run-${run.runId}/`;
 export const feedPartKey = (run: PushRunRef, dir: string, index: number, compression?: 'gzip' | 'none') =>
   `${feedRunPrefix(run, dir)}part-${pad(index)}.jsonl${compression === 'none' ? '' : '.gz'}`;
 export const feedManifestKey = (run: PushRunRef, dir: string) => `${feedRunPrefix(run, dir)}_manifest.json`;
+/**
+ * `…/run-<id>/tables/<companies|contacts>/part-NNNNN.<ext>`: the flat table of lines part NNNNN (`--format`); a
+ * feed's table has the name of its folder.
+ */
+export const feedTablePartKey = (
+  run: PushRunRef,
+  dir: string,
+  index: number,
+  format: OutputFormat,
+  compression?: 'gzip' | 'none',
+) => `${feedRunPrefix(run, dir)}tables/${dir}/part-${pad(index)}${tableExtension(format, compression)}`;

@@ -1,5 +1,5 @@
-import { readJsonIfPresent } from '../../connectors/storage/common.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from './layout.ts';
 import type { DomainOutcome, PushedId } from './types.ts';
 

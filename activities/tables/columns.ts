@@ -1,7 +1,9 @@
 /**
- * The flat tables' column model: one list of typed columns per table is the single source of the Parquet schema, the
- * CSV header, the JSONL row shape and the JSON Schema shipped in `schemas/`. A table's columns never depend on the
- * rows a part holds, so every part of a table, in every run, has the same schema (no union drift).
+ * The flat tables' column model. Each table is written once, as a table of columns (`columnTable`): a column's name,
+ * type, where its value comes from and what it means. From that one list come the Parquet schema, the CSV header,
+ * the JSONL row shape, the JSON Schema shipped in `schemas/` and the flattening itself (flatten.ts). A table's
+ * columns never depend on the rows a part holds, so every part of a table, in every run, has the same schema (no
+ * union drift).
  */
 
 /**
@@ -26,6 +28,16 @@ export interface Column {
    * and without min/max statistics.
    */
   text?: true;
+  /** Where the value is read, as a path of keys (see `columnTable`); absent for a column the flattening does not fill. */
+  from?: ValuePath;
+}
+
+/** A path into what a row is made from: the line's (or signal's) keys, or with `derived`, values worked out first. */
+export interface ValuePath {
+  derived: boolean;
+  keys: readonly string[];
+  /** The rest of the object at `keys`: what no other column of the table takes from it. */
+  rest?: true;
 }
 
 /**
@@ -35,13 +47,66 @@ export interface Column {
 export type TableRow = Record<string, unknown>;
 
 export interface TableDef {
-  /** `rows`, `signals` or `invalid`: the folder of its parts and the manifest's `table`. */
+  /** The folder of its parts and the manifest's `table`. */
   table: TableName;
   columns: Column[];
 }
 
-export type TableName = 'rows' | 'signals' | 'invalid';
+/** Jobs: `rows`, `signals`, `invalid`; scheduled feeds: `companies` (company search), `contacts` (the people kinds). */
+export const TABLE_NAMES = ['rows', 'signals', 'invalid', 'companies', 'contacts'] as const;
+export type TableName = (typeof TABLE_NAMES)[number];
 
+const TYPES: Record<string, ColumnType> = {
+  string: 'string',
+  text: 'string',
+  json: 'json',
+  int: 'int',
+  double: 'double',
+  timestamp: 'timestamp',
+  date: 'date',
+  string_list: 'string_list',
+};
+
+/**
+ * Columns written as a table, one a line: `name  type  from  description`.
+ * - type: a `ColumnType`, or `text` (a string column of mostly distinct values); `!` after it: never null.
+ * - from: a dotted path into the line (or the signal), e.g. `company.name`; `@path` reads the values worked out
+ *   before the row (counts, the newest signal, where a signal was found); `rest:path` is what is left of the object
+ *   at `path` once the table's other columns took their fields from it; `-` when nothing fills the column.
+ * - description: the rest of the line.
+ */
+export function columnTable(lines: string): Column[] {
+  const columns: Column[] = [];
+  for (const line of lines.split('\n')) {
+    const trimmed = line.trim();
+    if (trimmed === '') continue;
+    const [name, typeToken, from, ...words] = trimmed.split(/\s+/);
+    const required = typeToken?.endsWith('!') ?? false;
+    const typeName = typeToken?.replace(/!$/, '') ?? '';
+    const type = TYPES[typeName];
+    if (name === undefined || type === undefined || from === undefined || words.length === 0) {
+      throw new Error(`column table: cannot read "${trimmed}" (name, type, from and a description)`);
+    }
+    columns.push({
+      name,
+      type,
+      nullable: !required,
+      description: words.join(' '),
+      ...(typeName === 'text' ? { text: true as const } : {}),
+      ...(from === '-' ? {} : { from: valuePath(from) }),
+    });
+  }
+  return columns;
+}
+
+function valuePath(text: string): ValuePath {
+  const rest = text.startsWith('rest:');
+  const path = rest ? text.slice('rest:'.length) : text;
+  const derived = path.startsWith('@');
+  return { derived, keys: (derived ? path.slice(1) : path).split('.'), ...(rest ? { rest: true as const } : {}) };
+}
+
+/** A column built in code (the feed tables, feeds.ts), filled by its own code rather than a `from` path. */
 export const col = (name: string, type: ColumnType, description: string, nullable = true): Column => ({
   name,
   type,
@@ -58,6 +123,7 @@ export const text = (name: string, description: string): Column => ({
 /**
  * Kept input columns (`--keep-columns`) become string columns under their own names, after the table's own; a name
  * that collides with one of them (compared as DuckDB and PostgreSQL do, ignoring case) is prefixed with `input_`.
+ * Their values are the line's `columns[name]`.
  */
 export function withKeptColumns(columns: Column[], kept: readonly string[] | undefined): Column[] {
   if (!kept || kept.length === 0) return columns;
@@ -67,7 +133,14 @@ export function withKeptColumns(columns: Column[], kept: readonly string[] | und
     let out = name;
     while (taken.has(out.toLowerCase())) out = `input_${out}`;
     taken.add(out.toLowerCase());
-    extra.push({ ...col(out, 'string', `the input's "${name}" column, as read`), source: name });
+    extra.push({
+      name: out,
+      type: 'string',
+      nullable: true,
+      description: `the input's "${name}" column, as read`,
+      source: name,
+      from: { derived: false, keys: ['columns', name] },
+    });
   }
   return [...columns, ...extra];
 }

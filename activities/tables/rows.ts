@@ -1,6 +1,7 @@
-import { type Column, col, type TableDef, type TableRow, text, withKeptColumns } from './columns.ts';
-import { type SignalLike, signalRow } from './signals.ts';
-import { epochMillis, integerOrNull, numberOrNull, stringOrNull } from './values.ts';
+import { columnTable, type TableDef, type TableRow, withKeptColumns } from './columns.ts';
+import { flattener } from './flatten.ts';
+import { type SignalContext, type SignalLike, signalRow } from './signals.ts';
+import { epochMillis, integerOrNull, isObject, stringOrNull } from './values.ts';
 
 /**
  * The `rows` tables (one row per answered input row: the CRM round trip's summary) and the `invalid` table (one row
@@ -26,60 +27,55 @@ export const COUNTED_SIGNAL_TYPES = [
 
 export const countColumn = (type: string) => `signals_${type.replaceAll('-', '_')}`;
 
-const ROW_COLUMNS = {
-  record_id: col('record_id', 'string', "the row's CRM record id (null when the input has no id column)"),
-  row: col('row', 'int', '1-based data row of the input (the CSV header is not counted)', false),
-  status: col('status', 'string', "the row's outcome (the output line's status)", false),
-  input: text('input', 'the value as the input had it'),
-  error_code: col('error_code', 'string', 'error rows: the error code'),
-  error_message: text('error_message', 'error rows: what failed'),
-};
+/** Columns more than one table has, each written once: where the row was in the input, its outcome, its error. */
+const ROW_KEYS = `
+  record_id               string       record_id                the row's CRM record id (null when the input has no id column)
+  row                     int!         row                      1-based data row of the input (the CSV header is not counted)
+`;
+const ROW_START = `${ROW_KEYS}
+  status                  string!      status                   the row's outcome (the output line's status)
+`;
+const ROW_END = `
+  error_code              string       error.code               error rows: the error code
+  error_message           text         error.message            error rows: what failed
+`;
+const ROW_INPUT = `
+  input                   text         input                    the value as the input had it
+`;
 
-const ENRICH_ROWS_COLUMNS: Column[] = [
-  ROW_COLUMNS.record_id,
-  ROW_COLUMNS.row,
-  ROW_COLUMNS.status,
-  col('matched_by', 'string', 'the identifier of the row that was used: domain, linkedin_url or company_name'),
-  ROW_COLUMNS.input,
-  col('domain', 'string', 'the domain the service resolved (null when unresolved)'),
-  col('company_name', 'string', "the company's name"),
-  col('company_domain', 'string', "the company's root domain"),
-  col('company_linkedin_url', 'string', "the company's LinkedIn URL"),
-  col('signal_count', 'int', 'signals of the company in this output (null when not answered)'),
-  ...COUNTED_SIGNAL_TYPES.map((type) => col(countColumn(type), 'int', `signals of type ${type}`)),
-  col('signals_other', 'int', 'signals of the types without a column of their own'),
-  col('signal_counts', 'json', 'signal type → count, every type: a JSON object'),
-  col('latest_signal_at', 'timestamp', "the newest signal's detected_at (UTC)"),
-  col('latest_signal_type', 'string', "the newest signal's type"),
-  text('latest_signal_summary', "the newest signal's data.summary"),
-  col('duplicate_of', 'int', 'duplicate rows: the row whose line answers this company'),
-  col('answer_status', 'string', 'duplicate rows: the status of the answering line'),
-  ROW_COLUMNS.error_code,
-  ROW_COLUMNS.error_message,
-];
+/** `@` columns are worked out from the whole line first (`enrichDerived`): counts per type, their total, the newest signal. */
+const ENRICH_ROWS_COLUMNS = columnTable(`${ROW_START}
+  matched_by              string       matched_by               the identifier of the row that was used: domain, linkedin_url or company_name
+${ROW_INPUT}
+  domain                  string       domain                   the domain the service resolved (null when unresolved)
+  company_name            string       company.name             the company's name
+  company_domain          string       company.domain           the company's root domain
+  company_linkedin_url    string       company.linkedin_url     the company's LinkedIn URL
+  signal_count            int          @signal_count            signals of the company in this output (null when not answered)
+${COUNTED_SIGNAL_TYPES.map((type) => `  ${countColumn(type)}  int  @count.${type}  signals of type ${type}`).join('\n')}
+  signals_other           int          @signals_other           signals of the types without a column of their own
+  signal_counts           json         @counts                  signal type → count, every type: a JSON object
+  latest_signal_at        timestamp    @latest.detected_at      the newest signal's detected_at (UTC)
+  latest_signal_type      string       @latest.signal_type      the newest signal's type
+  latest_signal_summary   text         @latest.data.summary     the newest signal's data.summary
+  duplicate_of            int          duplicate_of             duplicate rows: the row whose line answers this company
+  answer_status           string       answer_status            duplicate rows: the status of the answering line
+${ROW_END}`);
 
-const VERIFY_ROWS_COLUMNS: Column[] = [
-  ROW_COLUMNS.record_id,
-  ROW_COLUMNS.row,
-  ROW_COLUMNS.status,
-  ROW_COLUMNS.input,
-  col('email', 'string', 'the normalized address'),
-  col('result', 'string', 'deliverable, undeliverable, risky or unknown'),
-  col('confidence', 'double', '0 to 1'),
-  col('reason', 'string', "the service's reason"),
-  col('risk_level', 'string', "the service's risk level"),
-  col('validated_at', 'timestamp', 'when the service validated the address (UTC)'),
-  col('details', 'json', "the service's details: a JSON object"),
-  ROW_COLUMNS.error_code,
-  ROW_COLUMNS.error_message,
-];
+const VERIFY_ROWS_COLUMNS = columnTable(`${ROW_START}${ROW_INPUT}
+  email                   string       email                    the normalized address
+  result                  string       result                   deliverable, undeliverable, risky or unknown
+  confidence              double       confidence               0 to 1
+  reason                  string       reason                   the service's reason
+  risk_level              string       risk_level               the service's risk level
+  validated_at            timestamp    validated_at             when the service validated the address (UTC)
+  details                 json         details                  the service's details: a JSON object
+${ROW_END}`);
 
-const INVALID_COLUMNS: Column[] = [
-  ROW_COLUMNS.record_id,
-  ROW_COLUMNS.row,
-  col('raw', 'json', 'the row as read (long values cut): a JSON value'),
-  col('error', 'string', 'why the row holds no usable value', false),
-];
+const INVALID_COLUMNS = columnTable(`${ROW_KEYS}
+  raw                     json         raw                      the row as read (long values cut): a JSON value
+  error                   string!      error                    why the row holds no usable value
+`);
 
 export type RowsKind = 'enrich' | 'verify-emails';
 
@@ -101,71 +97,42 @@ export function keptColumnsOf(lines: readonly Line[], listed?: readonly string[]
   return first ? Object.keys(first['columns'] as object) : undefined;
 }
 
-/** Fills the kept columns of a table row from a line's `columns`. */
-function addKept(out: TableRow, line: Line, def: TableDef): TableRow {
-  const kept = isObject(line['columns']) ? line['columns'] : {};
-  for (const column of def.columns)
-    if (column.source !== undefined) out[column.name] = stringOrNull(kept[column.source]);
-  return out;
-}
-
-function common(line: Line): TableRow {
-  const error = line['error'];
-  return {
-    record_id: stringOrNull(line['record_id']),
-    row: integerOrNull(line['row']),
-    status: String(line['status']),
-    input: stringOrNull(line['input']),
-    error_code: isObject(error) ? stringOrNull(error['code']) : null,
-    error_message: isObject(error) ? stringOrNull(error['message']) : null,
-  };
-}
-
 /** The rows and signals table rows of enrich lines (invalid lines go to `invalidRows`). */
 export function enrichTables(lines: readonly Line[], def: TableDef): { rows: TableRow[]; signals: TableRow[] } {
+  const flattenRow = flattener(def);
   const rows: TableRow[] = [];
   const signals: TableRow[] = [];
   for (const line of lines) {
-    const out = addKept(enrichRow(line), line, def);
+    const out = flattenRow(line, enrichDerived(line));
     rows.push(out);
     if (!Array.isArray(line['signals'])) continue;
-    const at = { record_id: out['record_id'] as string | null, row: out['row'] as number | null };
-    const domain = stringOrNull(line['domain']);
-    for (const signal of line['signals'] as SignalLike[]) signals.push(signalRow(signal, { ...at, domain }));
+    const at: SignalContext = {
+      record_id: out['record_id'] as string | null,
+      row: out['row'] as number | null,
+      domain: stringOrNull(line['domain']),
+    };
+    for (const signal of line['signals'] as SignalLike[]) signals.push(signalRow(signal, at));
   }
   return { rows, signals };
 }
 
-function enrichRow(line: Line): TableRow {
-  const company = isObject(line['company']) ? line['company'] : {};
-  const out: TableRow = {
-    ...common(line),
-    matched_by: stringOrNull(line['matched_by']),
-    domain: stringOrNull(line['domain']),
-    company_name: stringOrNull(company['name']),
-    company_domain: stringOrNull(company['domain']),
-    company_linkedin_url: stringOrNull(company['linkedin_url']),
-    duplicate_of: integerOrNull(line['duplicate_of']),
-    answer_status: stringOrNull(line['answer_status']),
-  };
+/** The `@` values of an enrich row: counts per type (every counted type, 0 when absent), their total, the newest signal. */
+function enrichDerived(line: Line) {
   const counts = signalCounts(line);
-  out['signal_counts'] = counts;
-  let total: number | null = counts ? 0 : null;
-  let other: number | null = counts ? 0 : null;
-  const named = new Set<string>(COUNTED_SIGNAL_TYPES);
-  for (const type of COUNTED_SIGNAL_TYPES) out[countColumn(type)] = counts ? (counts[type] ?? 0) : null;
-  for (const [type, n] of Object.entries(counts ?? {})) {
-    total = (total ?? 0) + n;
-    if (!named.has(type)) other = (other ?? 0) + n;
+  if (counts === null) return { counts, count: null, signal_count: null, signals_other: null, latest: undefined };
+  const count: Record<string, number> = { ...ZERO_COUNTS };
+  let total = 0;
+  let other = 0;
+  for (const type in counts) {
+    const n = counts[type] as number;
+    total += n;
+    if (Object.hasOwn(ZERO_COUNTS, type)) count[type] = n;
+    else other += n;
   }
-  out['signal_count'] = total;
-  out['signals_other'] = other;
-  const latest = newestSignal(line['signals']);
-  out['latest_signal_at'] = latest ? epochMillis(latest.detected_at) : null;
-  out['latest_signal_type'] = latest ? String(latest.signal_type) : null;
-  out['latest_signal_summary'] = latest ? stringOrNull(latest.data?.['summary']) : null;
-  return out;
+  return { counts, count, signal_count: total, signals_other: other, latest: newestSignal(line['signals']) };
 }
+
+const ZERO_COUNTS: Record<string, number> = Object.fromEntries(COUNTED_SIGNAL_TYPES.map((type) => [type, 0]));
 
 /**
  * Signals per type: counted from the line's signals, else its `signal_summary` (a duplicate row carries its answer's
@@ -208,38 +175,14 @@ function newestSignal(signals: unknown): SignalLike | undefined {
 
 /** The rows table rows of verify-emails lines. */
 export function verifyRows(lines: readonly Line[], def: TableDef): TableRow[] {
-  return lines.map((line) =>
-    addKept(
-      {
-        ...common(line),
-        email: stringOrNull(line['email']),
-        result: stringOrNull(line['result']),
-        confidence: numberOrNull(line['confidence']),
-        reason: stringOrNull(line['reason']),
-        risk_level: stringOrNull(line['risk_level']),
-        validated_at: epochMillis(line['validated_at']),
-        details: isObject(line['details']) ? line['details'] : null,
-      },
-      line,
-      def,
-    ),
-  );
+  const flatten = flattener(def);
+  return lines.map((line) => flatten(line));
 }
 
 /** The invalid table rows of invalid lines. */
 export function invalidRows(lines: readonly Line[], def: TableDef): TableRow[] {
-  return lines.map((line) =>
-    addKept(
-      {
-        record_id: stringOrNull(line['record_id']),
-        row: integerOrNull(line['row']),
-        raw: line['raw'] ?? null,
-        error: typeof line['error'] === 'string' ? line['error'] : JSON.stringify(line['error'] ?? null),
-      },
-      line,
-      def,
-    ),
-  );
+  const flatten = flattener(def);
+  return lines.map((line) => flatten(line));
 }
 
 /**
@@ -247,14 +190,15 @@ export function invalidRows(lines: readonly Line[], def: TableDef): TableRow[] {
  * gives every input row a row, while the `rows` table itself leaves them to the `invalid` table.
  */
 export function invalidLinesAsRows(lines: readonly Line[], def: TableDef): TableRow[] {
-  return invalidRows(lines, def).map(({ raw, error, ...row }) => ({
-    ...row,
-    status: 'invalid',
-    input: stringOrNull(raw),
-    error_code: 'invalid_input',
-    error_message: error,
-  }));
+  // The invalid table's own columns, with the kept columns under the names the rows table gives them.
+  const kept = def.columns.filter((column) => column.source !== undefined);
+  return invalidRows(lines, { table: 'invalid', columns: [...INVALID_COLUMNS, ...kept] }).map(
+    ({ raw, error, ...row }) => ({
+      ...row,
+      status: 'invalid',
+      input: stringOrNull(raw),
+      error_code: 'invalid_input',
+      error_message: error,
+    }),
+  );
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { Column, TableDef } from './columns.ts';
+import { FEED_TABLES } from './feeds.ts';
 import { invalidTable, rowsTable } from './rows.ts';
 import { SIGNALS_TABLE } from './signals.ts';
 
@@ -65,5 +66,17 @@ export const TABLE_SCHEMAS = {
     'signal-kit invalid table',
     '<job>/tables/invalid/part-NNNNN.{jsonl.gz,csv,parquet}: one row per input row without a usable value.',
     true,
+  ),
+  'table-feed-companies.schema.json': tableSchema(
+    FEED_TABLES.companies,
+    'signal-kit scheduled-feed companies table',
+    '<name>/companies/dt=<date>/run-<id>/tables/companies/part-NNNNN.{jsonl.gz,csv,parquet}: one row per company a company-search feed run delivered, keyed by key.',
+    false,
+  ),
+  'table-feed-contacts.schema.json': tableSchema(
+    FEED_TABLES.contacts,
+    'signal-kit scheduled-feed contacts table',
+    '<name>/contacts/dt=<date>/run-<id>/tables/contacts/part-NNNNN.{jsonl.gz,csv,parquet}: one row per person (per topic, buyer intent) a contact-search or intent-contacts feed run delivered, keyed by key.',
+    false,
   ),
 } as const;

@@ -1,3 +1,5 @@
+import type { ColumnType } from './columns.ts';
+
 /** Conversions of line values into table values: a value of another type becomes null, never an error. */
 
 export const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -24,4 +26,47 @@ export function calendarDate(value: unknown): string | null {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return null;
   const at = Date.parse(`${value}T00:00:00Z`);
   return Number.isFinite(at) && new Date(at).toISOString().startsWith(value) ? value : null;
+}
+
+/**
+ * A line's value as a column of `type` holds it. A column that is never null holds a string as it is and any other
+ * value as its JSON text (an id or a status of another type is kept, not lost); a `json` column holds any value.
+ */
+export function columnValue(type: ColumnType, nullable: boolean, value: unknown): unknown {
+  switch (type) {
+    case 'string':
+      if (nullable) return stringOrNull(value);
+      return typeof value === 'string' ? value : JSON.stringify(value ?? null);
+    case 'json':
+      return value === undefined ? null : value;
+    case 'int':
+      return integerOrNull(value);
+    case 'double':
+      return numberOrNull(value);
+    case 'timestamp':
+      return epochMillis(value);
+    case 'date':
+      return calendarDate(value);
+    case 'string_list':
+      return stringListOrNull(value);
+  }
+}
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A `json` column's text. A lone UTF-16 surrogate (which JSON allows, escaped) becomes U+FFFD, as it does in text
+ * columns once encoded as UTF-8: DuckDB refuses a JSON value holding one, and with it the whole part.
+ */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value);
+  // JSON.stringify escapes lone surrogates (and only those) as `\ud800`–`\udfff`: rare, so looked for before redoing.
+  return text.includes('\\ud') ? JSON.stringify(value, wellFormed) : text;
+}
+
+function wellFormed(_key: string, value: unknown): unknown {
+  if (typeof value === 'string') return value.toWellFormed();
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key.toWellFormed(), inner]));
 }

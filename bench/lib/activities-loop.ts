@@ -11,8 +11,8 @@ import { enrichBatch } from '../../activities/jobs/enrich.ts';
 import { finalizeJob } from '../../activities/jobs/finalize.ts';
 import { prepareInput } from '../../activities/jobs/prepare.ts';
 import type { JobRef, PreparedInput } from '../../activities/jobs/types.ts';
+import { openStore } from '../../config/storage.ts';
 import { SignalClient } from '../../connectors/signal-api/client.ts';
-import { openStore } from '../../connectors/storage/index.ts';
 import { cachedStoreOpener } from '../../workers/worker.ts';
 import { parseEnrichScriptArgs, writeScriptReport } from './script-io.ts';
 

@@ -1,5 +1,6 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { gcsStorageFromEnv } from '../../connectors/storage/gcs.ts';
+import { parseStorageSettings } from '../../config/storage.ts';
+import { gcsStorage } from '../../connectors/storage/gcs.ts';
 import { s3ClientFor, startDevStack } from '../../devstack/index.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { startWorker } from '../../workers/worker.ts';
@@ -20,7 +21,7 @@ export async function runDevCommand(flags: { worker?: boolean } = {}): Promise<n
   // This process's own stores (the worker below) use the same servers as the shell the user exports into.
   Object.assign(process.env, env);
   await s3ClientFor(stack.s3).send(new CreateBucketCommand({ Bucket: DEV_BUCKET }));
-  await gcsStorageFromEnv().createBucket(DEV_BUCKET);
+  await gcsStorage(parseStorageSettings().gcs).createBucket(DEV_BUCKET);
   const worker =
     flags.worker === false
       ? undefined

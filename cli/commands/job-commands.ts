@@ -2,23 +2,15 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
+import { followJob, type JobStart, startJob } from '../../library/jobs.ts';
+import { resultThroughOutage, TemporalOutageError, throughOutage } from '../../library/temporal-outage.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import {
-  budgetMessage,
-  defaultJobId,
-  EXIT,
-  exitCodeOf,
-  followJob,
-  type JobStart,
-  jobFailureMessage,
-  startJob,
-} from '../job-service.ts';
+import { budgetMessage, defaultJobId, EXIT, exitCodeOf, jobFailureMessage } from '../job-outcome.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
-import { resultThroughOutage, TemporalOutageError, throughOutage } from '../temporal-outage.ts';
 
 /** The flags every job command takes, as commander hands them over (declared in cli/program.ts). */
 export interface JobFlags {
@@ -112,6 +104,55 @@ function compression(value: string | undefined): 'gzip' | 'none' | undefined {
 
 /** `enrich`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
 export function enrichJob(flags: EnrichFlags): JobStart {
+  return {
+    workflow: 'bulkEnrich',
+    input: signalJobInput('enrich', flags, ({ maxCredits, limit, worst, fitting }) =>
+      limit === undefined
+        ? `--max-credits ${maxCredits} cannot pay for one domain at its worst: without --limit a domain can return ` +
+          `${MAX_SIGNALS_PER_CALL} signals (${worst} credits). Add --limit ${fitting} ` +
+          `or lower (${CREDITS.perEnrichedSignal} credits per signal), or raise --max-credits to at least ${worst}`
+        : `--max-credits ${maxCredits} cannot pay for one domain at its worst (--limit ${limit} = ${worst} credits): ` +
+          `lower --limit to ${fitting} or raise --max-credits to at least ${worst}`,
+    ),
+  };
+}
+
+/** `enrich-contacts`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
+export function enrichContactsJob(flags: EnrichContactsFlags): JobStart {
+  return {
+    workflow: 'enrichContacts',
+    input: signalJobInput(
+      'contacts',
+      flags,
+      ({ maxCredits, limit, worst, fitting }) =>
+        `--max-credits ${maxCredits} cannot pay for one contact at its worst (${limit === undefined ? `without --limit, ${MAX_SIGNALS_PER_CALL}` : `--limit ${limit}`} signals × ` +
+        `${CREDITS.perEnrichedSignal} credits = ${worst}): lower --limit to ${fitting} ` +
+        `or raise --max-credits to at least ${worst}`,
+    ),
+  };
+}
+
+/** A budget too small for one item at its worst: what `--max-credits` and `--limit` say, and the limit that fits. */
+interface ShortBudget {
+  maxCredits: number;
+  limit: number | undefined;
+  /** Credits of one item at its worst (`--limit`, else the most signals a call returns). */
+  worst: number;
+  /** The largest `--limit` the budget pays for. */
+  fitting: number;
+}
+
+/**
+ * The workflow input of a job that pays for signals per item (enrich: per company, enrich-contacts: per person): its
+ * filters as the API's options, its job id (`--job-id`, else one derived from what makes the job's answers), the
+ * locations, row columns, budget, concurrency, compression and table formats. A `--max-credits` that cannot pay for
+ * one item at its worst is refused with `tooSmall`'s message.
+ */
+function signalJobInput(
+  kind: 'enrich' | 'contacts',
+  flags: (EnrichFlags | EnrichContactsFlags) & { signalSubtypes?: string },
+  tooSmall: (budget: ShortBudget) => string,
+) {
   const { limit, types, subtypes } = signalFilters(flags);
   const options = {
     ...(types ? { signal_types: types } : {}),
@@ -122,34 +163,12 @@ export function enrichJob(flags: EnrichFlags): JobStart {
   const input = locationUrl('input', flags.input);
   const output = locationUrl('output', flags.output);
   const maxCredits = positiveInt('max-credits', flags.maxCredits);
-  const perDomain = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
-  if (maxCredits !== undefined && maxCredits < perDomain) {
+  const worst = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+  if (maxCredits !== undefined && maxCredits < worst) {
     throw new UsageError(
-      limit === undefined
-        ? `--max-credits ${maxCredits} cannot pay for one domain at its worst: without --limit a domain can return ` +
-            `${MAX_SIGNALS_PER_CALL} signals (${perDomain} credits). Add --limit ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} ` +
-            `or lower (${CREDITS.perEnrichedSignal} credits per signal), or raise --max-credits to at least ${perDomain}`
-        : `--max-credits ${maxCredits} cannot pay for one domain at its worst (--limit ${limit} = ${perDomain} credits): ` +
-            `lower --limit to ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} or raise --max-credits to at least ${perDomain}`,
+      tooSmall({ maxCredits, limit, worst, fitting: Math.floor(maxCredits / CREDITS.perEnrichedSignal) }),
     );
   }
-  return {
-    workflow: 'bulkEnrich',
-    input: signalJobInput('enrich', flags, { input, output, options, maxCredits }),
-  };
-}
-
-/**
- * The workflow input of a job that pays for signals (enrich, enrich-contacts): its job id (`--job-id`, else one
- * derived from what makes the job's answers), the locations, row columns, filters, budget, concurrency, compression
- * and table formats.
- */
-function signalJobInput(
-  kind: 'enrich' | 'contacts',
-  flags: JobFlags & ColumnFlags,
-  job: { input: string; output: string; options: object; maxCredits: number | undefined },
-) {
-  const { input, output, options, maxCredits } = job;
   return {
     jobId:
       jobIdFlag(flags.jobId) ??
@@ -162,31 +181,6 @@ function signalJobInput(
     concurrency: positiveInt('concurrency', flags.concurrency),
     compression: compression(flags.compression),
     ...tableFormats(flags.format),
-  };
-}
-
-/** `enrich-contacts`'s flags as the job to start; every mistake is a `UsageError` naming its flag. */
-export function enrichContactsJob(flags: EnrichContactsFlags): JobStart {
-  const { limit, types } = signalFilters({ limit: flags.limit, signalTypes: flags.signalTypes });
-  const options = {
-    ...(types ? { signal_types: types } : {}),
-    ...(flags.detectedAfter ? { detected_after: isoDate('detected-after', flags.detectedAfter) } : {}),
-    ...(limit ? { limit } : {}),
-  };
-  const input = locationUrl('input', flags.input);
-  const output = locationUrl('output', flags.output);
-  const maxCredits = positiveInt('max-credits', flags.maxCredits);
-  const perContact = (limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
-  if (maxCredits !== undefined && maxCredits < perContact) {
-    throw new UsageError(
-      `--max-credits ${maxCredits} cannot pay for one contact at its worst (${limit === undefined ? `without --limit, ${MAX_SIGNALS_PER_CALL}` : `--limit ${limit}`} signals × ` +
-        `${CREDITS.perEnrichedSignal} credits = ${perContact}): lower --limit to ${Math.floor(maxCredits / CREDITS.perEnrichedSignal)} ` +
-        `or raise --max-credits to at least ${perContact}`,
-    );
-  }
-  return {
-    workflow: 'enrichContacts',
-    input: signalJobInput('contacts', flags, { input, output, options, maxCredits }),
   };
 }
 
@@ -246,16 +240,13 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     // Loaded only here: the storage SDKs are not needed to start or follow an export.
     const [{ checkInputColumns }, { openStore }] = await Promise.all([
       import('../input-columns.ts'),
-      import('../../connectors/storage/index.ts'),
+      import('../../config/storage.ts'),
     ]);
     await checkInputColumns(job, (url) => openStore(url));
   }
   if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
-    const [{ dryRun }, { openStore }] = await Promise.all([
-      import('../dry-run.ts'),
-      import('../../connectors/storage/index.ts'),
-    ]);
+    const [{ dryRun }, { openStore }] = await Promise.all([import('../dry-run.ts'), import('../../config/storage.ts')]);
     const report = await dryRun(job, (url) => openStore(url));
     console.log(JSON.stringify(report, null, 2));
     for (const { key, reason } of report.skippedManifests) {
@@ -316,7 +307,7 @@ const JOB_KINDS = {
  */
 async function refusedIdentity(job: JobStart): Promise<string | undefined> {
   const [{ openStore }, identity] = await Promise.all([
-    import('../../connectors/storage/index.ts'),
+    import('../../config/storage.ts'),
     import('../../activities/jobs/job-identity.ts'),
   ]);
   const kind = JOB_KINDS[job.workflow];

@@ -6,7 +6,7 @@ import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import { EXIT, exitCodeOf } from '../job-service.ts';
+import { EXIT, exitCodeOf } from '../job-outcome.ts';
 import {
   createPushSchedule,
   deletePushSchedule,
@@ -127,8 +127,6 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   limit: ['push'],
   signalSubtypes: ['push'],
   lookback: ['push'],
-  // Feeds write their own lines only (no flat tables yet): docs/tables.md.
-  format: ['push'],
   signalTypes: ['push', 'company-search', 'contact-search'],
   industries: ['company-search'],
   employeeCountMin: ['company-search'],
@@ -220,7 +218,7 @@ export function parseFeedCreate(kind: FeedKind, values: CreateFlags): FeedSchedu
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
   };
-  Object.assign(definition, runBounds(values));
+  Object.assign(definition, runBounds(values), tableFormats(values.format));
   if (values.note) definition.note = values.note;
   return definition;
 }
@@ -267,9 +265,8 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   if (limit !== undefined) definition.limit = limit;
   Object.assign(definition, runBounds(values));
   if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
+  Object.assign(definition, tableFormats(values.format));
   if (values.note) definition.note = values.note;
-  const { formats } = tableFormats(values.format);
-  if (formats) definition.formats = formats;
   return definition;
 }
 

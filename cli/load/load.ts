@@ -1,14 +1,16 @@
 /**
  * `signal-kit load`: a finished job's or scheduled-push run's tables into PostgreSQL, from its manifest alone, in one
- * transaction. Each table is read from its flat JSONL parts when the job wrote them (`--format jsonl`), else made
- * from the output lines by the same code that writes the flat tables. It never calls the Signal Data Service.
+ * transaction. Each table is read from the job's flat parts of that table when it wrote them (`--format`), in the
+ * format that goes fastest into COPY, else made from the output lines by the same code that writes the flat tables.
+ * It never calls the Signal Data Service.
  */
 import { enrichTables, invalidRows, verifyRows } from '../../activities/tables/rows.ts';
 import { type SignalLike, signalRow } from '../../activities/tables/signals.ts';
+import { openStore } from '../../config/storage.ts';
 import { connectPostgres, type UpsertResult } from '../../connectors/postgres/index.ts';
-import { openStore, type Store } from '../../connectors/storage/index.ts';
+import type { Store } from '../../connectors/storage/index.ts';
 import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
-import { type RowsOf, tableSources } from './sources.ts';
+import { type PartSource, type RowsOf, tableSources } from './sources.ts';
 import { invalidLoadTable, type LoadTable, rowsLoadTable, signalsLoadTable } from './tables.ts';
 
 type Line = Record<string, unknown>;
@@ -23,8 +25,9 @@ export interface LoadOptions {
 
 export interface TableLoad extends UpsertResult {
   table: string;
-  /** `table`: the flat JSONL parts; `lines`: made from the output lines. */
+  /** `table`: the flat table's parts, in `format`; `lines`: made from the output lines. */
   from: 'table' | 'lines';
+  format?: 'jsonl' | 'parquet';
   parts: number;
 }
 
@@ -38,24 +41,33 @@ export interface LoadReport {
 
 interface TablePlan {
   table: LoadTable;
-  from: 'table' | 'lines';
+  from: PartSource;
   parts: LoadPart[];
   rowsOf: RowsOf;
 }
 
+/**
+ * The flat parts' formats a table is read from, fastest into COPY first (bench/postgres-load.ts): JSONL becomes COPY
+ * text byte by byte, Parquet is decoded into values first. CSV never: its cells that start like a formula are altered.
+ */
+const FLAT_FORMATS = ['jsonl', 'parquet'] as const;
+
 const isLinesPart = (part: LoadPart) => part.table === undefined || part.table === 'lines';
 const parsed = (lines: string[]) => lines.map((line) => JSON.parse(line) as Line);
 
-function* parseEach(lines: string[]): Generator<Line> {
-  for (const line of lines) yield JSON.parse(line) as Line;
-}
-
-/** Which parts fill which table, and how their lines become the table's rows. */
+/**
+ * Which parts fill which table, and how their lines become the table's rows. A job writes every table in each of its
+ * formats, and a table with no rows (no invalid input, say) has no part: so once the manifest lists flat parts in a
+ * format, a table without parts in it is empty, not a reason to read the output lines.
+ */
 function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
   const { url, source, kept } = manifest;
+  const format = FLAT_FORMATS.find((f) => manifest.parts.some((part) => !isLinesPart(part) && part.format === f));
   const plan = (table: LoadTable, name: string, fromLines: RowsOf): TablePlan => {
-    const flat = manifest.parts.filter((part) => part.table === name && part.format === 'jsonl');
-    if (flat.length > 0) return { table, from: 'table', parts: flat, rowsOf: parseEach };
+    if (format) {
+      const parts = manifest.parts.filter((part) => part.table === name && part.format === format);
+      return { table, from: format, parts, rowsOf: fromLines };
+    }
     return { table, from: 'lines', parts: manifest.parts.filter(isLinesPart), rowsOf: fromLines };
   };
   if (source.kind === 'push') {
@@ -107,14 +119,15 @@ export async function loadManifest(options: LoadOptions): Promise<LoadReport> {
           store,
           table: plan.table,
           parts: plan.parts,
-          encoding: plan.from === 'table' ? 'table' : 'rows',
+          from: plan.from,
           rowsOf: plan.rowsOf,
           manifestUrl: manifest.url,
           finishedAt: manifest.finishedAt,
         });
         const columns = plan.table.pg.columns.filter((column) => !column.generatedAs).map((column) => column.name);
         const result = await tx.upsert(plan.table.pg, { columns, format: 'text', open });
-        loaded.push({ table: plan.table.pg.name, from: plan.from, parts: plan.parts.length, ...result });
+        const from = plan.from === 'lines' ? { from: 'lines' as const } : { from: 'table' as const, format: plan.from };
+        loaded.push({ table: plan.table.pg.name, ...from, parts: plan.parts.length, ...result });
       }
       return loaded;
     });

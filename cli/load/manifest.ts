@@ -3,8 +3,8 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
+import { openStore } from '../../config/storage.ts';
 import { ManifestError } from '../../connectors/errors.ts';
-import { openStore } from '../../connectors/storage/index.ts';
 
 const PartSchema = z.looseObject({
   key: z.string().min(1),
@@ -86,6 +86,12 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
       );
     }
     source = { kind: 'job', jobKind: manifest.kind, jobId: manifest.job_id };
+  } else if (manifest.kind !== undefined) {
+    // A scheduled feed's run (a push run's manifest names no kind): its lines are companies or people, not signals.
+    throw new ManifestError(
+      url,
+      `field "kind": ${manifest.kind} feed runs are not loaded (read their tables directly)`,
+    );
   } else if (manifest.name !== undefined && manifest.run_id !== undefined) {
     source = { kind: 'push', name: manifest.name, runId: manifest.run_id };
   } else {

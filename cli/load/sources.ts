@@ -1,7 +1,7 @@
 /**
  * A table's rows as COPY input, part by part: each part read whole, checked against its manifest's size and sha256
- * before a byte of it is sent, then encoded in COPY's text format in chunks while the server reads the previous ones.
- * The next part is fetched while the current one is copied.
+ * before a byte of it is sent, then encoded in COPY's text format in chunks while the server reads the previous ones
+ * (a Parquet part decoded one row group at a time). The next part is fetched while the current one is copied.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -12,6 +12,7 @@ import { type CopySource, copyTextField, type PgColumn, writableColumns } from '
 import type { Store } from '../../connectors/storage/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
 import type { LoadPart } from './manifest.ts';
+import { parquetRowGroups } from './parquet-rows.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
 const CHUNK_BYTES = 256 * 1024;
@@ -36,18 +37,21 @@ export function partLines(part: LoadPart, bytes: Buffer): string[] {
   return text.split('\n').filter((line) => line !== '');
 }
 
-/**
- * How the rows of a part are turned into the table's rows: `table` parts are the flat table's JSONL (one row a
- * line, as written); `lines` parts are the job's or run's output lines, made into table rows here.
- */
+/** How the output lines of a part (`lines`) are made into the table's rows. */
 export type RowsOf = (lines: string[], part: LoadPart) => TableRow[] | Iterable<Record<string, unknown>>;
+
+/**
+ * What a table's parts are: the flat table's own parts (`jsonl`, one row a line as written; `parquet`), or the job's
+ * or run's output lines (`lines`), made into table rows here.
+ */
+export type PartSource = 'jsonl' | 'parquet' | 'lines';
 
 export interface SourceOptions {
   store: Store;
   table: LoadTable;
   parts: readonly LoadPart[];
-  /** `table`: values as the flat JSONL holds them (JSON columns as text); `rows`: table rows as built in memory. */
-  encoding: 'table' | 'rows';
+  from: PartSource;
+  /** For `lines` parts. */
   rowsOf: RowsOf;
   manifestUrl: string;
   finishedAt: string;
@@ -63,26 +67,39 @@ function* parseEach(lines: string[]): Generator<Record<string, unknown>> {
 /** Opens the table's parts from the first, each time it is called (a load that merges reads them twice). */
 export function tableSources(options: SourceOptions): () => AsyncIterable<CopySource> {
   const columns = copyColumns(options.table);
-  const jsonColumns = new Set(options.table.def.columns.filter((c) => c.type === 'json').map((c) => c.name));
+  const own = options.table.def.columns;
+  // The load's columns are the flat table's, in its order, then the two saying where a row came from (tables.ts):
+  // those two are the same on every row, so they are encoded once, as every line's end.
   const provenance: Record<string, string> = {
     [SOURCE_MANIFEST]: options.manifestUrl,
     [SOURCE_FINISHED_AT]: options.finishedAt,
   };
+  const tail = columns.slice(own.length);
+  if (own.some((column, i) => columns[i]?.name !== column.name) || tail.some((c) => !(c.name in provenance))) {
+    throw new Error(`the columns of ${options.table.pg.name} are not the flat table's followed by the provenance`);
+  }
+  const ownColumns = columns.slice(0, own.length);
+  const suffix = tail.map((column) => `\t${copyTextField(provenance[column.name], column.type)}`).join('');
+  // A json column built in memory holds the value itself, which may be a plain string: always serialize it (the
+  // flat parts hold it as JSON text already).
+  const serialize = own.map((column) => options.from === 'lines' && column.type === 'json');
 
-  function* encode(rows: Iterable<Record<string, unknown>>): Generator<Buffer> {
+  const names = own.map((column) => column.name);
+  const byName = (row: Record<string, unknown>, i: number) => row[names[i] as string];
+  const byIndex = (row: unknown[], i: number) => row[i];
+
+  /** Rows (objects by column name, or arrays in the table's column order) as COPY text, in chunks. */
+  function* encode<R>(rows: Iterable<R>, cell: (row: R, i: number) => unknown): Generator<Buffer> {
     let text = '';
     for (const row of rows) {
-      let line = '';
-      for (let i = 0; i < columns.length; i++) {
-        const column = columns[i] as PgColumn;
-        let value = row[column.name] ?? provenance[column.name];
-        // A json column built in memory holds the value itself, which may be a plain string: always serialize it.
-        if (options.encoding === 'rows' && value !== null && value !== undefined && jsonColumns.has(column.name)) {
-          value = JSON.stringify(value);
-        }
-        line += i === 0 ? copyTextField(value, column.type) : `\t${copyTextField(value, column.type)}`;
+      for (let i = 0; i < ownColumns.length; i++) {
+        const column = ownColumns[i] as PgColumn;
+        let value = cell(row, i);
+        if (serialize[i] && value !== null && value !== undefined) value = JSON.stringify(value);
+        if (i > 0) text += '\t';
+        text += copyTextField(value, column.type);
       }
-      text += `${line}\n`;
+      text += `${suffix}\n`;
       if (text.length >= CHUNK_BYTES) {
         yield Buffer.from(text);
         text = '';
@@ -92,18 +109,7 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
   }
 
   // A flat JSONL part straight into COPY text (jsonl-copy.ts), the columns load adds after each line.
-  const fast = {
-    names: options.table.def.columns.map((column) => column.name),
-    suffix: Buffer.from(
-      columns
-        .slice(options.table.def.columns.length)
-        .map((column) => `\t${copyTextField(provenance[column.name], column.type)}`)
-        .join(''),
-    ),
-  };
-  const fastUsable = columns
-    .slice(0, options.table.def.columns.length)
-    .every((column, i) => column.name === fast.names[i]);
+  const fast = { names, suffix: Buffer.from(suffix) };
   /**
    * A flat part's COPY text, converted slice by slice as the server asks for more (so that converting the next slice
    * overlaps with the server copying the last); a slice of another shape goes the parsing way.
@@ -123,9 +129,14 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
               .split('\n')
               .filter((line) => line !== ''),
           ),
+          byName,
         );
       start = stop;
     }
+  }
+
+  async function* parquetChunks(rowGroups: () => AsyncGenerator<unknown[][]>): AsyncGenerator<Buffer> {
+    for await (const rows of rowGroups()) yield* encode(rows, byIndex);
   }
 
   return async function* open() {
@@ -138,13 +149,20 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
       next = following ? readVerifiedPart(store, following) : undefined;
       // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
       next?.catch(() => {});
-      if (options.encoding === 'table' && fastUsable) {
+      if (options.from === 'parquet') {
+        const rowGroups = parquetRowGroups(bytes, options.table.def, {
+          manifestUrl: options.manifestUrl,
+          key: part.key,
+        });
+        yield { name: part.key, body: Readable.from(parquetChunks(rowGroups)) };
+        continue;
+      }
+      if (options.from === 'jsonl') {
         const raw = part.key.endsWith('.gz') ? gunzipSync(bytes) : bytes;
         yield { name: part.key, body: Readable.from(fastChunks(raw)) };
         continue;
       }
-      const rows = options.rowsOf(partLines(part, bytes), part);
-      yield { name: part.key, body: Readable.from(encode(rows)) };
+      yield { name: part.key, body: Readable.from(encode(options.rowsOf(partLines(part, bytes), part), byName)) };
     }
   };
 }

@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { DatabaseError } from '../errors.ts';
+import { DatabaseError, KitError } from '../errors.ts';
 import { addColumnsSql, createTableSql, type PgTable, quote, writableColumns } from './table.ts';
 
 /** What a COPY reads: one source (a part), named for errors. */
@@ -158,6 +158,8 @@ select count(*) filter (where inserted)::int as inserted, count(*) filter (where
       try {
         await pipeline(source.body, this.#client.query(copy));
       } catch (error) {
+        // A source that could not be read (its own typed error) is not the database's failure.
+        if (error instanceof KitError && !(error instanceof DatabaseError)) throw error;
         throw toDatabaseError(error, { table, part: source.name, what: 'copy' });
       }
       rows += copy.rowCount;

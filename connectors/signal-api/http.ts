@@ -44,7 +44,7 @@ import { USER_AGENT } from './version.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** Options of a client whose requests share a budget with other processes (see workers/api-permits.ts). */
+/** Options of a client whose requests share a budget with other processes (see workers/rate-limiter-permits.ts). */
 export interface RequestPacing {
   /**
    * Awaited before each attempt of an API call (downloads are not API calls); resolves when the call may be sent.

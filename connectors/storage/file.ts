@@ -7,7 +7,7 @@ import { type Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { mapOrdered } from './common.ts';
+import { mapOrdered } from '../map-ordered.ts';
 import { ObjectNotFoundError, storageFailure, WriteAbortedError } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
 import { checkKey } from './url.ts';

@@ -1,7 +1,6 @@
 import { type Readable, Transform, type Writable } from 'node:stream';
-import { type File, type GetFilesResponse, Storage, type StorageOptions } from '@google-cloud/storage';
+import { type File, type GetFilesResponse, Storage } from '@google-cloud/storage';
 import { type BucketLocation, BucketStore } from './bucket-store.ts';
-import { readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
   ObjectNotFoundError,
@@ -10,45 +9,41 @@ import {
   WriteAbortedError,
 } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
-
-export interface GcsStoreOptions {
-  /** A configured client; by default one is built from `env` (STORAGE_EMULATOR_HOST, else default credentials). */
-  storage?: Storage;
-  env?: NodeJS.ProcessEnv;
-}
+import { readText, writeText } from './store-io.ts';
 
 /**
- * STORAGE_EMULATOR_HOST (an emulator without credentials; a bare host:port means plain HTTP) or application
- * default credentials; the project from GOOGLE_CLOUD_PROJECT or GCLOUD_PROJECT when set.
+ * GCS as config/storage.ts parsed it from the environment: an emulator's endpoint (STORAGE_EMULATOR_HOST, no
+ * credentials) or none (application default credentials), and the project when one is named.
  */
-export function gcsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): StorageOptions {
-  const projectId = env['GOOGLE_CLOUD_PROJECT'] || env['GCLOUD_PROJECT'];
-  const emulator = env['STORAGE_EMULATOR_HOST'];
-  if (emulator) {
-    const apiEndpoint = /^https?:\/\//.test(emulator) ? emulator : `http://${emulator}`;
-    return { apiEndpoint, projectId: projectId || 'signal-kit' };
-  }
-  return projectId ? { projectId } : {};
+export interface GcsSettings {
+  apiEndpoint?: string;
+  projectId?: string;
 }
 
-/** A Storage client from `env` (see gcsOptionsFromEnv). */
-export function gcsStorageFromEnv(env: NodeJS.ProcessEnv = process.env): Storage {
-  const options = gcsOptionsFromEnv(env);
-  const storage = new Storage(options);
+export interface GcsStoreOptions {
+  /** A configured client; by default one is built from `settings`. */
+  storage?: Storage;
+  /** The parsed GCS settings (config/storage.ts); none: application default credentials. */
+  settings?: GcsSettings;
+}
+
+/** A Storage client for `settings`. */
+export function gcsStorage(settings: GcsSettings): Storage {
+  const storage = new Storage({ ...settings });
   // With STORAGE_EMULATOR_HOST in process.env the Node client sends JSON API calls to that host's root, while
   // emulators (fake-gcs-server) and the other Google clients serve them under /storage/v1.
-  if (options.apiEndpoint) storage.baseUrl = `${options.apiEndpoint.replace(/\/+$/, '')}/storage/v1`;
+  if (settings.apiEndpoint) storage.baseUrl = `${settings.apiEndpoint.replace(/\/+$/, '')}/storage/v1`;
   return storage;
 }
 
 const sharedClients = new Map<string, Storage>();
 
 /** One client per distinct configuration, so that stores opened per activity share connections. */
-function storageFor(env: NodeJS.ProcessEnv): Storage {
-  const id = JSON.stringify(gcsOptionsFromEnv(env));
+function storageFor(settings: GcsSettings): Storage {
+  const id = JSON.stringify(settings);
   let storage = sharedClients.get(id);
   if (!storage) {
-    storage = gcsStorageFromEnv(env);
+    storage = gcsStorage(settings);
     sharedClients.set(id, storage);
   }
   return storage;
@@ -70,7 +65,7 @@ export class GcsStore extends BucketStore implements Store {
 
   constructor(location: BucketLocation, options: GcsStoreOptions = {}) {
     super(location, 'gs');
-    this.storage = options.storage ?? storageFor(options.env ?? process.env);
+    this.storage = options.storage ?? storageFor(options.settings ?? {});
   }
 
   private file(key: string, generation?: number | string): File {

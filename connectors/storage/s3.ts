@@ -13,8 +13,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { mapOrdered } from '../map-ordered.ts';
 import { type BucketLocation, BucketStore } from './bucket-store.ts';
-import { mapOrdered, readText, writeText } from './common.ts';
 import {
   BucketNotFoundError,
   ObjectNotFoundError,
@@ -24,11 +24,13 @@ import {
   WriteAbortedError,
 } from './errors.ts';
 import type { ObjectInfo, ObjectWriter, Store, WriteOptions } from './store.ts';
+import { readText, writeText } from './store-io.ts';
 
 export interface S3StoreOptions {
-  /** A configured client; by default one is built from the standard AWS variables of `env`. */
+  /** A configured client; by default one is built from `settings`. */
   client?: S3Client;
-  env?: NodeJS.ProcessEnv;
+  /** The parsed S3 settings (config/storage.ts); needed unless `client` is given. */
+  settings?: S3Settings;
   /**
    * Multipart part size in bytes (S3 minimum 5 MiB) and parts in flight; memory per write is about
    * partSize × (queueSize + 1). The defaults are lib-storage's own (5 MiB × 4): four parts in flight keep a fast
@@ -36,7 +38,7 @@ export interface S3StoreOptions {
    */
   partSize?: number;
   queueSize?: number;
-  /** Server-side encryption of every object written; by default from `SIGNAL_KIT_S3_SSE` and `…_KMS_KEY_ID`. */
+  /** Server-side encryption of every object written; by default the settings' (`SIGNAL_KIT_S3_SSE`, `…_KMS_KEY_ID`). */
   encryption?: S3Encryption | null;
   /** Incomplete multipart uploads older than this are aborted by `list()` (default STALE_UPLOAD_MS). */
   staleUploadMs?: number;
@@ -56,26 +58,17 @@ export interface S3Encryption {
   kmsKeyId?: string;
 }
 
-const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
-
 /**
- * `SIGNAL_KIT_S3_SSE` (`AES256`, `aws:kms` or `aws:kms:dsse`) and `SIGNAL_KIT_S3_KMS_KEY_ID` (which alone means
- * `aws:kms`); none set: no header, so the bucket's default encryption applies.
+ * S3 as config/storage.ts parsed it from the environment: the client's endpoint, region and keys (each absent: the
+ * SDK's default chain), whether checksummed bodies stay signed, and server-side encryption (null: the bucket's
+ * default).
  */
-export function s3EncryptionFromEnv(env: NodeJS.ProcessEnv = process.env): S3Encryption | null {
-  const mode = env['SIGNAL_KIT_S3_SSE'] || undefined;
-  const kmsKeyId = env['SIGNAL_KIT_S3_KMS_KEY_ID'] || undefined;
-  if (!mode && !kmsKeyId) return null;
-  const sse = mode ?? 'aws:kms';
-  if (!(SSE_MODES as readonly string[]).includes(sse)) {
-    throw new StorageConfigError(`SIGNAL_KIT_S3_SSE must be one of ${SSE_MODES.join(', ')}, got "${sse}"`);
-  }
-  if (kmsKeyId && sse === 'AES256') {
-    throw new StorageConfigError(
-      'SIGNAL_KIT_S3_KMS_KEY_ID needs SIGNAL_KIT_S3_SSE=aws:kms (or aws:kms:dsse), not AES256',
-    );
-  }
-  return { serverSideEncryption: sse as S3Encryption['serverSideEncryption'], ...(kmsKeyId ? { kmsKeyId } : {}) };
+export interface S3Settings {
+  endpoint?: string;
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string | undefined };
+  signedPayload: boolean;
+  encryption: S3Encryption | null;
 }
 
 /**
@@ -94,21 +87,16 @@ async function regionFromChain(): Promise<string> {
 }
 
 /**
- * The client configuration from AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL), AWS_REGION (or AWS_DEFAULT_REGION) and
- * AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN; without keys the SDK's default credential chain
- * applies, and without a region variable its region chain. A custom endpoint (MinIO, versitygw, ...) gets path-style
- * addressing; on AWS itself a bucket in another region than the client's is followed there.
+ * The client configuration of `settings`: a custom endpoint (MinIO, versitygw, ...) gets path-style addressing; on
+ * AWS itself a bucket in another region than the client's is followed there. Without a region the SDK's chain
+ * decides.
  */
-export function s3ConfigFromEnv(env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
-  const endpoint = env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL'];
-  const accessKeyId = env['AWS_ACCESS_KEY_ID'];
-  const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
+export function s3ClientConfig(settings: S3Settings): S3ClientConfig {
+  const { endpoint, credentials } = settings;
   return {
-    region: env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || regionFromChain,
+    region: settings.region ?? regionFromChain,
     ...(endpoint ? { endpoint, forcePathStyle: true } : { followRegionRedirects: true }),
-    ...(accessKeyId && secretAccessKey
-      ? { credentials: { accessKeyId, secretAccessKey, sessionToken: env['AWS_SESSION_TOKEN'] || undefined } }
-      : {}),
+    ...(credentials ? { credentials } : {}),
   };
 }
 
@@ -142,22 +130,10 @@ export function unsignedWhenChecksummed(client: S3Client): S3Client {
 
 const sharedClients = new Map<string, S3Client>();
 
-/**
- * `SIGNAL_KIT_S3_SIGNED_PAYLOAD=true` keeps every body signed, for buckets whose policy refuses unsigned payloads
- * (a condition on `s3:x-amz-content-sha256`); by default checksummed bodies go unsigned.
- */
-export function signedPayloadFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = env['SIGNAL_KIT_S3_SIGNED_PAYLOAD'] || 'false';
-  if (value !== 'true' && value !== 'false') {
-    throw new StorageConfigError(`SIGNAL_KIT_S3_SIGNED_PAYLOAD must be true or false, got "${value}"`);
-  }
-  return value === 'true';
-}
-
 /** One client per distinct configuration, so that stores opened per activity share connections. */
-function clientFor(env: NodeJS.ProcessEnv): S3Client {
-  const config = s3ConfigFromEnv(env);
-  const signed = signedPayloadFromEnv(env);
+function clientFor(settings: S3Settings): S3Client {
+  const config = s3ClientConfig(settings);
+  const signed = settings.signedPayload;
   const id = JSON.stringify({ config, signed });
   let client = sharedClients.get(id);
   if (!client) {
@@ -166,6 +142,11 @@ function clientFor(env: NodeJS.ProcessEnv): S3Client {
     sharedClients.set(id, client);
   }
   return client;
+}
+
+function settingsOf(options: S3StoreOptions): S3Settings {
+  if (!options.settings) throw new StorageConfigError('an s3:// store needs its settings (config/storage.ts)');
+  return options.settings;
 }
 
 const statusOf = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
@@ -184,11 +165,10 @@ export class S3Store extends BucketStore implements Store {
 
   constructor(location: BucketLocation, options: S3StoreOptions = {}) {
     super(location, 's3');
-    this.client = options.client ?? clientFor(options.env ?? process.env);
+    this.client = options.client ?? clientFor(settingsOf(options));
     this.partSize = options.partSize ?? 5 * 1024 * 1024;
     this.queueSize = options.queueSize ?? 4;
-    this.encryption =
-      options.encryption === undefined ? s3EncryptionFromEnv(options.env ?? process.env) : options.encryption;
+    this.encryption = options.encryption === undefined ? (options.settings?.encryption ?? null) : options.encryption;
     this.staleUploadMs = options.staleUploadMs ?? STALE_UPLOAD_MS;
   }
 

@@ -29,7 +29,7 @@ export interface Store {
   writeText(key: string, text: string, options?: WriteOptions): Promise<void>;
   /**
    * Optional: publishes a body already in memory in one step, as `openWrite` + `done()` would, without the cost of a
-   * stream (a store that has a cheaper way than its stream offers it; `writeBody` in common.ts picks it).
+   * stream (a store that has a cheaper way than its stream offers it; `writeBody` in store-io.ts picks it).
    */
   writeBytes?(key: string, data: string | Uint8Array, options?: WriteOptions): Promise<ObjectInfo>;
 }

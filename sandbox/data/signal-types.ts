@@ -62,213 +62,133 @@ const WEBSITE_SUBTYPES = [
   'documentationOverhaul',
 ]; // 38, as spec 2.1 says
 
-export const SIGNAL_TYPES: SignalTypeInfo[] = [
-  {
-    type: 'news',
-    category: 'news',
-    source: 'news',
-    association: 'company',
-    audience: 'all',
-    weight: 14,
-    subtypes: ['companyNews', 'acquires', 'merges_with'],
-    subtypeWeights: [16, 2, 1],
-    description: 'Press coverage and announcements about the company.',
-  },
-  {
-    type: 'hiring-trends',
-    category: 'hiring',
-    source: 'job_postings',
-    association: 'company',
-    audience: 'all',
-    weight: 6,
-    subtypes: ['hiringTrends'],
-    description: 'Which roles the company is hiring for most.',
-  },
-  {
-    type: 'hiring-velocity',
-    category: 'hiring',
-    source: 'job_postings',
-    association: 'company',
-    audience: 'all',
-    weight: 5,
-    subtypes: ['hiringVelocity'],
-    description: 'Change in the number of open roles.',
-  },
-  {
-    type: 'work-milestones',
+/**
+ * The types by name: association `company` and audience `all` unless the entry says otherwise; subtypes
+ * given as a list are equally likely, given as `name: weight` they are drawn by those relative weights.
+ */
+const TYPES = {
+  news: { category: 'news', source: 'news', weight: 14, subtypes: { companyNews: 16, acquires: 2, merges_with: 1 } },
+  'hiring-trends': { category: 'hiring', source: 'job_postings', weight: 6, subtypes: ['hiringTrends'] },
+  'hiring-velocity': { category: 'hiring', source: 'job_postings', weight: 5, subtypes: ['hiringVelocity'] },
+  'work-milestones': {
     category: 'hiring',
     source: 'people_moves',
     association: 'contact',
-    audience: 'all',
     weight: 8,
-    subtypes: ['jobChange', 'promotion'],
-    subtypeWeights: [3, 1],
-    description: 'People joining the company or moving up inside it.',
+    subtypes: { jobChange: 3, promotion: 1 },
   },
-  {
-    type: 'linkedin-post-company',
-    category: 'social',
-    source: 'linkedin',
-    association: 'company',
-    audience: 'all',
-    weight: 10,
-    subtypes: ['companyPost'],
-    description: 'Posts published by the company page on LinkedIn.',
-  },
-  {
-    type: 'linkedin-post-contact',
+  'linkedin-post-company': { category: 'social', source: 'linkedin', weight: 10, subtypes: ['companyPost'] },
+  'linkedin-post-contact': {
     category: 'social',
     source: 'linkedin',
     association: 'contact',
-    audience: 'all',
     weight: 8,
     subtypes: ['contactPost'],
-    description: 'Posts published by employees on LinkedIn.',
   },
-  {
-    type: 'linkedin-posts',
-    category: 'social',
-    source: 'linkedin',
-    association: 'company',
-    audience: 'all',
-    weight: 3,
-    subtypes: ['post'],
-    description: 'LinkedIn posts that mention the company.',
-  },
-  {
-    type: 'reddit-mention',
-    category: 'social',
-    source: 'reddit',
-    association: 'company',
-    audience: 'all',
-    weight: 3,
-    subtypes: ['discussion'],
-    description: 'Community discussion threads that mention the company.',
-  },
-  {
-    type: 'twitter-post',
-    category: 'social',
-    source: 'twitter',
-    association: 'company',
-    audience: 'all',
-    weight: 4,
-    subtypes: ['tweet'],
-    description: 'Posts by or about the company on X/Twitter.',
-  },
-  {
-    type: 'sec-10k',
+  'linkedin-posts': { category: 'social', source: 'linkedin', weight: 3, subtypes: ['post'] },
+  'reddit-mention': { category: 'social', source: 'reddit', weight: 3, subtypes: ['discussion'] },
+  'twitter-post': { category: 'social', source: 'twitter', weight: 4, subtypes: ['tweet'] },
+  'sec-10k': { category: 'financial', source: 'sec', audience: 'us_public', weight: 1, subtypes: ['annualReport'] },
+  'sec-10q': {
     category: 'financial',
     source: 'sec',
-    association: 'company',
-    audience: 'us_public',
-    weight: 1,
-    subtypes: ['annualReport'],
-    description: 'Annual reports filed with the SEC.',
-  },
-  {
-    type: 'sec-10q',
-    category: 'financial',
-    source: 'sec',
-    association: 'company',
     audience: 'us_public',
     weight: 2.5,
     subtypes: ['cashFlowConcern', 'revenueGrowth', 'marginPressure'],
-    description: 'Quarterly reports filed with the SEC.',
   },
-  {
-    type: 'sec-8k',
+  'sec-8k': {
     category: 'financial',
     source: 'sec',
-    association: 'company',
     audience: 'us_public',
     weight: 3,
-    subtypes: ['cfoChange', 'earningsRelease', 'acquisitionAnnounced', 'acquisitionCompleted'],
-    subtypeWeights: [1, 4, 1, 1],
-    description: 'Current reports of material events filed with the SEC.',
+    subtypes: { cfoChange: 1, earningsRelease: 4, acquisitionAnnounced: 1, acquisitionCompleted: 1 },
   },
-  {
-    type: 'sec-6k',
+  'sec-6k': {
     category: 'financial',
     source: 'sec',
-    association: 'company',
     audience: 'foreign_public',
     weight: 3,
     subtypes: ['foreignReport'],
-    description: 'Reports of foreign private issuers filed with the SEC.',
   },
-  {
-    type: 'sec-20f',
+  'sec-20f': {
     category: 'financial',
     source: 'sec',
-    association: 'company',
     audience: 'foreign_public',
     weight: 1,
     subtypes: ['foreignAnnualReport'],
-    description: 'Annual reports of foreign private issuers filed with the SEC.',
   },
-  {
-    type: 'funding-round',
+  'funding-round': {
     category: 'financial',
     source: 'financial_events',
-    association: 'company',
     audience: 'private',
     weight: 1.5,
-    subtypes: ['seedRound', 'seriesA', 'seriesB', 'seriesC', 'growthRound', 'debtFinancing'],
-    subtypeWeights: [3, 3, 2, 1, 1, 1],
-    description: 'Venture rounds and debt financing.',
+    subtypes: { seedRound: 3, seriesA: 3, seriesB: 2, seriesC: 1, growthRound: 1, debtFinancing: 1 },
   },
-  {
-    type: 'website-intelligence',
-    category: 'web',
-    source: 'website',
-    association: 'company',
-    audience: 'all',
-    weight: 12,
-    subtypes: WEBSITE_SUBTYPES,
-    description: 'Meaningful changes detected on the company website.',
-  },
-  {
-    type: 'technology-change',
+  'website-intelligence': { category: 'web', source: 'website', weight: 12, subtypes: WEBSITE_SUBTYPES },
+  'technology-change': {
     category: 'web',
     source: 'technographics',
-    association: 'company',
-    audience: 'all',
     weight: 6,
-    subtypes: ['techAdded', 'techRemoved'],
-    subtypeWeights: [3, 1],
-    description: 'Technologies added to or removed from the company stack.',
+    subtypes: { techAdded: 3, techRemoved: 1 },
   },
-  {
-    type: 'web-traffic',
-    category: 'web',
-    source: 'web_traffic',
-    association: 'company',
-    audience: 'all',
-    weight: 4,
-    subtypes: ['trafficSpike', 'trafficDrop'],
-    description: 'Large changes in website traffic.',
-  },
-  {
-    type: 'patent-filing',
+  'web-traffic': { category: 'web', source: 'web_traffic', weight: 4, subtypes: ['trafficSpike', 'trafficDrop'] },
+  'patent-filing': {
     category: 'news',
     source: 'ip_records',
-    association: 'company',
-    audience: 'all',
     weight: 2,
     subtypes: ['patentGranted', 'patentApplication'],
-    description: 'Patents granted to or applied for by the company.',
   },
-  {
-    type: 'government-contract',
-    category: 'news',
-    source: 'government_records',
-    association: 'company',
-    audience: 'all',
-    weight: 1,
-    subtypes: ['contractAwarded'],
-    description: 'Public-sector contracts awarded to the company.',
-  },
-];
+  'government-contract': { category: 'news', source: 'government_records', weight: 1, subtypes: ['contractAwarded'] },
+} as const satisfies Record<string, TypeFacts>;
+
+interface TypeFacts {
+  category: Category;
+  source: string;
+  association?: Association;
+  audience?: Audience;
+  weight: number;
+  subtypes: readonly string[] | Readonly<Record<string, number>>;
+}
+
+/** What each type is, as `GET /v1/signals/types` describes it. */
+const DESCRIPTIONS: Record<keyof typeof TYPES, string> = {
+  news: 'Press coverage and announcements about the company.',
+  'hiring-trends': 'Which roles the company is hiring for most.',
+  'hiring-velocity': 'Change in the number of open roles.',
+  'work-milestones': 'People joining the company or moving up inside it.',
+  'linkedin-post-company': 'Posts published by the company page on LinkedIn.',
+  'linkedin-post-contact': 'Posts published by employees on LinkedIn.',
+  'linkedin-posts': 'LinkedIn posts that mention the company.',
+  'reddit-mention': 'Community discussion threads that mention the company.',
+  'twitter-post': 'Posts by or about the company on X/Twitter.',
+  'sec-10k': 'Annual reports filed with the SEC.',
+  'sec-10q': 'Quarterly reports filed with the SEC.',
+  'sec-8k': 'Current reports of material events filed with the SEC.',
+  'sec-6k': 'Reports of foreign private issuers filed with the SEC.',
+  'sec-20f': 'Annual reports of foreign private issuers filed with the SEC.',
+  'funding-round': 'Venture rounds and debt financing.',
+  'website-intelligence': 'Meaningful changes detected on the company website.',
+  'technology-change': 'Technologies added to or removed from the company stack.',
+  'web-traffic': 'Large changes in website traffic.',
+  'patent-filing': 'Patents granted to or applied for by the company.',
+  'government-contract': 'Public-sector contracts awarded to the company.',
+};
+
+export const SIGNAL_TYPES: SignalTypeInfo[] = (Object.keys(TYPES) as (keyof typeof TYPES)[]).map((type) => {
+  const t: TypeFacts = TYPES[type];
+  const weighted = !Array.isArray(t.subtypes);
+  return {
+    type,
+    category: t.category,
+    source: t.source,
+    association: t.association ?? 'company',
+    audience: t.audience ?? 'all',
+    weight: t.weight,
+    subtypes: weighted ? Object.keys(t.subtypes) : [...(t.subtypes as readonly string[])],
+    ...(weighted ? { subtypeWeights: Object.values(t.subtypes) } : {}),
+    description: DESCRIPTIONS[type],
+  };
+});
 
 export const TYPE_INDEX = new Map<string, number>(SIGNAL_TYPES.map((t, i) => [t.type, i]));
 export const ALL_SUBTYPES = new Set<string>(SIGNAL_TYPES.flatMap((t) => t.subtypes));

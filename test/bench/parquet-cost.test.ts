@@ -4,7 +4,7 @@ import { run, SIZES } from '../../bench/parquet-cost.ts';
 import { runSmoke } from './helpers.ts';
 
 describe('bench parquet-cost (smoke)', () => {
-  it('measures Parquet, JSONL and CSV tables and the lines part in every round', async () => {
+  it('measures Parquet, JSONL and CSV tables, the flattening and the lines part in every round', async () => {
     const { metrics } = await runSmoke<{
       lines: number;
       signals: number;
@@ -14,7 +14,13 @@ describe('bench parquet-cost (smoke)', () => {
     expect(metrics.lines).toBe(SIZES.smoke.answers * 100);
     expect(metrics.signals).toBeGreaterThan(0);
     expect(metrics.toJsonlTables).toHaveLength(SIZES.smoke.rounds);
-    expect(Object.keys(metrics.samples).sort()).toEqual(['csv', 'gzip jsonl (lines part)', 'jsonl', 'parquet']);
+    expect(Object.keys(metrics.samples).sort()).toEqual([
+      'csv',
+      'flatten',
+      'gzip jsonl (lines part)',
+      'jsonl',
+      'parquet',
+    ]);
     for (const samples of Object.values(metrics.samples)) expect(samples).toHaveLength(SIZES.smoke.rounds);
   }, 120_000);
 });

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { DEFAULT_ACCOUNT_ID, DEFAULT_KEYS, SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';

@@ -12,7 +12,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import type { DryRunReport } from '../../cli/dry-run.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
 import { runCli } from '../../testkit/cli-process.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';

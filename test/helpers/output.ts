@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { Manifest } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 
 /** Reads a job's manifest and every manifested lines part back through the store, as a user's reader would. */
 export async function readJobOutput(

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { apiRateLimiterId, slotsGrantedQuery } from '../../workflows/api-rate-limiter.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
+import { apiRateLimiterId, slotsGrantedQuery } from '../../workflows/rate-limiter.ts';
 
 /** The sandbox allows 10 calls in any 2 s; the workers are told 180/min (one call every 335 ms), a third less. */
 const WINDOW_LIMIT = 10;

@@ -1,29 +1,18 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Storage } from '@google-cloud/storage';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
+import { describe, expect, it } from 'vitest';
 import { pseudoRandomBytes, sha256OfStream } from './helpers/bytes.ts';
+import { useGcsBucket } from './helpers/storage-stack.ts';
 
 describe('dev stack: GCS emulator', () => {
-  let stack: DevStackWith<{ temporal: false; s3: false; gcs: true }>;
-  let storage: Storage;
   const bucketName = 'smoke';
-
-  beforeAll(async () => {
-    stack = await startDevStack({ temporal: false, s3: false, gcs: true });
-    storage = stack.gcs.client();
-    await storage.createBucket(bucketName);
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const storage = useGcsBucket(bucketName);
 
   it('uploads >20 MiB through a resumable createWriteStream and reads it back byte-identical', async () => {
     const size = 21 * 1024 * 1024 + 777;
     const expected = createHash('sha256');
-    const file = storage.bucket(bucketName).file('big/blob.bin');
+    const file = storage().bucket(bucketName).file('big/blob.bin');
     await pipeline(
       Readable.from(pseudoRandomBytes(size, 11, (chunk) => expected.update(chunk))),
       file.createWriteStream({ resumable: true, validation: 'crc32c' }),
@@ -35,7 +24,7 @@ describe('dev stack: GCS emulator', () => {
   });
 
   it('lists and deletes objects', async () => {
-    const bucket = storage.bucket(bucketName);
+    const bucket = storage().bucket(bucketName);
     await bucket.file('small/a.txt').save('a', { resumable: false });
     const [files] = await bucket.getFiles({ prefix: 'small/' });
     expect(files.map((f) => f.name)).toEqual(['small/a.txt']);

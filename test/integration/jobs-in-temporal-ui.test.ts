@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type JobHandle, startJob } from '../../cli/job-service.ts';
+import { type JobHandle, startJob } from '../../library/jobs.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { useJobEnv } from '../helpers/job-env.ts';
 

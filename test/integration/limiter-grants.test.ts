@@ -1,5 +1,5 @@
 /**
- * The account's rate limiter (workflows/api-rate-limiter.ts) past 1,000 requests on a real dev server: its run
+ * The account's rate limiter (workflows/rate-limiter.ts) past 1,000 requests on a real dev server: its run
  * continues as new by 1,000 requests carrying the next free slot and the count of grants, its update validator refuses bad
  * requests without recording them, and a run with no request for 10 minutes ends. Timers run on a fast clock
  * (test/fixtures/fast-timers.ts): the idle wait the workflow asks for is read from the history, then waited 1/200th.
@@ -16,8 +16,8 @@ import {
   reserveSlotsUpdate,
   type SlotRequest,
   slotsGrantedQuery,
-} from '../../workflows/api-rate-limiter.ts';
-import { type SlotGrant, slotIntervalMs } from '../../workflows/rate-schedule.ts';
+} from '../../workflows/rate-limiter.ts';
+import { type SlotGrant, slotIntervalMs } from '../../workflows/rate-limiter-schedule.ts';
 import { requestedWaits } from '../helpers/fast-timers.ts';
 
 const fastTimers = fileURLToPath(new URL('../fixtures/fast-timers.ts', import.meta.url));

@@ -1,5 +1,5 @@
 /**
- * The account's rate limiter (workflows/api-rate-limiter.ts) is a workflow that outlives every deploy, so it must
+ * The account's rate limiter (workflows/rate-limiter.ts) is a workflow that outlives every deploy, so it must
  * follow every rollout: started by unversioned workers, moved to a versioned build when versioning is turned on,
  * pinned to a build by hand, it ends up on the current version, and paid jobs still run once the builds it ran on
  * have no workers left. When no worker can run it at all, API calls fail saying so instead of waiting silently.
@@ -13,9 +13,9 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { runCli } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { ApiPermits } from '../../workers/api-permits.ts';
+import { RateLimiterPermits } from '../../workers/rate-limiter-permits.ts';
 import { startWorker, type WorkerHandle } from '../../workers/worker.ts';
-import { apiRateLimiterId } from '../../workflows/api-rate-limiter.ts';
+import { apiRateLimiterId } from '../../workflows/rate-limiter.ts';
 
 const DEPLOYMENT = 'limiter-rollout';
 // Enum values of temporal.api (VersioningBehavior, VersioningOverride.PinnedOverrideBehavior).
@@ -116,7 +116,7 @@ describe('the account rate limiter across rollouts', () => {
 
   it('with no worker to run the limiter, a call for a slot fails saying so instead of waiting', async () => {
     const c = env.config();
-    const permits = new ApiPermits({
+    const permits = new RateLimiterPermits({
       client: env.client,
       taskQueue: `${c.taskQueue}-nobody`,
       apiTaskQueue: `${c.apiTaskQueue}-nobody`,

@@ -22,6 +22,9 @@ const DOMAINS = 120;
 const JUNK = ['', 'not a website'];
 
 type Line = Record<string, unknown>;
+interface LoadReport {
+  tables: { table: string; from: string; format?: string; inserted: number; updated: number }[];
+}
 type Signal = { signal_id: string; detected_at: string; signal_type: string; data: Record<string, unknown> };
 
 describe('signal-kit load into PostgreSQL', () => {
@@ -55,6 +58,7 @@ describe('signal-kit load into PostgreSQL', () => {
     for (const [name, formats] of [
       ['flat', ['jsonl', 'csv'] as const],
       ['lines', undefined],
+      ['parquet', ['parquet'] as const],
     ] as const) {
       outputs[name] = pathToFileURL(join(job.dir, name)).href;
       const input: BulkEnrichInput = {
@@ -83,15 +87,20 @@ describe('signal-kit load into PostgreSQL', () => {
   it('loads rows, signals and invalid rows as the job wrote them, in the documented types', async () => {
     const result = await load(manifestOf('flat', 'load-flat'));
     expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { tables: { table: string; from: string; inserted: number }[] };
+    const report = JSON.parse(result.stdout) as LoadReport;
     const answered = lines.filter((line) => line['status'] !== 'invalid');
     const signals = answered.flatMap((line) => (line['signals'] as Signal[] | undefined) ?? []);
     expect(answered).toHaveLength(DOMAINS);
     expect(signals.length).toBeGreaterThan(50);
-    expect(report.tables.map(({ table, from, inserted }) => ({ table, from, inserted }))).toEqual([
-      { table: 'signal_kit_enrich_rows', from: 'table', inserted: DOMAINS },
-      { table: 'signal_kit_signals', from: 'table', inserted: new Set(signals.map((s) => s.signal_id)).size },
-      { table: 'signal_kit_invalid', from: 'table', inserted: JUNK.length },
+    expect(report.tables.map(({ table, from, format, inserted }) => ({ table, from, format, inserted }))).toEqual([
+      { table: 'signal_kit_enrich_rows', from: 'table', format: 'jsonl', inserted: DOMAINS },
+      {
+        table: 'signal_kit_signals',
+        from: 'table',
+        format: 'jsonl',
+        inserted: new Set(signals.map((s) => s.signal_id)).size,
+      },
+      { table: 'signal_kit_invalid', from: 'table', format: 'jsonl', inserted: JUNK.length },
     ]);
 
     // Every signal once, with the job's values.
@@ -141,57 +150,98 @@ describe('signal-kit load into PostgreSQL', () => {
     expect(typeOf('signal_kit_invalid', 'source_finished_at')).toBe('timestamp with time zone');
   });
 
-  it('changes nothing when the same manifest is loaded again', async () => {
-    const snapshot = () =>
-      query<{ t: string; n: number; versions: string }>(
-        `select 'signals' as t, count(*)::int as n, string_agg(xmin::text, ',' order by signal_id) as versions from signal_kit_signals
-         union all select 'rows', count(*)::int, string_agg(xmin::text, ',' order by row_key) from signal_kit_enrich_rows
-         union all select 'invalid', count(*)::int, string_agg(xmin::text, ',' order by "row") from signal_kit_invalid`,
-      );
-    const before = await snapshot();
-    const result = await load(manifestOf('flat', 'load-flat'));
-    expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { tables: { inserted: number; updated: number }[] };
-    for (const table of report.tables) expect(table).toMatchObject({ inserted: 0, updated: 0 });
-    // Not a row rewritten: every row version (xmin) is the one the first load wrote.
-    expect(await snapshot()).toEqual(before);
-  });
+  /** Every row's version (xmin) per table: a load that rewrites nothing leaves it as it was. */
+  const snapshot = (prefix: string) =>
+    query<{ t: string; n: number; versions: string }>(
+      `select 'signals' as t, count(*)::int as n, string_agg(xmin::text, ',' order by signal_id) as versions from ${prefix}signals
+       union all select 'rows', count(*)::int, string_agg(xmin::text, ',' order by row_key) from ${prefix}enrich_rows
+       union all select 'invalid', count(*)::int, string_agg(xmin::text, ',' order by "row") from ${prefix}invalid`,
+    );
 
-  it('loads a job without flat parts from its output lines: the same rows', async () => {
-    const result = await load(manifestOf('lines', 'load-lines'), '--table-prefix', 'from_lines_');
-    expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { tables: { table: string; from: string }[] };
-    expect(report.tables.map((t) => t.from)).toEqual(['lines', 'lines', 'lines']);
+  /** The tables under `prefix` hold the rows of `signal_kit_`'s (the JSONL load's), value for value and type for type. */
+  const expectSameTables = async (prefix: string) => {
     for (const [table, key] of [
       ['signals', 'signal_id'],
       ['enrich_rows', 'row_key'],
       ['invalid', '"row"'],
     ]) {
+      // to_jsonb keeps each value's type: a timestamptz, a number and a text holding the same digits differ.
       const columns = `to_jsonb(t) - 'source_manifest' - 'source_finished_at'`;
       const flat = await query(`select ${columns} as r from signal_kit_${table} t order by ${key}`);
-      const fromLines = await query(`select ${columns} as r from from_lines_${table} t order by ${key}`);
-      expect(fromLines.length, table).toBe(flat.length);
-      expect(fromLines, table).toEqual(flat);
+      const other = await query(`select ${columns} as r from ${prefix}${table} t order by ${key}`);
+      expect(other.length, table).toBe(flat.length);
+      expect(other, table).toEqual(flat);
     }
+    const types = (p: string) =>
+      query(
+        `select replace(table_name, '${p}', '') as t, column_name, data_type from information_schema.columns
+         where table_name like '${p}%' order by table_name, ordinal_position`,
+      );
+    expect(await types(prefix)).toEqual(await types('signal_kit_'));
+  };
+
+  it('changes nothing when the same manifest is loaded again', async () => {
+    const before = await snapshot('signal_kit_');
+    const result = await load(manifestOf('flat', 'load-flat'));
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as LoadReport;
+    for (const table of report.tables) expect(table).toMatchObject({ inserted: 0, updated: 0 });
+    // Not a row rewritten: every row version (xmin) is the one the first load wrote.
+    expect(await snapshot('signal_kit_')).toEqual(before);
   });
 
-  it('refuses a part whose bytes are not the ones its manifest names, loading nothing', async () => {
-    const manifestPath = join(job.dir, 'flat', 'load-flat', '_manifest.json');
-    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { parts: { key: string; table?: string }[] };
-    const part = manifest.parts.find((p) => p.table === 'signals' && p.key.endsWith('.jsonl.gz'));
-    expect(part).toBeDefined();
-    const path = join(job.dir, 'flat', part?.key as string);
-    const bytes = await readFile(path);
-    bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0xff;
-    await writeFile(path, bytes);
-    const result = await load(manifestOf('flat', 'load-flat'), '--table-prefix', 'tampered_');
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`PartChecksumError: part ${part?.key} does not match its manifest`);
-    // One transaction: not even the tables it had created before reaching the part are left.
-    expect(await query(`select table_name from information_schema.tables where table_name like 'tampered_%'`)).toEqual(
-      [],
-    );
+  it('loads a job without flat parts from its output lines: the same rows', async () => {
+    const result = await load(manifestOf('lines', 'load-lines'), '--table-prefix', 'from_lines_');
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as LoadReport;
+    expect(report.tables.map((t) => t.from)).toEqual(['lines', 'lines', 'lines']);
+    await expectSameTables('from_lines_');
   });
+
+  it('loads a job run with --format parquet only from its Parquet parts: the same rows and types; a reload changes nothing', async () => {
+    const result = await load(manifestOf('parquet', 'load-parquet'), '--table-prefix', 'from_parquet_');
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as LoadReport;
+    expect(report.tables.map((t) => [t.table, t.from, t.format])).toEqual([
+      ['from_parquet_enrich_rows', 'table', 'parquet'],
+      ['from_parquet_signals', 'table', 'parquet'],
+      ['from_parquet_invalid', 'table', 'parquet'],
+    ]);
+    await expectSameTables('from_parquet_');
+
+    const before = await snapshot('from_parquet_');
+    const again = await load(manifestOf('parquet', 'load-parquet'), '--table-prefix', 'from_parquet_');
+    expect(again.code, again.stderr).toBe(0);
+    for (const table of (JSON.parse(again.stdout) as LoadReport).tables) {
+      expect(table).toMatchObject({ inserted: 0, updated: 0 });
+    }
+    expect(await snapshot('from_parquet_')).toEqual(before);
+  });
+
+  it.each([
+    ['flat', 'load-flat', '.jsonl.gz'],
+    ['parquet', 'load-parquet', '.parquet'],
+  ])(
+    'refuses a part whose bytes are not the ones its manifest names, loading nothing (%s)',
+    async (name, jobId, ext) => {
+      const manifestPath = join(job.dir, name, jobId, '_manifest.json');
+      const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { parts: { key: string; table?: string }[] };
+      const part = manifest.parts.find((p) => p.table === 'signals' && p.key.endsWith(ext));
+      expect(part).toBeDefined();
+      const path = join(job.dir, name, part?.key as string);
+      const bytes = await readFile(path);
+      bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0xff;
+      await writeFile(path, bytes);
+      const prefix = `tampered_${name}_`;
+      const result = await load(manifestOf(name, jobId), '--table-prefix', prefix);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`PartChecksumError: part ${part?.key} does not match its manifest`);
+      // One transaction: not even the tables it had created before reaching the part are left.
+      expect(
+        await query(`select table_name from information_schema.tables where table_name like '${prefix}%'`),
+      ).toEqual([]);
+    },
+  );
 
   it('names what is wrong: a database URL that is not postgres:// (exit 2), a manifest without its output (exit 1)', async () => {
     const opts = { cwd: job.dir, env: process.env as Record<string, string>, timeout: 30_000 };

@@ -16,7 +16,8 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_SCHEMA_VERSION } from '../../activities/jobs/output-schemas.ts';
-import { openStore, StorageConfigError, s3EncryptionFromEnv } from '../../connectors/storage/index.ts';
+import { openStore, parseStorageSettings } from '../../config/storage.ts';
+import { StorageConfigError } from '../../connectors/storage/index.ts';
 import { type S3Server, s3ClientFor, startS3 } from '../../devstack/index.ts';
 import { type ChildWorker, runCli, startChildWorker } from '../../testkit/cli-process.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
@@ -181,12 +182,14 @@ describe('output contract', () => {
   });
 
   it('a server-side encryption setting that cannot work is refused, naming the variable', () => {
-    expect(() => s3EncryptionFromEnv({ SIGNAL_KIT_S3_SSE: 'aes' })).toThrow(StorageConfigError);
-    expect(() => s3EncryptionFromEnv({ SIGNAL_KIT_S3_SSE: 'aes' })).toThrow(/SIGNAL_KIT_S3_SSE must be one of/);
-    expect(() => s3EncryptionFromEnv({ SIGNAL_KIT_S3_SSE: 'AES256', SIGNAL_KIT_S3_KMS_KEY_ID: 'k' })).toThrow(
-      /SIGNAL_KIT_S3_KMS_KEY_ID needs SIGNAL_KIT_S3_SSE=aws:kms/,
+    expect(() => parseStorageSettings({ SIGNAL_KIT_S3_SSE: 'aes' }).s3.encryption).toThrow(StorageConfigError);
+    expect(() => parseStorageSettings({ SIGNAL_KIT_S3_SSE: 'aes' }).s3.encryption).toThrow(
+      /SIGNAL_KIT_S3_SSE must be one of/,
     );
-    expect(s3EncryptionFromEnv({ SIGNAL_KIT_S3_KMS_KEY_ID: 'k' })).toEqual({
+    expect(
+      () => parseStorageSettings({ SIGNAL_KIT_S3_SSE: 'AES256', SIGNAL_KIT_S3_KMS_KEY_ID: 'k' }).s3.encryption,
+    ).toThrow(/SIGNAL_KIT_S3_KMS_KEY_ID needs SIGNAL_KIT_S3_SSE=aws:kms/);
+    expect(parseStorageSettings({ SIGNAL_KIT_S3_KMS_KEY_ID: 'k' }).s3.encryption).toEqual({
       serverSideEncryption: 'aws:kms',
       kmsKeyId: 'k',
     });

@@ -7,7 +7,8 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, S3Store } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
+import { S3Store } from '../../connectors/storage/index.ts';
 import { STALE_UPLOAD_MS } from '../../connectors/storage/s3.ts';
 import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
 

@@ -7,8 +7,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseStorageSettings } from '../../config/storage.ts';
 import { StorageConfigError } from '../../connectors/storage/errors.ts';
-import { S3Store, signedPayloadFromEnv, unsignedWhenChecksummed } from '../../connectors/storage/s3.ts';
+import { S3Store, unsignedWhenChecksummed } from '../../connectors/storage/s3.ts';
 import { type DevStackWith, startDevStack } from '../../devstack/index.ts';
 
 let stack: DevStackWith<{ temporal: false; s3: true; gcs: false }>;
@@ -60,7 +61,10 @@ describe('S3 uploads with an unsigned, checksummed payload', () => {
 
   it('signs every body when SIGNAL_KIT_S3_SIGNED_PAYLOAD=true, and names the variable when its value is not a boolean', async () => {
     const env = { ...process.env, ...stack.env(), SIGNAL_KIT_S3_SIGNED_PAYLOAD: 'true' };
-    const store = new S3Store({ url: 's3://unsigned/signed', bucket: 'unsigned', prefix: 'signed/' }, { env });
+    const store = new S3Store(
+      { url: 's3://unsigned/signed', bucket: 'unsigned', prefix: 'signed/' },
+      { settings: parseStorageSettings(env).s3 },
+    );
     const sent: string[] = [];
     (store as unknown as { client: S3Client }).client.middlewareStack.add(
       (next) => async (args) => {
@@ -74,7 +78,7 @@ describe('S3 uploads with an unsigned, checksummed payload', () => {
     expect(await store.readText('a.json')).toBe('{"a":1}');
     expect(sent.length).toBeGreaterThan(0);
     expect(sent).not.toContain('UNSIGNED-PAYLOAD');
-    expect(() => signedPayloadFromEnv({ SIGNAL_KIT_S3_SIGNED_PAYLOAD: 'yes' })).toThrow(StorageConfigError);
-    expect(() => signedPayloadFromEnv({ SIGNAL_KIT_S3_SIGNED_PAYLOAD: 'yes' })).toThrow(/SIGNAL_KIT_S3_SIGNED_PAYLOAD/);
+    expect(() => parseStorageSettings({ SIGNAL_KIT_S3_SIGNED_PAYLOAD: 'yes' })).toThrow(StorageConfigError);
+    expect(() => parseStorageSettings({ SIGNAL_KIT_S3_SIGNED_PAYLOAD: 'yes' })).toThrow(/SIGNAL_KIT_S3_SIGNED_PAYLOAD/);
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { runScheduleCommand } from '../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../cli/program.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { useScheduleEnv } from '../helpers/schedule-cli.ts';
 
 describe('signal-kit schedule with a feed kind', () => {

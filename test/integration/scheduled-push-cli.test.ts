@@ -6,7 +6,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
 import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { runIdOf } from '../../workflows/scheduled-push.ts';
 import { useScheduleEnv } from '../helpers/schedule-cli.ts';
 

@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planKey, pushBatchKey, watermarksKey } from '../../activities/push/layout.ts';
 import type { PushBatch, PushResult } from '../../activities/push/types.ts';
-import { openStore, type Store } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
+import type { Store } from '../../connectors/storage/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { readPushRun, runPush } from '../promises/push-helpers.ts';
 

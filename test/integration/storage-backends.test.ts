@@ -7,11 +7,11 @@ import { pathToFileURL } from 'node:url';
 import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, parseStorageSettings } from '../../config/storage.ts';
 import {
   BucketNotFoundError,
   GcsStore,
-  gcsStorageFromEnv,
-  openStore,
+  gcsStorage,
   S3Store,
   type Store,
   writeStream,
@@ -33,7 +33,7 @@ beforeAll(async () => {
   // As a worker or the CLI would see them: the standard variables, read by the stores and the Google client.
   Object.assign(process.env, stack.env());
   s3 = stack.s3.client();
-  gcs = gcsStorageFromEnv();
+  gcs = gcsStorage(parseStorageSettings().gcs);
   await s3.send(new CreateBucketCommand({ Bucket: 'parts' }));
   await gcs.createBucket('parts');
 });

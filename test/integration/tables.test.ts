@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';

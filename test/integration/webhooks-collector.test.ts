@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../activities/collector.ts';
 import { readPart } from '../../activities/parts.ts';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
-import { openStore, type Store } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
+import type { Store } from '../../connectors/storage/index.ts';
 import {
   collectorWorkflowId,
   type DestinationInput,

@@ -16,7 +16,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCollectorActivities } from '../../activities/collector.ts';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import {
   type DestinationInput,
   type DestinationRef,
@@ -473,7 +473,7 @@ describe('webhook delivery (Temporal)', () => {
       import { NativeConnection, Worker, Runtime, DefaultLogger } from '@temporalio/worker';
       import { createWebhookDeliveryActivities } from ${JSON.stringify(join(repo, 'activities/webhook-delivery.ts'))};
       import { createCollectorActivities } from ${JSON.stringify(join(repo, 'activities/collector.ts'))};
-      import { openStore } from ${JSON.stringify(join(repo, 'connectors/storage/index.ts'))};
+      import { openStore } from ${JSON.stringify(join(repo, 'config/storage.ts'))};
       import { webhookDeliveryConfig } from ${JSON.stringify(join(repo, 'connectors/webhooks/destinations.ts'))};
       Runtime.install({ logger: new DefaultLogger('WARN') });
       const env = JSON.parse(process.env.WEBHOOK_CHILD);

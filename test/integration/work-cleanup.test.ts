@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { finalizeJob, findFinishedJob } from '../../activities/jobs/finalize.ts';
 import { batchKey } from '../../activities/jobs/layout.ts';
 import type { JobRef } from '../../activities/jobs/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { useJobEnv } from '../helpers/job-env.ts';

@@ -6,7 +6,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobFailureMessage } from '../../cli/job-service.ts';
+import { jobFailureMessage } from '../../cli/job-outcome.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { IntentExportInput } from '../../workflows/intent-export.ts';

@@ -1,6 +1,7 @@
 /**
- * The load promise, held to the sandbox's truth: an enrich job and two runs of a scheduled push (the second a full
- * refresh a month later) are each loaded into PostgreSQL from their manifests on S3. The signals table then holds
+ * The load promise, held to the sandbox's truth: an enrich job (run with `--format parquet,csv`, so its tables come
+ * from Parquet) and two runs of a scheduled push (the second a full refresh a month later) are each loaded into
+ * PostgreSQL from their manifests on S3. The signals table then holds
  * every signal the service shows for what was asked, once; the rows table one row per company; the newer run's
  * versions replace the older ones; and loading older manifests again changes nothing.
  */
@@ -20,7 +21,15 @@ const ENRICH_LIMIT = 5;
 const PUSH_LIMIT = 100;
 
 interface LoadReport {
-  tables: { table: string; from: string; rows: number; inserted: number; updated: number; unchanged: number }[];
+  tables: {
+    table: string;
+    from: string;
+    format?: string;
+    rows: number;
+    inserted: number;
+    updated: number;
+    unchanged: number;
+  }[];
 }
 
 describe('load keeps its promises: enrich and two push runs into PostgreSQL, against the sandbox truth', () => {
@@ -67,17 +76,40 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
     const watchlist = await writeWatchlist(dir, ['domain', ...domains]);
     const since = new Date(now - 45 * DAY).toISOString();
 
-    // 1. An enrich job over the watchlist's domains, with its flat tables.
+    // 1. An enrich job over the watchlist's domains, with its flat tables as Parquet and CSV (no JSONL tables).
     const enrichTruth = enrichIdeal(env.sandbox, domains, { limit: ENRICH_LIMIT });
     const enrich: JobResult = await runJob<Omit<BulkEnrichInput, 'taskQueue' | 'apiTaskQueue'>>(env, 'bulkEnrich', {
       jobId: 'load-promise-enrich',
       input: watchlist,
       output,
       options: { limit: ENRICH_LIMIT },
-      formats: ['jsonl'],
+      formats: ['parquet', 'csv'],
     });
     expect(enrich.status).toBe('completed');
-    await load(enrich.manifestUrl);
+    const enrichReport = await load(enrich.manifestUrl);
+    expect(enrichReport.tables.map((t) => [t.table, t.from, t.format])).toEqual([
+      ['signal_kit_enrich_rows', 'table', 'parquet'],
+      ['signal_kit_signals', 'table', 'parquet'],
+      ['signal_kit_invalid', 'table', 'parquet'],
+    ]);
+    // Every signal the service answered for the watchlist, once, under its company and at its time (a timestamptz).
+    const truthOf = new Map(
+      enrichTruth.domains.flatMap((d) =>
+        d.signals
+          .slice(0, ENRICH_LIMIT)
+          .map((s) => [s.signal_id, { domain: d.domain, at: Date.parse(s.detected_at) }] as const),
+      ),
+    );
+    const enrichSignals = await query<{ signal_id: string; domain: string; detected_at: Date }>(
+      'select signal_id, domain, detected_at from signal_kit_signals',
+    );
+    expect(sorted(enrichSignals.map((row) => row.signal_id))).toEqual(
+      sorted([...enrichTruth.signalIds.values()].flat()),
+    );
+    for (const row of enrichSignals) {
+      const truth = truthOf.get(row.signal_id);
+      expect({ domain: row.domain, at: row.detected_at.getTime() }, row.signal_id).toEqual(truth);
+    }
 
     // 2. The push's first run, and 3. a full refresh a month later: everything since `since` again, and what is new.
     const push = { name: 'nightly', watchlist, output, since, limit: PUSH_LIMIT };
@@ -98,7 +130,9 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
     expect(second.status).toBe('completed');
     expect(secondTruth.ids.length).toBeGreaterThan(firstTruth.ids.length);
     const secondReport = await load(second.manifestUrl);
-    expect(secondReport.tables.map((t) => [t.table, t.from])).toEqual([['signal_kit_signals', 'table']]);
+    expect(secondReport.tables.map((t) => [t.table, t.from, t.format])).toEqual([
+      ['signal_kit_signals', 'table', 'jsonl'],
+    ]);
 
     // Every signal the service shows for what was asked, once: the enrich job's newest per domain, and every signal
     // since `since` up to the second run's clock.

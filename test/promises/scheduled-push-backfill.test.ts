@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../activities/push/layout.ts';
 import { readPushState } from '../../activities/push/watermarks.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { callsTo, chargedSince, MAX_LIMIT, newSignals, PATHS } from './oracle.ts';

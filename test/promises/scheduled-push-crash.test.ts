@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushResult } from '../../activities/push/types.ts';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';

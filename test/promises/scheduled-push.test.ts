@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { allowedCalls, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';

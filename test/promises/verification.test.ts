@@ -4,7 +4,7 @@
  * `completed_with_errors` when some still fail, and a re-run retries exactly those, paying only for them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../connectors/storage/index.ts';
+import { openStore } from '../../config/storage.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { VerifyEmailsInput } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../config/storage.ts';
 import {
   CsvInputError,
   encodeJsonl,
@@ -15,7 +16,7 @@ import {
   readJsonlRecords,
   writeJsonl,
 } from '../../connectors/jsonl.ts';
-import { openStore, readAll } from '../../connectors/storage/index.ts';
+import { readAll } from '../../connectors/storage/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-jsonl-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../config/storage.ts';
 import {
   FileStore,
   InvalidStorageUrlError,
   ObjectNotFoundError,
-  openStore,
   parseStorageUrl,
   WriteAbortedError,
 } from '../../connectors/storage/index.ts';

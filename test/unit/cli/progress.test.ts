@@ -2,8 +2,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { JobResult } from '../../../activities/jobs/types.ts';
-import { followJob } from '../../../cli/job-service.ts';
 import { ProgressReporter } from '../../../cli/progress.ts';
+import { followJob } from '../../../library/jobs.ts';
 import type { JobProgress } from '../../../workflows/job-progress.ts';
 
 /** A terminal: what was drawn last on the bar's line. */

@@ -1,6 +1,6 @@
 /**
  * `beforeParse`: a worker that paces its calls lets a call that is about due leave before it parses a large answer
- * (workers/api-permits.ts), so the client must wait for the hook before parsing one, and not bother for small ones.
+ * (workers/rate-limiter-permits.ts), so the client must wait for the hook before parsing one, and not bother for small ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';

@@ -43,20 +43,20 @@ async function failure(r: (res: ServerResponse) => void): Promise<SignalApiError
 }
 
 describe('error mapping', () => {
-  const table: [number, string, new (...a: never[]) => SignalApiError, boolean][] = [
-    [400, 'invalid_json', ValidationError, false],
-    [401, 'unauthorized', AuthenticationError, false],
-    [402, 'insufficient_credits', InsufficientCreditsError, false],
-    [403, 'forbidden', AuthenticationError, false],
-    [404, 'not_found', NotFoundError, false],
-    [410, 'gone', NotFoundError, false],
-    [422, 'validation_error', ValidationError, false],
-    [429, 'rate_limited', RateLimitedError, true],
-    [500, 'internal_error', ServerError, true],
-    [502, 'bad_gateway', ServerError, true],
-    [503, 'unavailable', ServerError, true],
-    [409, 'conflict', SignalApiError, false],
-  ];
+  /** Each error class, whether it is retried, and the answers (status → error code) that map to it. */
+  const classes: { Cls: new (...a: never[]) => SignalApiError; retryable: boolean; answers: Record<number, string> }[] =
+    [
+      { Cls: ValidationError, retryable: false, answers: { 400: 'invalid_json', 422: 'validation_error' } },
+      { Cls: AuthenticationError, retryable: false, answers: { 401: 'unauthorized', 403: 'forbidden' } },
+      { Cls: InsufficientCreditsError, retryable: false, answers: { 402: 'insufficient_credits' } },
+      { Cls: NotFoundError, retryable: false, answers: { 404: 'not_found', 410: 'gone' } },
+      { Cls: RateLimitedError, retryable: true, answers: { 429: 'rate_limited' } },
+      { Cls: ServerError, retryable: true, answers: { 500: 'internal_error', 502: 'bad_gateway', 503: 'unavailable' } },
+      { Cls: SignalApiError, retryable: false, answers: { 409: 'conflict' } },
+    ];
+  const table = classes.flatMap(({ Cls, retryable, answers }) =>
+    Object.entries(answers).map(([status, code]) => [Number(status), code, Cls, retryable] as const),
+  );
   for (const [status, code, Cls, retryable] of table) {
     it(`${status} with a JSON error body → ${Cls.name}`, async () => {
       const err = await failure((res) =>

@@ -13,8 +13,8 @@ import { delimiterOf } from '../../../activities/jobs/input.ts';
 import { prepareInput } from '../../../activities/jobs/prepare.ts';
 import type { JobRef, PreparedInput } from '../../../activities/jobs/types.ts';
 import { readPartLines } from '../../../activities/parts.ts';
+import { openStore } from '../../../config/storage.ts';
 import { ColumnError, chooseColumns, headerKey } from '../../../connectors/normalize/columns.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/crm/', import.meta.url));
 let dir: string;

@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getIntentExportStatus, submitIntentExport } from '../../../activities/jobs/intent-export.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/client.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
 import { type Handler, startTestServer, type TestServer } from '../client/server.ts';
 
 let server: TestServer | undefined;

@@ -13,8 +13,8 @@ import { invalidPartKey } from '../../../activities/jobs/layout.ts';
 import { prepareInput } from '../../../activities/jobs/prepare.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { readPartLines } from '../../../activities/parts.ts';
+import { openStore } from '../../../config/storage.ts';
 import { MAX_SKIPPED_RAW, readCsvRecords } from '../../../connectors/jsonl.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
 
 let dir: string;
 beforeAll(async () => {

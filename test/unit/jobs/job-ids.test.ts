@@ -14,7 +14,7 @@ import type { JobRef } from '../../../activities/jobs/types.ts';
 import { writePart, zeroCounts } from '../../../activities/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
 import { enrichJob, intentExportJob, verifyEmailsJob } from '../../../cli/commands/job-commands.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../../testkit/drill-input.ts';
 import { jobIdProblem } from '../../../workflows/job-id.ts';
 

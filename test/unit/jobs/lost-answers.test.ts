@@ -20,8 +20,8 @@ import {
   MAX_ANSWER_WAIT_MS,
 } from '../../../activities/jobs/lost-answers.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { openStore } from '../../../config/storage.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
 
 let dir: string;
 let store: Store;

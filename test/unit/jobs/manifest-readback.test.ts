@@ -14,8 +14,8 @@ import { MANIFEST_READ_LIMIT_BYTES } from '../../../activities/jobs/manifest-rea
 import { MANIFEST_SCHEMA_VERSION } from '../../../activities/jobs/output-schemas.ts';
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
 import { dryRun } from '../../../cli/dry-run.ts';
-import type { JobStart } from '../../../cli/job-service.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
+import type { JobStart } from '../../../library/jobs.ts';
 
 let dir: string;
 let output: string;

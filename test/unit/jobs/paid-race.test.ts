@@ -18,8 +18,8 @@ import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { batchKey } from '../../../activities/jobs/layout.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { verifyBatch } from '../../../activities/jobs/verify.ts';
+import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
 
 let server: TestServer;

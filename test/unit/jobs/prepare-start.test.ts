@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchKey, preparedKey } from '../../../activities/jobs/layout.ts';
 import { prepareInput, prepareInputStart } from '../../../activities/jobs/prepare.ts';
 import type { JobRef, PreparedInput } from '../../../activities/jobs/types.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
 
 let dir: string;
 beforeAll(async () => {

@@ -10,16 +10,21 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
+import { enrichSingleBatch } from '../../../activities/jobs/enrich-single.ts';
 import { finalizeJob } from '../../../activities/jobs/finalize.ts';
-import { batchKey } from '../../../activities/jobs/layout.ts';
+import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
 import { PartSpool } from '../../../activities/jobs/spool.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import { partFingerprint } from '../../../activities/parts.ts';
+import { openStore } from '../../../config/storage.ts';
 import { FAILURE_TYPE, refusalReason, StorageRefusedError } from '../../../connectors/errors.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import { storageFailure } from '../../../connectors/storage/errors.ts';
-import { openStore, type Store } from '../../../connectors/storage/index.ts';
+import type { Store } from '../../../connectors/storage/store.ts';
+import { DEFAULT_KEYS, startSandbox } from '../../../sandbox/index.ts';
 import { toActivityFailure } from '../../../workers/activity-failures.ts';
 import { isFatalFailure } from '../../../workflows/activity-options.ts';
+import { refusingStore } from '../../helpers/refusing-store.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
 
 let server: TestServer;
@@ -45,17 +50,25 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** `store` as a full disk for the job's outputs: Node's ENOSPC, through the store's own error mapping. */
-function full(store: Store, code = 'ENOSPC'): Store {
-  const refusing = Object.create(store) as Store;
-  refusing.writeBytes = async (key, data, options) => {
-    if (!key.includes('/work/')) {
-      const cause = Object.assign(new Error(`${code}: no space left on device, write`), { code });
-      throw storageFailure('write', { url: store.url, key }, cause);
-    }
-    return store.writeBytes!(key, data, options);
-  };
-  return refusing;
+/** Job `jobId`'s one batch of two domains, written under a fresh output, and a client of the test server. */
+async function twoDomainBatch(jobId: string, formats?: JobRef['formats']) {
+  const output = pathToFileURL(join(dir, `out-${jobId}`)).href;
+  const store = openStore(output);
+  const job: JobRef = { jobId, kind: 'enrich', output, ...(formats ? { formats } : {}) };
+  await store.writeText(batchKey(job, 0), '{"v":"a.com","row":1,"raw":"a.com"}\n{"v":"b.com","row":2,"raw":"b.com"}\n');
+  const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_full', retry: false });
+  return { store, job, client, request: { job, index: 0, options: {} } };
+}
+
+/** The manifest's figures for that job, once its one batch ran. */
+function finalizeTwoDomains(store: Store, job: JobRef) {
+  return finalizeJob(store, {
+    job,
+    input: 'x',
+    startedAt: new Date().toISOString(),
+    status: 'completed',
+    prepared: { input: 'x', rows: 2, distinct: 2, duplicates: 0, batches: 1, invalid: 0, batchSize: 100 },
+  });
 }
 
 describe('a storage that refuses the answer stops the job before the next paid call, and keeps the answer', () => {
@@ -66,7 +79,7 @@ describe('a storage that refuses the answer stops the job before the next paid c
     ['EACCES', { code: 'EACCES' }],
     ['S3 AccessDenied', { name: 'AccessDenied' }],
     ['GCS 403', { code: 403 }],
-  ])('%s is a refusal no retry cures, and ends the job', (reason, fields) => {
+  ])('%s is a refusal no retry cures, and ends the job', (_reason, fields) => {
     const error = storageFailure('write', { url: 'file:///x', key: 'k' }, Object.assign(new Error('refused'), fields));
     expect(error).toBeInstanceOf(StorageRefusedError);
     expect(error.retryable).toBe(false);
@@ -75,7 +88,6 @@ describe('a storage that refuses the answer stops the job before the next paid c
     expect(failure.type).toBe(FAILURE_TYPE.storageRefused);
     expect(failure.nonRetryable).toBe(true);
     expect(isFatalFailure(failure)).toBe(true);
-    expect(reason).toBeTruthy();
   });
 
   it('an outage (a reset connection) is still retried', () => {
@@ -89,21 +101,13 @@ describe('a storage that refuses the answer stops the job before the next paid c
   ])(
     'ENOSPC on %s: one paid call, refused at once, published from the spool by the next run without paying',
     async (_what, jobId, formats) => {
-      const output = pathToFileURL(join(dir, 'out')).href;
-      const store = openStore(output);
-      const job: JobRef = { jobId, kind: 'enrich', output, ...(formats ? { formats } : {}) };
+      const { store, job, client, request } = await twoDomainBatch(jobId, formats);
       const calls = server.requests.length;
       charged = 0;
-      await store.writeText(
-        batchKey(job, 0),
-        '{"v":"a.com","row":1,"raw":"a.com"}\n{"v":"b.com","row":2,"raw":"b.com"}\n',
-      );
       const spool = new PartSpool(join(dir, 'spool'));
-      const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_full', retry: false });
-      const request = { job, index: 0, options: {} };
 
       const started = Date.now();
-      const error = await enrichBatch(client, full(store), request, { attempt: 1, spool }).catch((e) => e);
+      const error = await enrichBatch(client, refusingStore(store), request, { attempt: 1, spool }).catch((e) => e);
       expect(error).toBeInstanceOf(StorageRefusedError);
       expect(Date.now() - started).toBeLessThan(5_000); // not the minute of retries an outage gets
       expect(server.requests).toHaveLength(calls + 1);
@@ -112,13 +116,7 @@ describe('a storage that refuses the answer stops the job before the next paid c
       const again = await enrichBatch(client, store, request, { attempt: 1, spool });
       expect(again.counts.ok).toBe(2);
       expect(server.requests).toHaveLength(calls + 1);
-      const result = await finalizeJob(store, {
-        job,
-        input: 'x',
-        startedAt: new Date().toISOString(),
-        status: 'completed',
-        prepared: { input: 'x', rows: 2, distinct: 2, duplicates: 0, batches: 1, invalid: 0, batchSize: 100 },
-      });
+      const result = await finalizeTwoDomains(store, job);
       expect(charged).toBe(4);
       expect(result.credits).toBe(charged);
       expect(result.unsavedAnswers).toEqual({ credits: 0, unknown_calls: 0 });
@@ -131,4 +129,75 @@ describe('a storage that refuses the answer stops the job before the next paid c
       await client.close();
     },
   );
+
+  it('a part another worker saved since wins over the spooled answer, which the manifest counts as paid and not saved', async () => {
+    const { store, job, client, request } = await twoDomainBatch('refused-elsewhere');
+    charged = 0;
+    const spool = new PartSpool(join(dir, 'spool-elsewhere'));
+    // Worker A: the output refuses the answer, which waits in A's spool.
+    const refused = await enrichBatch(client, refusingStore(store), request, { attempt: 1, spool }).catch((e) => e);
+    expect(refused).toBeInstanceOf(StorageRefusedError);
+    // The output is fixed and the job runs again on worker B, which has no copy: it pays again and saves the batch.
+    expect((await enrichBatch(client, store, request, { attempt: 1 })).reused).toBe(false);
+    const saved = await partFingerprint(store, partKey(job, 0));
+
+    // Worker A serves the job later: its copy does not replace the part B saved.
+    expect((await enrichBatch(client, store, request, { attempt: 1, spool })).reused).toBe(true);
+    expect(await partFingerprint(store, partKey(job, 0))).toBe(saved);
+    const result = await finalizeTwoDomains(store, job);
+    expect(charged).toBe(8);
+    expect(result.credits).toBe(charged);
+    expect(result.unsavedAnswers).toEqual({ credits: 4, unknown_calls: 0 });
+    await client.close();
+  });
+});
+
+describe('a batch of single calls already running stops before its next call once the output refused the job', () => {
+  it('keeps what it answered in the spool, and the next run pays only for the rest', async () => {
+    const sandbox = await startSandbox({ rateLimitPerMinute: 0 });
+    const output = pathToFileURL(join(dir, 'out-singles')).href;
+    const store = openStore(output);
+    const job: JobRef = { jobId: 'refused-singles', kind: 'enrich', output };
+    const names = ['Refused Alpha', 'Refused Beta', 'Refused Gamma', 'Refused Delta', 'Refused Epsilon'];
+    await store.writeText(
+      singleBatchKey(job, 0),
+      names
+        .map((name, i) => JSON.stringify({ v: name.toLowerCase(), row: i + 1, raw: name, s: name, m: 'company_name' }))
+        .join('\n'),
+    );
+    const spool = new PartSpool(join(dir, 'spool-singles'));
+    const refusing = refusingStore(store);
+    let sent = 0;
+    // While this batch's second call is on its way, another batch of the job has its answer refused and spooled.
+    const client = new SignalClient({
+      baseUrl: sandbox.url,
+      apiKey: DEFAULT_KEYS[0]!,
+      retry: false,
+      beforeRequest: async () => {
+        sent += 1;
+        if (sent === 2)
+          await spool.keepOnly(refusing, { key: partKey(job, 3), fingerprint: undefined }).writeBytes!(
+            partKey(job, 3),
+            'another batch\n',
+          );
+      },
+    });
+    const request = { job, index: 0, options: { limit: 2 } };
+    const mark = sandbox.truth.lastCall();
+    try {
+      const error = await enrichSingleBatch(client, refusing, request, { attempt: 1, spool }).catch((e) => e);
+      expect(error).toBeInstanceOf(StorageRefusedError);
+      expect(sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich' })).toHaveLength(2);
+
+      // The output takes writes again: both kept parts are published, and only the three other names are sent.
+      const again = await enrichSingleBatch(client, store, request, { attempt: 1, spool });
+      expect(again.counts.lines).toBe(names.length);
+      expect(sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich' })).toHaveLength(names.length);
+      expect(await store.readText(partKey(job, 3))).toBe('another batch\n');
+      expect(await store.exists(singlePartKey(job, 0))).toBe(true);
+    } finally {
+      await client.close();
+      await sandbox.stop();
+    }
+  });
 });

@@ -9,10 +9,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { collect, fetchPushBatch, readBatchRecord, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
 import { batchDoneKey, pushBatchKey, pushPartKey } from '../../../activities/push/layout.ts';
 import type { PushBatch, PushRunRef } from '../../../activities/push/types.ts';
+import { openStore } from '../../../config/storage.ts';
 import { ValidationError } from '../../../connectors/errors.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../../connectors/signal-api/index.ts';
-import { openStore, type Store } from '../../../connectors/storage/index.ts';
+import type { Store } from '../../../connectors/storage/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-fetch-'));
 let count = 0;

@@ -8,9 +8,10 @@ import { planKey, pushBatchKey, pushManifestKey, watermarksKey } from '../../../
 import { preparePushCatchUp, type StoredPlan } from '../../../activities/push/plan.ts';
 import type { PushManifest, PushRound, PushRunRef } from '../../../activities/push/types.ts';
 import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
+import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
-import { openStore, type Store } from '../../../connectors/storage/index.ts';
+import type { Store } from '../../../connectors/storage/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-finalize-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { commitPushState } from '../../../activities/push/watermarks.ts';
 const marks = (entries: [string, string][]) =>
   new Map(entries.map(([domain, through]): [string, DomainOutcome] => [domain, { through, pushed: [] }]));
 
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-plan-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

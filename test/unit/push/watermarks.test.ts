@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../../activities/push/layout.ts';
 import type { DomainOutcome } from '../../../activities/push/types.ts';
 import { commitPushState, readPushState, resetPushState } from '../../../activities/push/watermarks.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-watermarks-'));
 let count = 0;

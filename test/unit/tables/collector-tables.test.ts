@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../../activities/collector.ts';
 import { collectorManifestKey, collectorStagingKey } from '../../../activities/webhook-layout.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
+import { openStore } from '../../../config/storage.ts';
 import { webhookDeliveryConfig } from '../../../connectors/webhooks/destinations.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
 import { openDuck, sqlString } from '../../helpers/tables.ts';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../cli/args.ts';
 import { enrichJob, verifyEmailsJob } from '../../../cli/commands/job-commands.ts';
-import { parseCreate } from '../../../cli/commands/schedule.ts';
+import { parseCreate, parseScheduleCreate } from '../../../cli/commands/schedule.ts';
 
 const where = { input: 'file:///tmp/in.csv', output: 'file:///tmp/out' };
 
@@ -22,6 +22,22 @@ describe('--format', () => {
       format: 'parquet',
     });
     expect(schedule.formats).toEqual(['parquet']);
+  });
+
+  it('is taken by every feed kind, and a wrong one is refused naming the flag', () => {
+    const feed = { name: 'n', output: where.output, every: '1d' };
+    for (const [kind, filters] of [
+      ['company-search', {}],
+      ['contact-search', {}],
+      ['intent-contacts', { topics: 'b2b_17' }],
+    ] as const) {
+      expect(parseScheduleCreate({ ...feed, ...filters, kind, format: 'csv,PARQUET' })).toMatchObject({
+        kind,
+        formats: ['csv', 'parquet'],
+      });
+      expect(parseScheduleCreate({ ...feed, ...filters, kind })).not.toHaveProperty('formats');
+      expect(() => parseScheduleCreate({ ...feed, ...filters, kind, format: 'xlsx' })).toThrow(/--format .*"xlsx"/);
+    }
   });
 
   it('refuses an unknown format, naming the flag and the value', () => {

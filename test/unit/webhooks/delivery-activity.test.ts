@@ -10,9 +10,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliveryActivities } from '../../../activities/webhook-delivery.ts';
 import { collectorPartKey } from '../../../activities/webhook-layout.ts';
+import { openStore } from '../../../config/storage.ts';
 import { parseRetryAfter } from '../../../connectors/retry-after.ts';
 import { MAX_RETRY_AFTER_MS } from '../../../connectors/signal-api/limits.ts';
-import { openStore } from '../../../connectors/storage/index.ts';
 import {
   parseDestinations,
   WebhookConfigError,

@@ -2,7 +2,7 @@
  * What Temporal's web UI shows of a job before it runs a step: a one-line summary naming the job and its input, and
  * details listing its input, output and options, with how to read its live progress. Set once, when it starts.
  */
-/** A job as `startJob` receives it (structurally: this module is imported by cli/job-service.ts). */
+/** A job as `startJob` receives it (structurally: this module is imported by library/jobs.ts). */
 interface LabelledJob {
   workflow: string;
   input: { jobId: string; output: string; input?: unknown; request?: { topic_ids: string[] } };

@@ -6,22 +6,22 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FirstSeen } from '../../../activities/jobs/first-seen.ts';
+import { SpillingDedupe } from '../../../activities/jobs/spilling-dedupe.ts';
 
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'signal-kit-first-seen-'));
+  dir = await mkdtemp(join(tmpdir(), 'signal-kit-spilling-dedupe-'));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs `values` (row = index + 1) through FirstSeen: the kept rows in the order they come out, and duplicates. */
+/** Runs `values` (row = index + 1) through SpillingDedupe: the kept rows in the order they come out, and duplicates. */
 async function keep(values: string[], options: { memoryLimit: number; buckets: number }) {
-  const seen = new FirstSeen({ ...options, tmpDir: dir });
+  const seen = new SpillingDedupe({ ...options, tmpDir: dir });
   const kept: number[] = [];
   let duplicates = 0;
-  /** Each duplicate row → the row of its value's first occurrence, as FirstSeen told it. */
+  /** Each duplicate row → the row of its value's first occurrence, as SpillingDedupe told it. */
   const firstOf = new Map<number, number>();
   try {
     for (const [i, value] of values.entries()) {
@@ -64,7 +64,7 @@ function firstRows(values: string[]): number[] {
   return [...rows.values()];
 }
 
-describe('FirstSeen', () => {
+describe('SpillingDedupe', () => {
   const values = Array.from({ length: 2_000 }, (_, i) => `user${(i * 7919) % 1_300}@example.com`);
   values.push('user5@example.com', 'tab\there@example.com', 'quote"d@example.com', 'tab\there@example.com');
 

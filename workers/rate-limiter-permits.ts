@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
-import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/api-rate-limiter.ts';
+import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/rate-limiter.ts';
 import {
   MAX_LEAD_MS,
   MAX_SLOTS_PER_REQUEST,
   SEND_LATENESS_MS,
   type SlotGrant,
   slotIntervalMs,
-} from '../workflows/rate-schedule.ts';
+} from '../workflows/rate-limiter-schedule.ts';
 
-export interface ApiPermitsOptions {
+export interface RateLimiterPermitsOptions {
   client: Client;
   /** The queue the limiter workflow runs on (the kit's main queue). */
   taskQueue: string;
@@ -41,13 +41,13 @@ const TASK_QUEUE_KIND_NORMAL = 1;
 const TASK_QUEUE_TYPE_WORKFLOW = 1;
 
 /**
- * A worker process's side of the account's rate limiter (workflows/api-rate-limiter.ts): `acquire()` resolves when
+ * A worker process's side of the account's rate limiter (workflows/rate-limiter.ts): `acquire()` resolves when
  * the caller may send one API request. Calls that wait at the same time share one update to the limiter, so the
  * cost is at most one round trip per batch of waiting calls, not one per call. Plain updates and starts only: any
  * Temporal server with workflow updates (1.25 and later, Temporal Cloud) runs it without configuration.
  */
-export class ApiPermits {
-  readonly #options: ApiPermitsOptions;
+export class RateLimiterPermits {
+  readonly #options: RateLimiterPermitsOptions;
   readonly #waiting: Waiter[] = [];
   #busy = false;
   #lastSentAt = Number.NEGATIVE_INFINITY;
@@ -57,7 +57,7 @@ export class ApiPermits {
   readonly #due = new Set<number>();
   #onLeave: (() => void)[] = [];
 
-  constructor(options: ApiPermitsOptions) {
+  constructor(options: RateLimiterPermitsOptions) {
     this.#options = options;
   }
 

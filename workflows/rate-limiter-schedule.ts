@@ -1,11 +1,11 @@
 /**
- * The arithmetic of the kit's API rate limiter (workflows/api-rate-limiter.ts), kept pure so that it can be tested
+ * The arithmetic of the kit's API rate limiter (workflows/rate-limiter.ts), kept pure so that it can be tested
  * without Temporal. Calls are spaced evenly: a budget of N per window grants one slot every (window + guard) / N.
  * Even spacing satisfies a sliding window of any length as well as a token bucket.
  *
  * Why the guard is what it is. The service counts a call when it arrives, the kit only decides when it leaves. Two
  * calls N slots apart (N = the budget per window) have slots window + guard apart; each leaves at most
- * SEND_LATENESS_MS after its slot (workers/api-permits.ts gives a later slot up), never before it, so they leave at
+ * SEND_LATENESS_MS after its slot (workers/rate-limiter-permits.ts gives a later slot up), never before it, so they leave at
  * least window + ARRIVAL_SPREAD_MS apart. They can only meet in one window at the service if the first took
  * ARRIVAL_SPREAD_MS longer to get there than the second: a network hiccup, or a service, proxy or gateway whose
  * event loop stalls while the later one passes. With the slots on the limiter's clock, this holds whatever each
@@ -70,7 +70,7 @@ export const MAX_LEAD_MS = 1_000;
  * none beyond `now + MAX_AHEAD_MS`. Mutates `schedule`.
  *
  * `leadMs` is about how long the grant takes to reach the caller. When the schedule has run dry, a slot at `now`
- * would reach it already late, and a slot that late is given up (workers/api-permits.ts): the lead puts it where the
+ * would reach it already late, and a slot that late is given up (workers/rate-limiter-permits.ts): the lead puts it where the
  * caller can still use it.
  */
 export function grantSlots(

@@ -9,12 +9,18 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { grantSlots, MAX_LEAD_MS, MAX_SLOTS_PER_REQUEST, type Schedule, type SlotGrant } from './rate-schedule.ts';
+import {
+  grantSlots,
+  MAX_LEAD_MS,
+  MAX_SLOTS_PER_REQUEST,
+  type Schedule,
+  type SlotGrant,
+} from './rate-limiter-schedule.ts';
 
 /**
  * The account's request budget, shared by every worker process and every job: one long-lived workflow per API task
  * queue hands out evenly spaced call slots through an update, and each process waits for its slot before it sends
- * a request (workers/api-permits.ts).
+ * a request (workers/rate-limiter-permits.ts).
  *
  * Why not the task queue's own rate limit: Temporal divides it among the queue's partitions (4 by default), and a
  * partition with no task waiting when it may dispatch loses its share, so a queue limited to 300/min dispatched

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 
-export interface FirstSeenOptions {
+export interface SpillingDedupeOptions {
   /** Distinct values kept in memory before the rest is sorted out on disk. */
   memoryLimit?: number;
   /** Bucket files on disk; one bucket is in memory at a time. */
@@ -15,7 +15,7 @@ export interface FirstSeenOptions {
 }
 
 /** Over this many distinct values a job's dedup spills to disk: about 10 MiB of Set for typical addresses. */
-export const FIRST_SEEN_MEMORY_LIMIT = 100_000;
+export const SPILLING_DEDUPE_MEMORY_LIMIT = 100_000;
 const BUCKETS = 64;
 
 /**
@@ -24,7 +24,7 @@ const BUCKETS = 64;
  * value is `deferred` to one of `buckets` files by its hash, and `drain` dedupes one bucket at a time and merges the
  * survivors back into input order. `order` must increase with every `add` (the input's row number).
  */
-export class FirstSeen {
+export class SpillingDedupe {
   private readonly memoryLimit: number;
   private readonly bucketCount: number;
   private readonly tmpRoot: string;
@@ -36,8 +36,8 @@ export class FirstSeen {
   /** Duplicates found among the deferred values, known once `drain` has run. */
   deferredDuplicates = 0;
 
-  constructor(options: FirstSeenOptions = {}) {
-    this.memoryLimit = options.memoryLimit ?? FIRST_SEEN_MEMORY_LIMIT;
+  constructor(options: SpillingDedupeOptions = {}) {
+    this.memoryLimit = options.memoryLimit ?? SPILLING_DEDUPE_MEMORY_LIMIT;
     this.bucketCount = options.buckets ?? BUCKETS;
     this.tmpRoot = options.tmpDir ?? tmpdir();
   }

@@ -7,7 +7,7 @@ import {
   type Schedule,
   type SlotGrant,
   slotIntervalMs,
-} from '../../../workflows/rate-schedule.ts';
+} from '../../../workflows/rate-limiter-schedule.ts';
 
 /** The most slots in any window of `windowMs` (a window (t - windowMs, t], like the service's). */
 function busiest(slots: number[], windowMs: number): number {

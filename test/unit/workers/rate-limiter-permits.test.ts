@@ -1,13 +1,13 @@
 /**
- * A worker's side of the account rate limiter (workers/api-permits.ts) against a stand-in for the Temporal client:
+ * A worker's side of the account rate limiter (workers/rate-limiter-permits.ts) against a stand-in for the Temporal client:
  * a slot that reaches the caller too late is given up and another asked for; a limiter that does not answer fails the
  * waiting call after 5 attempts (the activity is then retried by Temporal), naming the limiter; a limiter not running
  * is started and asked again.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { ApiPermits, RESERVE_ATTEMPTS } from '../../../workers/api-permits.ts';
-import type { SlotGrant } from '../../../workflows/rate-schedule.ts';
+import { RateLimiterPermits, RESERVE_ATTEMPTS } from '../../../workers/rate-limiter-permits.ts';
+import type { SlotGrant } from '../../../workflows/rate-limiter-schedule.ts';
 
 /** A Temporal client whose limiter answers each request for slots with the next of `answers`. */
 function standIn(answers: Array<(count: number) => SlotGrant | Error>) {
@@ -38,7 +38,7 @@ function standIn(answers: Array<(count: number) => SlotGrant | Error>) {
       updateWorkflowExecutionOptions: async () => ({}),
     },
   };
-  const permits = new ApiPermits({
+  const permits = new RateLimiterPermits({
     client: client as never,
     taskQueue: 'main',
     apiTaskQueue: 'api',
@@ -47,7 +47,7 @@ function standIn(answers: Array<(count: number) => SlotGrant | Error>) {
   return { permits, asked, starts: () => starts };
 }
 
-describe('ApiPermits', () => {
+describe('RateLimiterPermits', () => {
   it('gives up a slot that reaches it too late and asks for another', async () => {
     const { permits, asked } = standIn([
       // Granted 5 s ago: stale by the time it arrives.

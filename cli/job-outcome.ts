@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { ActivityFailure, ChildWorkflowFailure, WorkflowFailedError } from '@temporalio/client';
+import type { JobResult } from '../activities/jobs/types.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
+import type { JobStart } from '../library/jobs.ts';
+
+/**
+ * Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. `running` is the status of
+ * a job not finished yet; `no_worker` says that no worker polls the job's task queues, so it cannot progress.
+ */
+export const EXIT = {
+  completed: 0,
+  failed: 1,
+  usage: 2,
+  budget_exhausted: 3,
+  completed_with_errors: 4,
+  running: 5,
+  no_worker: 6,
+} as const;
+
+/** A stable job id from what the job does, so that the same command run twice is the same job. */
+export function defaultJobId(kind: string, parts: unknown): string {
+  const digest = createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 12);
+  return `${kind}-${digest}`;
+}
+
+/**
+ * The message of a failed job: the first failure under Temporal's wrappers (activity, child workflow), which is the
+ * kit's own classified message naming the service's or the storage's problem. Not deeper: the causes below it are
+ * the raw library errors it was made from ("UnknownError", a CSV parser's code), which lose the line or the bucket.
+ */
+export function jobFailureMessage(error: unknown): string {
+  if (error instanceof WorkflowFailedError) {
+    let cause: unknown = error.cause;
+    while ((cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) && cause.cause instanceof Error)
+      cause = cause.cause;
+    return cause instanceof Error ? cause.message : String(cause);
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What a job pays for per item, and what one can cost (enrich and contacts: 2 per signal up to `limit`; verify: 1). */
+function itemOf(job: JobStart): { noun: string; one: string; perSignal: boolean } {
+  if (job.workflow === 'bulkEnrich') return { noun: 'domains', one: 'domain', perSignal: true };
+  if (job.workflow === 'enrichContacts') return { noun: 'contacts', one: 'contact', perSignal: true };
+  return { noun: 'addresses', one: 'address', perSignal: false };
+}
+
+/** The job's `--limit` (signals per item), for the jobs priced per signal. */
+function limitOf(job: JobStart): number | undefined {
+  return job.workflow === 'bulkEnrich' || job.workflow === 'enrichContacts' ? job.input.options?.limit : undefined;
+}
+
+/** The most credits one input item can cost in this job. */
+export function worstCaseCreditsPerItem(job: JobStart): number {
+  if (!itemOf(job).perSignal) return CREDITS.perVerifiedEmail;
+  return (limitOf(job) ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
+}
+
+/**
+ * What a job stopped by its credit budget tells the user: what was spent, what is left, and what to run next. Work
+ * already paid for is kept, so running the same command with a higher `--max-credits` continues the same job.
+ */
+export function budgetMessage(job: JobStart, result: JobResult): string {
+  const budget = job.workflow === 'intentExport' ? undefined : job.input.maxCredits;
+  const perItem = worstCaseCreditsPerItem(job);
+  const { noun, one, perSignal } = itemOf(job);
+  const c = result.counts;
+  // A verification part has a line for every address, those the budget did not reach as errors: count the verified.
+  const done = perSignal ? c.ok + c.not_found + c.error : c.ok;
+  const left = Math.max(0, c.distinct - done);
+  const unlimited = perSignal && limitOf(job) === undefined;
+  const worst = unlimited
+    ? `each ${one} can cost up to ${perItem} credits (${MAX_SIGNALS_PER_CALL} signals × ${CREDITS.perEnrichedSignal}) without --limit`
+    : `each of them can cost up to ${perItem} credits`;
+  const fix = `run the same command with a higher --max-credits to continue (what is done is kept and not paid again)`;
+  const limitHint = unlimited ? `; --limit N caps each ${one} at 2×N credits` : '';
+  return (
+    `credit budget reached: ${result.credits} of ${budget ?? '?'} credits charged, ${left} of ${c.distinct} ` +
+    `distinct ${noun} not yet done and ${worst}. To go on, ${fix}${limitHint}.`
+  );
+}
+
+/** The exit code of a job's or a push run's final status. */
+export function exitCodeOf(result: Pick<JobResult, 'status'>): number {
+  return EXIT[result.status === 'running' ? 'failed' : result.status];
+}

@@ -1,0 +1,44 @@
+/**
+ * What a re-run publishes from the worker's spool when two attempts of one batch both had their answer refused (an
+ * attempt whose heartbeat lapsed and the one Temporal started after it, on the same worker): the first kept answer's
+ * part and its flat tables, together, and none of the second's, whose part lost the race. A table must always be the
+ * one of the lines part beside it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartSpool } from '../../../activities/jobs/spool.ts';
+import { openStore } from '../../../config/storage.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'spool-publish-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('two refused attempts of one batch in the spool', () => {
+  it('publishes one attempt whole (its tables with its part), even when their writes were kept interleaved', async () => {
+    const store = openStore(pathToFileURL(join(dir, 'out')).href);
+    const spool = new PartSpool(join(dir, 'spool'));
+    const part = 'job-1/parts/part-00000.jsonl';
+    const table = 'job-1/tables/rows/part-00000.csv';
+    // Both attempts read the batch with no part yet; each writes its table, then its part, and each is refused.
+    const first = spool.keepOnly(store, { key: part, fingerprint: undefined });
+    const second = spool.keepOnly(store, { key: part, fingerprint: undefined });
+    await first.writeBytes!(table, 'rows of the first answer\n');
+    await second.writeBytes!(table, 'rows of the second answer\n');
+    await first.writeBytes!(part, 'lines of the first answer\n');
+    await second.writeBytes!(part, 'lines of the second answer\n');
+
+    await spool.publish(store, 'job-1/');
+
+    expect(await store.readText(part)).toBe('lines of the first answer\n');
+    expect(await store.readText(table)).toBe('rows of the first answer\n');
+    // Nothing is left to publish again.
+    expect(await spool.publish(store, 'job-1/')).toBe(0);
+  });
+});
