@@ -68,7 +68,7 @@ export function createJobActivities(deps: ActivityDeps) {
 /** Activities that call the Signal API; they run on the rate-limited API task queue. */
 export function createApiActivities(deps: ActivityDeps) {
   const { client, spool, openStore } = deps;
-  const attempt = () => ({ ...currentAttempt(), ...(spool ? { spool } : {}) });
+  const attempt = () => ({ ...currentAttempt(), requestTimeoutMs: client.timeoutMs, ...(spool ? { spool } : {}) });
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
       enrichBatch(client, openStore(request.job.output), request, attempt()),

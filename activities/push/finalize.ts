@@ -1,7 +1,8 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { answerWait } from '../jobs/finalize.ts';
+import { type AnswerWait, countLostAnswers } from '../jobs/lost-answers.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
-import { unsavedTotals } from '../jobs/unsaved.ts';
 import { writeManifest } from '../parts.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushCallsPrefix, pushManifestKey, watermarksKey } from './layout.ts';
@@ -29,7 +30,11 @@ const NAMED_IN_RESULT = 20;
  * A crash between the two is repaired by running it again (both steps are idempotent; watermarks only move
  * forward). A failed batch or an error leaves its domains where they were, so the next run asks again.
  */
-export async function finalizePushRun(store: Store, request: FinalizePushRequest): Promise<PushResult> {
+export async function finalizePushRun(
+  store: Store,
+  request: FinalizePushRequest,
+  wait: AnswerWait = answerWait(),
+): Promise<PushResult> {
   const { run } = request;
   const plan = JSON.parse(await store.readText(planKey(run))) as StoredPlan;
   const total = plan.batches + request.rounds.reduce((sum, round) => sum + round.count, 0);
@@ -88,8 +93,9 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
   }
   for (const [domain, outcome] of narrowed) outcomes.set(domain, outcome);
   // Calls paid for and not saved (an answer the output refused, another attempt's answer that lost the race to be
-  // saved, a call whose outcome nobody knows): counted the way a job counts them (activities/jobs/unsaved.ts).
-  const unsaved = await unsavedTotals(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls);
+  // saved, a call whose outcome nobody knows): counted the way a job counts them (activities/jobs/lost-answers.ts),
+  // after waiting for the answers still on their way to an attempt Temporal timed out.
+  const unsaved = await countLostAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
   credits += unsaved.credits;
   counts.domains = counts.ok + counts.not_found + counts.error;
   parts.sort((a, b) => (a.key < b.key ? -1 : 1));

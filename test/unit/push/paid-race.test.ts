@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/jobs/lost-answers.ts';
 import { fetchPushBatch } from '../../../activities/push/fetch.ts';
 import { finalizePushRun } from '../../../activities/push/finalize.ts';
 import { planKey, pushBatchKey, pushManifestKey } from '../../../activities/push/layout.ts';
@@ -83,15 +84,17 @@ const until = async (check: () => boolean) => {
   expect(check()).toBe(true);
 };
 
-async function finalized(store: Store, run: PushRunRef): Promise<PushManifest> {
-  await finalizePushRun(store, {
+/** Finalizes the run; `wait` is how it waits for answers still on their way (default: as a worker would). */
+async function finalized(store: Store, run: PushRunRef, wait: AnswerWait = {}): Promise<PushManifest> {
+  const request = {
     run,
     watchlist: 'file:///w.csv',
-    status: 'completed',
+    status: 'completed' as const,
     startedAt: '2026-03-06T00:00:00.000Z',
     scheduledAt: '2026-03-06T00:00:00.000Z',
     rounds: [],
-  });
+  };
+  await finalizePushRun(store, request, wait);
   return JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
 }
 
@@ -128,7 +131,8 @@ describe('a push batch fetched by two attempts at once', () => {
     service.waiting[1]!();
     await second;
 
-    const manifest = await finalized(store, run);
+    // Finalized once the dead call can no longer be answered (its timeout is behind the clock).
+    const manifest = await finalized(store, run, { now: () => Date.now() + MAX_ANSWER_WAIT_MS + 600_000 });
     expect(manifest.credits_charged).toBe(4);
     expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 1 });
   });
