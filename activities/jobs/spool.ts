@@ -60,12 +60,14 @@ export class PartSpool {
 
   /**
    * Publishes what the spool holds for `store` under the job folder `prefix` (`<jobId>/`, layout.ts `jobPrefix`; a
-   * push run's two folders, its signals and its work, activities/push/layout.ts), in the order it was written (a part's tables before the part that marks its batch done), and forgets each once
-   * published. The objects of a refused write whose batch part changed since (another worker's run saved the batch,
-   * or another attempt's kept answer was published first) are forgotten unread: its answer stays counted as paid and
-   * not saved (its call's marker). A refusal again is thrown: the job stops again before a paid call.
+   * push run's two folders, its signals and its work, activities/push/layout.ts), in the order it was written (a
+   * part's tables before the part that marks its batch done), and forgets each once published. The objects of a
+   * refused write whose batch part changed since (another worker's run saved the batch, or another attempt's kept
+   * answer was published first) are forgotten unread: its answer stays counted as paid and not saved (its call's
+   * marker). A refusal again is thrown: the job stops again before a paid call. The keys published are added to
+   * `published` when given.
    */
-  async publish(store: Store, prefix: string | readonly string[]): Promise<number> {
+  async publish(store: Store, prefix: string | readonly string[], published?: string[]): Promise<number> {
     const prefixes = typeof prefix === 'string' ? [prefix] : prefix;
     if (prefixes.length === 0) return 0;
     // Every prefix lies in one top folder (a job's id, a push's name): that folder's objects are in one directory.
@@ -90,7 +92,7 @@ export class PartSpool {
       const write = meta.guard?.write ?? name;
       writes.set(write, [...(writes.get(write) ?? []), { name, meta }]);
     }
-    let published = 0;
+    let count = 0;
     for (const objects of writes.values()) {
       const current = await this.#current(store, objects[0]!.meta);
       for (const { name, meta } of objects) {
@@ -103,13 +105,14 @@ export class PartSpool {
             continue; // published meanwhile by another batch of the job
           }
           await writeBody(store, meta.key, body, meta.options);
-          published += 1;
+          count += 1;
+          published?.push(meta.key);
         }
         await rm(join(dir, name), { force: true });
         await rm(bodyPath, { force: true });
       }
     }
-    return published;
+    return count;
   }
 
   /** Whether the batch part `object` belongs with is still the one its refused write meant to replace. */

@@ -41,7 +41,7 @@ import type {
 } from './types.ts';
 
 /** Whose a push part is: the push's run, the filters of its calls, and the batch. */
-function pushPartIdentity(request: PushBatchRequest): PartIdentity {
+export function pushPartIdentity(request: PushBatchRequest): PartIdentity {
   const { run, index, filters } = request;
   return { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
 }
@@ -146,7 +146,7 @@ function bulkRequest(batch: PushBatch, filters: PushFilters): EnrichCompaniesPar
  * A batch whose answer record (and, when it has signals, its part) an earlier attempt or run saved: recorded done
  * from them, without a call. Undefined when there is none that proves itself (a part spoiled, another run's).
  */
-async function recordSavedAnswer(
+export async function recordSavedAnswer(
   store: Store,
   run: PushRunRef,
   index: number,

@@ -37,16 +37,27 @@ describe('promise: a push answer the output refused is not paid for again', () =
     await removeTempDirs();
   });
 
-  it('stops before the next call, reports the refused answer, and the re-run publishes it without paying again', async () => {
-    const dir = await tempDir('push-spooled');
-    // One and a half bulk calls: a second batch is left to pay for after the first one's answer is refused.
-    const domains = Array.from({ length: BULK_DOMAINS + BULK_DOMAINS / 2 }, (_, i) => `spooled-co${i}.com`);
-    const watchlist = await writeWatchlist(dir, ['domain', ...domains]);
-    const output = pathToFileURL(join(dir, 'out')).href;
+  /**
+   * A watchlist of one and a half bulk calls (a second batch is left to pay for after the first one's answer is
+   * refused), its output, and the signals the sandbox holds for it since 30 days before the runs.
+   */
+  async function watchedDomains(prefix: string) {
+    const dir = await tempDir(`push-${prefix}`);
+    const domains = Array.from({ length: BULK_DOMAINS + BULK_DOMAINS / 2 }, (_, i) => `${prefix}-co${i}.com`);
     const since = new Date(now - 30 * DAY).toISOString();
-    const runAt = new Date(now).toISOString();
     const truth = newSignals(env.sandbox, domains, { detected_after: since });
     expect(truth.ids.length).toBeGreaterThan(0);
+    return {
+      watchlist: await writeWatchlist(dir, ['domain', ...domains]),
+      output: pathToFileURL(join(dir, 'out')).href,
+      since,
+      truth,
+    };
+  }
+
+  it('stops before the next call, reports the refused answer, and the re-run publishes it without paying again', async () => {
+    const { watchlist, output, since, truth } = await watchedDomains('spooled');
+    const runAt = new Date(now).toISOString();
     const calls = Math.ceil(truth.valid / BULK_DOMAINS);
     expect(calls).toBe(2);
     // One batch at a time, so that "the next paid call" is the second batch's.
@@ -83,5 +94,41 @@ describe('promise: a push answer the output refused is not paid for again', () =
     const tables = manifest.parts.filter((part) => part.table === 'signals');
     expect(tables.map((part) => part.lines).reduce((a, b) => a + b, 0)).toBe(truth.ids.length);
     expect(tables).toHaveLength(manifest.parts.filter((part) => part.table === 'lines').length);
+  });
+
+  it('the next run, under its own id, first finishes the stopped run with the kept answer and pays for it once', async () => {
+    const { watchlist, output, since, truth } = await watchedDomains('kept');
+    const push = { name: 'kept', watchlist, output, since, concurrency: 1 };
+    const store = openStore(output);
+    const mark = env.sandbox.truth.lastCall();
+
+    refusing = true;
+    const stoppedAt = new Date(now).toISOString();
+    await rejectionOf(runPush(env, 'kept-push-1', { ...push, runAt: stoppedAt }));
+    refusing = false;
+    const [refusedCall, ...others] = env.sandbox.truth.calls({ after: mark });
+    expect(others).toEqual([]);
+    expect(refusedCall?.credits).toBeGreaterThan(0);
+
+    // The next run, an hour later (the sandbox's clock has not moved: no signal is new since the first run).
+    const next = (await runPush(env, 'kept-push-2', {
+      ...push,
+      runAt: new Date(now + 3_600_000).toISOString(),
+    })) as PushResult;
+    expect(next.status).toBe('completed');
+    const stopped = { name: 'kept', dt: stoppedAt.slice(0, 10), runId: runIdOf(stoppedAt) } as PushResult;
+    const first = await readPushRun(store, stopped);
+    const second = await readPushRun(store, next);
+    // Every signal written once, across the two runs: the kept answer in the first run's folder, the rest in the next.
+    const written = [...first.lines, ...second.lines].map((line) => line.signal_id);
+    expect(sorted(written)).toEqual(sorted(truth.ids));
+    expect(first.lines.length).toBeGreaterThan(0);
+    // Each signal paid once in all (the sandbox's ledger); each run's manifest says what it was charged.
+    expect(chargedSince(env.sandbox, mark)).toBe(2 * truth.ids.length);
+    expect(first.manifest.status).toBe('failed');
+    expect(first.manifest.credits_charged).toBe(refusedCall?.credits);
+    expect(first.manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
+    expect(second.manifest.credits_charged).toBe(chargedSince(env.sandbox, refusedCall?.seq));
+    expect(second.manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
   });
 });
