@@ -1,5 +1,7 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { readCheckedManifest } from '../jobs/manifest-read.ts';
+import { PushManifestSchema } from '../jobs/output-schemas.ts';
 import type { PartSpool } from '../jobs/spool.ts';
 import { readPart } from '../parts.ts';
 import { pushPartIdentity, recordSavedAnswer } from './fetch.ts';
@@ -37,13 +39,12 @@ export async function recoverKeptAnswers(
   const last = (await readPushState(store, run.name)).lastRun;
   const indexes = last ? kept.get(last.run_id) : undefined;
   if (!last || !indexes) return [];
-  let manifest: PushManifest;
-  try {
-    manifest = JSON.parse(await store.readText(last.manifest)) as PushManifest;
-  } catch {
-    return []; // its manifest was never written (or was spoiled): the batches are recorded by its own re-run
-  }
-  if (manifest.mode === 'backfill') return [];
+  // Believed only when it is one (size, depth, the shipped schema); without it (never written, spoiled) the kept
+  // answers stay published in that run's folders, and its batches are recorded by a try of that same run.
+  const manifest = (await readCheckedManifest(store, last.manifest, PushManifestSchema))?.manifest as
+    | PushManifest
+    | undefined;
+  if (!manifest || manifest.mode === 'backfill') return [];
   const earlier: PushRunRef = { ...run, runId: last.run_id, date: manifest.dt };
   for (const index of indexes) {
     const identity = pushPartIdentity({ run: earlier, index, filters });
