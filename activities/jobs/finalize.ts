@@ -51,7 +51,7 @@ async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo 
  * Inside an activity: its cancellation ends the wait for lost answers, and each round of it heartbeats (the worker's
  * interceptor does too, but a finalize called by a worker without it must not look dead while it waits).
  */
-function answerWait(): AnswerWait {
+export function answerWait(): AnswerWait {
   try {
     const context = Context.current();
     return { signal: context.cancellationSignal, onWait: () => context.heartbeat() };

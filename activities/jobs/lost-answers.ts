@@ -46,7 +46,11 @@ export interface LostAnswers {
   unknownCalls: number;
 }
 
-export const callsPrefix = (job: JobRef) => `${jobPrefix(job)}work/calls/`;
+/** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a push run's, activities/push/layout.ts). */
+export type MarkerFolder = JobRef | { callsPrefix: string };
+
+export const callsPrefix = (owner: MarkerFolder) =>
+  'callsPrefix' in owner ? owner.callsPrefix : `${jobPrefix(owner)}work/calls/`;
 
 const MARKER_KEY = /part-(\d{5,})-([0-9a-z-]+)\.json$/;
 
@@ -76,7 +80,7 @@ export class CallMarker {
   /** Leaves the marker before the call is sent; `timeoutMs` is the client's per-call timeout. */
   static async begin(
     store: Store,
-    job: JobRef,
+    job: MarkerFolder,
     batch: number,
     attempt = 1,
     timeoutMs = DEFAULT_TIMEOUT_MS,
@@ -151,7 +155,7 @@ type Read = { settled: 'credits'; credits: number } | { settled: 'unknown' } | {
  */
 export async function countLostAnswers(
   store: Store,
-  job: JobRef,
+  job: MarkerFolder,
   saved: ReadonlyMap<number, ReadonlySet<string>> = new Map(),
   wait: AnswerWait = {},
 ): Promise<LostAnswers> {

@@ -14,7 +14,7 @@ import {
   writeEncodedPart,
   writeTableParts,
 } from '../parts.ts';
-import { CallMarker } from './lost-answers.ts';
+import { CallMarker, type MarkerFolder } from './lost-answers.ts';
 import { redoneIdentity } from './part-identity.ts';
 import type { PartSpool } from './spool.ts';
 import type { JobRef, PartCounts } from './types.ts';
@@ -103,7 +103,7 @@ async function confirmAttempt(context: Context): Promise<void> {
  */
 export async function sendPaidCall<T extends { credits: number }>(
   store: Store,
-  job: JobRef,
+  job: MarkerFolder,
   index: number,
   attempt: AttemptContext,
   send: (call: CallOptions) => Promise<T>,
