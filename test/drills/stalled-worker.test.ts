@@ -16,7 +16,7 @@ import type { JobResult } from '../../activities/jobs/types.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { startChildWorker } from '../../testkit/cli-process.ts';
 import { batchIndex, checkJobOutput } from '../../testkit/job-output.ts';
-import { maxAttempt, until } from '../../testkit/kill-drill.ts';
+import { forgetStickyQueues, maxAttempt, until } from '../../testkit/kill-drill.ts';
 import { apiRateLimiterId } from '../../workflows/rate-limiter.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { untilFinalizing, useChildWorkerDrill } from './drill-job.ts';
@@ -63,12 +63,7 @@ describe('drill: a worker stalled past its heartbeat timeout, then resumed', () 
     // Another worker takes the batches over once their heartbeats lapse, and pays for them again.
     const rescuer = await startChildWorker(workerEnv);
     workers.push(rescuer);
-    const namespace = c.namespace;
-    await Promise.allSettled(
-      [jobId, apiRateLimiterId(c.apiTaskQueue)].map((workflowId) =>
-        env.client.workflowService.resetStickyTaskQueue({ namespace, execution: { workflowId } }),
-      ),
-    );
+    await forgetStickyQueues(env, [jobId, apiRateLimiterId(c.apiTaskQueue)]);
     const askedAgain = (held: (typeof onTheirWay)[number]) =>
       jobCalls().some((call) => call.seq > held.seq && call.domains![0] === held.domains![0]);
     await until('the stalled batches to be asked again', () => onTheirWay.every(askedAgain), 100_000, 10);
