@@ -91,9 +91,9 @@ export function createApiActivities(deps: ActivityDeps) {
     recoverKeptPushAnswers: (request: RecoverKeptRequest) =>
       recoverKeptAnswers(openStore(request.run.output), request, spool),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
-      fetchFeedSearch(client, openStore(request.run.output), request),
+      fetchFeedSearch(client, openStore(request.run.output), request, attempt()),
     fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>
-      fetchFeedPage(client, openStore(request.run.output), request),
+      fetchFeedPage(client, openStore(request.run.output), request, attempt()),
   };
 }
 
