@@ -27,7 +27,7 @@ const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
 /**
- * The paid calls whose answers the part holds (ids of their markers, activities/jobs/unsaved.ts), comma-separated: a
+ * The paid calls whose answers the part holds (ids of their markers, activities/jobs/lost-answers.ts), comma-separated: a
  * marker named here is an answer saved; any other marker left at the end is an answer paid for and not saved.
  */
 const CALLS_META = 'signal-kit-calls';

@@ -24,6 +24,7 @@ import { verifyBatch } from './jobs/verify.ts';
 import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
+import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
 import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 
@@ -68,7 +69,7 @@ export function createJobActivities(deps: ActivityDeps) {
 /** Activities that call the Signal API; they run on the rate-limited API task queue. */
 export function createApiActivities(deps: ActivityDeps) {
   const { client, spool, openStore } = deps;
-  const attempt = () => ({ ...currentAttempt(), ...(spool ? { spool } : {}) });
+  const attempt = () => ({ ...currentAttempt(), requestTimeoutMs: client.timeoutMs, ...(spool ? { spool } : {}) });
   return {
     enrichBatch: (request: Parameters<typeof enrichBatch>[2]) =>
       enrichBatch(client, openStore(request.job.output), request, attempt()),
@@ -85,7 +86,10 @@ export function createApiActivities(deps: ActivityDeps) {
     manageWebhookSubscription: (request: WebhookSubscriptionRequest) => manageWebhookSubscription(client, request),
     lookupCatalog: (request: CatalogRequest) => lookupCatalog(client, request),
     fetchPushBatch: (request: Parameters<typeof fetchPushBatch>[2]) =>
-      fetchPushBatch(client, openStore(request.run.output), request, currentAttempt()),
+      fetchPushBatch(client, openStore(request.run.output), request, attempt()),
+    // On the API queue: the worker whose fetch kept a refused answer in its spool is one that serves it.
+    recoverKeptPushAnswers: (request: RecoverKeptRequest) =>
+      recoverKeptAnswers(openStore(request.run.output), request, spool),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
       fetchFeedSearch(client, openStore(request.run.output), request),
     fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>

@@ -16,7 +16,9 @@ export type CallFault =
   /** The work was done and charged, then the connection was reset without an answer. */
   | 'lost_answer_reset'
   /** An export download cut off part-way. */
-  | 'truncated';
+  | 'truncated'
+  /** A successful answer padded to a very large size (`answerPaddingBytes`): charged and answered as usual. */
+  | 'padded';
 
 export interface CallRecord {
   /** Arrival order, from 1; never reused (the record keeps the last CALL_RECORD_CAPACITY calls). */

@@ -41,6 +41,15 @@ export interface FaultOptions {
    */
   answerDelayMs?: number;
   answerDelayPaths?: string[];
+  /**
+   * Pads a successful answer with an extra top-level field (`sandbox_padding`, an array of small objects) to about
+   * this many bytes: a very large answer that is still valid (a client ignores fields it does not know), for a client
+   * whose event loop such an answer holds. Only for `answerPaddingPaths` when given, and at most `answerPaddingMax`
+   * answers from the time these options are set (default no limit).
+   */
+  answerPaddingBytes?: number;
+  answerPaddingPaths?: string[];
+  answerPaddingMax?: number;
 }
 
 /** How the answer of a call that did its work and was charged is lost. */
@@ -62,6 +71,7 @@ export class Faults {
   private downloads = 0;
   private answers = 0;
   private lostSinceSet = 0;
+  private paddedSinceSet = 0;
 
   constructor(seed: number, options: FaultOptions = {}) {
     this.salt = hashString('faults', seed);
@@ -72,6 +82,7 @@ export class Faults {
   set(options: FaultOptions): void {
     this.options = { ...options };
     this.lostSinceSet = 0;
+    this.paddedSinceSet = 0;
   }
 
   get current(): Readonly<FaultOptions> {
@@ -107,6 +118,16 @@ export class Faults {
     if (!o.answerDelayMs || o.answerDelayMs <= 0) return 0;
     if (o.answerDelayPaths && !o.answerDelayPaths.includes(path)) return 0;
     return o.answerDelayMs;
+  }
+
+  /** For a successful answer of `path` about to be sent: the bytes to pad it to (0: not padded). */
+  answerPadding(path: string): number {
+    const o = this.options;
+    if (!o.answerPaddingBytes || o.answerPaddingBytes <= 0) return 0;
+    if (o.answerPaddingPaths && !o.answerPaddingPaths.includes(path)) return 0;
+    if (o.answerPaddingMax !== undefined && this.paddedSinceSet >= o.answerPaddingMax) return 0;
+    this.paddedSinceSet++;
+    return o.answerPaddingBytes;
   }
 
   /** For a call to `path` that succeeded (work done, credits charged): whether its answer is lost, and how. */

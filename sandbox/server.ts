@@ -78,6 +78,23 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
       abort.signal.addEventListener('abort', done, { once: true });
     });
 
+  /**
+   * A JSON object's text with a `sandbox_padding` field of small objects added, to about `bytes` in all (the
+   * `answerPaddingBytes` fault): a very large answer that stays valid. Anything else is left as it is.
+   */
+  function padded(json: string, bytes: number): string {
+    if (bytes <= 0 || !json.startsWith('{') || json === '{}') return json;
+    const item = (i: number) => `{"i":${i},"note":"sandbox padding"}`;
+    const items: string[] = [];
+    let size = json.length;
+    for (let i = 0; size < bytes; i++) {
+      const next = item(i);
+      items.push(next);
+      size += next.length + 1;
+    }
+    return `{"sandbox_padding":[${items.join(',')}],${json.slice(1)}`;
+  }
+
   function send(
     res: ServerResponse,
     status: number,
@@ -340,7 +357,9 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
     }
     // A client gone before its answer could be sent (it died, or gave up) never got it.
     call.status = res.destroyed || req.socket.destroyed ? null : (out.status ?? 200);
-    send(res, out.status ?? 200, JSON.stringify(out.body), {
+    const padding = ctx.faults.answerPadding(url.pathname);
+    if (padding > 0) call.fault = 'padded';
+    send(res, out.status ?? 200, padded(JSON.stringify(out.body), padding), {
       ...authed(),
       ...rateHeaders,
       ...out.headers,

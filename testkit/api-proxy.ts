@@ -34,6 +34,8 @@ export interface ApiProxy {
   holdAnswers(): void;
   /** Answers waiting at the proxy. */
   heldAnswers(): number;
+  /** Later answers pass on at once again; those already waiting keep waiting until `releaseAnswers`. */
+  stopHolding(): void;
   /** Passes the waiting answers on, and every later one. */
   releaseAnswers(): void;
   stop(): Promise<void>;
@@ -153,6 +155,9 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
       holdingAnswers = true;
     },
     heldAnswers: () => answers.length,
+    stopHolding() {
+      holdingAnswers = false;
+    },
     releaseAnswers() {
       holdingAnswers = false;
       for (const pass of answers.splice(0)) pass();

@@ -31,7 +31,7 @@ export async function maxAttempt(client: Client, workflowId: string, activity: s
  * dead worker's sticky queue would hold them until its schedule-to-start timeout (10 s) ran out: the same recovery,
  * without the wait. What the drills check (every input once, the credits) does not depend on that wait.
  */
-async function forgetStickyQueues(env: JobEnv, workflowIds: string[]): Promise<void> {
+export async function forgetStickyQueues(env: JobEnv, workflowIds: string[]): Promise<void> {
   const namespace = env.config().namespace;
   // A workflow that already ended has no task to move: its failure is of no interest.
   await Promise.allSettled(

@@ -156,6 +156,7 @@ const JOB_OF_ACTIVITY: Record<string, string> = {
   verifyBatch: 'verify-emails',
   downloadIntentExport: 'intent-export',
   fetchPushBatch: 'push',
+  recoverKeptPushAnswers: 'push',
   recordFailedBatch: 'batch',
   recordFailedPushBatch: 'push',
 };

@@ -1,5 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
@@ -80,6 +80,9 @@ export interface PushProgress {
 
 export const pushProgressQuery = defineQuery<PushProgress>('progress');
 
+/** Runs started before a run recovered an earlier run's kept answers replay without that step. */
+export const RECOVER_KEPT_PATCH = 'push-recover-kept-answers';
+
 /**
  * Set by Temporal on every workflow a schedule starts: its nominal time, to the second (also for trigger and
  * backfill). The workflow id of such a run ends with the same time.
@@ -134,6 +137,11 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     ...(input.fullRefresh ? { fullRefresh: true } : {}),
     ...(input.lookbackMs ? { lookbackMs: input.lookbackMs } : {}),
   };
+  if (!plan && !input.window && !input.fullRefresh && patched(RECOVER_KEPT_PATCH)) {
+    // Before the watermarks are read: an earlier run's answers that its output refused and a worker kept are
+    // published and that run finalized with them, so that this run does not pay for them again.
+    await api.recoverKeptPushAnswers({ run, filters });
+  }
   plan ??= await jobs.preparePushRun({
     run,
     watchlist: input.watchlist,

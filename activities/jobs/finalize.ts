@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
@@ -19,6 +20,7 @@ import {
   tablesPrefix,
   workPrefix,
 } from './layout.ts';
+import { type AnswerWait, countLostAnswers, type LostAnswers } from './lost-answers.ts';
 import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
@@ -35,7 +37,6 @@ import type {
   PartCounts,
   VerificationSummary,
 } from './types.ts';
-import { type UnsavedTotals, unsavedTotals } from './unsaved.ts';
 
 const STAT_CONCURRENCY = 16;
 /** Parts named in a manifest's `details.redone_parts` / `details.ignored_parts`, at most. */
@@ -44,6 +45,19 @@ const REPORTED_PARTS = 100;
 /** A listed object with its metadata: the listing's where the store lists it (no round trip), else its own. */
 async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo | undefined> {
   return Object.keys(info.metadata).length > 0 ? info : store.stat(info.key);
+}
+
+/**
+ * Inside an activity: its cancellation ends the wait for lost answers, and each round of it heartbeats (the worker's
+ * interceptor does too, but a finalize called by a worker without it must not look dead while it waits).
+ */
+export function answerWait(): AnswerWait {
+  try {
+    const context = Context.current();
+    return { signal: context.cancellationSignal, onWait: () => context.heartbeat() };
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -65,7 +79,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   };
   let summary: VerificationSummary | undefined;
   let credits = 0;
-  let unsaved: UnsavedTotals = { credits: 0, unknownCalls: 0 };
+  let lost: LostAnswers = { credits: 0, unknownCalls: 0 };
   let done = 0;
   /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
   let crmCsv: ManifestPart | undefined;
@@ -78,7 +92,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   if (job.kind === 'intent-export') {
     const record = await readExportRecord(store, job);
     credits += record?.credits ?? 0;
-    unsaved = exportUnsaved(record);
+    lost = exportUnsaved(record);
     if (record?.part && request.status !== 'failed') {
       parts.push(record.part);
       counts.lines = counts.ok = counts.input_rows = counts.distinct = record.part.lines;
@@ -123,8 +137,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       });
       const c = part.counts;
       const name = key.slice(key.lastIndexOf('/') + 1);
-      const batchPart = name.startsWith('part-') || name.startsWith('single-0');
-      if (name.startsWith('single-0')) calls.single += c.calls ?? 0;
+      const single = /^single-\d/.test(name);
+      const batchPart = name.startsWith('part-') || single;
+      if (single) calls.single += c.calls ?? 0;
       else if (name.startsWith('part-')) calls.bulk += c.calls ?? (c.lines > 0 ? 1 : 0);
       counts.ok += c.ok;
       counts.not_found += c.not_found;
@@ -138,7 +153,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       }
       if (c.summary) summary = addSummary(summary, c.summary);
     }
-    unsaved = await unsavedTotals(store, job, savedCalls);
+    // Answers still on their way to attempts Temporal gave up on are waited for: they say what they cost.
+    lost = await countLostAnswers(store, job, savedCalls, answerWait());
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
@@ -158,8 +174,8 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     counts,
     ...(job.kind === 'verify-emails' ? { summary: summary ?? emptySummary() } : {}),
     // What the service charged as far as any answer said: saved answers plus answers paid for and then lost.
-    credits_charged: credits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    credits_charged: credits + lost.credits,
+    unsaved_answers: { credits: lost.credits, unknown_calls: lost.unknownCalls },
     ...(job.kind === 'intent-export' ? {} : { calls }),
     ...(fold ? { overlap: fold.overlap } : {}),
     ...(prepared?.columns ? { columns: prepared.columns } : {}),

@@ -251,6 +251,12 @@ function manifestSchema<const S extends z.ZodRawShape>(title: string, path: stri
 
 const summary = z.object({ total: count, deliverable: count, undeliverable: count, risky: count, unknown: count });
 
+/** A job's or a push run's paid calls whose answer was not saved (docs/paid-answers.md). */
+const unsavedAnswers = z
+  .looseObject({ credits: count, unknown_calls: count })
+  .optional()
+  .describe('calls the service answered (and may have charged) whose answer the kit never saved');
+
 export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output>/<job id>/_manifest.json', {
   schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
   job_id: z.string(),
@@ -297,10 +303,7 @@ export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output
     })
     .optional()
     .describe('the input column chosen for each role, as the input spelled its header'),
-  unsaved_answers: z
-    .looseObject({ credits: count, unknown_calls: count })
-    .optional()
-    .describe('calls the service answered (and may have charged) whose answer the kit never saved'),
+  unsaved_answers: unsavedAnswers,
   batches: z.looseObject({ total: count, done: count, failed: count }),
   parts: z.array(part),
   rows_csv: part
@@ -347,6 +350,7 @@ export const PushManifestSchema = manifestSchema(
       incomplete: count.describe('domains not complete after this run'),
     }),
     credits_charged: count,
+    unsaved_answers: unsavedAnswers,
     overlap: z
       .looseObject({ signals: count, credits: count })
       .describe('of credits_charged: signals paid for and not written (already pushed, or outside the window)'),

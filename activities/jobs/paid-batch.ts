@@ -53,11 +53,15 @@ export function paidBatchActivity<Request extends { job: JobRef; index: number }
 }
 
 /**
- * Publishes what the worker's spool kept of this job (answers the output refused earlier) before anything is paid
- * for; while the output still refuses them, this throws the refusal and no call is made.
+ * Publishes what the worker's spool kept of this job (answers the output refused earlier; a push run: its folders)
+ * before anything is paid for; while the output still refuses them, this throws the refusal and no call is made.
  */
-export async function publishSpooled(store: Store, job: JobRef, attempt: AttemptContext): Promise<void> {
-  if (attempt.spool) await attempt.spool.publish(store, jobPrefix(job));
+export async function publishSpooled(
+  store: Store,
+  owner: JobRef | readonly string[],
+  attempt: AttemptContext,
+): Promise<void> {
+  if (attempt.spool) await attempt.spool.publish(store, Array.isArray(owner) ? owner : jobPrefix(owner as JobRef));
 }
 
 /** A batch answered by a part already published (by an earlier run, or by another attempt that saved it first). */

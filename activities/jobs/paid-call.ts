@@ -14,14 +14,14 @@ import {
   writeEncodedPart,
   writeTableParts,
 } from '../parts.ts';
+import { CallMarker, type MarkerFolder } from './lost-answers.ts';
 import { redoneIdentity } from './part-identity.ts';
 import type { PartSpool } from './spool.ts';
 import type { JobRef, PartCounts } from './types.ts';
-import { CallMarker } from './unsaved.ts';
 
 /**
  * One paid call of a batch and the saving of its answer, so that every call the service may have charged is either
- * in the part or counted in the manifest (activities/jobs/unsaved.ts), also when two attempts of the same batch run
+ * in the part or counted in the manifest as a lost answer (activities/jobs/lost-answers.ts), also when two attempts of the same batch run
  * at once: Temporal starts another attempt when a heartbeat lapses (a paused worker, an event loop held by a huge
  * answer, a Temporal server restarted), while the first may still be running.
  *
@@ -46,6 +46,8 @@ export interface AttemptContext {
   stillCurrent?: () => Promise<void>;
   /** Where parts the output refused are kept until a re-run publishes them (activities/jobs/spool.ts). */
   spool?: PartSpool;
+  /** The API client's per-call timeout, kept in the call's marker: how long finalize may wait for its answer. */
+  requestTimeoutMs?: number;
 }
 
 export function currentAttempt(): AttemptContext {
@@ -101,14 +103,14 @@ async function confirmAttempt(context: Context): Promise<void> {
  */
 export async function sendPaidCall<T extends { credits: number }>(
   store: Store,
-  job: JobRef,
+  job: MarkerFolder,
   index: number,
   attempt: AttemptContext,
   send: (call: CallOptions) => Promise<T>,
 ): Promise<{ response: T; marker: CallMarker }> {
   attempt.signal?.throwIfAborted();
   await attempt.stillCurrent?.();
-  const marker = await CallMarker.begin(store, job, index, attempt.attempt);
+  const marker = await CallMarker.begin(store, job, index, attempt.attempt, attempt.requestTimeoutMs);
   const cancelled = attempt.signal;
   const beforeSend = new AbortController();
   const follow = () => beforeSend.abort(cancelled?.reason);
@@ -168,7 +170,7 @@ export async function publishPaidPart(
 ): Promise<Published> {
   const calls = [...(seen.part?.calls ?? []), ...paid.map((answer) => answer.marker.id)];
   try {
-    if (paid.length > 0 && (await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
+    if ((await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
       await lostAll(paid, 'answered, but another attempt of the batch saved its part first');
       return { lost: true, part: (await readPart(store, key, identity)).part };
     }

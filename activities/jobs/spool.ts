@@ -18,8 +18,8 @@ import { partFingerprint } from '../parts.ts';
  *
  * Only a job's paid batch outputs (its part and its tables) are spooled, whatever the kind of job batch: they all
  * publish through `publishPaidPart` (activities/jobs/paid-call.ts), and every job batch publishes the spool first
- * (activities/jobs/paid-batch.ts). A push's fetch (activities/push/fetch.ts) keeps nothing here: its saved answer
- * record is its receipt, and an answer lost before that save is its in-flight bound.
+ * (activities/jobs/paid-batch.ts). A scheduled push's fetch (activities/push/fetch.ts) publishes through the same
+ * `publishPaidPart` (its lines part, tables and answer record kept as one write) and publishes its run's spool first.
  *
  * Objects are kept per output and per job (`<dir>/<output digest>/<job digest>/`), so that the check every batch
  * makes before paying reads one directory, usually absent, however much other jobs left there.
@@ -59,14 +59,19 @@ export class PartSpool {
   }
 
   /**
-   * Publishes what the spool holds for `store` under the job folder `prefix` (`<jobId>/`, layout.ts `jobPrefix`), in
-   * the order it was written (a part's tables before the part that marks its batch done), and forgets each once
-   * published. The objects of a refused write whose batch part changed since (another worker's run saved the batch,
-   * or another attempt's kept answer was published first) are forgotten unread: its answer stays counted as paid and
-   * not saved (its call's marker). A refusal again is thrown: the job stops again before a paid call.
+   * Publishes what the spool holds for `store` under the job folder `prefix` (`<jobId>/`, layout.ts `jobPrefix`; a
+   * push run's two folders, its signals and its work, activities/push/layout.ts), in the order it was written (a
+   * part's tables before the part that marks its batch done), and forgets each once published. The objects of a
+   * refused write whose batch part changed since (another worker's run saved the batch, or another attempt's kept
+   * answer was published first) are forgotten unread: its answer stays counted as paid and not saved (its call's
+   * marker). A refusal again is thrown: the job stops again before a paid call. The keys published are added to
+   * `published` when given.
    */
-  async publish(store: Store, prefix: string): Promise<number> {
-    const dir = this.#dirOf(store.url, prefix);
+  async publish(store: Store, prefix: string | readonly string[], published?: string[]): Promise<number> {
+    const prefixes = typeof prefix === 'string' ? [prefix] : prefix;
+    if (prefixes.length === 0) return 0;
+    // Every prefix lies in one top folder (a job's id, a push's name): that folder's objects are in one directory.
+    const dir = this.#dirOf(store.url, prefixes[0]!);
     let names: string[];
     try {
       names = (await readdir(dir)).filter((name) => name.endsWith('.json')).sort();
@@ -83,11 +88,11 @@ export class PartSpool {
       } catch {
         continue; // published meanwhile by another batch of the job
       }
-      if (meta.url !== store.url || !meta.key.startsWith(prefix)) continue;
+      if (meta.url !== store.url || !prefixes.some((p) => meta.key.startsWith(p))) continue;
       const write = meta.guard?.write ?? name;
       writes.set(write, [...(writes.get(write) ?? []), { name, meta }]);
     }
-    let published = 0;
+    let count = 0;
     for (const objects of writes.values()) {
       const current = await this.#current(store, objects[0]!.meta);
       for (const { name, meta } of objects) {
@@ -100,13 +105,14 @@ export class PartSpool {
             continue; // published meanwhile by another batch of the job
           }
           await writeBody(store, meta.key, body, meta.options);
-          published += 1;
+          count += 1;
+          published?.push(meta.key);
         }
         await rm(join(dir, name), { force: true });
         await rm(bodyPath, { force: true });
       }
     }
-    return published;
+    return count;
   }
 
   /** Whether the batch part `object` belongs with is still the one its refused write meant to replace. */
@@ -155,7 +161,10 @@ export class PartSpool {
     }
   }
 
-  /** The folder of `key`'s job in the output at `url`: a job's objects all lie under its id's folder (layout.ts). */
+  /**
+   * The folder of `key`'s job in the output at `url`: a job's objects all lie under its id's folder (layout.ts), a
+   * push's under its name's.
+   */
   #dirOf(url: string, key: string): string {
     const job = key.slice(0, key.indexOf('/') + 1);
     return join(this.dir, digest(url).slice(0, 24), digest(job).slice(0, 16));

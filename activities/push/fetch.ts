@@ -1,14 +1,18 @@
 import { KitError } from '../../connectors/errors.ts';
-import type { BulkEnrichItem, Signal } from '../../connectors/signal-api/types.ts';
+import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import type { PaidBatchActivity } from '../jobs/paid-batch.ts';
+import { type PaidBatchActivity, publishSpooled } from '../jobs/paid-batch.ts';
+import { lostRace, type PaidAnswer, publishPaidPart, sendPaidCall } from '../jobs/paid-call.ts';
 import type { BatchResult } from '../jobs/types.ts';
 import {
   encodeTableParts,
   optionsHash,
   type PartIdentity,
+  type PartRead,
   readPart,
+  readPartLines,
+  type StoredPart,
   storedSignalTableParts,
   writePart,
   writeTableParts,
@@ -17,18 +21,27 @@ import {
 import type { TableName } from '../tables/columns.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
-import { answerKey, batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey } from './layout.ts';
+import {
+  answerKey,
+  batchDoneKey,
+  pushBatchKey,
+  pushCallsPrefix,
+  pushPartKey,
+  pushTablePartKey,
+  runFolders,
+} from './layout.ts';
 import type {
   DomainOutcome,
   PushBatch,
   PushBatchDomain,
   PushBatchRecord,
   PushBatchRequest,
+  PushFilters,
   PushRunRef,
 } from './types.ts';
 
 /** Whose a push part is: the push's run, the filters of its calls, and the batch. */
-function pushPartIdentity(request: PushBatchRequest): PartIdentity {
+export function pushPartIdentity(request: PushBatchRequest): PartIdentity {
   const { run, index, filters } = request;
   return { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
 }
@@ -44,11 +57,15 @@ export type PushLine = { domain: string } & Signal;
 
 /**
  * Fetches batch `index` of a run with one bulk call, writes the signals its domains need as
- * `part-<index>.jsonl.gz` and records the batch (`done-<index>.json`).
+ * `part-<index>.jsonl.gz` (and its flat tables), then the batch's answer record (`answer-<index>.json`), and records
+ * the batch (`done-<index>.json`).
  *
- * Never pays twice for a saved answer: the batch's record is saved (`answer-<index>.json`) before its part, and a
- * retry that finds both (a crash before `done`) records them without calling the API. Only an answer lost between
- * the call and that save is paid again: the in-flight bound.
+ * Paid once, or counted, through the jobs' machinery (docs/paid-answers.md): the call is sent under a marker in the
+ * run's `work/calls/` with the attempt's cancellation (`sendPaidCall`); its answer is published by `publishPaidPart`,
+ * with the answer record as the batch's receipt: it is written last and names the call, and an attempt that finds it
+ * changed since it looked (another attempt saved the batch first) keeps its marker with the credits the service
+ * said. An output that refuses the write for good (a full disk, access denied) stops the run, and the part, its
+ * tables and the record wait in the worker's spool: the next try of the run publishes them before any call.
  */
 export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
   client,
@@ -57,48 +74,28 @@ export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
   attempt = { attempt: 1 },
 ) => {
   const { run, index, filters } = request;
+  await publishSpooled(store, runFolders(run), attempt);
   const recorded = await readBatchRecord(store, run, index);
   if (recorded && !recorded.failed) return { index, reused: true, failed: false, counts: recorded.counts };
 
-  const key = pushPartKey(run, index);
   const identity = pushPartIdentity(request);
-  const saved = await readAnswer(store, run, index);
-  if (saved) {
-    // A part that does not prove itself (another run's, cut short, its metadata spoiled) is written again below.
-    const written = saved.counts.lines === 0 ? undefined : (await readPart(store, key, identity)).part;
-    if (saved.counts.lines === 0 || (written && !written.failed)) {
-      if (written) {
-        saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
-        // Written before the part, so present; listed again from their own metadata.
-        const tables = await storedTableParts(store, run, index, identity);
-        if (tables.length > 0) saved.tables = tables;
-      }
-      await writeBatchRecord(store, run, saved);
-      return { index, reused: true, failed: false, counts: saved.counts };
-    }
-  }
+  const seen = await readPart(store, answerKey(run, index), identity);
+  const saved = await recordSavedAnswer(store, run, index, identity, seen);
+  if (saved) return saved;
 
   const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
   let results: BulkEnrichItem[];
-  let credits = 0;
+  let answered: PaidAnswer | undefined;
   try {
-    const response = await client.enrichCompanies(
-      {
-        domains: batch.domains.map((entry) => entry.domain),
-        ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
-        ...(batch.signal_types
-          ? { signal_types: batch.signal_types }
-          : filters.signal_types
-            ? { signal_types: filters.signal_types }
-            : {}),
-        ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
-        limit: batch.limit,
-      },
-      // Cancelled with the activity (a timed-out attempt stops its call instead of racing the next attempt).
-      { retry: false, ...(attempt.signal ? { signal: attempt.signal } : {}) },
+    const { response, marker } = await sendPaidCall(
+      store,
+      { callsPrefix: pushCallsPrefix(run) },
+      index,
+      attempt,
+      (call) => client.enrichCompanies(bulkRequest(batch, filters), call),
     );
     results = response.results;
-    credits = response.credits;
+    answered = { marker, credits: response.credits };
   } catch (error) {
     // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
     if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
@@ -107,19 +104,96 @@ export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
   }
 
   const { lines, record } = collect(batch, results);
-  record.counts.credits = credits;
+  record.counts.credits = answered?.credits ?? 0;
   record.calls = 1;
-  await store.writeText(answerKey(run, index), JSON.stringify(record), { contentType: 'application/json' });
-  if (lines.length > 0) {
-    // The flat table first: the part is what a retry finds done.
-    const tables = await writeTableParts(store, pushTables(run, index, lines), 'done', identity);
-    if (tables.length > 0) record.tables = tables;
-    const part = await writePart(store, 'gzip', key, lines, record.counts, 'done', [], identity);
-    record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
+  // Only the fingerprint of what was there: a record whose part did not prove itself is replaced, not continued.
+  const replaced = seen.fingerprint === undefined ? {} : { fingerprint: seen.fingerprint };
+  const published = await publishPaidPart(
+    store,
+    answerKey(run, index),
+    replaced,
+    identity,
+    answered ? [answered] : [],
+    (calls, target) => {
+      record.paid_calls = calls;
+      return writeAnswer(target, run, index, identity, lines, record);
+    },
+    attempt.spool,
+  );
+  if (published.lost) {
+    const winner = await readPart(store, answerKey(run, index), identity);
+    const theirs = await recordSavedAnswer(store, run, index, identity, winner);
+    if (theirs) return theirs;
+    lostRace(answerKey(run, index), store, undefined);
   }
   await writeBatchRecord(store, run, record);
   return { index, reused: false, failed: false, counts: record.counts };
 };
+
+/** The bulk call of a batch: its domains from their lowest start, the push's filters (round 2: one type). */
+function bulkRequest(batch: PushBatch, filters: PushFilters): EnrichCompaniesParams {
+  const types = batch.signal_types ?? filters.signal_types;
+  return {
+    domains: batch.domains.map((entry) => entry.domain),
+    ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
+    ...(types ? { signal_types: types } : {}),
+    ...(filters.signal_subtypes ? { signal_subtypes: filters.signal_subtypes } : {}),
+    limit: batch.limit,
+  };
+}
+
+/**
+ * A batch whose answer record (and, when it has signals, its part) an earlier attempt or run saved: recorded done
+ * from them, without a call. Undefined when there is none that proves itself (a part spoiled, another run's).
+ */
+export async function recordSavedAnswer(
+  store: Store,
+  run: PushRunRef,
+  index: number,
+  identity: PartIdentity,
+  seen: PartRead,
+): Promise<BatchResult | undefined> {
+  if (!seen.part) return undefined;
+  const [saved] = await readPartLines<PushBatchRecord>(store, answerKey(run, index));
+  if (!saved) return undefined;
+  saved.paid_calls = seen.part.calls;
+  if (saved.counts.lines > 0) {
+    const key = pushPartKey(run, index);
+    const written = (await readPart(store, key, identity)).part;
+    if (!written || written.failed) return undefined;
+    saved.part = { key, lines: written.counts.lines, bytes: written.bytes, sha256: written.sha256 };
+    // Written before the record, so present; listed again from their own metadata.
+    const tables = await storedTableParts(store, run, index, identity);
+    if (tables.length > 0) saved.tables = tables;
+  }
+  await writeBatchRecord(store, run, saved);
+  return { index, reused: true, failed: false, counts: saved.counts };
+}
+
+/**
+ * Writes a batch's answer to `target` (the output, or the spool that keeps what the output refused): the flat tables
+ * and the lines part first, the answer record last, since it is what a retry trusts. Returns the record as stored.
+ */
+async function writeAnswer(
+  target: Store,
+  run: PushRunRef,
+  index: number,
+  identity: PartIdentity,
+  lines: readonly PushLine[],
+  record: PushBatchRecord,
+): Promise<StoredPart> {
+  const calls = record.paid_calls ?? [];
+  if (lines.length > 0) {
+    const key = pushPartKey(run, index);
+    const tables = await writeTableParts(target, pushTables(run, index, lines), 'done', identity);
+    if (tables.length > 0) record.tables = tables;
+    const part = await writePart(target, 'gzip', key, lines, record.counts, 'done', calls, identity);
+    record.part = { key, lines: lines.length, bytes: part.bytes, sha256: part.sha256 };
+  }
+  // One JSON line, with the metadata of a part: whose it is, its hash and the calls it holds.
+  const counts = { ...zeroCounts(), lines: 1 };
+  return writePart(target, 'none', answerKey(run, index), [record], counts, 'done', calls, identity);
+}
 
 /** The batch's signals table, encoded in each of the run's formats (none without `--format`). */
 function pushTables(run: PushRunRef, index: number, lines: readonly PushLine[]) {
@@ -272,10 +346,6 @@ export async function readBatchRecord(
   index: number,
 ): Promise<PushBatchRecord | undefined> {
   return readJsonIfPresent<PushBatchRecord>(store, batchDoneKey(run, index));
-}
-
-async function readAnswer(store: Store, run: PushRunRef, index: number): Promise<PushBatchRecord | undefined> {
-  return readJsonIfPresent<PushBatchRecord>(store, answerKey(run, index));
 }
 
 async function writeBatchRecord(store: Store, run: PushRunRef, record: PushBatchRecord): Promise<void> {

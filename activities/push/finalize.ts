@@ -1,9 +1,11 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { answerWait } from '../jobs/finalize.ts';
+import { type AnswerWait, countLostAnswers } from '../jobs/lost-answers.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
 import { writeManifest } from '../parts.ts';
 import { readBatchRecord } from './fetch.ts';
-import { planKey, pushManifestKey, watermarksKey } from './layout.ts';
+import { planKey, pushCallsPrefix, pushManifestKey, watermarksKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
 import type {
   DomainOutcome,
@@ -22,13 +24,17 @@ const NAMED_IN_RESULT = 20;
 /**
  * Ends a run in two steps, in this order:
  * 1. writes the run's `_manifest.json` from what its batches recorded (parts, counts, credits, overlap, calls,
- *    incomplete domains, errors);
+ *    incomplete domains, errors) and the paid calls whose answers no batch saved (their markers);
  * 2. commits each answered domain's new watermark and remembered signals to `_watermarks.json` (not for a
  *    backfill, which leaves the incremental state alone).
  * A crash between the two is repaired by running it again (both steps are idempotent; watermarks only move
  * forward). A failed batch or an error leaves its domains where they were, so the next run asks again.
  */
-export async function finalizePushRun(store: Store, request: FinalizePushRequest): Promise<PushResult> {
+export async function finalizePushRun(
+  store: Store,
+  request: FinalizePushRequest,
+  wait: AnswerWait = answerWait(),
+): Promise<PushResult> {
   const { run } = request;
   const plan = JSON.parse(await store.readText(planKey(run))) as StoredPlan;
   const total = plan.batches + request.rounds.reduce((sum, round) => sum + round.count, 0);
@@ -59,8 +65,11 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
   const calls = { total: 0, first_round: 0, catch_up: 0 };
   let credits = 0;
   let failed = 0;
+  /** Per batch, the paid calls whose answers its record holds: their markers are settled, the others counted. */
+  const savedCalls = new Map<number, Set<string>>();
   for (const record of records) {
     const c = record.counts;
+    if (record.paid_calls?.length) savedCalls.set(record.index, new Set(record.paid_calls));
     if (record.round === 0) {
       counts.ok += c.ok;
       counts.not_found += c.not_found;
@@ -83,6 +92,11 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     }
   }
   for (const [domain, outcome] of narrowed) outcomes.set(domain, outcome);
+  // Calls paid for and not saved (an answer the output refused, another attempt's answer that lost the race to be
+  // saved, a call whose outcome nobody knows): counted the way a job counts them (activities/jobs/lost-answers.ts),
+  // after waiting for the answers still on their way to an attempt Temporal timed out.
+  const unsaved = await countLostAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
+  credits += unsaved.credits;
   counts.domains = counts.ok + counts.not_found + counts.error;
   parts.sort((a, b) => (a.key < b.key ? -1 : 1));
 
@@ -118,6 +132,7 @@ export async function finalizePushRun(store: Store, request: FinalizePushRequest
     ...(request.lookbackMs ? { lookback_ms: request.lookbackMs } : {}),
     counts,
     credits_charged: credits,
+    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
     overlap,
     calls,
     batches: { total, done: records.length, failed },

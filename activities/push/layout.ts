@@ -12,6 +12,7 @@ import type { PushRunRef } from './types.ts';
  *   <name>/signals/dt=YYYY-MM-DD/run-<id>/tables/signals/part-NNNNN.{jsonl.gz,csv,parquet}   the flat table (--format)
  *   <name>/signals/dt=YYYY-MM-DD/run-<id>/_manifest.json       written last; readers trust only manifested parts
  *   <name>/work/run-<id>/_plan.json, batch-NNNNN.json, done-NNNNN.json   the run's plan and progress
+ *   <name>/work/run-<id>/answer-NNNNN.json, calls/part-NNNNN-<call>.json   saved answers, paid-call markers
  */
 const pad = (index: number) => String(index).padStart(5, '0');
 
@@ -35,8 +36,15 @@ export const planKey = (run: PushRunRef) => `${workPrefix(run)}_plan.json`;
 export const pushBatchKey = (run: PushRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;
 export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(run)}done-${pad(index)}.json`;
 
-/** A batch's answer, saved before its part: a retry after a crash finds what it paid for. */
+/**
+ * A batch's answer record, saved after its part and tables (in one write the output may refuse and the worker's spool
+ * keep): a retry after a crash finds what it paid for. It names the paid calls it holds, as a job's part does.
+ */
 export const answerKey = (run: PushRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
+/** The run's paid-call markers (activities/jobs/lost-answers.ts): one before each bulk call, settled by `finalizePushRun`. */
+export const pushCallsPrefix = (run: PushRunRef) => `${workPrefix(run)}calls/`;
+/** Where the worker's spool may hold a run's refused writes: its signals folder and its work folder. */
+export const runFolders = (run: PushRunRef) => [runPrefix(run), workPrefix(run)];
 /** The batches of catch-up round `round` (written once, like the plan). */
 export const roundKey = (run: PushRunRef, round: number) => `${workPrefix(run)}_round-${round}.json`;
 

@@ -177,6 +177,8 @@ export interface PushBatchRecord {
   errors: { domain: string; code: string; message: string }[];
   /** True when the batch could not be fetched: its domains keep their watermarks and a later run retries them. */
   failed: boolean;
+  /** The paid calls whose answer this record holds: their markers are settled when the run is finalized. */
+  paid_calls?: string[];
 }
 
 export interface FinalizePushRequest extends PushMode {
@@ -239,7 +241,10 @@ export interface PushManifest extends ScheduledRunManifest {
     /** Domains not complete after this run (see `incomplete_domains`). */
     incomplete: number;
   };
+  /** Saved answers' credits plus `unsaved_answers.credits`. */
   credits_charged: number;
+  /** Calls the service answered (and may have charged) whose answer the run never saved (docs/paid-answers.md). */
+  unsaved_answers: { credits: number; unknown_calls: number };
   /** Of `credits_charged`: signals paid for and not written again (already pushed or outside the window). */
   overlap: { signals: number; credits: number };
   /** Bulk calls made by this run (catch-up rounds included); a retried batch that found its answer makes none. */

@@ -162,6 +162,11 @@ export class SignalClient {
     this.#baseUrl = options.baseUrl;
   }
 
+  /** How long one attempt of a call may take, from leaving to its whole answer (`timeoutMs`, default 30 s). */
+  get timeoutMs(): number {
+    return this.#http.timeoutMs;
+  }
+
   /** Closes the keep-alive connections (unless a `dispatcher` was given). */
   async close(): Promise<void> {
     await this.#http.close();

@@ -416,6 +416,11 @@ export class Transport {
     return this.#origin;
   }
 
+  /** How long one attempt of a call may take, from leaving to its whole answer. */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
   /** Removes the API key from any text that could reach a log. */
   readonly redact = (s: string): string => (this.#apiKey.length >= 4 ? s.split(this.#apiKey).join('[redacted]') : s);
 

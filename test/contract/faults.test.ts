@@ -107,6 +107,38 @@ describe('fault modes on the JSON API', () => {
     sb.setFaults({});
     await Promise.all([slowOk.close(), impatient.close()]);
   });
+
+  it('answerPaddingBytes: a very large answer, valid, charged and read as the same one unpadded', async () => {
+    const c = client(sb, { timeoutMs: 10_000, retry: false });
+    const domains = known.slice(0, 5);
+    const plain = await c.enrichCompanies({ domains, limit: 2 });
+    const path = '/v1/companies/enrich/bulk';
+    sb.setFaults({ answerPaddingBytes: 2_000_000, answerPaddingPaths: [path], answerPaddingMax: 2 });
+    const before = sb.ledger.total(ACCOUNT);
+    const raw = await fetch(`${sb.url}${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': sb.accounts.get(ACCOUNT)!.keys[0]!, 'content-type': 'application/json' },
+      body: JSON.stringify({ domains, limit: 2 }),
+    });
+    const body = await raw.text();
+    const padded = await c.enrichCompanies({ domains, limit: 2 });
+    const after = await c.enrichCompanies({ domains, limit: 2 });
+    sb.setFaults({});
+    // About the size asked, valid JSON, the padding beside the answer's own fields.
+    expect(raw.status).toBe(200);
+    expect(body.length).toBeGreaterThanOrEqual(2_000_000);
+    expect(body.length).toBeLessThan(2_100_000);
+    expect(Object.keys(JSON.parse(body) as object)).toEqual(expect.arrayContaining(['sandbox_padding', 'results']));
+    // Charged as usual, and nothing of the padding reaches the client's result.
+    const rawCredits = Number(raw.headers.get('x-credits-charged'));
+    expect(sb.ledger.total(ACCOUNT) - before).toBe(rawCredits + padded.credits + after.credits);
+    expect(padded.results).toEqual(plain.results);
+    expect(padded.credits).toBe(plain.credits);
+    // Only `answerPaddingMax` answers are padded.
+    const calls = sb.truth.calls({ path }).slice(-3);
+    expect(calls.map((call) => call.fault)).toEqual(['padded', 'padded', null]);
+    await c.close();
+  });
 });
 
 describe('fault modes of email verification and exports', () => {

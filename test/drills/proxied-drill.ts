@@ -3,6 +3,7 @@
  * through a recording proxy (so a drill can see, hold and count every call), and a CRM-like input file.
  */
 import { afterAll, beforeAll } from 'vitest';
+import type { WorkerConfig } from '../../config/worker.ts';
 import { type ApiProxy, startApiProxy } from '../../testkit/api-proxy.ts';
 import { type DrillInput, writeDomainsCsv } from '../../testkit/drill-input.ts';
 import type { JobEnv } from '../../testkit/job-env.ts';
@@ -16,6 +17,8 @@ export interface ProxiedDrillOptions {
   bucket?: string;
   /** The input, written as `crm.csv` (see writeDomainsCsv). */
   csv: { distinct: number; seed: number };
+  /** The in-process worker's configuration, beyond its API URL (the proxy). */
+  worker?: Partial<WorkerConfig>;
 }
 
 export interface ProxiedDrill {
@@ -40,7 +43,7 @@ export function useProxiedDrill(options: ProxiedDrillOptions): ProxiedDrill {
     const { env, dir } = jobEnv;
     if (options.bucket) await env.createBuckets(options.bucket);
     proxy = await startApiProxy(env.sandbox.url);
-    await env.startWorker({ url: proxy.url });
+    await env.startWorker({ ...options.worker, url: proxy.url });
     const input = await writeDomainsCsv(dir, 'crm.csv', options.csv);
     Object.assign(drill, { env, proxy, dir, input });
   });

@@ -14,12 +14,13 @@ import { runCli } from '../../testkit/cli-process.ts';
 import { checkJobOutput } from '../../testkit/job-output.ts';
 import { maxAttempt, until } from '../../testkit/kill-drill.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
+import { untilFinalizing } from './drill-job.ts';
 import { useProxiedDrill } from './proxied-drill.ts';
 
 const CLOCK = SANDBOX_EPOCH_MS + 200 * 86_400_000;
 const CONCURRENCY = 4;
-/** One bulk call's worst case: 100 domains × `--limit` 2 × 2 credits. */
-const WORST_CALL = 100 * 2 * 2;
+/** 4,000 distinct domains in batches of 100. */
+const BATCHES = 40;
 
 describe('drill: the Temporal server restarted in the middle of a job', () => {
   const drill = useProxiedDrill({
@@ -27,6 +28,8 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     // Its own server: the drill stops and kills it.
     env: { ownTemporal: true, sandbox: { seed: 17, clock: () => CLOCK, faults: { latencyMs: 100 } } },
     csv: { distinct: 4_000, seed: 53 },
+    // A request timeout the answers held across the outage (about 40 s) arrive within, also on a loaded machine.
+    worker: { timeoutMs: 90_000 },
   });
 
   it.each([
@@ -70,7 +73,7 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     120_000,
   );
 
-  it('server killed for longer than the heartbeat timeout: every attempt it restarts is paid once or counted', async () => {
+  it('server killed for longer than the heartbeat timeout, answers arriving while the job finalizes: the manifest says exactly what was charged', async () => {
     const { env, proxy, dir, input } = drill;
     const output = pathToFileURL(join(dir, 'out')).href;
     const jobId = 'temporal-drill-long';
@@ -79,29 +82,30 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     const answered = () => proxy.calls.slice(firstCall).filter((call) => call.domains && call.answeredAt).length;
     // As a user runs it: `--wait` must follow the job across an outage longer than the client's own retries.
     const args = ['enrich', '--input', input.url, '--output', output, '--job-id', jobId, '--limit', '2', '--wait'];
-    const cli = runCli([...args, '--concurrency', String(CONCURRENCY)], env.childEnv(), 120_000);
+    const cli = runCli([...args, '--concurrency', String(CONCURRENCY)], env.childEnv(), 150_000);
     await until('a few batches to be done', () => answered() >= 8, 60_000, 5);
     // Answers on their way at the kill (charged, held at the proxy as a slow answer would be) ...
     proxy.holdAnswers();
     await until('a charged answer on its way', () => proxy.heldAnswers() >= 1, 30_000, 5);
-    const onTheirWay = proxy.calls
-      .slice(firstCall)
-      .filter((call) => call.domains && !call.answeredAt)
-      .map((call) => call.seq);
-    const batchFirst = new Set(onTheirWay.map((seq) => proxy.calls.find((call) => call.seq === seq)!.domains![0]));
-    // ... and down past the activities' heartbeat timeout (10 s): when the server is back it times out the attempts
-    // that were running and starts others, while the first ones are still in the worker, waiting for their answer.
-    // Down longer than the Temporal client's own retries of a call too (10 attempts, at most about 23 s), so that
-    // `--wait` meets the outage itself.
     const killedAt = Date.now();
+    const onTheirWay = proxy.calls.slice(firstCall).filter((call) => call.domains && !call.answeredAt);
+    const batchFirst = new Set(onTheirWay.map((call) => call.domains![0]));
+    // ... stay on their way until the job finalizes; the calls of the attempts that replace them pass.
+    proxy.stopHolding();
+    // Down past the activities' heartbeat timeout (10 s): when the server is back it times out the attempts that
+    // were running and starts others, while the first ones are still in the worker, waiting for their answer. Down
+    // longer than the Temporal client's own retries of a call too (10 attempts, at most about 23 s), so that `--wait`
+    // meets the outage itself.
     await env.stack.temporal!.restart({ hard: true, downMs: 24_000 });
     const askedAgain = () =>
       proxy.calls
         .slice(firstCall)
-        .some((call) => call.domains && !onTheirWay.includes(call.seq) && batchFirst.has(call.domains[0]!));
+        .some((call) => call.domains && !onTheirWay.includes(call) && batchFirst.has(call.domains[0]!));
     await until('a later attempt to ask a batch again', askedAgain, 30_000, 10);
+    // The timed-out attempts' answers arrive while the job finalizes.
+    const endedBeforeAnswers = await untilFinalizing(env.client, jobId, { dir: join(dir, 'out'), batches: BATCHES });
+    const answersHeldMs = Date.now() - killedAt;
     proxy.releaseAnswers();
-    const releasedAt = Date.now();
 
     const exit = await cli;
     expect(exit.timedOut).toBe(false);
@@ -110,7 +114,8 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     expect(exit.stderr.match(/Temporal is unreachable/g) ?? [], exit.stderr).toHaveLength(1);
     const result = JSON.parse(exit.stdout) as JobResult;
     const charged = env.sandbox.ledger.total() - before;
-    const unsaved = result.unsavedAnswers ?? { credits: 0, unknown_calls: 0 };
+    const record = proxy.calls.slice(firstCall).reduce((sum, call) => sum + call.credits, 0);
+    const lost = result.unsavedAnswers ?? { credits: 0, unknown_calls: 0 };
     expect(result.status).toBe('completed');
     const drilled = await checkJobOutput(output, jobId, input);
     const ideal = enrichTruthCredits(env.sandbox, input, drilled.lines, 2);
@@ -118,26 +123,22 @@ describe('drill: the Temporal server restarted in the middle of a job', () => {
     for (const call of proxy.calls.slice(firstCall)) {
       if (call.domains && call.credits > 0) paid.set(call.domains[0]!, (paid.get(call.domains[0]!) ?? 0) + 1);
     }
+    console.log(
+      `temporal-restart (long): ${onTheirWay.length} calls in flight at the kill; answers held ${answersHeldMs} ms ` +
+        `(the job had ended before them: ${endedBeforeAnswers}); ${charged} credits charged (call record ${record}); ` +
+        `manifest ${result.credits} ${JSON.stringify(lost)}`,
+    );
     // The drill did what it says: a batch was paid for twice, by two attempts at once.
     expect(await maxAttempt(env.client, jobId, 'enrichBatch')).toBeGreaterThanOrEqual(2);
     expect([...paid.values()].some((n) => n > 1)).toBe(true);
-    // The saved parts cost the spec's price; any other credit is in the manifest's unsaved answers.
-    expect(result.credits).toBe(ideal + unsaved.credits);
-    // The calls in flight, from the proxy's record: sent before the answers were let go and not answered before the
-    // kill (a stale attempt and the one that replaced it each hold one, so there may be more than --concurrency).
-    const inFlight = proxy.calls
-      .slice(firstCall)
-      .filter((call) => call.domains && call.startedAt <= releasedAt && (call.answeredAt ?? Infinity) >= killedAt);
-    console.log(
-      `temporal-restart (long): ${inFlight.length} calls in flight; ${charged} credits charged; ` +
-        `manifest ${result.credits} ${JSON.stringify(unsaved)}`,
-    );
-    // The sandbox answered every call: an attempt Temporal timed out meanwhile still reads its answer and counts its
-    // credits, so the ledger is the manifest's figure, unless the job finalized while such an attempt was still
-    // reading (a loaded machine): then within the calls of unknown cost, at most the calls that were in flight.
-    expect(unsaved.unknown_calls).toBeLessThanOrEqual(inFlight.length);
-    expect(charged).toBeGreaterThanOrEqual(result.credits);
-    expect(charged - result.credits).toBeLessThanOrEqual(unsaved.unknown_calls * WORST_CALL);
-    if (unsaved.unknown_calls === 0) expect(charged).toBe(result.credits);
+    expect(onTheirWay.length).toBeGreaterThanOrEqual(1);
+    expect(onTheirWay.length).toBeLessThanOrEqual(CONCURRENCY);
+    // The sandbox's ledger and the proxy's record of the calls agree on what was charged.
+    expect(record).toBe(charged);
+    // Exactly what was charged: the saved lines at the spec's price plus the answers paid for and lost, which the
+    // timed-out attempts read and counted before the job's manifest was written.
+    expect(charged).toBe(ideal + lost.credits);
+    expect(result.credits).toBe(charged);
+    expect(lost.unknown_calls).toBeLessThanOrEqual(onTheirWay.length);
   }, 150_000);
 });

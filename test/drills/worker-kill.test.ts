@@ -66,7 +66,9 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     proxy = await startApiProxy(env.sandbox.url);
     dir = await tempDir('kill');
     input = await writeDomainsCsv(dir, 'crm.csv', { distinct: 4_000, seed: SEED });
-    workerEnv = env.childEnv({ SIGNAL_API_URL: proxy.url });
+    // A 10 s request timeout (answers take 100 ms): a job finalizes up to that long after a kill, while it waits for
+    // the answers of calls a killed worker had sent (it never settles them).
+    workerEnv = env.childEnv({ SIGNAL_API_URL: proxy.url, SIGNAL_API_TIMEOUT_MS: '10000' });
     worker = await startChildWorker(workerEnv);
 
     // The uninterrupted run of the same input on the same sandbox.

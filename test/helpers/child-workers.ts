@@ -12,7 +12,9 @@ export function childWorkers(envOf: () => JobEnv): () => Promise<ChildWorker> {
     await Promise.allSettled(workers.splice(0).map((w) => w.kill()));
   });
   return async () => {
-    const w = await startChildWorker(envOf().childEnv());
+    // A request timeout above the longest answer a test holds (8 s), well below the default 60 s: a job whose worker
+    // was killed during a call finalizes up to that long later, waiting for the answer the dead worker never settles.
+    const w = await startChildWorker(envOf().childEnv({ SIGNAL_API_TIMEOUT_MS: '20000' }));
     workers.push(w);
     return w;
   };

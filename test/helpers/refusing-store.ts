@@ -1,5 +1,10 @@
+import { PartSpool } from '../../activities/jobs/spool.ts';
+import { openStore } from '../../config/storage.ts';
 import { storageFailure } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { tempDir } from '../../testkit/drill-input.ts';
+import type { JobEnv } from '../../testkit/job-env.ts';
+import { startWorker, type WorkerHandle } from '../../workers/worker.ts';
 
 /** By default a job's outputs are refused and its `work/` (batch files, call markers) is still written. */
 const OUTPUTS = (key: string) => !key.includes('/work/');
@@ -23,4 +28,22 @@ export function refusingStore(
     return store.writeBytes!(key, data, writeOptions);
   };
   return refusing;
+}
+
+/**
+ * A worker on `env`'s queues whose outputs refuse the keys `refused` picks while `refusing()` says so (a full disk),
+ * with a spool of its own (a temporary directory named after `name`).
+ */
+export async function startRefusingWorker(
+  env: JobEnv,
+  name: string,
+  refused: (key: string) => boolean,
+  refusing: () => boolean,
+): Promise<WorkerHandle> {
+  const spool = new PartSpool(await tempDir(name));
+  return startWorker({
+    config: env.config(),
+    workflowBundle: env.bundle,
+    deps: { openStore: (url) => refusingStore(openStore(url), { refused, while: refusing }), spool },
+  });
 }

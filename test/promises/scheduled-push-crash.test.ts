@@ -41,7 +41,10 @@ describe('promise: a scheduled push survives a killed worker', () => {
     const ledger0 = env.sandbox.ledger.entries.length;
 
     env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.enrichBulk] });
-    const first = await startChildWorker(env.childEnv());
+    // A request timeout above the answers the sandbox holds (8 s), below the default: the run's finalize waits that
+    // long for the dead worker's calls to be answered before it counts them as unknown.
+    const childEnv = () => env.childEnv({ SIGNAL_API_TIMEOUT_MS: '12000' });
+    const first = await startChildWorker(childEnv());
     workers.push(first);
     const handle = await env.client.workflow.start('scheduledPush', {
       workflowId: 'crash-push',
@@ -63,7 +66,7 @@ describe('promise: a scheduled push survives a killed worker', () => {
     );
     await first.kill();
     env.sandbox.setFaults({});
-    workers.push(await startChildWorker(env.childEnv()));
+    workers.push(await startChildWorker(childEnv()));
     const result = (await handle.result()) as PushResult;
     expect(result.status).toBe('completed');
 
@@ -88,6 +91,8 @@ describe('promise: a scheduled push survives a killed worker', () => {
     expect(manifest.overlap.signals).toBe(0);
     expect(chargedSince(env.sandbox, mark)).toBe(2 * truth.ids.length + lost);
     expect(undelivered.length).toBeLessThanOrEqual(4);
+    // The manifest counts each call the dead worker sent as one of unknown cost (the sandbox's record: undelivered).
+    expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: undelivered.length });
     expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.valid / BULK_DOMAINS) + undelivered.length);
   });
 });

@@ -10,15 +10,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SINGLE_BATCH_SIZE } from '../../activities/jobs/prepare.ts';
-import { PartSpool } from '../../activities/jobs/spool.ts';
 import type { JobResult } from '../../activities/jobs/types.ts';
-import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { startWorker, type WorkerHandle } from '../../workers/worker.ts';
+import type { WorkerHandle } from '../../workers/worker.ts';
 import { VERIFY_CHUNK_SIZE } from '../../workflows/verify-emails.ts';
 import { readJobOutput } from '../helpers/output.ts';
-import { refusingStore } from '../helpers/refusing-store.ts';
+import { startRefusingWorker } from '../helpers/refusing-store.ts';
 import { rejectionOf } from '../helpers/workflow-failure.ts';
 import { addressList, runJob } from './helpers.ts';
 import { callsTo, chargedSince, enrichIdeal, PATHS, verifyIdeal } from './oracle.ts';
@@ -40,15 +38,7 @@ describe('promise: an answer the output refused is not paid for again', () => {
 
   beforeAll(async () => {
     env = await startJobEnv({ sandbox: { seed: 47 } });
-    const spool = new PartSpool(await tempDir('spooled-answers-spool'));
-    worker = await startWorker({
-      config: env.config(),
-      workflowBundle: env.bundle,
-      deps: {
-        openStore: (url) => refusingStore(openStore(url), { refused: isAnswerKey, while: () => refusing }),
-        spool,
-      },
-    });
+    worker = await startRefusingWorker(env, 'spooled-answers-spool', isAnswerKey, () => refusing);
   });
   afterAll(async () => {
     await worker?.shutdown();

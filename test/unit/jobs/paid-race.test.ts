@@ -112,6 +112,24 @@ async function expectBothCalls(finalize: () => ReturnType<typeof finalizeJob>, p
   expect(result.unsavedAnswers).toEqual({ credits: perCall, unknown_calls: 0 });
 }
 
+/**
+ * Attempt 1 sends its call (answer 0) and is cancelled, as Temporal does when its heartbeat lapsed; attempt 2 pays for
+ * the batch and saves it (answer 1, 4 credits). Returns attempt 1, still waiting for its answer.
+ */
+async function cancelledWhileRedone(jobId: string, domain: string) {
+  const setup = await setUp(jobId, 'enrich', [domain]);
+  const { store, job, client } = setup;
+  const cancel = new AbortController();
+  const first = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 1, signal: cancel.signal });
+  await until(() => waiting.length === 1);
+  cancel.abort(new Error('heartbeat timed out'));
+  const second = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 2 });
+  await until(() => waiting.length === 2);
+  release(1, 4);
+  await second;
+  return { ...setup, first };
+}
+
 describe('two attempts of one batch at once: paid once, or the second payment is counted', () => {
   it('enrich: the attempt that answers last finds the part saved and keeps its marker with its credits', async () => {
     const { store, job, client, finalize } = await setUp('race-enrich', 'enrich', ['a.com', 'b.com']);
@@ -147,22 +165,30 @@ describe('two attempts of one batch at once: paid once, or the second payment is
   });
 
   it('a cancelled attempt whose call was sent reads its answer and counts its credits, then ends cancelled', async () => {
-    const { store, job, client, finalize } = await setUp('race-cancel', 'enrich', ['c.com']);
-    const cancel = new AbortController();
-    const first = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 1, signal: cancel.signal });
-    await until(() => waiting.length === 1);
-    cancel.abort(new Error('heartbeat timed out'));
-    // The next attempt pays for the batch and saves it.
-    const second = enrichBatch(client, store, { job, index: 0, options: {} }, { attempt: 2 });
-    await until(() => waiting.length === 2);
-    release(1, 4);
-    await second;
+    const { client, finalize, first } = await cancelledWhileRedone('race-cancel', 'c.com');
     // The cancelled attempt's answer still comes: charged, and not saved by the attempt Temporal gave up on.
     release(0, 4);
     await expect(first).rejects.toThrow('heartbeat timed out');
     const result = await finalize();
     expect(result.unsavedAnswers).toEqual({ credits: 4, unknown_calls: 0 });
     expect(charged).toBe(result.credits);
+    await client.close();
+  });
+
+  it('finalize waits for the answer of a cancelled attempt still on its way, and counts what it cost', async () => {
+    const { client, finalize, first } = await cancelledWhileRedone('race-finalize', 'f.com');
+    // Every batch is saved: the job finalizes while the first attempt's charged answer is still on its way.
+    let finalized = false;
+    const finalizing = finalize().finally(() => {
+      finalized = true;
+    });
+    await sleep(400);
+    expect(finalized).toBe(false);
+    release(0, 4);
+    await expect(first).rejects.toThrow('heartbeat timed out');
+    const result = await finalizing;
+    expect(result.unsavedAnswers).toEqual({ credits: 4, unknown_calls: 0 });
+    expect(result.credits).toBe(charged);
     await client.close();
   });
 

@@ -209,24 +209,6 @@ describe('fetchPushBatch', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('passes the attempt’s cancellation to the call, so a timed-out attempt stops its call', async () => {
-    const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
-    const seen: (AbortSignal | undefined)[] = [];
-    const client = {
-      async enrichCompanies(_params: EnrichCompaniesParams, call?: { signal?: AbortSignal }) {
-        seen.push(call?.signal);
-        call?.signal?.throwIfAborted();
-        throw new Error('not reached');
-      },
-    } as unknown as SignalClient;
-    const cancel = new AbortController();
-    cancel.abort(new Error('heartbeat timed out'));
-    await expect(
-      fetchPushBatch(client, store, { run, index: 0, filters }, { attempt: 2, signal: cancel.signal }),
-    ).rejects.toThrow('heartbeat timed out');
-    expect(seen).toEqual([cancel.signal]);
-  });
-
   it('writes no part when nothing is new, and still records the batch', async () => {
     const { store, run } = await setup({ detected_after: null, domains: ['a.com'] });
     const { client } = fakeClient(() => [ok('a.com', [])]);

@@ -12,6 +12,7 @@ import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { oneSignalAnswer } from './one-signal.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-finalize-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -62,23 +63,7 @@ function finalizeCompleted(store: Store, run: PushRunRef, plan: StoredPlan, roun
 
 const client = {
   async enrichCompanies(params: EnrichCompaniesParams) {
-    const results = params.domains.map((domain) => ({
-      domain,
-      status: 'ok' as const,
-      company: { name: domain, domain },
-      signals: [
-        {
-          signal_id: `sig_${domain}`,
-          signal_type: 'news',
-          signal_subtype: '',
-          signal_name: 'n',
-          detected_at: '2026-03-05T00:00:00.000Z',
-          data: { summary: 'n' },
-        },
-      ],
-      signal_summary: {},
-      coverage: {},
-    }));
+    const results = params.domains.map(oneSignalAnswer);
     return {
       results,
       summary: { requested: 0, ok: 0, not_found: 0, error: 0, signals: 0 },

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chargedNothing, ObjectNotFoundError, SignalApiError } from '../../connectors/errors.ts';
+import { DEFAULT_TIMEOUT_MS } from '../../connectors/signal-api/index.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { jobPrefix } from './layout.ts';
+import type { JobRef } from './types.ts';
+
+/**
+ * Lost answers: paid per-item calls (bulk enrich, bulk verify, single enrich) whose answer may have been paid for and
+ * never saved: the answer was lost (a 5xx or a reset after the service did the work), the worker died before the part
+ * was written, or another attempt of the same batch (started when this one's heartbeat lapsed: a paused worker, a
+ * blocked event loop, a restarted Temporal server) saved its own answer first. Before each call the activity leaves a
+ * marker under `work/calls/`, named by the batch and a call id; the part it then publishes names the calls whose
+ * answers it holds (`signal-kit-calls`). A marker that no part names when the job is finalized is a lost answer: with
+ * the credits its answer reported (a 5xx's `x-credits-charged`, a 2xx answer that lost the race to be saved or came
+ * to an attempt already cancelled), or with an unknown cost when nothing said (a reset, a timeout, a dead worker).
+ * The manifest adds them up (`unsaved_answers`), so a double charge is visible instead of silent.
+ *
+ * Markers are not removed by the attempt that saved its answer: another attempt may still replace the part. The
+ * finalize step settles them all at once (saved ones are removed).
+ */
+export interface CallMarkerRecord {
+  batch: number;
+  /** The call's id, also in its marker's key and, once its answer is saved, in the part's `signal-kit-calls`. */
+  call?: string;
+  /** Temporal's attempt number of the activity that made the call (a later attempt runs after a heartbeat lapsed). */
+  attempt?: number;
+  started_at: string;
+  /** Credits the answer said were charged; null while the outcome is unknown. */
+  credits: number | null;
+  reason: string;
+  /**
+   * True from the marker's start until the attempt writes what became of the call: while it is, the call may still
+   * be answered (within `timeout_ms`), so finalize waits for it. Markers written before this field existed lack it.
+   */
+  awaiting_answer?: boolean;
+  /** The client's per-call timeout: no answer comes later than that after the call left. */
+  timeout_ms?: number;
+}
+
+export interface LostAnswers {
+  /** Credits reported by answers that were paid for and lost. */
+  credits: number;
+  /** Calls whose outcome is unknown (no answer said what they cost): each may have cost up to a batch's worst case. */
+  unknownCalls: number;
+}
+
+/** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a push run's, activities/push/layout.ts). */
+export type MarkerFolder = JobRef | { callsPrefix: string };
+
+export const callsPrefix = (owner: MarkerFolder) =>
+  'callsPrefix' in owner ? owner.callsPrefix : `${jobPrefix(owner)}work/calls/`;
+
+const MARKER_KEY = /part-(\d{5,})-([0-9a-z-]+)\.json$/;
+
+/**
+ * Past its call's timeout, how much longer a marker awaiting its answer is waited for: the wait for a rate-limit
+ * permit before the call left, the parse of the answer and the write of the marker.
+ */
+export const ANSWER_GRACE_MS = 5_000;
+/** The longest finalize waits for any one answer, whatever timeout the client was given: it never hangs a job. */
+export const MAX_ANSWER_WAIT_MS = 120_000;
+const SETTLE_POLL_MS = 250;
+
+export class CallMarker {
+  readonly key: string;
+  /** Named in the part's metadata once the answer is saved. */
+  readonly id: string;
+  readonly #store: Store;
+  readonly #record: CallMarkerRecord;
+
+  private constructor(store: Store, key: string, id: string, record: CallMarkerRecord) {
+    this.#store = store;
+    this.key = key;
+    this.id = id;
+    this.#record = record;
+  }
+
+  /** Leaves the marker before the call is sent; `timeoutMs` is the client's per-call timeout. */
+  static async begin(
+    store: Store,
+    job: MarkerFolder,
+    batch: number,
+    attempt = 1,
+    timeoutMs = DEFAULT_TIMEOUT_MS,
+  ): Promise<CallMarker> {
+    const id = `a${attempt}-${randomBytes(5).toString('hex')}`;
+    const key = `${callsPrefix(job)}part-${String(batch).padStart(5, '0')}-${id}.json`;
+    const record: CallMarkerRecord = {
+      batch,
+      call: id,
+      attempt,
+      started_at: new Date().toISOString(),
+      credits: null,
+      reason: 'no answer saved (the worker stopped during the call)',
+      awaiting_answer: true,
+      timeout_ms: timeoutMs,
+    };
+    await store.writeText(key, JSON.stringify(record), { contentType: 'application/json' });
+    return new CallMarker(store, key, id, record);
+  }
+
+  /**
+   * The call failed. A failure that provably charged nothing (a 4xx, a 429, a connection never made, an answer
+   * saying 0 credits, a call cancelled before it was sent) removes the marker; any other keeps it with what the
+   * answer said it cost, if it said.
+   */
+  async failed(error: unknown, sent = true): Promise<void> {
+    // Storage trouble here must not hide the call's own error; the marker left by begin() then counts as unknown.
+    if (!sent || chargedNothing(error)) {
+      await this.#store.delete(this.key).catch(() => undefined);
+      return;
+    }
+    const credits = error instanceof SignalApiError ? (error.creditsCharged ?? null) : null;
+    await this.#rewrite(credits, error instanceof Error ? error.message : String(error));
+  }
+
+  /** The call was answered (and charged `credits`), but its answer is not in the part: it is counted as lost. */
+  async lost(credits: number, reason: string): Promise<void> {
+    await this.#rewrite(credits, reason);
+  }
+
+  async #rewrite(credits: number | null, reason: string): Promise<void> {
+    const record: CallMarkerRecord = { ...this.#record, credits, reason, awaiting_answer: false };
+    await this.#store
+      .writeText(this.key, JSON.stringify(record), { contentType: 'application/json' })
+      .catch(() => undefined);
+  }
+}
+
+/** How finalize waits for answers still on their way (see `countLostAnswers`). */
+export interface AnswerWait {
+  /** Finalize's own cancellation: the wait ends and what has not settled counts as unknown. */
+  signal?: AbortSignal;
+  /** Called on every round of the wait (an activity heartbeats). */
+  onWait?: () => void;
+  /** The clock (tests). */
+  now?: () => number;
+  pollMs?: number;
+}
+
+type Read = { settled: 'credits'; credits: number } | { settled: 'unknown' } | { settled: 'gone' } | { until: number };
+
+/**
+ * What the markers left under the job add up to. `saved` holds, per batch index, the calls its part names: their
+ * markers are answers saved, removed here and not counted.
+ *
+ * A marker still awaiting its answer is waited for while its call may still be answered (its timeout after it
+ * started, plus `ANSWER_GRACE_MS`; at most `MAX_ANSWER_WAIT_MS` from now): an attempt Temporal timed out while its
+ * call was on its way (a stalled worker, a Temporal outage) reads the answer after the job's last batch and writes the
+ * credits it was charged into its marker, or removes the marker when the call charged nothing. Only past that is it
+ * counted as unknown: a worker that died during its call never settles its marker, so a job one of whose workers
+ * crashed finalizes up to the client's timeout later.
+ */
+export async function countLostAnswers(
+  store: Store,
+  job: MarkerFolder,
+  saved: ReadonlyMap<number, ReadonlySet<string>> = new Map(),
+  wait: AnswerWait = {},
+): Promise<LostAnswers> {
+  const now = wait.now ?? Date.now;
+  const latest = now() + MAX_ANSWER_WAIT_MS;
+  const totals: LostAnswers = { credits: 0, unknownCalls: 0 };
+  const settled: string[] = [];
+  const awaited = new Map<string, number>();
+  const add = (key: string, read: Read) => {
+    if ('until' in read) awaited.set(key, Math.min(read.until, latest));
+    else if (read.settled === 'credits') totals.credits += read.credits;
+    else if (read.settled === 'unknown') totals.unknownCalls += 1;
+  };
+  for await (const info of store.list(callsPrefix(job))) {
+    const named = MARKER_KEY.exec(info.key);
+    if (named && saved.get(Number(named[1]))?.has(named[2] ?? '')) settled.push(info.key);
+    else add(info.key, await readMarker(store, info.key, now()));
+  }
+  while (awaited.size > 0) {
+    wait.onWait?.();
+    if (wait.signal?.aborted) break;
+    await sleep(wait.pollMs ?? SETTLE_POLL_MS, undefined, { signal: wait.signal }).catch(() => undefined);
+    for (const [key, until] of [...awaited]) {
+      const read = await readMarker(store, key, now());
+      if ('until' in read && now() < until) continue;
+      awaited.delete(key);
+      add(key, 'until' in read ? { settled: 'unknown' } : read);
+    }
+  }
+  totals.unknownCalls += awaited.size;
+  // A marker that cannot be removed is counted again by a later finalize only if no part names it: harmless.
+  for (let i = 0; i < settled.length; i += 16) {
+    await Promise.all(settled.slice(i, i + 16).map((key) => store.delete(key).catch(() => undefined)));
+  }
+  return totals;
+}
+
+/** One marker as finalize sees it at `at`: settled (with credits, unknown, or removed) or awaited until a time. */
+async function readMarker(store: Store, key: string, at: number): Promise<Read> {
+  let record: CallMarkerRecord;
+  try {
+    record = JSON.parse(await store.readText(key)) as CallMarkerRecord;
+  } catch (error) {
+    // Removed meanwhile: the attempt found that its call charged nothing.
+    return error instanceof ObjectNotFoundError ? { settled: 'gone' } : { settled: 'unknown' };
+  }
+  if (typeof record.credits === 'number' && Number.isFinite(record.credits) && record.credits >= 0) {
+    return { settled: 'credits', credits: record.credits };
+  }
+  if (record.awaiting_answer === true) {
+    const timeout = typeof record.timeout_ms === 'number' && record.timeout_ms > 0 ? record.timeout_ms : undefined;
+    const until = Date.parse(record.started_at) + (timeout ?? DEFAULT_TIMEOUT_MS) + ANSWER_GRACE_MS;
+    if (Number.isFinite(until) && until > at) return { until };
+  }
+  return { settled: 'unknown' };
+}

@@ -1,0 +1,140 @@
+/**
+ * How finalize counts lost answers (activities/jobs/lost-answers.ts): a marker whose call may still be answered is
+ * waited for until it settles, but never past its request timeout (a worker that died never settles it), never past
+ * a fixed cap, and not once finalize is cancelled; markers written before markers said they await an answer are
+ * counted as they always were. The race it exists for (a timed-out attempt answered while the job finalizes) is in
+ * paid-race.test.ts and the drills.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ANSWER_GRACE_MS,
+  CallMarker,
+  type CallMarkerRecord,
+  callsPrefix,
+  countLostAnswers,
+  MAX_ANSWER_WAIT_MS,
+} from '../../../activities/jobs/lost-answers.ts';
+import type { JobRef } from '../../../activities/jobs/types.ts';
+import { openStore } from '../../../config/storage.ts';
+import type { Store } from '../../../connectors/storage/index.ts';
+
+let dir: string;
+let store: Store;
+let jobs = 0;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'lost-answers-'));
+  store = openStore(pathToFileURL(dir).href);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function newJob(): JobRef {
+  jobs += 1;
+  return { jobId: `job-${jobs}`, kind: 'enrich', output: pathToFileURL(dir).href };
+}
+
+/** A marker as some worker left it, written as is. */
+async function writeMarker(job: JobRef, call: string, record: Partial<CallMarkerRecord>): Promise<void> {
+  const full: CallMarkerRecord = {
+    batch: 0,
+    call,
+    attempt: 1,
+    started_at: new Date().toISOString(),
+    credits: null,
+    reason: 'no answer saved (the worker stopped during the call)',
+    ...record,
+  };
+  await store.writeText(`${callsPrefix(job)}part-00000-${call}.json`, JSON.stringify(full));
+}
+
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await run();
+  return { value, ms: performance.now() - started };
+}
+
+describe('counting lost answers at finalize', () => {
+  it('a call still awaiting its answer is waited for: its credits count once the attempt writes them', async () => {
+    const job = newJob();
+    const marker = await CallMarker.begin(store, job, 0, 1, 30_000);
+    setTimeout(() => void marker.lost(12, 'answered after this attempt was cancelled'), 300);
+    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map(), { pollMs: 20 }));
+    expect(value).toEqual({ credits: 12, unknownCalls: 0 });
+    expect(ms).toBeGreaterThanOrEqual(250);
+  });
+
+  it('an awaited call whose attempt finds it charged nothing (its marker removed) counts nothing', async () => {
+    const job = newJob();
+    const marker = await CallMarker.begin(store, job, 0, 1, 30_000);
+    setTimeout(() => void marker.failed(new Error('never sent'), false), 200);
+    const { value } = await timed(() => countLostAnswers(store, job, new Map(), { pollMs: 20 }));
+    expect(value).toEqual({ credits: 0, unknownCalls: 0 });
+  });
+
+  it('a call whose worker died is unknown once its request timeout has passed, not before', async () => {
+    const job = newJob();
+    await CallMarker.begin(store, job, 0, 1, 400);
+    // A clock ahead by the grace: the wait ends at the 400 ms timeout.
+    const now = () => Date.now() + ANSWER_GRACE_MS;
+    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map(), { pollMs: 20, now }));
+    expect(value).toEqual({ credits: 0, unknownCalls: 1 });
+    expect(ms).toBeGreaterThanOrEqual(300);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('a marker older than its request timeout, or one written before markers awaited answers, is not waited for', async () => {
+    const job = newJob();
+    const old = new Date(Date.now() - 60_000 - ANSWER_GRACE_MS - 1_000).toISOString();
+    await writeMarker(job, 'a1-0000000001', { awaiting_answer: true, timeout_ms: 60_000, started_at: old });
+    await writeMarker(job, 'a1-0000000002', {}); // an earlier version's marker: no awaiting_answer, no timeout
+    await writeMarker(job, 'a1-0000000003', { credits: 7, reason: 'a 502 after the work' });
+    const { value, ms } = await timed(() => countLostAnswers(store, job));
+    expect(value).toEqual({ credits: 7, unknownCalls: 2 });
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('markers of saved answers are removed and not counted, awaited or not', async () => {
+    const job = newJob();
+    const saved = await CallMarker.begin(store, job, 0, 1, 30_000);
+    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map([[0, new Set([saved.id])]])));
+    expect(value).toEqual({ credits: 0, unknownCalls: 0 });
+    expect(ms).toBeLessThan(1_000);
+    const left: string[] = [];
+    for await (const info of store.list(callsPrefix(job))) left.push(info.key);
+    expect(left).toEqual([]);
+  });
+
+  it('never waits past the cap, however long the client was allowed to wait', async () => {
+    const job = newJob();
+    await CallMarker.begin(store, job, 0, 1, 10 * MAX_ANSWER_WAIT_MS);
+    let clock = Date.now();
+    const waiting = countLostAnswers(store, job, new Map(), { pollMs: 20, now: () => clock });
+    await sleep(100);
+    clock += MAX_ANSWER_WAIT_MS + 1;
+    const { value, ms } = await timed(() => waiting);
+    expect(value).toEqual({ credits: 0, unknownCalls: 1 });
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('a cancelled finalize stops waiting: what has not settled is unknown', async () => {
+    const job = newJob();
+    await CallMarker.begin(store, job, 0, 1, 30_000);
+    const cancel = new AbortController();
+    let beats = 0;
+    setTimeout(() => cancel.abort(new Error('cancelled')), 200);
+    const { value, ms } = await timed(() =>
+      countLostAnswers(store, job, new Map(), { pollMs: 20, signal: cancel.signal, onWait: () => (beats += 1) }),
+    );
+    expect(value).toEqual({ credits: 0, unknownCalls: 1 });
+    expect(ms).toBeLessThan(1_500);
+    // It heartbeats while it waits.
+    expect(beats).toBeGreaterThanOrEqual(2);
+  });
+});
