@@ -142,15 +142,10 @@ async function answerOnce(
   // Only the fingerprint of what was there: an answer that did not prove itself is replaced, not continued.
   const replaced = seen.fingerprint === undefined ? {} : { fingerprint: seen.fingerprint };
   const counts = { ...zeroCounts(), lines: 1, credits: response.credits };
-  const published = await publishPaidPart(
-    store,
-    key,
-    replaced,
-    identity,
-    [{ marker, credits: response.credits }],
-    (calls, target) => writePart(target, 'none', key, [answer], counts, 'done', calls, identity),
-    attempt.spool,
-  );
+  const write = (calls: string[], target: Store) =>
+    writePart(target, 'none', key, [answer], counts, 'done', calls, identity);
+  const paidFor = [{ marker, credits: response.credits }];
+  const published = await publishPaidPart(store, key, replaced, identity, paidFor, write, attempt.spool);
   if (published.lost) {
     const theirs = await savedAnswer(store, key, await readPart(store, key, identity));
     if (theirs) return summary(theirs, 0);

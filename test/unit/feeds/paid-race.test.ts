@@ -19,6 +19,7 @@ import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { BuyerIntentContactsParams, CallOptions } from '../../../connectors/signal-api/types.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { heldCalls } from '../../helpers/held-calls.ts';
 import { refusingStore } from '../../helpers/refusing-store.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-feed-race-'));
@@ -42,23 +43,20 @@ const page = (run: FeedRunRef): FeedPageRequest => ({ run, index: 0, filters, cu
 
 /** An intent service whose pages wait until the test releases them (in arrival order); `charged` is what they cost. */
 function heldService() {
-  const waiting: (() => void)[] = [];
-  const state = { charged: 0, calls: 0 };
+  const held = heldCalls();
   const client = {
     async buyerIntentContacts(params: BuyerIntentContactsParams, call?: CallOptions) {
-      state.calls += 1;
-      call?.onSend?.();
-      await new Promise<void>((resolve) => waiting.push(resolve));
+      await held.hold(call);
       const contacts = Array.from({ length: params.page_size ?? 3 }, (_, i) => ({
         topic_id: 'b2b_17',
         contact: { email: `p${i}@a.com` },
         company: { domain: 'a.com' },
       }));
-      state.charged += contacts.length;
+      held.state.charged += contacts.length;
       return { contacts, next_cursor: null, credits: contacts.length };
     },
   } as unknown as SignalClient;
-  return { client, waiting, state };
+  return { client, ...held };
 }
 
 const until = async (check: () => boolean) => {
