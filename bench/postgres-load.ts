@@ -146,7 +146,7 @@ export async function writeRun(dir: string, count: number, perPart: number): Pro
 interface Run {
   ms: number;
   rows: number;
-  /** CPU seconds of the benchmark process (A, P: reading, checking, decoding and encoding the parts) and of the server. */
+  /** CPU seconds of the benchmark process (A, P: reading, checking, decoding, encoding the parts) and of the server. */
   nodeCpuS: number;
   serverCpuS: number;
   /** Peak resident memory of the benchmark process during the run (sampled), MiB. */

@@ -137,8 +137,9 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       });
       const c = part.counts;
       const name = key.slice(key.lastIndexOf('/') + 1);
-      const batchPart = name.startsWith('part-') || name.startsWith('single-0');
-      if (name.startsWith('single-0')) calls.single += c.calls ?? 0;
+      const single = /^single-\d/.test(name);
+      const batchPart = name.startsWith('part-') || single;
+      if (single) calls.single += c.calls ?? 0;
       else if (name.startsWith('part-')) calls.bulk += c.calls ?? (c.lines > 0 ? 1 : 0);
       counts.ok += c.ok;
       counts.not_found += c.not_found;

@@ -172,7 +172,7 @@ export async function publishPaidPart(
 ): Promise<Published> {
   const calls = [...(seen.part?.calls ?? []), ...paid.map((answer) => answer.marker.id)];
   try {
-    if (paid.length > 0 && (await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
+    if ((await withStorageRetries(() => partFingerprint(store, key))) !== seen.fingerprint) {
       await lostAll(paid, 'answered, but another attempt of the batch saved its part first');
       return { lost: true, part: (await readPart(store, key, identity)).part };
     }

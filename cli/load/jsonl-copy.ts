@@ -70,14 +70,33 @@ function unicodeEscape(input: Buffer, at: number): number {
   return cp;
 }
 
+/** `convert` ran out of room in `out` (a typed array drops writes past its end: every line's end checks). */
+const OVERFLOW = -2;
+/** `convert` met a line of another shape. */
+const OTHER_SHAPE = -1;
+
 /** The COPY text of a whole JSONL part, or undefined when a line is not of the expected shape. */
 export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffer | undefined {
+  let lines = 1;
+  for (let at = input.indexOf(NEWLINE); at !== -1; at = input.indexOf(NEWLINE, at + 1)) lines++;
+  // A line's COPY text is shorter than its JSON (each key becomes a tab, `null` becomes `\N`), but for backslashes in
+  // arrays and objects, which double: the input's size and the suffixes are room enough but for lines full of them,
+  // which are converted again with room for the worst case. Half the allocation is half the collector's work.
+  const suffixes = lines * (columns.suffix.length + 1);
+  let out = Buffer.allocUnsafe(input.length + suffixes);
+  let o = convert(input, columns, out);
+  if (o === OVERFLOW) {
+    out = Buffer.allocUnsafe(input.length * 2 + lines * (columns.suffix.length + 2 * columns.names.length + 2));
+    o = convert(input, columns, out);
+  }
+  return o < 0 ? undefined : out.subarray(0, o);
+}
+
+/** Converts `input` into `out`: the bytes written, or OVERFLOW, or OTHER_SHAPE. */
+function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer): number {
   // Plain locals and no closures in the loops below: this runs once per byte of every part.
   const keys = columns.names.map((name, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(name)}:`));
   const suffix = columns.suffix;
-  let lines = 0;
-  for (let i = 0; i < input.length; i++) if (input[i] === NEWLINE) lines++;
-  const out = Buffer.allocUnsafe(input.length * 2 + (lines + 1) * (suffix.length + 2 * keys.length + 2));
   const end = input.length;
   let o = 0;
   let p = 0;
@@ -88,13 +107,13 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffe
     }
     for (let c = 0; c < keys.length; c++) {
       const key = keys[c] as Buffer;
-      if (p + key.length > end) return undefined;
-      for (let k = 0; k < key.length; k++) if (input[p + k] !== key[k]) return undefined;
+      if (p + key.length > end) return OTHER_SHAPE;
+      for (let k = 0; k < key.length; k++) if (input[p + k] !== key[k]) return OTHER_SHAPE;
       p += key.length;
       if (c > 0) out[o++] = TAB;
       const first = input[p];
       if (first === 0x6e) {
-        if (input[p + 1] !== 0x75 || input[p + 2] !== 0x6c || input[p + 3] !== 0x6c) return undefined;
+        if (input[p + 1] !== 0x75 || input[p + 2] !== 0x6c || input[p + 3] !== 0x6c) return OTHER_SHAPE;
         out[o++] = BACKSLASH;
         out[o++] = 0x4e;
         p += 4;
@@ -128,7 +147,7 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffe
             p += 2;
           } else if (next === 0x75) {
             let cp = unicodeEscape(input, p);
-            if (cp < 0) return undefined;
+            if (cp < 0) return OTHER_SHAPE;
             p += 6;
             // A lone surrogate becomes U+FFFD, as Node's UTF-8 encoding of the parsed string would make it.
             if (cp >= 0xd800 && cp <= 0xdbff) {
@@ -139,9 +158,9 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffe
               } else cp = 0xfffd;
             } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
             o = writeCodePoint(out, o, cp);
-          } else return undefined;
+          } else return OTHER_SHAPE;
         }
-        if (!closed) return undefined;
+        if (!closed) return OTHER_SHAPE;
       } else {
         // Any other value (number, array, object, true, false) up to the next `,` or `}` at its own depth, as JSON
         // text with its backslashes doubled.
@@ -174,18 +193,19 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffe
           } else if (byte === COMMA && depth === 0) {
             done = true;
             break;
-          } else if (byte === NEWLINE || byte === TAB) return undefined;
+          } else if (byte === NEWLINE || byte === TAB) return OTHER_SHAPE;
           out[o++] = byte;
           p++;
         }
-        if (!done) return undefined;
+        if (!done) return OTHER_SHAPE;
       }
     }
-    if (input[p] !== CLOSE_BRACE) return undefined;
+    if (input[p] !== CLOSE_BRACE) return OTHER_SHAPE;
     p++;
-    if (p < end && input[p] !== NEWLINE) return undefined;
+    if (p < end && input[p] !== NEWLINE) return OTHER_SHAPE;
+    if (o + suffix.length + 1 > out.length) return OVERFLOW;
     o += suffix.copy(out, o);
     out[o++] = NEWLINE;
   }
-  return out.subarray(0, o);
+  return o;
 }

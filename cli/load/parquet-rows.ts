@@ -91,8 +91,8 @@ interface PartAt {
 }
 
 /**
- * A Parquet part's row groups, each read when asked for, as rows of values in the table's column order. The footer is read and the columns checked at once, so
- * that a part that is not the table's fails before anything of it is sent.
+ * A Parquet part's row groups, each read when asked for, as rows of values in the table's column order. The footer
+ * is read and the columns checked at once, so that a part that is not the table's fails before anything of it is sent.
  */
 export function parquetRowGroups(bytes: Buffer, def: TableDef, where: PartAt): () => AsyncGenerator<unknown[][]> {
   const file = arrayBuffer(bytes);

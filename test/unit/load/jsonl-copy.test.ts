@@ -49,8 +49,19 @@ describe('flat JSONL part to COPY text', () => {
   const suffix = Buffer.from(suffixColumns.map((c) => `\t${copyTextField(provenance[c.name], c.type)}`).join(''));
   const names = SIGNALS_TABLE.columns.map((c) => c.name);
 
-  it('is what parsing and encoding every value gives, escapes and all', () => {
-    const part = encodeTable('jsonl', SIGNALS_TABLE, rows(), 'none');
+  // Lines whose COPY text is longer than their JSON: backslashes in a list's items double in COPY's text.
+  const backslashes = (): TableRow[] =>
+    [1, 400, 5000].map((n, i) => ({
+      ...(rows()[0] as TableRow),
+      signal_id: `sig_b${i}`,
+      highlights: ['\\'.repeat(n), `"${'\\"'.repeat(n)}`],
+    }));
+
+  it.each([
+    ['escapes of every kind', rows],
+    ['lines that grow: lists full of backslashes', backslashes],
+  ])('is what parsing and encoding every value gives: %s', (_, make) => {
+    const part = encodeTable('jsonl', SIGNALS_TABLE, make(), 'none');
     const expected = part
       .toString('utf8')
       .split('\n')

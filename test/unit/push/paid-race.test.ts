@@ -10,16 +10,20 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/jobs/lost-answers.ts';
+import { PartSpool } from '../../../activities/jobs/spool.ts';
 import { fetchPushBatch } from '../../../activities/push/fetch.ts';
 import { finalizePushRun } from '../../../activities/push/finalize.ts';
-import { planKey, pushBatchKey, pushManifestKey } from '../../../activities/push/layout.ts';
+import { planKey, pushBatchKey, pushManifestKey, pushPartKey } from '../../../activities/push/layout.ts';
 import type { StoredPlan } from '../../../activities/push/plan.ts';
+import { recoverKeptAnswers } from '../../../activities/push/recover.ts';
 import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
+import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
 import type { CallOptions } from '../../../connectors/signal-api/types.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { refusingStore } from '../../helpers/refusing-store.ts';
 import { oneSignalAnswer } from './one-signal.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-race-'));
@@ -150,3 +154,58 @@ describe('a push batch fetched by two attempts at once', () => {
     expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
   });
 });
+
+describe('an answer the output refused', () => {
+  /** A run whose only batch was answered and refused for good: its answer waits in `spool`; the run is finalized. */
+  async function refusedRun(spool: PartSpool) {
+    const { store, run } = await plannedRun(['a.com', 'b.com']);
+    const service = heldService();
+    const refusing = refusingStore(store, { refused: (key) => key.includes('/signals/') && key.includes('part-') });
+    const fetching = fetchPushBatch(service.client, refusing, { run, index: 0, filters }, { attempt: 1, spool });
+    await until(() => service.waiting.length === 1);
+    service.waiting[0]!();
+    await expect(fetching).rejects.toThrow(/refused \(ENOSPC\)/);
+    const stopped = await finalized(store, run);
+    expect(stopped.unsaved_answers).toEqual({ credits: 4, unknown_calls: 0 });
+    return { store, run, service };
+  }
+
+  it('is finalized into the stopped run by the next run when that run committed the watermarks last', async () => {
+    const spool = new PartSpool(join(root, `spool-${runs}`));
+    const { store, run } = await refusedRun(spool);
+    const next = { ...run, runId: '20260307T000000Z', date: '2026-03-07' };
+    expect(await recoverKeptAnswers(store, { run: next, filters }, spool)).toEqual([run.runId]);
+    const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
+    expect(manifest).toMatchObject({ status: 'completed', credits_charged: 4, counts: { signals: 2 } });
+    expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
+    expect(Object.keys(Object.fromEntries((await readPushState(store, 'p')).marks))).toEqual(['a.com', 'b.com']);
+  });
+
+  it('is published but not finalized into an older run: a later run committed the watermarks since', async () => {
+    const spool = new PartSpool(join(root, `spool-${runs}`));
+    const { store, run } = await refusedRun(spool);
+    await commitPushState(store, 'p', 'later', new Map(), { lastRun: { ...lastRunOf(run), run_id: 'later' } });
+    const next = { ...run, runId: '20260308T000000Z', date: '2026-03-08' };
+    expect(await recoverKeptAnswers(store, { run: next, filters }, spool)).toEqual([]);
+    expect(await store.exists(pushPartKey(run, 0))).toBe(true);
+    const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
+    expect(manifest.unsaved_answers).toEqual({ credits: 4, unknown_calls: 0 });
+  });
+});
+
+/** The state's record of `run` as its last committing run. */
+function lastRunOf(run: PushRunRef) {
+  return {
+    run_id: run.runId,
+    status: 'completed',
+    mode: 'incremental',
+    manifest: pushManifestKey(run),
+    finished_at: '2026-03-06T00:00:00.000Z',
+    signals: 0,
+    credits: 0,
+    overlap_credits: 0,
+    calls: 0,
+    incomplete: 0,
+    incomplete_domains: [],
+  };
+}
