@@ -79,6 +79,9 @@ export const feedProgressQuery = defineQuery<FeedProgress>('progress');
  */
 export const FEED_FINALIZE_FAILED_PATCH = 'feed-finalize-failed-run';
 
+/** Runs started before a run resumed the feed's stopped run (activities/feeds/plan.ts `stoppedFeedRun`) replay without. */
+export const FEED_RESUME_STOPPED_PATCH = 'feed-resume-stopped-run';
+
 const SCHEDULED_START = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /** Calls one workflow run makes before it continues as new (history stays a few thousand events). */
@@ -97,7 +100,12 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
   const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
   const carried = input.carried;
-  const scheduledAt = carried?.scheduledAt ?? scheduledTime(input);
+  let scheduledAt = carried?.scheduledAt ?? scheduledTime(input);
+  if (!carried && patched(FEED_RESUME_STOPPED_PATCH)) {
+    // The last run was stopped by its output (and nothing committed since): this run finishes it, under its id.
+    const stopped = { name: input.name, output: input.output, kind: input.kind, filters: input.filters };
+    scheduledAt = (await jobs.stoppedFeedRun(stopped)) ?? scheduledAt;
+  }
   const run: FeedRunRef = {
     name: input.name,
     kind: input.kind,

@@ -26,6 +26,7 @@ import type { DomainOutcome } from '../push/types.ts';
 import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
 import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
+import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
 import type { FeedKind, FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
 
 /** Lines per part of a feed run. */
@@ -147,8 +148,10 @@ export async function finalizeFeedRun(
   await writeManifest(store, feedManifestKey(run, dir), manifest);
 
   // Only now, with the manifest published, may the state say these were delivered. A run that stopped (an output
-  // that refuses writes) leaves the state alone: its re-run, answered from what it saved and the worker's spool,
-  // writes this folder again whole and commits it (committed now, the re-run would take its lines as delivered).
+  // that refuses writes) leaves the state alone and is recorded as stopped: the next run of the feed resumes it
+  // (plan.ts `stoppedFeedRun`), answered from what it saved and the worker's spool, writes this folder again whole
+  // and commits it (committed now, the resumed run would take these lines as delivered, and would skip the older
+  // matches of the questions this run never asked).
   const outcomes = new Map<string, DomainOutcome>();
   for (const entry of fresh) {
     outcomes.set(entry.key, {
@@ -156,7 +159,15 @@ export async function finalizeFeedRun(
       pushed: entry.signalId && entry.at ? [[entry.signalId, canonicalTime(entry.at)]] : [],
     });
   }
-  if (status !== 'failed' && (outcomes.size > 0 || state.runId === null)) {
+  if (status === 'failed') {
+    const stopped: StoppedFeedRun = {
+      run_id: run.runId,
+      scheduled_at: request.scheduledAt,
+      state_from: plan.state_from,
+      feed: feedHash(run.kind, request.filters),
+    };
+    await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
+  } else if (outcomes.size > 0 || state.runId === null) {
     await commitPushState(store, run.name, run.runId, outcomes, {
       lastRun: {
         run_id: run.runId,
@@ -173,6 +184,8 @@ export async function finalizeFeedRun(
       },
     });
   }
+  // Finished (this run, or a stopped one it resumed): no later run resumes it.
+  if (status !== 'failed' && (await store.exists(stoppedRunKey(run.name)))) await store.delete(stoppedRunKey(run.name));
   return {
     name: run.name,
     kind: run.kind,

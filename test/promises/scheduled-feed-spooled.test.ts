@@ -49,8 +49,8 @@ describe('promise: a feed answer the output refused is not paid for again', () =
   });
 
   type Feed = Omit<ScheduledFeedInput, 'taskQueue' | 'apiTaskQueue' | 'output' | 'runAt'>;
-  const runFeed = (id: string, input: Feed) =>
-    runOnEnvQueues<FeedResult>(env, 'scheduledFeed', id, { ...input, output, runAt: ISO(now), concurrency: 1 });
+  const runFeed = (id: string, input: Feed, runAt = ISO(now)) =>
+    runOnEnvQueues<FeedResult>(env, 'scheduledFeed', id, { ...input, output, runAt, concurrency: 1 });
   const manifestOf = async (name: string, kind: FeedKind) =>
     JSON.parse(
       await store.readText(
@@ -68,8 +68,11 @@ describe('promise: a feed answer the output refused is not paid for again', () =
     return lines;
   }
 
-  /** Runs `feed` with its answers refused (it must stop), then again with the output fixed; checks both manifests. */
-  async function stoppedThenRerun(id: string, feed: Feed, path: string) {
+  /**
+   * Runs `feed` with its answers refused (it must stop), then again with the output fixed (as `next`: the same run
+   * again, or the feed's next run at its own time); checks both manifests.
+   */
+  async function stoppedThenRerun(id: string, feed: Feed, path: string, next = { id, runAt: ISO(now) }) {
     const mark = env.sandbox.truth.lastCall();
     refusing = true;
     const failure = await rejectionOf(runFeed(id, feed));
@@ -86,15 +89,17 @@ describe('promise: a feed answer the output refused is not paid for again', () =
     expect(stopped.credits_charged).toBe(chargedSince(env.sandbox, mark));
     expect(stopped.unsaved_answers).toEqual({ credits: chargedSince(env.sandbox, mark), unknown_calls: 0 });
 
-    const result = await runFeed(id, feed);
+    const result = await runFeed(next.id, feed, next.runAt);
     expect(result.status).toBe('completed');
+    // The stopped run is the one finished (its folder, its id), whichever run did it.
+    expect(result.runId).toBe(runIdOf(ISO(now)));
     const manifest = await manifestOf(feed.name, feed.kind);
     expect(manifest.credits_charged).toBe(chargedSince(env.sandbox, mark));
     expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
     return { mark, manifest, lines: await linesOf(manifest) };
   }
 
-  it('intent-contacts: stops after the refused page, and the re-run publishes it and pays each page once', async () => {
+  it('intent-contacts: stops after the refused page, and the next run finishes it and pays each page once', async () => {
     const filters = { topic_ids: ['b2b_17', 'b2b_4242', 'b2b_30001'] };
     const pageSize = 40;
     const truth = env.sandbox.truth.intentContacts({ ...filters });
@@ -103,6 +108,7 @@ describe('promise: a feed answer the output refused is not paid for again', () =
       'intent-spooled',
       { name: 'intent-spooled', kind: 'intent-contacts', filters, pageSize },
       '/v1/buyer-intent/contacts',
+      { id: 'intent-spooled-2', runAt: ISO(now + 3_600_000) },
     );
     // Each page paid once in all (the first page's answer was published from the spool), 1 credit per contact.
     const calls = env.sandbox.truth.calls({ after: mark });
@@ -115,25 +121,35 @@ describe('promise: a feed answer the output refused is not paid for again', () =
     expect(new Set(keys(lines))).toEqual(new Set(keys(truth as unknown as Record<string, unknown>[])));
   });
 
-  it('company-search: stops before splitting the refused capped answer, and pays in all what an unrefused run pays', async () => {
-    const filters = { signal_types: ['news'], employee_count_min: 0, employee_count_max: 1_000_000 };
-    const since = ISO(now - 60 * DAY);
-    const truth = env.sandbox.truth.companySearch({ ...filters, detected_after: since });
-    expect(truth.length).toBeGreaterThan(100);
-    // The ideal: the calls and charges of the same feed never refused (another name, the sandbox's clock unmoved).
-    const control = env.sandbox.truth.lastCall();
-    await runFeed('news-control', { name: 'news-control', kind: 'company-search', filters, since });
-    const ideal = env.sandbox.truth.calls({ after: control });
-    expect(ideal.length).toBeGreaterThan(1);
+  it.each([
+    ['the same run again', 'news-rerun', false],
+    ['the next run, at its own time', 'news-next', true],
+  ])(
+    'company-search: stops before splitting the refused capped answer; %s pays in all what an unrefused run pays',
+    async (_, name, later) => {
+      const filters = { signal_types: ['news'], employee_count_min: 0, employee_count_max: 1_000_000 };
+      const since = ISO(now - 60 * DAY);
+      const truth = env.sandbox.truth.companySearch({ ...filters, detected_after: since });
+      expect(truth.length).toBeGreaterThan(100);
+      // The ideal: the calls and charges of the same feed never refused (another name, the sandbox's clock unmoved).
+      const control = env.sandbox.truth.lastCall();
+      await runFeed(`${name}-control`, { name: `${name}-control`, kind: 'company-search', filters, since });
+      const ideal = env.sandbox.truth.calls({ after: control });
+      expect(ideal.length).toBeGreaterThan(1);
 
-    const { mark, lines } = await stoppedThenRerun(
-      'news-spooled',
-      { name: 'news-spooled', kind: 'company-search', filters, since },
-      '/v1/companies/search',
-    );
-    const calls = env.sandbox.truth.calls({ after: mark });
-    expect(calls.map((c) => c.path).sort()).toEqual(ideal.map((c) => c.path).sort());
-    expect(chargedSince(env.sandbox, mark)).toBe(ideal.reduce((sum, c) => sum + c.credits, 0));
-    expect(new Set(lines.map((line) => line['domain']))).toEqual(new Set(truth.map((c) => c.domain)));
-  });
+      const feed: Feed = { name, kind: 'company-search', filters, since };
+      const next = later ? { id: `${name}-2`, runAt: ISO(now + 3_600_000) } : { id: name, runAt: ISO(now) };
+      const { mark, lines } = await stoppedThenRerun(name, feed, '/v1/companies/search', next);
+      const calls = env.sandbox.truth.calls({ after: mark });
+      expect(calls.map((c) => c.path).sort()).toEqual(ideal.map((c) => c.path).sort());
+      expect(chargedSince(env.sandbox, mark)).toBe(ideal.reduce((sum, c) => sum + c.credits, 0));
+      expect(new Set(lines.map((line) => line['domain']))).toEqual(new Set(truth.map((c) => c.domain)));
+      if (later) {
+        // Finished and committed: the run after it is a run of its own, with nothing new to deliver.
+        const third = await runFeed(`${name}-3`, feed, ISO(now + 7_200_000));
+        expect(third.runId).toBe(runIdOf(ISO(now + 7_200_000)));
+        expect(third.new).toBe(0);
+      }
+    },
+  );
 });
