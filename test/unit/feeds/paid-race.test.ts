@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fetchFeedPage } from '../../../activities/feeds/fetch.ts';
 import { feedDir, finalizeFeedRun } from '../../../activities/feeds/finalize.ts';
 import type { FeedManifest, FeedPageRequest, FeedRunRef } from '../../../activities/feeds/types.ts';
+import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/jobs/lost-answers.ts';
 import { PartSpool } from '../../../activities/jobs/spool.ts';
 import { feedManifestKey } from '../../../activities/push/layout.ts';
 import { openStore } from '../../../config/storage.ts';
@@ -64,7 +65,12 @@ const until = async (check: () => boolean) => {
   expect(check()).toBe(true);
 };
 
-async function finalized(store: Store, run: FeedRunRef, status: 'completed' | 'failed' = 'completed') {
+async function finalized(
+  store: Store,
+  run: FeedRunRef,
+  status: 'completed' | 'failed' = 'completed',
+  wait: AnswerWait = {},
+) {
   await finalizeFeedRun(
     store,
     {
@@ -76,7 +82,7 @@ async function finalized(store: Store, run: FeedRunRef, status: 'completed' | 'f
       incomplete: [],
       filters,
     },
-    {},
+    wait,
   );
   return JSON.parse(await store.readText(feedManifestKey(run, feedDir(run.kind)))) as FeedManifest;
 }
@@ -101,6 +107,22 @@ describe('a feed page fetched by two attempts at once', () => {
     expect(manifest.credits_charged).toBe(service.state.charged);
     expect(manifest.unsaved_answers).toEqual({ credits: 3, unknown_calls: 0 });
     expect(manifest.counts).toMatchObject({ returned: 3, new: 3 });
+  });
+
+  it('counts a call whose answer never came as unknown once another attempt saved the page', async () => {
+    const { store, run } = newRun();
+    const service = heldService();
+    // Attempt 1 sent its call and its worker stopped (SIGKILL): its answer is never read.
+    void fetchFeedPage(service.client, store, page(run), { attempt: 1 });
+    await until(() => service.waiting.length === 1);
+    const second = fetchFeedPage(service.client, store, page(run), { attempt: 2 });
+    await until(() => service.waiting.length === 2);
+    service.waiting[1]!();
+    await second;
+    // Finalized once the dead call can no longer be answered (its timeout is behind the clock).
+    const manifest = await finalized(store, run, 'completed', { now: () => Date.now() + MAX_ANSWER_WAIT_MS + 600_000 });
+    expect(manifest.credits_charged).toBe(3);
+    expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 1 });
   });
 
   it('sends nothing and leaves no marker for an attempt cancelled before its call', async () => {
