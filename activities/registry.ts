@@ -9,7 +9,7 @@ import { type CatalogRequest, lookupCatalog } from './catalog.ts';
 import { createCollectorActivities } from './collector.ts';
 import { fetchFeedPage, fetchFeedSearch } from './feeds/fetch.ts';
 import { finalizeFeedRun } from './feeds/finalize.ts';
-import { prepareFeedRun } from './feeds/plan.ts';
+import { prepareFeedRun, stoppedFeedRun } from './feeds/plan.ts';
 import { answerDuplicates } from './jobs/duplicates.ts';
 import { enrichBatch } from './jobs/enrich.ts';
 import { enrichContactsBatch } from './jobs/enrich-contacts.ts';
@@ -63,6 +63,8 @@ export function createJobActivities(deps: ActivityDeps) {
       prepareFeedRun(openStore(request.run.output), request),
     finalizeFeedRun: (request: Parameters<typeof finalizeFeedRun>[1]) =>
       finalizeFeedRun(openStore(request.run.output), request),
+    stoppedFeedRun: (request: Parameters<typeof stoppedFeedRun>[1]) =>
+      stoppedFeedRun(openStore(request.output), request),
   };
 }
 
@@ -91,9 +93,9 @@ export function createApiActivities(deps: ActivityDeps) {
     recoverKeptPushAnswers: (request: RecoverKeptRequest) =>
       recoverKeptAnswers(openStore(request.run.output), request, spool),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
-      fetchFeedSearch(client, openStore(request.run.output), request),
+      fetchFeedSearch(client, openStore(request.run.output), request, attempt()),
     fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>
-      fetchFeedPage(client, openStore(request.run.output), request),
+      fetchFeedPage(client, openStore(request.run.output), request, attempt()),
   };
 }
 

@@ -1,5 +1,5 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type {
   FeedCallResult,
   FeedFilters,
@@ -13,6 +13,7 @@ import type {
 } from '../activities/feeds/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
@@ -72,6 +73,15 @@ export interface FeedProgress {
 
 export const feedProgressQuery = defineQuery<FeedProgress>('progress');
 
+/**
+ * Runs started before a fatal failure (an output that refuses writes for good) finalized the run as `failed` replay
+ * without that step: they failed at once, with no manifest.
+ */
+export const FEED_FINALIZE_FAILED_PATCH = 'feed-finalize-failed-run';
+
+/** Runs started before a run resumed the feed's stopped run (activities/feeds/plan.ts `stoppedFeedRun`) replay without. */
+export const FEED_RESUME_STOPPED_PATCH = 'feed-resume-stopped-run';
+
 const SCHEDULED_START = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /** Calls one workflow run makes before it continues as new (history stays a few thousand events). */
@@ -90,7 +100,12 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
   const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
   const carried = input.carried;
-  const scheduledAt = carried?.scheduledAt ?? scheduledTime(input);
+  let scheduledAt = carried?.scheduledAt ?? scheduledTime(input);
+  if (!carried && patched(FEED_RESUME_STOPPED_PATCH)) {
+    // The last run was stopped by its output (and nothing committed since): this run finishes it, under its id.
+    const stopped = { name: input.name, output: input.output, kind: input.kind, filters: input.filters };
+    scheduledAt = (await jobs.stoppedFeedRun(stopped)) ?? scheduledAt;
+  }
   const run: FeedRunRef = {
     name: input.name,
     kind: input.kind,
@@ -139,6 +154,16 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
       },
     });
   let error: string | undefined;
+  let fatal: string | undefined;
+  /**
+   * A failure no retry cures (the output refuses writes for good): the run asks nothing more and is finalized as
+   * `failed`, so that its manifest says what was paid for and not saved (the answer waits in the worker's spool).
+   */
+  const stops = (failure: unknown): void => {
+    if (!isFatalFailure(failure)) return;
+    if (!patched(FEED_FINALIZE_FAILED_PATCH)) throw failure;
+    fatal ??= failureMessage(failure);
+  };
 
   if (input.kind === 'intent-contacts') {
     const filters = input.filters as IntentFilters;
@@ -161,7 +186,7 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
         returned += page.count;
         cursor = page.next_cursor ?? undefined;
       } catch (failure) {
-        if (isFatalFailure(failure)) throw failure;
+        stops(failure);
         error = failureMessage(failure);
         incomplete.push({ reason: 'failed' });
         break;
@@ -189,7 +214,7 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
               await api.fetchFeedSearch({ run, index: slice.index, slice, detected_after: detectedAfter }),
             ];
           } catch (failure) {
-            if (isFatalFailure(failure)) throw failure;
+            stops(failure);
             return [slice, failureMessage(failure)];
           }
         }),
@@ -217,22 +242,32 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
           next += 1;
         }
       }
+      // Stopped: no slice left is asked (each is named incomplete).
+      if (fatal !== undefined) for (const slice of queue.splice(0)) incomplete.push(named(slice, 'failed'));
     }
   }
 
   phase = 'finalizing';
-  return jobs.finalizeFeedRun({
+  const result = await jobs.finalizeFeedRun({
     run,
-    status: 'completed',
+    status: fatal === undefined ? 'completed' : 'failed',
     startedAt,
     scheduledAt,
     calls: next,
     incomplete,
     filters: input.filters,
     ...(input.compression ? { compression: input.compression } : {}),
-    ...(error ? { error } : {}),
+    ...(fatal || error ? { error: fatal ?? error } : {}),
     details: { workflow_id: workflowInfo().workflowId, max_credits: input.maxCredits ?? null },
   });
+  if (fatal !== undefined) {
+    throw ApplicationFailure.nonRetryable(
+      `feed ${run.name} run ${run.runId} failed: ${fatal}`,
+      FAILURE_TYPE.jobFailed,
+      result,
+    );
+  }
+  return result;
 }
 
 function named(slice: FeedSlice, reason: IncompleteSlice['reason']): IncompleteSlice {

@@ -1,13 +1,32 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { answerWait } from '../jobs/finalize.ts';
+import { type AnswerWait, countLostAnswers } from '../jobs/lost-answers.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
 import type { ManifestPart } from '../jobs/types.ts';
-import { encodeTableParts, writeManifest, writePart, writeTableParts, zeroCounts } from '../parts.ts';
-import { answerKey, feedManifestKey, feedPartKey, feedTablePartKey, planKey, watermarksKey } from '../push/layout.ts';
+import {
+  encodeTableParts,
+  readPartLines,
+  storedPart,
+  writeManifest,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from '../parts.ts';
+import {
+  answerKey,
+  feedManifestKey,
+  feedPartKey,
+  feedTablePartKey,
+  planKey,
+  pushCallsPrefix,
+  watermarksKey,
+} from '../push/layout.ts';
 import type { DomainOutcome } from '../push/types.ts';
 import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
 import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
-import type { SavedAnswer } from './fetch.ts';
+import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
+import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
 import type { FeedKind, FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
 
 /** Lines per part of a feed run. */
@@ -30,7 +49,11 @@ interface Found {
  * newest signal id), writes the new ones as parts, then the manifest, and only then commits the state. Every step is
  * idempotent: a crash in between is repaired by running it again.
  */
-export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest): Promise<FeedResult> {
+export async function finalizeFeedRun(
+  store: Store,
+  request: FinalizeFeedRequest,
+  wait: AnswerWait = answerWait(),
+): Promise<FeedResult> {
   const { run } = request;
   const plan = (await readJsonIfPresent<FeedPlan>(store, planKey(run))) ?? {
     detected_after: null,
@@ -43,8 +66,10 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
   let credits = 0;
   let calls = 0;
   let split = 0;
+  /** Per call, the paid call whose answer is saved: its marker is settled, the others counted as unsaved. */
+  const savedCalls = new Map<number, Set<string>>();
   for (let index = 0; index < request.calls; index++) {
-    const answer = await readJsonIfPresent<SavedAnswer>(store, answerKey(run, index));
+    const answer = await readAnswer(store, run, index, savedCalls);
     if (!answer) continue;
     calls += 1;
     credits += answer.credits;
@@ -58,6 +83,11 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
       }
     }
   }
+
+  // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call whose
+  // outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
+  const unsaved = await countLostAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
+  credits += unsaved.credits;
 
   const fresh: Found[] = [];
   for (const entry of found.values()) if (isNew(entry, state)) fresh.push(entry);
@@ -106,6 +136,7 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
     detected_after: plan.detected_after,
     counts: { returned, distinct: found.size, new: fresh.length, already_delivered: found.size - fresh.length },
     credits_charged: credits,
+    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
     calls,
     ...(run.kind === 'intent-contacts' ? {} : { slices: { total: calls, split } }),
     incomplete: request.incomplete.slice(0, 100),
@@ -116,7 +147,11 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
   };
   await writeManifest(store, feedManifestKey(run, dir), manifest);
 
-  // Only now, with the manifest published, may the state say these were delivered.
+  // Only now, with the manifest published, may the state say these were delivered. A run that stopped (an output
+  // that refuses writes) leaves the state alone and is recorded as stopped: the next run of the feed resumes it
+  // (plan.ts `stoppedFeedRun`), answered from what it saved and the worker's spool, writes this folder again whole
+  // and commits it (committed now, the resumed run would take these lines as delivered, and would skip the older
+  // matches of the questions this run never asked).
   const outcomes = new Map<string, DomainOutcome>();
   for (const entry of fresh) {
     outcomes.set(entry.key, {
@@ -124,7 +159,15 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
       pushed: entry.signalId && entry.at ? [[entry.signalId, canonicalTime(entry.at)]] : [],
     });
   }
-  if (outcomes.size > 0 || state.runId === null) {
+  if (status === 'failed') {
+    const stopped: StoppedFeedRun = {
+      run_id: run.runId,
+      scheduled_at: request.scheduledAt,
+      state_from: plan.state_from,
+      feed: feedHash(run.kind, request.filters),
+    };
+    await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
+  } else if (outcomes.size > 0 || state.runId === null) {
     await commitPushState(store, run.name, run.runId, outcomes, {
       lastRun: {
         run_id: run.runId,
@@ -141,6 +184,8 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
       },
     });
   }
+  // Finished (this run, or a stopped one it resumed): no later run resumes it.
+  if (status !== 'failed' && (await store.exists(stoppedRunKey(run.name)))) await store.delete(stoppedRunKey(run.name));
   return {
     name: run.name,
     kind: run.kind,
@@ -155,6 +200,28 @@ export async function finalizeFeedRun(store: Store, request: FinalizeFeedRequest
     parts: parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,
   };
+}
+
+/**
+ * A call's saved answer, with the paid call it holds added to `savedCalls` when its metadata proves whose it is.
+ * Answers saved before they carried metadata are read all the same (they name no call).
+ */
+async function readAnswer(
+  store: Store,
+  run: FinalizeFeedRequest['run'],
+  index: number,
+  savedCalls: Map<number, Set<string>>,
+): Promise<SavedAnswer | undefined> {
+  const key = answerKey(run, index);
+  const info = await store.stat(key);
+  if (!info) return undefined;
+  const [answer] = await readPartLines<SavedAnswer>(store, key).catch(() => []);
+  if (!answer || !Array.isArray(answer.items)) return undefined;
+  if (answer.question !== undefined) {
+    const proven = storedPart(info, { ...feedAnswerIdentity(run, index, null), options: answer.question });
+    if (proven.part?.calls.length) savedCalls.set(index, new Set(proven.part.calls));
+  }
+  return answer;
 }
 
 /** Delivered before: the same key with the same newest signal (or, for buyer intent, the key at all). */

@@ -136,7 +136,10 @@ export interface FeedManifest extends ScheduledRunManifest {
     /** Distinct items an earlier run already delivered (not written again). */
     already_delivered: number;
   };
+  /** Saved answers' credits plus `unsaved_answers.credits`. */
   credits_charged: number;
+  /** Paid calls whose answers the run never saved (activities/jobs/lost-answers.ts). */
+  unsaved_answers: { credits: number; unknown_calls: number };
   calls: number;
   /** Search: the slices asked (the first is the feed's own request) and those split for being capped. */
   slices?: { total: number; split: number };

@@ -31,8 +31,9 @@ export interface CallMarkerRecord {
   credits: number | null;
   reason: string;
   /**
-   * True from the marker's start until the attempt writes what became of the call: while it is, the call may still
-   * be answered (within `timeout_ms`), so finalize waits for it. Markers written before this field existed lack it.
+   * True from the marker's start until the attempt writes what became of the call (its answer's credits as soon as
+   * it is answered, or its failure): while it is, the call may still be answered (within `timeout_ms`), so finalize
+   * waits for it. Markers written before this field existed lack it.
    */
   awaiting_answer?: boolean;
   /** The client's per-call timeout: no answer comes later than that after the call left. */
@@ -114,6 +115,15 @@ export class CallMarker {
     }
     const credits = error instanceof SignalApiError ? (error.creditsCharged ?? null) : null;
     await this.#rewrite(credits, error instanceof Error ? error.message : String(error));
+  }
+
+  /**
+   * The call was answered and charged `credits`: from now on the marker says what the call cost, whatever becomes of
+   * the answer. Saved, a part names the call and finalize removes the marker uncounted; not saved (another attempt's
+   * part replaced this one's in the same instant, the attempt stopped before writing it), it counts these credits.
+   */
+  async answered(credits: number): Promise<void> {
+    await this.#rewrite(credits, 'answered; a lost answer unless a part names this call');
   }
 
   /** The call was answered (and charged `credits`), but its answer is not in the part: it is counted as lost. */

@@ -427,6 +427,7 @@ export const FeedManifestSchema = manifestSchema(
       already_delivered: count,
     }),
     credits_charged: count,
+    unsaved_answers: unsavedAnswers,
     calls: count,
     slices: z.looseObject({ total: count, split: count }).optional(),
     incomplete: z

@@ -31,7 +31,7 @@ import type { JobRef, PartCounts } from './types.ts';
  * - Before the part is written, it is read again: if it changed since this attempt read it, another attempt saved
  *   the batch first, and this answer is recorded as paid and not saved (with the credits the service said) instead
  *   of replacing it. If both write within that instant, the part names whose answer it holds, and the other's
- *   marker is counted all the same.
+ *   marker is counted with its credits: a call's marker records what the answer cost as soon as it is answered.
  */
 
 /** The attempt running this activity: its cancellation and its number (1 outside Temporal, as in unit tests). */
@@ -138,6 +138,8 @@ export async function sendPaidCall<T extends { credits: number }>(
     await marker.lost(response.credits, 'answered after this attempt was cancelled (another attempt does the batch)');
     throw cancelled.reason;
   }
+  // What it cost is known now: counted unless a part names the call, also if two attempts' parts are written at once.
+  await marker.answered(response.credits);
   return { response, marker };
 }
 

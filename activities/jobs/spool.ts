@@ -20,6 +20,7 @@ import { partFingerprint } from '../parts.ts';
  * publish through `publishPaidPart` (activities/jobs/paid-call.ts), and every job batch publishes the spool first
  * (activities/jobs/paid-batch.ts). A scheduled push's fetch (activities/push/fetch.ts) publishes through the same
  * `publishPaidPart` (its lines part, tables and answer record kept as one write) and publishes its run's spool first.
+ * A scheduled feed's call (activities/feeds/fetch.ts) does the same with its saved answer.
  *
  * Objects are kept per output and per job (`<dir>/<output digest>/<job digest>/`), so that the check every batch
  * makes before paying reads one directory, usually absent, however much other jobs left there.

@@ -48,6 +48,17 @@ describe('histories of earlier releases', () => {
     await Worker.runReplayHistory(replayOptions(), await history('api-rate-limiter-d406de8.json'));
   });
 
+  it('a scheduled feed run that split its capped search (e9c1b43) replays', { timeout: 120_000 }, async () => {
+    await Worker.runReplayHistory(replayOptions(), await history('scheduled-feed-split-e9c1b43.json'));
+  });
+
+  it('a scheduled feed run that failed at once when its output refused an answer (e9c1b43) replays', {
+    timeout: 120_000,
+  }, async () => {
+    // Before runs stopped by their output were finalized as failed (FEED_FINALIZE_FAILED_PATCH).
+    await Worker.runReplayHistory(replayOptions(), await history('scheduled-feed-refused-e9c1b43.json'));
+  });
+
   it('a webhook delivery that listed its destinations in an activity task (5bc930c) replays', {
     timeout: 120_000,
   }, async () => {

@@ -2,8 +2,9 @@
  * How finalize counts lost answers (activities/jobs/lost-answers.ts): a marker whose call may still be answered is
  * waited for until it settles, but never past its request timeout (a worker that died never settles it), never past
  * a fixed cap, and not once finalize is cancelled; markers written before markers said they await an answer are
- * counted as they always were. The race it exists for (a timed-out attempt answered while the job finalizes) is in
- * paid-race.test.ts and the drills.
+ * counted as they always were; an answered call's marker says what it cost, so two attempts whose parts are written
+ * at once leave no call of unknown cost. The race the wait exists for (a timed-out attempt answered while the job
+ * finalizes) is in paid-race.test.ts and the drills.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partKey } from '../../../activities/jobs/layout.ts';
 import {
   ANSWER_GRACE_MS,
   CallMarker,
@@ -19,7 +21,10 @@ import {
   countLostAnswers,
   MAX_ANSWER_WAIT_MS,
 } from '../../../activities/jobs/lost-answers.ts';
+import { publishPaidPart, sendPaidCall } from '../../../activities/jobs/paid-call.ts';
+import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
+import type { StoredPart } from '../../../activities/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
 
@@ -120,6 +125,29 @@ describe('counting lost answers at finalize', () => {
     clock += MAX_ANSWER_WAIT_MS + 1;
     const { value, ms } = await timed(() => waiting);
     expect(value).toEqual({ credits: 0, unknownCalls: 1 });
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('two attempts whose parts are written in the same instant: the one the part does not name counts its credits', async () => {
+    const job = newJob();
+    const key = partKey(job, 0);
+    const identity = jobPartIdentity(job, 0);
+    const order: string[] = [];
+    // Both attempts check the part (absent, as each saw it before its call) before either has written it.
+    const attempt = async (n: number, credits: number) => {
+      const { marker } = await sendPaidCall(store, job, 0, { attempt: n }, async () => ({ credits }));
+      return publishPaidPart(store, key, {}, identity, [{ marker, credits }], async (calls) => {
+        await sleep(150);
+        order.push(calls.join());
+        return { calls } as unknown as StoredPart;
+      });
+    };
+    const published = await Promise.all([attempt(1, 8), attempt(2, 5)]);
+    expect(published.map((p) => p.lost)).toEqual([false, false]);
+    // The part holds the last write's answer; the other was paid for and is lost, with what it cost.
+    const last = order.at(-1)!;
+    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map([[0, new Set([last])]])));
+    expect(value).toEqual({ credits: last.startsWith('a1-') ? 5 : 8, unknownCalls: 0 });
     expect(ms).toBeLessThan(1_000);
   });
 

@@ -14,12 +14,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
-import { finalizeJob } from '../../../activities/jobs/finalize.ts';
+import type { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { batchKey } from '../../../activities/jobs/layout.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { verifyBatch } from '../../../activities/jobs/verify.ts';
 import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
+import { finalizeCompleted } from '../../helpers/finalize.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
 
 let server: TestServer;
@@ -82,22 +83,7 @@ async function setUp(jobId: string, kind: JobRef['kind'], values: string[]) {
   const batch = values.map((v, i) => JSON.stringify({ v, row: i + 1, raw: v })).join('\n');
   await store.writeText(batchKey(job, 0), `${batch}\n`);
   const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test_race', retry: false });
-  const finalize = () =>
-    finalizeJob(store, {
-      job,
-      input: 'x',
-      startedAt: new Date().toISOString(),
-      status: 'completed',
-      prepared: {
-        input: 'x',
-        rows: values.length,
-        distinct: values.length,
-        duplicates: 0,
-        batches: 1,
-        invalid: 0,
-        batchSize: 100,
-      },
-    });
+  const finalize = () => finalizeCompleted(store, job, values.length);
   return { store, job, client, finalize };
 }
 

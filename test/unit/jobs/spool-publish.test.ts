@@ -4,26 +4,19 @@
  * part and its flat tables, together, and none of the second's, whose part lost the race. A table must always be the
  * one of the lines part beside it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PartSpool } from '../../../activities/jobs/spool.ts';
 import { openStore } from '../../../config/storage.ts';
+import { useTempDir } from '../../helpers/temp-dir.ts';
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'spool-publish-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDir('spool-publish');
 
 describe('two refused attempts of one batch in the spool', () => {
   it('publishes one attempt whole (its tables with its part), even when their writes were kept interleaved', async () => {
-    const store = openStore(pathToFileURL(join(dir, 'out')).href);
-    const spool = new PartSpool(join(dir, 'spool'));
+    const store = openStore(pathToFileURL(join(tempDir(), 'out')).href);
+    const spool = new PartSpool(join(tempDir(), 'spool'));
     const part = 'job-1/parts/part-00000.jsonl';
     const table = 'job-1/tables/rows/part-00000.csv';
     // Both attempts read the batch with no part yet; each writes its table, then its part, and each is refused.

@@ -11,7 +11,6 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
 import { enrichSingleBatch } from '../../../activities/jobs/enrich-single.ts';
-import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
 import { PartSpool } from '../../../activities/jobs/spool.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
@@ -24,6 +23,7 @@ import type { Store } from '../../../connectors/storage/store.ts';
 import { DEFAULT_KEYS, startSandbox } from '../../../sandbox/index.ts';
 import { toActivityFailure } from '../../../workers/activity-failures.ts';
 import { isFatalFailure } from '../../../workflows/activity-options.ts';
+import { finalizeCompleted } from '../../helpers/finalize.ts';
 import { refusingStore } from '../../helpers/refusing-store.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
 
@@ -62,13 +62,7 @@ async function twoDomainBatch(jobId: string, formats?: JobRef['formats']) {
 
 /** The manifest's figures for that job, once its one batch ran. */
 function finalizeTwoDomains(store: Store, job: JobRef) {
-  return finalizeJob(store, {
-    job,
-    input: 'x',
-    startedAt: new Date().toISOString(),
-    status: 'completed',
-    prepared: { input: 'x', rows: 2, distinct: 2, duplicates: 0, batches: 1, invalid: 0, batchSize: 100 },
-  });
+  return finalizeCompleted(store, job, 2);
 }
 
 describe('a storage that refuses the answer stops the job before the next paid call, and keeps the answer', () => {

@@ -23,6 +23,7 @@ import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
 import type { CallOptions } from '../../../connectors/signal-api/types.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { heldCalls } from '../../helpers/held-calls.ts';
 import { refusingStore } from '../../helpers/refusing-store.ts';
 import { oneSignalAnswer } from './one-signal.ts';
 
@@ -64,15 +65,12 @@ async function plannedRun(domains: string[]): Promise<{ store: Store; run: PushR
  * credits); `charged` is what the answers it sent said they cost.
  */
 function heldService() {
-  const waiting: (() => void)[] = [];
-  const state = { charged: 0, calls: 0 };
+  const held = heldCalls();
   const client = {
     async enrichCompanies(params: EnrichCompaniesParams, call?: CallOptions) {
-      state.calls += 1;
-      call?.onSend?.();
-      await new Promise<void>((resolve) => waiting.push(resolve));
+      await held.hold(call);
       const credits = 2 * params.domains.length;
-      state.charged += credits;
+      held.state.charged += credits;
       return {
         results: params.domains.map(oneSignalAnswer),
         summary: { requested: params.domains.length, ok: 0, not_found: 0, error: 0, signals: params.domains.length },
@@ -80,7 +78,7 @@ function heldService() {
       };
     },
   } as unknown as SignalClient;
-  return { client, waiting, state };
+  return { client, ...held };
 }
 
 const until = async (check: () => boolean) => {
