@@ -21,9 +21,9 @@ import type { JobRef, PartCounts } from './types.ts';
 
 /**
  * One paid call of a batch and the saving of its answer, so that every call the service may have charged is either
- * in the part or counted in the manifest as a lost answer (activities/jobs/lost-answers.ts), also when two attempts of the same batch run
- * at once: Temporal starts another attempt when a heartbeat lapses (a paused worker, an event loop held by a huge
- * answer, a Temporal server restarted), while the first may still be running.
+ * in the part or counted in the manifest as a lost answer (activities/jobs/lost-answers.ts), also when two attempts
+ * of the same batch run at once: Temporal starts another attempt when a heartbeat lapses (a paused worker, an event
+ * loop held by a huge answer, a Temporal server restarted), while the first may still be running.
  *
  * - The activity's cancellation (Temporal tells a running attempt that it timed out or was cancelled on its next
  *   heartbeat) stops the call until it is sent, also while it waits for a rate-limit permit, leaving no marker; a
