@@ -14,7 +14,7 @@ const DAY_MS = 86_400_000;
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
 
-/** `YYYY-MM-DD` of a day since 1970 (the civil-from-days algorithm: about 3× faster than a Date's toISOString). */
+/** `YYYY-MM-DD` of a day since 1970 (the civil-from-days algorithm, without a Date per value). */
 function isoDate(days: number): string {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);

@@ -154,7 +154,7 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
     const gzipped = part.key.endsWith('.gz');
     if (options.from === 'parquet') return { name: part.key, body: Readable.from(await parquetBody(bytes, part.key)) };
     if (options.from === 'jsonl') {
-      // In this thread: Node's asynchronous gunzip costs about twice the CPU (it hands out 16 KiB at a time).
+      // In this thread: Node's asynchronous gunzip hands out 16 KiB at a time and cost more CPU (bench/README.md).
       const raw = gzipped ? gunzipSync(bytes) : bytes;
       return { name: part.key, body: Readable.from(fastChunks(raw)) };
     }
