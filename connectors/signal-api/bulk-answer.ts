@@ -10,7 +10,7 @@
  * The input is a parsed JSON value (plain objects, arrays, strings, finite numbers, booleans, null).
  */
 import type { z } from 'zod';
-import { absoluteLinkedinUrl, isoUtcOf } from './scalars.ts';
+import { absoluteLinkedinUrl, isoUtcOf, normalizeDomain } from './scalars.ts';
 import {
   type BulkEnrichBody,
   type BulkEnrichItem,
@@ -21,6 +21,7 @@ import {
   CoverageSchema,
   type Signal,
   SignalSchema,
+  signalOf,
   signalSummaryOf,
 } from './schemas.ts';
 
@@ -100,7 +101,7 @@ function setDefined<T extends object, K extends keyof T>(out: T, key: K, value: 
 
 function company(raw: unknown): Company {
   const c = object(raw);
-  const out: Company = { name: optString(c['name']) ?? '', domain: string(c['domain']).trim().toLowerCase() };
+  const out: Company = { name: optString(c['name']) ?? '', domain: normalizeDomain(string(c['domain'])) };
   const linkedin = optString(c['linkedin_url']);
   if (linkedin) {
     out.linkedin_url = linkedin;
@@ -147,18 +148,17 @@ function signal(raw: unknown): Signal {
   const rawData = s['data'];
   if (rawData !== undefined && rawData !== null) object(rawData);
   const summary = optString((rawData as Json | null | undefined)?.['summary']) ?? '';
-  const name = optString(s['signal_name']);
-  const out = {
-    signal_id: signalId,
-    signal_type: string(s['signal_type']),
-    signal_subtype: optString(s['signal_subtype']) ?? '',
-    signal_name: name && name.trim() !== '' ? name : summary,
-    detected_at: date(s['detected_at']),
-  } as Signal;
-  setDefined(out, 'association', optString(s['association']));
   const c = s['company'];
-  if (c !== undefined && c !== null) out.company = company(c);
-  out.data = signalData(rawData, summary);
+  const out = signalOf(
+    signalId,
+    string(s['signal_type']),
+    optString(s['signal_subtype']),
+    optString(s['signal_name']),
+    date(s['detected_at']),
+    optString(s['association']),
+    c === undefined || c === null ? undefined : company(c),
+    signalData(rawData, summary),
+  );
   copyUnknown(out, s, SIGNAL_FIELDS);
   return out;
 }
@@ -196,7 +196,7 @@ function item(raw: unknown): BulkEnrichItem {
   const x = object(raw);
   // Unknown fields (and `error`) would come first in the schema's output: rare, so the schema handles them.
   for (const key in x) if (!ITEM_FIELDS.has(key)) leave();
-  const domain = string(x['domain']).trim().toLowerCase();
+  const domain = normalizeDomain(string(x['domain']));
   const rawCompany = x['company'];
   const rawSignals = x['signals'];
   const present = (v: unknown) => v !== undefined && v !== null;

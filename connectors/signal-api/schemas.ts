@@ -156,6 +156,38 @@ export const SignalOut = z.looseObject({
 export type Signal = z.output<typeof SignalOut>;
 export type SignalData = Signal['data'];
 
+type Read = string | null | undefined;
+
+/**
+ * The normalized signal of its fields as read (ids and date-times already in the kit's form), in the conventional
+ * field order (scalars, company, data); the caller adds the unknown fields. The one place a Signal is built:
+ * `SignalSchema` and bulk-answer.ts's fast path call it for every signal of a bulk answer, thousands per call, so
+ * it takes its fields one by one: no object is made only to pass them.
+ */
+export function signalOf(
+  signal_id: string,
+  signal_type: string,
+  signal_subtype: Read,
+  signal_name: Read,
+  detected_at: string,
+  association: Read,
+  company: Company | null | undefined,
+  data: SignalData,
+): Signal {
+  const out = {
+    signal_id,
+    signal_type,
+    signal_subtype: signal_subtype ?? '',
+    // The display name, or `data.summary` when the service sent none or a blank one.
+    signal_name: signal_name && signal_name.trim() !== '' ? signal_name : data.summary,
+    detected_at,
+  } as Signal;
+  setIfPresent(out, 'association', association);
+  if (company) out.company = company;
+  out.data = data;
+  return out;
+}
+
 export const SignalSchema = z
   .looseObject({
     signal_id: id,
@@ -169,19 +201,10 @@ export const SignalSchema = z
   })
   .transform((s): Signal => {
     const { signal_id, signal_type, signal_subtype, signal_name, detected_at, association, company, data, ...rest } = s;
-    const summary = data?.summary ?? '';
-    // Built once, in the conventional field order (scalars, company, data, unknown fields): this runs for every
-    // signal of a bulk answer, thousands per call, so no intermediate copies.
-    const out = {
-      signal_id,
-      signal_type,
-      signal_subtype: signal_subtype ?? '',
-      signal_name: signal_name && signal_name.trim() !== '' ? signal_name : summary,
-      detected_at,
-    } as Signal;
-    setIfPresent(out, 'association', association);
-    if (company) out.company = company;
-    out.data = { ...data, summary };
+    const out = signalOf(signal_id, signal_type, signal_subtype, signal_name, detected_at, association, company, {
+      ...data,
+      summary: data?.summary ?? '',
+    });
     return Object.assign(out, rest);
   });
 
