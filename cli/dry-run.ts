@@ -6,11 +6,10 @@ import { manifestKey } from '../activities/jobs/layout.ts';
 import { ReadableManifestSchema, readCheckedManifest } from '../activities/jobs/manifest-read.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
-import { MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { JobStart } from '../library/jobs.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
-import { CREDITS_PER_SIGNAL } from '../workflows/constants.ts';
 import { VERIFY_CHUNK_SIZE } from '../workflows/verify-emails.ts';
 
 export interface CreditEstimate {
@@ -68,14 +67,14 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
   const { maxCredits } = job.input;
   const options = job.workflow === 'bulkEnrich' ? (job.input.options ?? {}) : {};
   const perDomain = job.workflow === 'bulkEnrich' ? (options.limit ?? MAX_SIGNALS_PER_CALL) : 1;
-  const perValue = kind === 'enrich' ? perDomain * CREDITS_PER_SIGNAL : 1;
+  const perValue = kind === 'enrich' ? perDomain * CREDITS.perEnrichedSignal : 1;
   // Rows without a domain are counted at their worst too: a single call may return as many signals as one domain.
   const uncapped = (scan.distinct + singles) * perValue;
   const worstCase = maxCredits === undefined ? uncapped : Math.min(uncapped, maxCredits);
   const what = kind === 'enrich' ? 'domains' : 'addresses';
   const worstCaseBasis =
     kind === 'enrich'
-      ? `${scan.distinct} distinct domains${singles > 0 ? ` + ${singles} distinct rows named only by LinkedIn URL or company name` : ''} × ${perDomain} signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal`
+      ? `${scan.distinct} distinct domains${singles > 0 ? ` + ${singles} distinct rows named only by LinkedIn URL or company name` : ''} × ${perDomain} signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS.perEnrichedSignal} credits per signal`
       : `${scan.distinct} distinct addresses × 1 credit (duplicates are charged once)`;
   const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
 
@@ -140,12 +139,12 @@ async function dryRunContacts(
   });
   const contacts = scan.distinct + (scan.singles ?? 0);
   const options = job.input.options ?? {};
-  const perContact = (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS_PER_SIGNAL;
+  const perContact = (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
   const uncapped = contacts * perContact;
   const { maxCredits } = job.input;
   const worstCase = maxCredits === undefined ? uncapped : Math.min(uncapped, maxCredits);
   const capped = maxCredits !== undefined && maxCredits < uncapped ? `, capped by --max-credits ${maxCredits}` : '';
-  const worstCaseBasis = `${contacts} distinct contacts × ${options.limit ?? MAX_SIGNALS_PER_CALL} person-level signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS_PER_SIGNAL} credits per signal; a contact the service does not know is free${capped}`;
+  const worstCaseBasis = `${contacts} distinct contacts × ${options.limit ?? MAX_SIGNALS_PER_CALL} person-level signals (${options.limit ? '--limit' : 'the most one call returns'}) × ${CREDITS.perEnrichedSignal} credits per signal; a contact the service does not know is free${capped}`;
   const skipped: SkippedManifest[] = [];
   const { expected, expectedBasis } = await expectedFromOwnRun(
     out,

@@ -1,7 +1,7 @@
 import { continueAsNew } from '@temporalio/workflow';
 import type { EnrichOptions } from '../activities/jobs/enrich.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { batchApiActivities, perItemSingles, runBatchJob, type SignalJobInput } from './batch-job.ts';
-import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
 import type { JobResult } from './job-progress.ts';
 
 export type BulkEnrichInput = SignalJobInput<EnrichOptions>;
@@ -17,7 +17,7 @@ export const ENRICH_BATCH_SIZE = 100;
 export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
   const api = batchApiActivities(input);
   const options = input.options ?? {};
-  const perDomain = options.limit ?? MAX_SIGNALS_PER_DOMAIN;
+  const perDomain = options.limit ?? MAX_SIGNALS_PER_CALL;
   return runBatchJob(input, {
     kind: 'enrich',
     batchSize: ENRICH_BATCH_SIZE,
@@ -29,7 +29,7 @@ export async function bulkEnrich(input: BulkEnrichInput): Promise<JobResult> {
       api.enrichBatch.executeWithOptions(call, [{ job, index, options, creditCap, ...(folded ? { fold: true } : {}) }]),
     // Rows named only by LinkedIn URL or company name: one paced `POST /v1/companies/enrich` each.
     singles: perItemSingles(api.enrichSingleBatch, options),
-    worstCaseCredits: (size) => size * perDomain * CREDITS_PER_SIGNAL,
+    worstCaseCredits: (size) => size * perDomain * CREDITS.perEnrichedSignal,
     details: { options },
     continueAsNew: (carried) => continueAsNew<typeof bulkEnrich>({ ...input, carried }),
   });

@@ -15,8 +15,3 @@ export const DEFAULT_BATCH_CONCURRENCY = 16;
  * meanwhile are lost (about a second each time), so runs are not made shorter than they need to be.
  */
 export const DEFAULT_BATCHES_PER_RUN = 500;
-
-/** Spec section 8: 2 credits per signal returned by enrich. Used only to bound what a batch could cost. */
-export const CREDITS_PER_SIGNAL = 2;
-/** The largest `limit` the API accepts; the bound used when a job sets none. */
-export const MAX_SIGNALS_PER_DOMAIN = 500;

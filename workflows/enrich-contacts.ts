@@ -1,7 +1,7 @@
 import { continueAsNew } from '@temporalio/workflow';
 import type { ContactOptions } from '../activities/jobs/enrich-contacts.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { batchApiActivities, perItemSingles, runBatchJob, type SignalJobInput } from './batch-job.ts';
-import { CREDITS_PER_SIGNAL, MAX_SIGNALS_PER_DOMAIN } from './constants.ts';
 import type { JobResult } from './job-progress.ts';
 
 export type EnrichContactsInput = SignalJobInput<ContactOptions>;
@@ -24,7 +24,7 @@ export const CONTACT_STREAMS = 8;
 export async function enrichContacts(input: EnrichContactsInput): Promise<JobResult> {
   const api = batchApiActivities(input);
   const options = input.options ?? {};
-  const perContact = (options.limit ?? MAX_SIGNALS_PER_DOMAIN) * CREDITS_PER_SIGNAL;
+  const perContact = (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;
   const singles = perItemSingles(api.enrichContactsBatch, options);
   return runBatchJob(
     { ...input, concurrency: input.concurrency ?? CONTACT_STREAMS },

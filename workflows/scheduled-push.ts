@@ -4,15 +4,10 @@ import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
-import {
-  CREDITS_PER_SIGNAL,
-  DEFAULT_API_TASK_QUEUE,
-  DEFAULT_BATCHES_PER_RUN,
-  DEFAULT_TASK_QUEUE,
-  MAX_SIGNALS_PER_DOMAIN,
-} from './constants.ts';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
@@ -114,7 +109,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   const filters: PushFilters = {
     ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
     ...(input.signalSubtypes?.length ? { signal_subtypes: input.signalSubtypes } : {}),
-    limit: Math.min(MAX_SIGNALS_PER_DOMAIN, input.limit ?? MAX_SIGNALS_PER_DOMAIN),
+    limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
   };
   let plan = input.carried?.plan;
   let phase: PushProgress['status'] = plan ? 'running' : 'planning';
@@ -157,13 +152,13 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   const current = () => rounds.at(-1);
   // The most one call can cost: its domains (a catch-up call has at most the domains left behind) × limit × 2.
   const worstCase = (limit: number) =>
-    Math.min(100, current()?.domains ?? planned.distinct) * limit * CREDITS_PER_SIGNAL;
+    Math.min(100, current()?.domains ?? planned.distinct) * limit * CREDITS.perEnrichedSignal;
 
   let outcome: Awaited<ReturnType<typeof runWindow>>;
   for (;;) {
     const round = current();
     const total = round ? round.first + round.count : planned.batches;
-    const limit = round ? MAX_SIGNALS_PER_DOMAIN : filters.limit;
+    const limit = round ? MAX_SIGNALS_PER_CALL : filters.limit;
     outcome = await runWindow({
       from: next,
       total,
@@ -197,7 +192,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     // Round 1: domains that filled a small first limit, asked again with 500. Round 2: domains still cut at 500,
     // asked once per signal type they have.
     const done = round?.round ?? 0;
-    const kind = done === 0 && filters.limit < MAX_SIGNALS_PER_DOMAIN ? 'limit' : done < 2 ? 'narrow' : undefined;
+    const kind = done === 0 && filters.limit < MAX_SIGNALS_PER_CALL ? 'limit' : done < 2 ? 'narrow' : undefined;
     if (kind === undefined) break;
     const nextRound = await jobs.preparePushCatchUp({
       run,
@@ -205,7 +200,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
       kind,
       from: 0,
       to: total,
-      limit: MAX_SIGNALS_PER_DOMAIN,
+      limit: MAX_SIGNALS_PER_CALL,
       ...(filters.signal_types ? { signalTypes: filters.signal_types } : {}),
     });
     rounds.push(nextRound);

@@ -2,6 +2,7 @@
  * Shapes that cross the workflow/activity boundary for scheduled feeds (search and buyer-intent results delivered
  * to a bucket on a schedule). All small: filters, cursors and counts; the answers themselves live in the bucket.
  */
+import type { BuyerIntentContactsParams, SearchContactsParams } from '../../connectors/signal-api/types.ts';
 import type { JobStatus, ManifestPart } from '../jobs/types.ts';
 import type { PushRunRef, ScheduledRunManifest } from '../push/types.ts';
 
@@ -19,23 +20,11 @@ export interface CompanySearchFilters {
   content_filters?: Record<string, string[]>;
 }
 
-/** `POST /v1/contacts/search` filters (spec 4.5). */
-export interface ContactSearchFilters {
-  signal_types?: string[];
-  seniority?: string[];
-  department?: string[];
-  job_title?: string;
-}
+/** `POST /v1/contacts/search` filters (spec 4.5); each run sets the window and the page size itself. */
+export type ContactSearchFilters = Omit<SearchContactsParams, 'detected_after' | 'limit'>;
 
-/** `POST /v1/buyer-intent/contacts` filters (spec 4.9). */
-export interface IntentFilters {
-  topic_ids: string[];
-  email_validated?: boolean;
-  has_email?: boolean;
-  has_mobile?: boolean;
-  seniority?: string[];
-  department?: string[];
-}
+/** `POST /v1/buyer-intent/contacts` filters (spec 4.9); the run pages through them itself. */
+export type IntentFilters = Omit<BuyerIntentContactsParams, 'page_size' | 'cursor'>;
 
 export type SearchFilters = CompanySearchFilters & ContactSearchFilters;
 export type FeedFilters = SearchFilters | IntentFilters;

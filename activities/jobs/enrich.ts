@@ -1,6 +1,6 @@
 import { KitError } from '../../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
-import type { BulkEnrichItem } from '../../connectors/signal-api/types.ts';
+import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
 import { type EncodedTablePart, encodePart, zeroCounts } from '../parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
@@ -12,15 +12,11 @@ import { type PaidLines, readPaidLines } from './paid-lines.ts';
 import { encodeJobTables } from './tables.ts';
 import type { JobRef, PartCounts } from './types.ts';
 
-/** Filters applied to every domain of a job (spec 4.1 field names). */
-export interface EnrichOptions {
-  signal_types?: string[];
-  signal_subtypes?: string[];
-  /** ISO 8601. */
-  detected_after?: string;
-  /** Signals per domain, at most 500. */
-  limit?: number;
-}
+/**
+ * Filters applied to every domain of a job: the bulk call's parameters without its domains. `detected_after` is an
+ * ISO 8601 string, not any date the client accepts, because these options travel in workflow arguments (JSON).
+ */
+export type EnrichOptions = Omit<EnrichCompaniesParams, 'domains' | 'detected_after'> & { detected_after?: string };
 
 export interface EnrichBatchRequest {
   job: JobRef;

@@ -5,6 +5,7 @@ import { createGzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { chargedNothing, FAILURE_TYPE, SignalApiError, UnexpectedResponseError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
+import type { CreateIntentExportParams } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { partContentType } from '../parts.ts';
@@ -12,14 +13,11 @@ import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 
-/** The export request (spec 4.10 field names). */
-export interface IntentExportRequest {
-  topic_ids: string[];
-  email_validated?: boolean;
-  limit?: number;
-  seniority?: string[];
-  department?: string[];
-}
+/**
+ * The export request: the client's, without `has_email`/`has_mobile`, which spec 4.10 does not list for the export
+ * (only for the contacts search) and the command does not offer for it.
+ */
+export type IntentExportRequest = Omit<CreateIntentExportParams, 'has_email' | 'has_mobile'>;
 
 export interface SubmittedExport {
   exportId: string;

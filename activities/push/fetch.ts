@@ -1,4 +1,5 @@
 import { KitError } from '../../connectors/errors.ts';
+import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
@@ -45,12 +46,6 @@ export function pushPartIdentity(request: PushBatchRequest): PartIdentity {
   const { run, index, filters } = request;
   return { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
 }
-
-/** Spec section 8: 2 credits per signal returned by enrich (how the overlap is priced). */
-const CREDITS_PER_SIGNAL = 2;
-
-/** The spec's largest `limit`: a domain still cut short at it cannot be reached further by `detected_after`. */
-export const MAX_LIMIT = 500;
 
 /** One output line: a new signal, with the watchlist domain it was found for. */
 export type PushLine = { domain: string } & Signal;
@@ -283,7 +278,8 @@ export function collect(
     const total = result.coverage?.total_after_filters;
     const more = typeof total === 'number' ? total > returned : returned >= batch.limit;
     const cut = more && oldest !== undefined && (start === undefined || oldest > start);
-    const behind = cut && batch.limit < MAX_LIMIT;
+    // Cut short at the largest `limit`, a domain cannot be reached further by `detected_after`: not "behind".
+    const behind = cut && batch.limit < MAX_SIGNALS_PER_CALL;
     const outcome = outcomeOf(batch, entry, behind ? null : mark, kept, behind);
     if (cut && !behind) {
       outcome.missing = typeof total === 'number' ? total - returned : 0;
@@ -296,7 +292,7 @@ export function collect(
     record.domains[domain] = outcome;
   }
   record.counts.lines = lines.length;
-  record.overlap.credits = record.overlap.signals * CREDITS_PER_SIGNAL;
+  record.overlap.credits = record.overlap.signals * CREDITS.perEnrichedSignal;
   return { lines, record };
 }
 
