@@ -81,7 +81,8 @@ interface FlagCommand {
 const FLAG_COMMANDS: FlagCommand[] = [
   {
     name: 'load',
-    description: "load a finished job's or push run's tables into PostgreSQL, upserting by key (calls no API)",
+    description:
+      "load a finished job's, push run's or feed run's tables into PostgreSQL, upserting by key (calls no API)",
     options: [
       ['--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`],
       ['--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]'],

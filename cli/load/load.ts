@@ -1,9 +1,11 @@
 /**
- * `signal-kit load`: a finished job's or scheduled-push run's tables into PostgreSQL, from its manifest alone, in one
+ * `signal-kit load`: a finished job's, scheduled-push run's or scheduled-feed run's tables into PostgreSQL, from its manifest alone, in one
  * transaction. Each table is read from the job's flat parts of that table when it wrote them (`--format`), in the
  * format that goes fastest into COPY, else made from the output lines by the same code that writes the flat tables.
  * It never calls the Signal Data Service.
  */
+import { feedDir } from '../../activities/feeds/finalize.ts';
+import { feedRow } from '../../activities/tables/feeds.ts';
 import { enrichTables, invalidRows, verifyRows } from '../../activities/tables/rows.ts';
 import { type SignalLike, signalRow } from '../../activities/tables/signals.ts';
 import { openStore } from '../../config/storage.ts';
@@ -11,7 +13,7 @@ import { connectPostgres, type UpsertResult } from '../../connectors/postgres/in
 import type { Store } from '../../connectors/storage/index.ts';
 import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
 import { type PartSource, type RowsOf, tableSources } from './sources.ts';
-import { invalidLoadTable, type LoadTable, rowsLoadTable, signalsLoadTable } from './tables.ts';
+import { feedLoadTable, invalidLoadTable, type LoadTable, rowsLoadTable, signalsLoadTable } from './tables.ts';
 
 type Line = Record<string, unknown>;
 
@@ -70,6 +72,11 @@ function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
     }
     return { table, from: 'lines', parts: manifest.parts.filter(isLinesPart), rowsOf: fromLines };
   };
+  if (source.kind === 'feed') {
+    const name = feedDir(source.feedKind);
+    const table = feedLoadTable(prefix, name, url);
+    return [plan(table, name, (lines) => parsed(lines).map((line) => feedRow(name, String(line['key']), line)))];
+  }
   if (source.kind === 'push') {
     const signals = signalsLoadTable(prefix, url);
     return [

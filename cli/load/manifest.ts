@@ -3,6 +3,7 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
+import type { FeedKind } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import { ManifestError } from '../../connectors/errors.ts';
 
@@ -30,10 +31,13 @@ const ManifestSchema = z.looseObject({
 
 export type LoadPart = z.infer<typeof PartSchema>;
 
-/** What a manifest's tables come from: a bulk job of a kind, or a scheduled push's run. */
+/** What a manifest's tables come from: a bulk job of a kind, a scheduled push's run, or a scheduled feed's run. */
 export type ManifestSource =
   | { kind: 'job'; jobKind: 'enrich' | 'verify-emails'; jobId: string }
-  | { kind: 'push'; name: string; runId: string };
+  | { kind: 'push'; name: string; runId: string }
+  | { kind: 'feed'; feedKind: FeedKind; name: string; runId: string };
+
+const FEED_KINDS: readonly string[] = ['company-search', 'contact-search', 'intent-contacts'] satisfies FeedKind[];
 
 export interface LoadManifest {
   /** The manifest's own URL, as given. */
@@ -87,11 +91,14 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
     }
     source = { kind: 'job', jobKind: manifest.kind, jobId: manifest.job_id };
   } else if (manifest.kind !== undefined) {
-    // A scheduled feed's run (a push run's manifest names no kind): its lines are companies or people, not signals.
-    throw new ManifestError(
-      url,
-      `field "kind": ${manifest.kind} feed runs are not loaded (read their tables directly)`,
-    );
+    // A scheduled feed's run (a push run's manifest names no kind): its lines are companies or people.
+    if (!FEED_KINDS.includes(manifest.kind)) {
+      throw new ManifestError(url, `field "kind": ${manifest.kind} is neither a job's kind nor a feed's`);
+    }
+    if (manifest.name === undefined || manifest.run_id === undefined) {
+      throw new ManifestError(url, `field "${manifest.name === undefined ? 'name' : 'run_id'}": a feed run names it`);
+    }
+    source = { kind: 'feed', feedKind: manifest.kind as FeedKind, name: manifest.name, runId: manifest.run_id };
   } else if (manifest.name !== undefined && manifest.run_id !== undefined) {
     source = { kind: 'push', name: manifest.name, runId: manifest.run_id };
   } else {

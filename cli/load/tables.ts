@@ -10,8 +10,11 @@
  * | `<prefix>verify_emails_rows` | `domain:<domain>` (`email:` for verify), else |                              |
  * |                        | the row of that manifest                        |                                    |
  * | `<prefix>invalid`      | `source_manifest`, `row`                        | later `source_finished_at`         |
+ * | `<prefix>companies`,   | `key`: the feed's key of the company or person  | later `source_finished_at`         |
+ * | `<prefix>contacts`     |                                                 |                                    |
  */
 import type { Column, ColumnType, TableDef } from '../../activities/tables/columns.ts';
+import { FEED_TABLES, type FeedTableName } from '../../activities/tables/feeds.ts';
 import { invalidTable, type RowsKind, rowsTable } from '../../activities/tables/rows.ts';
 import { SIGNALS_TABLE } from '../../activities/tables/signals.ts';
 import { ManifestError } from '../../connectors/errors.ts';
@@ -102,5 +105,14 @@ export function invalidLoadTable(prefix: string, kept: string[] | undefined, url
       key: [SOURCE_MANIFEST, 'row'],
       newerBy: [SOURCE_FINISHED_AT],
     },
+  };
+}
+
+/** A feed run's companies or contacts, by the feed's key: a later run delivers a record again only when it is newer. */
+export function feedLoadTable(prefix: string, table: FeedTableName, url: string): LoadTable {
+  const def = FEED_TABLES[table];
+  return {
+    def,
+    pg: { name: `${prefix}${table}`, columns: columnsOf(def, url), key: ['key'], newerBy: [SOURCE_FINISHED_AT] },
   };
 }

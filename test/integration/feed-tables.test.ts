@@ -2,16 +2,21 @@
  * A scheduled feed created with `--format parquet,csv` (docs/contacts-and-feeds.md), run twice through the CLI with the
  * sandbox's clock moving between the runs. Each run's flat table is read by readers nobody here wrote (DuckDB for the
  * Parquet, Python's csv module for the CSV) and held to the sandbox's truth: every delivered record once, with the
- * values the service answered, and the second run delivering only what is new since the first.
+ * values the service answered, and the second run delivering only what is new since the first. Each run is then loaded
+ * into a real PostgreSQL with `signal-kit load` (docs/load.md): every delivered record once, the later run's version
+ * winning, a reload (or an older run's load after a newer one's) rewriting nothing.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedDir, identify } from '../../activities/feeds/finalize.ts';
 import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
-import { readLoadManifest } from '../../cli/load/manifest.ts';
+import type { LoadReport } from '../../cli/load/load.ts';
+import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
+import { runCli } from '../helpers/cli.ts';
 import { useJobEnv } from '../helpers/job-env.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { runScheduleCli, SCHEDULE_NOW } from '../helpers/schedule-cli.ts';
@@ -71,11 +76,80 @@ describe('a scheduled feed with --format parquet,csv', () => {
     sandbox: { seed: 5, clock: () => now, intentSurfacing: { from: SCHEDULE_NOW - DAY, days: 40, share: 0.4 } },
   });
   let duck: Awaited<ReturnType<typeof flat.openDuck>>;
+  let server: PostgresServer;
+  const dbs: pg.Client[] = [];
   beforeAll(async () => {
     await ctx.env.startWorker();
     duck = await flat.openDuck();
+    server = await startPostgres();
   });
-  afterAll(() => duck?.close());
+  afterAll(async () => {
+    duck?.close();
+    for (const db of dbs) await db.end();
+    await server?.stop();
+  });
+
+  /** A database of its own, and `signal-kit load` into it as a user runs it (the CLI in a child process). */
+  async function warehouse(name: string) {
+    const url = await server.createDatabase(name);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    dbs.push(db);
+    const opts = { cwd: ctx.dir, env: process.env as Record<string, string>, timeout: 60_000 };
+    const run = (manifestUrl: string) => runCli(['load', '--manifest', manifestUrl, '--into', url], opts, 'throw');
+    const load = async (manifestUrl: string) => {
+      const result = await run(manifestUrl);
+      expect(result.code, result.stderr).toBe(0);
+      return (JSON.parse(result.stdout) as LoadReport).tables;
+    };
+    /** The table's rows by key, each with its row version (xmin): a load that rewrites nothing leaves it as it was. */
+    const rows = async (table: string) => {
+      const { rows } = await db.query<Item>(`select xmin::text as version, * from ${table} order by key`);
+      return new Map(rows.map((row) => [String(row['key']), row]));
+    };
+    return { run, load, rows, db };
+  }
+
+  /**
+   * Loads run 1 then run 2, checking the table after each against what the runs delivered (the later run's version
+   * of a key winning); then reloads run 2 and run 1 again: not a row is rewritten.
+   */
+  async function loadRuns(
+    { database, table, format }: { database: string; table: string; format: 'jsonl' | 'parquet' },
+    runs: Array<{ url: string; delivered: Map<string, Item> }>,
+    expectRow: (row: Item, item: Item, key: string) => void,
+  ) {
+    const db = await warehouse(database);
+    const latest = new Map<string, Item>();
+    for (const run of runs) {
+      const [report, ...others] = await db.load(run.url);
+      expect(others).toEqual([]);
+      const again = [...run.delivered.keys()].filter((key) => latest.has(key)).length;
+      expect(report).toMatchObject({
+        table,
+        from: 'table',
+        format,
+        rows: run.delivered.size,
+        inserted: run.delivered.size - again,
+        updated: again,
+      });
+      for (const [key, item] of run.delivered) latest.set(key, { ...item, manifest: run.url });
+      const stored = await db.rows(table);
+      expect([...stored.keys()].sort()).toEqual([...latest.keys()].sort());
+      for (const [key, item] of latest) {
+        const row = stored.get(key) as Item;
+        expect(row['source_manifest'], key).toBe(item['manifest']);
+        expectRow(row, item, key);
+      }
+    }
+    const before = await db.rows(table);
+    for (const run of [...runs].reverse()) {
+      const [report] = await db.load(run.url);
+      expect(report).toMatchObject({ rows: run.delivered.size, inserted: 0, updated: 0 });
+      expect(await db.rows(table)).toEqual(before);
+    }
+    return { latest, rows: before };
+  }
 
   const cli = <T = unknown>(...argv: string[]) =>
     runScheduleCli<T>({ client: ctx.env.client, temporal: ctx.env.config() }, argv);
@@ -144,11 +218,11 @@ describe('a scheduled feed with --format parquet,csv', () => {
     expect(created.code).toBe(0);
 
     const delivered = new Map<string, string>();
-    let manifestUrl = '';
-    for (const step of [0, 4]) {
+    const runs: Array<{ url: string; delivered: Map<string, Item> }> = [];
+    // 20 days apart: long enough for a company of the first run to have a newer matching signal by the second.
+    for (const step of [0, 20]) {
       now = SCHEDULE_NOW + step * DAY;
       const { manifest, lines, url } = await runOnce(name, 'company-search');
-      manifestUrl = url;
       // What the service answers this run's question (its lower bound) with, uncapped: the sandbox's truth.
       const truth = ctx.env.sandbox.truth.companySearch({ ...filters, detected_after: manifest.detected_after });
       expect(truth.length).toBeLessThan(100); // one call answers it: each line is the item as answered
@@ -174,14 +248,31 @@ describe('a scheduled feed with --format parquet,csv', () => {
         });
       }
       for (const item of expected) delivered.set(`domain:${item.domain}`, item.latest_signal_id);
+      runs.push({
+        url,
+        delivered: new Map(expected.map((item) => [`domain:${item.domain}`, item as unknown as Item])),
+      });
     }
+    // One company comes again in the second run with a newer signal: its row is the one load must replace.
+    expect([...(runs[1]?.delivered.keys() ?? [])].filter((key) => runs[0]?.delivered.has(key))).toHaveLength(1);
     // Over both runs, every company matching since the feed's start was delivered with its newest matching signal.
     const all = ctx.env.sandbox.truth.companySearch({ ...filters, detected_after: since });
     expect(new Map(all.map((item) => [`domain:${item.domain}`, item.latest_signal_id]))).toEqual(delivered);
-    // `signal-kit load` does not take a feed run for a push run (whose lines are signals): it refuses, naming why.
-    await expect(readLoadManifest(manifestUrl)).rejects.toThrow(
-      /field "kind": company-search feed runs are not loaded/,
-    );
+
+    // Loaded into PostgreSQL (from the Parquet parts), every company once with its newest matching signal.
+    const companies = { database: 'companies', table: 'signal_kit_companies', format: 'parquet' } as const;
+    const { latest: loaded } = await loadRuns(companies, runs, (row, item, key) => {
+      expect(row, key).toMatchObject({
+        domain: item['domain'],
+        name: item['name'],
+        signal_count: item['signal_count'],
+        latest_signal_id: item['latest_signal_id'],
+        industries: item['industries'],
+        extra: {},
+      });
+      expect((row['latest_signal_at'] as Date).toISOString()).toBe(iso(item['latest_signal_at']));
+    });
+    expect(new Map([...loaded].map(([key, item]) => [key, item['latest_signal_id']]))).toEqual(delivered);
   });
 
   it('contact-search: the contacts table holds each person once per newest matching signal, as the service answered', async () => {
@@ -200,15 +291,16 @@ describe('a scheduled feed with --format parquet,csv', () => {
         '--since',
         since,
         '--format',
-        'parquet,csv',
+        'parquet,csv,jsonl',
       ],
       ...['--output', pathToFileURL(join(ctx.dir, 'out')).href, '--every', '1d', '--paused'],
     );
     expect(created.code).toBe(0);
     const delivered = new Map<string, string>();
+    const runs: Array<{ url: string; delivered: Map<string, Item> }> = [];
     for (const step of [0, 4]) {
       now += step * DAY;
-      const { manifest, lines } = await runOnce(name, 'contact-search');
+      const { manifest, lines, url } = await runOnce(name, 'contact-search');
       const truth = ctx.env.sandbox.truth.contactSearch({
         ...filters,
         detected_after: manifest.detected_after,
@@ -225,23 +317,21 @@ describe('a scheduled feed with --format parquet,csv', () => {
       for (const item of expected) {
         const { key } = identify('contact-search', item);
         const row = byKey.get(key) as DuckRow;
-        const contact = item['contact'] as Item;
-        expect(row, key).toMatchObject({
-          email: contact['email'] ?? null,
-          full_name: contact['full_name'] ?? null,
-          job_title: contact['job_title'] ?? null,
-          seniority: contact['seniority'] ?? null,
-          company_domain: (item['company'] as Item)['domain'],
-          topic_id: null,
-          signal_count: item['signal_count'],
-          latest_signal_at: iso(item['latest_signal_at']),
-          latest_signal_id: item['latest_signal_id'],
-        });
+        expect(row, key).toMatchObject({ ...searchedContact(item), latest_signal_at: iso(item['latest_signal_at']) });
         const line = withoutNulls(lineByKey.get(key) as Item);
         expect(rebuilt(row)).toEqual({ ...line, latest_signal_at: iso(line['latest_signal_at']) });
         delivered.set(key, String(item['latest_signal_id']));
       }
+      runs.push({ url, delivered: new Map(expected.map((item) => [identify('contact-search', item).key, item])) });
     }
+
+    // Loaded into PostgreSQL (from the JSONL table parts), every person once with their newest matching signal.
+    const contacts = { database: 'contacts', table: 'signal_kit_contacts', format: 'jsonl' } as const;
+    const { latest: loaded } = await loadRuns(contacts, runs, (row, item, key) => {
+      expect(row, key).toMatchObject(searchedContact(item));
+      expect((row['latest_signal_at'] as Date).toISOString()).toBe(iso(item['latest_signal_at']));
+    });
+    expect(new Map([...loaded].map(([key, item]) => [key, item['latest_signal_id']]))).toEqual(delivered);
   });
 
   it('intent-contacts: the contacts table holds each new person per topic once, the second run only the new ones', async () => {
@@ -254,10 +344,11 @@ describe('a scheduled feed with --format parquet,csv', () => {
     );
     expect(created.code).toBe(0);
     const delivered = new Set<string>();
+    const runs: Array<{ url: string; delivered: Map<string, Item> }> = [];
     const start = now;
     for (const step of [0, 30]) {
       now = start + step * DAY;
-      const { manifest, lines } = await runOnce(name, 'intent-contacts');
+      const { manifest, lines, url } = await runOnce(name, 'intent-contacts');
       const lineByKey = new Map(lines.map(({ key, ...line }) => [String(key), line]));
       const truth = ctx.env.sandbox.truth.intentContacts({ topic_ids: topics }) as unknown as Item[];
       // One person per topic: of two items the feed tells apart by nothing (no email, no profile, the same name at
@@ -296,9 +387,68 @@ describe('a scheduled feed with --format parquet,csv', () => {
         expect(rebuilt(row as DuckRow)).toEqual(withoutNulls(lineByKey.get(key) as Item));
         delivered.add(key);
       }
+      runs.push({ url, delivered: expected });
     }
+
+    // Loaded into PostgreSQL (from the Parquet parts), every person once per topic.
+    const contacts = { database: 'intent', table: 'signal_kit_contacts', format: 'parquet' } as const;
+    const { latest: loaded, rows: fromTable } = await loadRuns(contacts, runs, (row, item, key) => {
+      expect(row, key).toMatchObject({
+        topic_id: item['topic_id'],
+        intent_score: item['intent_score'],
+        email: (item['contact'] as Item)['email'] ?? null,
+        company_domain: (item['company'] as Item)['domain'],
+        signal_count: null,
+      });
+    });
+    expect(new Set(loaded.keys())).toEqual(delivered);
+
+    // A run that wrote no flat table loads the same rows from its lines: each manifest without its table parts.
+    const fromLines = await warehouse('intent_lines');
+    await mkdir(join(ctx.dir, 'lines-only'), { recursive: true });
+    for (const [i, run] of runs.entries()) {
+      const manifest = JSON.parse(await readFile(fileURLToPath(run.url), 'utf8')) as FeedManifest;
+      manifest.parts = manifest.parts.filter((part) => part.table === 'lines');
+      const copy = join(ctx.dir, 'lines-only', `run-${i}.json`);
+      await writeFile(copy, JSON.stringify(manifest));
+      const [report] = await fromLines.load(pathToFileURL(copy).href);
+      expect(report).toMatchObject({ from: 'lines', rows: run.delivered.size, inserted: run.delivered.size });
+    }
+    const withoutProvenance = (rows: Map<string, Item>) =>
+      [...rows.values()].map(({ version, source_manifest, ...row }) => row);
+    expect(withoutProvenance(await fromLines.rows('signal_kit_contacts'))).toEqual(withoutProvenance(fromTable));
+
+    // A table part whose bytes are not the ones its manifest names is refused by name, and nothing is loaded.
+    const tampered = JSON.parse(await readFile(fileURLToPath(runs[0]?.url as string), 'utf8')) as FeedManifest;
+    const part = tampered.parts.find(
+      (p) => p.table === 'contacts' && p.format === 'parquet',
+    ) as FeedManifest['parts'][number];
+    part.sha256 = createHash('sha256').update('not the part').digest('hex');
+    await writeFile(join(ctx.dir, 'lines-only', 'tampered.json'), JSON.stringify(tampered));
+    const bad = await warehouse('intent_tampered');
+    const refused = await bad.run(pathToFileURL(join(ctx.dir, 'lines-only', 'tampered.json')).href);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`PartChecksumError: part ${part.key} does not match its manifest`);
+    expect(
+      (await bad.db.query(`select * from information_schema.tables where table_name like 'signal_kit_%'`)).rows,
+    ).toEqual([]);
   });
 });
+
+/** The columns of a contact-search item's row that the test checks (all but `latest_signal_at`, a time). */
+function searchedContact(item: Item): Item {
+  const contact = item['contact'] as Item;
+  return {
+    email: contact['email'] ?? null,
+    full_name: contact['full_name'] ?? null,
+    job_title: contact['job_title'] ?? null,
+    seniority: contact['seniority'] ?? null,
+    company_domain: (item['company'] as Item)['domain'],
+    topic_id: null,
+    signal_count: item['signal_count'],
+    latest_signal_id: item['latest_signal_id'],
+  };
+}
 
 /** A contacts row put back into the item it was made from: the person's and employer's columns nested again. */
 function rebuilt(row: DuckRow): Item {
