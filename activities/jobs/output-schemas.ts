@@ -12,6 +12,20 @@ import { TABLE_SCHEMAS } from '../tables/schemas.ts';
 /** `schema_version` of the manifests written now. */
 export const MANIFEST_SCHEMA_VERSION = 2;
 
+type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : K]: 0 };
+
+/**
+ * What a writer builds of a schema's output: the loose objects' index signatures (there so that readers keep the
+ * fields they do not know) removed, so that a misspelt field is a type error; a plain record stays a record.
+ */
+export type Written<T> = T extends readonly (infer U)[]
+  ? Written<U>[]
+  : T extends object
+    ? [KnownKeys<T>] extends [never]
+      ? T
+      : { [K in keyof T as string extends K ? never : K]: Written<T[K]> }
+    : T;
+
 const count = z.int().nonnegative();
 const row = z.int().positive().describe('1-based data row of the input (the CSV header is not counted)');
 const timestamp = z.iso.datetime().describe('ISO 8601, UTC, with Z');
@@ -225,7 +239,8 @@ const outputUrl = z
   .string()
   .describe('the output URL written under (file://, s3:// or gs://): every part key is relative to it');
 
-const part = z.looseObject({
+/** One object a manifest lists: where it is, its size and hash, and which table in which format it holds. */
+export const ManifestPartSchema = z.looseObject({
   key: z.string().describe('relative to `output`'),
   lines: count,
   bytes: count,
@@ -305,10 +320,10 @@ export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output
     .describe('the input column chosen for each role, as the input spelled its header'),
   unsaved_answers: unsavedAnswers,
   batches: z.looseObject({ total: count, done: count, failed: count }),
-  parts: z.array(part),
-  rows_csv: part
-    .optional()
-    .describe('with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)'),
+  parts: z.array(ManifestPartSchema),
+  rows_csv: ManifestPartSchema.optional().describe(
+    'with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)',
+  ),
 });
 
 export const PushSignalLineSchema = signal
@@ -356,7 +371,7 @@ export const PushManifestSchema = manifestSchema(
       .describe('of credits_charged: signals paid for and not written (already pushed, or outside the window)'),
     calls: z.looseObject({ total: count, first_round: count, catch_up: count }),
     batches: z.looseObject({ total: count, done: count, failed: count }),
-    parts: z.array(part),
+    parts: z.array(ManifestPartSchema),
     incomplete_domains: z
       .array(
         z.looseObject({
@@ -440,7 +455,7 @@ export const FeedManifestSchema = manifestSchema(
         }),
       )
       .describe('what the run could not complete (up to 100); empty when complete'),
-    parts: z.array(part),
+    parts: z.array(ManifestPartSchema),
     state: z.looseObject({ key: z.string(), from_run: z.string().nullable(), keys_advanced: count }),
   },
 );

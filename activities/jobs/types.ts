@@ -1,6 +1,7 @@
 /** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
-import type { TableName } from '../tables/columns.ts';
+import type { z } from 'zod';
 import type { OutputFormat } from '../tables/formats.ts';
+import type { ManifestPartSchema, ManifestSchema, Written } from './output-schemas.ts';
 
 export type JobKind = 'enrich' | 'verify-emails' | 'intent-export' | 'enrich-contacts';
 
@@ -96,63 +97,22 @@ export interface BatchResult {
   signals?: number;
 }
 
-export interface ManifestPart {
-  key: string;
-  lines: number;
-  bytes: number;
-  sha256: string;
-  /** `lines` (the output lines, nested JSON) or a flat table: `rows`, `signals`, `invalid`. */
-  table?: 'lines' | TableName;
-  format?: OutputFormat;
-}
+export type ManifestPart = Written<z.output<typeof ManifestPartSchema>>;
 
-export interface Manifest {
-  /** The output contract's version (schemas/manifest.schema.json); raised only by an incompatible change. */
-  schema_version: 2;
-  job_id: string;
-  kind: JobKind;
-  input: string | null;
-  /** The output URL the job wrote under: every part's `key` is relative to it. */
-  output: string;
-  status: JobStatus;
-  started_at: string;
-  finished_at: string;
-  counts: {
-    input_rows: number;
-    distinct: number;
-    duplicates: number;
-    ok: number;
-    not_found: number;
-    error: number;
-    invalid: number;
-    lines: number;
-  };
-  summary?: VerificationSummary;
-  /** Credits the service charged as far as its answers said, including answers paid for and then lost. */
-  credits_charged: number;
-  /**
-   * Answers paid for but not saved (docs/what-holds.md): `credits` reported by the lost answers themselves, and
-   * `unknown_calls` whose cost no answer said (a reset, a timeout, a worker that died during the call).
-   */
-  unsaved_answers?: { credits: number; unknown_calls: number };
-  /** API calls whose answers the parts hold: bulk calls, and single calls (rows identified without a domain). */
-  calls?: { bulk: number; single: number };
-  /** Companies named two ways by different rows and paid for twice, and what the second payments cost. */
-  overlap?: { companies: number; credits: number };
-  /** The input columns used, by role. */
+/**
+ * A job's `_manifest.json`, as the output contract describes it (activities/jobs/output-schemas.ts). `columns` is
+ * the column choice as connectors/normalize/columns.ts describes it, one entry per role it knows: the schema names
+ * the company roles and `email` but not `linkedin_person` (enrich-contacts), which its loose object lets through.
+ */
+export type Manifest = Omit<Written<z.output<typeof ManifestSchema>>, 'columns'> & {
   columns?: Record<string, unknown>;
-  batches: { total: number; done: number; failed: number };
-  parts: ManifestPart[];
-  /** With `--format csv`: every rows CSV part in one file (`<job>/rows.csv`), the file a CRM imports. */
-  rows_csv?: ManifestPart;
-  error?: string;
-  details?: Record<string, unknown>;
-}
+};
 
 export interface FinalizeRequest {
   job: JobRef;
   input: string | null;
-  status: JobStatus;
+  /** How the job ended: never `running`, which no manifest may say. */
+  status: Manifest['status'];
   startedAt: string;
   prepared?: PreparedInput;
   error?: string;
