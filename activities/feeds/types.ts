@@ -2,9 +2,16 @@
  * Shapes that cross the workflow/activity boundary for scheduled feeds (search and buyer-intent results delivered
  * to a bucket on a schedule). All small: filters, cursors and counts; the answers themselves live in the bucket.
  */
-import type { BuyerIntentContactsParams, SearchContactsParams } from '../../connectors/signal-api/types.ts';
-import type { JobStatus, ManifestPart } from '../jobs/types.ts';
-import type { PushRunRef, ScheduledRunManifest } from '../push/types.ts';
+
+import type { z } from 'zod';
+import type {
+  BuyerIntentContactsParams,
+  SearchCompaniesParams,
+  SearchContactsParams,
+} from '../../connectors/signal-api/types.ts';
+import type { FeedManifestSchema, Written } from '../jobs/output-schemas.ts';
+import type { JobStatus } from '../jobs/types.ts';
+import type { PushRunRef } from '../push/types.ts';
 
 export type FeedKind = 'company-search' | 'contact-search' | 'intent-contacts';
 
@@ -12,13 +19,10 @@ export type FeedKind = 'company-search' | 'contact-search' | 'intent-contacts';
 export type FeedRunRef = PushRunRef & { kind: FeedKind };
 
 /** `POST /v1/companies/search` filters a feed may carry (spec 4.4), in the API's field names. */
-export interface CompanySearchFilters {
-  signal_types?: string[];
-  industries?: string[];
-  employee_count_min?: number;
-  employee_count_max?: number;
+export type CompanySearchFilters = Omit<SearchCompaniesParams, 'detected_after' | 'limit' | 'content_filters'> & {
+  /** As the command reads them: lists of strings by filter name. */
   content_filters?: Record<string, string[]>;
-}
+};
 
 /** `POST /v1/contacts/search` filters (spec 4.5); each run sets the window and the page size itself. */
 export type ContactSearchFilters = Omit<SearchContactsParams, 'detected_after' | 'limit'>;
@@ -94,7 +98,8 @@ export interface IncompleteSlice {
 
 export interface FinalizeFeedRequest {
   run: FeedRunRef;
-  status: JobStatus;
+  /** How the run ended: never `running`, which no manifest may say. */
+  status: FeedManifest['status'];
   startedAt: string;
   scheduledAt: string;
   /** Calls of the run (answer indexes 0..calls-1 that exist are read). */
@@ -106,39 +111,8 @@ export interface FinalizeFeedRequest {
   details?: Record<string, unknown>;
 }
 
-export interface FeedManifest extends ScheduledRunManifest {
-  schema_version: number;
-  name: string;
-  kind: FeedKind;
-  /** The output URL the run wrote under: every part's `key` is relative to it. */
-  output: string;
-  filters: FeedFilters;
-  /** The lower time bound every search call of the run used (null for buyer intent, which has none). */
-  detected_after: string | null;
-  counts: {
-    /** Items the answers held, with repeats across slices or pages. */
-    returned: number;
-    /** Distinct companies or contacts among them. */
-    distinct: number;
-    /** Lines written: distinct items not delivered by an earlier run. */
-    new: number;
-    /** Distinct items an earlier run already delivered (not written again). */
-    already_delivered: number;
-  };
-  /** Saved answers' credits plus `unsaved_answers.credits`. */
-  credits_charged: number;
-  /** Paid calls whose answers the run never saved (activities/jobs/lost-answers.ts). */
-  unsaved_answers: { credits: number; unknown_calls: number };
-  calls: number;
-  /** Search: the slices asked (the first is the feed's own request) and those split for being capped. */
-  slices?: { total: number; split: number };
-  /** Everything the run could not complete; empty when it is complete. */
-  incomplete: IncompleteSlice[];
-  parts: ManifestPart[];
-  state: { key: string; from_run: string | null; keys_advanced: number };
-  error?: string;
-  details?: Record<string, unknown>;
-}
+/** A feed run's `_manifest.json`, as the output contract describes it (activities/jobs/output-schemas.ts). */
+export type FeedManifest = Written<z.output<typeof FeedManifestSchema>>;
 
 /** What a feed run returns: where its manifest is and its headline numbers. */
 export interface FeedResult {

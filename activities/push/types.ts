@@ -2,6 +2,8 @@
  * Shapes that cross the workflow/activity boundary for scheduled pushes. All small: references and counts, never
  * domains or signals (those live in the bucket).
  */
+import type { z } from 'zod';
+import type { PushManifestSchema, Written } from '../jobs/output-schemas.ts';
 import type { JobStatus, ManifestPart, PartCounts } from '../jobs/types.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 
@@ -184,7 +186,8 @@ export interface PushBatchRecord {
 export interface FinalizePushRequest extends PushMode {
   run: PushRunRef;
   watchlist: string;
-  status: JobStatus;
+  /** How the run ended: never `running`, which no manifest may say. */
+  status: PushManifest['status'];
   startedAt: string;
   /** The scheduled time the run id and date come from. */
   scheduledAt: string;
@@ -205,62 +208,8 @@ export interface IncompleteDomain {
   missing?: number;
 }
 
-/** Which run of a schedule (a push or a feed) a manifest is of, when it ran and how it ended. */
-export interface ScheduledRunManifest {
-  run_id: string;
-  dt: string;
-  scheduled_at: string;
-  started_at: string;
-  finished_at: string;
-  status: JobStatus;
-}
-
-export interface PushManifest extends ScheduledRunManifest {
-  /** The output contract's version (schemas/push-manifest.schema.json), shared with the job manifests. */
-  schema_version: number;
-  name: string;
-  watchlist: string;
-  /** The output URL the run wrote under: every part's `key` is relative to it. */
-  output: string;
-  /** `incremental`, `full_refresh` or `backfill` (with its window). */
-  mode: 'incremental' | 'full_refresh' | 'backfill';
-  window?: PushWindow;
-  lookback_ms?: number;
-  counts: {
-    input_rows: number;
-    distinct: number;
-    duplicates: number;
-    invalid: number;
-    /** Domains answered in this run: ok + not_found + error. */
-    domains: number;
-    ok: number;
-    not_found: number;
-    error: number;
-    /** Lines written: one per new signal. */
-    signals: number;
-    /** Domains not complete after this run (see `incomplete_domains`). */
-    incomplete: number;
-  };
-  /** Saved answers' credits plus `unsaved_answers.credits`. */
-  credits_charged: number;
-  /** Calls the service answered (and may have charged) whose answer the run never saved (docs/paid-answers.md). */
-  unsaved_answers: { credits: number; unknown_calls: number };
-  /** Of `credits_charged`: signals paid for and not written again (already pushed or outside the window). */
-  overlap: { signals: number; credits: number };
-  /** Bulk calls made by this run (catch-up rounds included); a retried batch that found its answer makes none. */
-  calls: { total: number; first_round: number; catch_up: number };
-  batches: { total: number; done: number; failed: number };
-  parts: ManifestPart[];
-  /** Up to 100 of the domains counted in `counts.incomplete`. */
-  incomplete_domains: IncompleteDomain[];
-  /** Up to 100 per-domain errors (their count is `counts.error`). */
-  errors: PushBatchRecord['errors'];
-  /** Up to 100 watchlist rows that hold no usable domain (their count is `counts.invalid`). */
-  invalid_rows: { row: number; raw: unknown; error: string }[];
-  watermarks: { key: string; from_run: string | null; domains_advanced: number; committed: boolean };
-  error?: string;
-  details?: Record<string, unknown>;
-}
+/** A push run's `_manifest.json`, as the output contract describes it (activities/jobs/output-schemas.ts). */
+export type PushManifest = Written<z.output<typeof PushManifestSchema>>;
 
 /** What a push run returns: where its manifest is and its headline numbers. */
 export interface PushResult {
