@@ -160,9 +160,9 @@ type Read = string | null | undefined;
 
 /**
  * The normalized signal of its fields as read (ids and date-times already in the kit's form), in the conventional
- * field order (scalars, company, data); the caller adds the unknown fields. The one place a Signal is built:
- * `SignalSchema` and bulk-answer.ts's fast path call it for every signal of a bulk answer, thousands per call, so
- * it takes its fields one by one: no object is made only to pass them.
+ * field order (scalars, company, data); the caller adds the unknown fields. The one place a Signal is built
+ * (`SignalSchema`, the legacy answer, bulk-answer.ts's fast path); it runs for every signal of a bulk answer,
+ * thousands per call, so it takes its fields one by one: no object is made only to pass them.
  */
 export function signalOf(
   signal_id: string,
@@ -334,16 +334,10 @@ export const LegacyEnrichSchema = z.unknown().transform((raw, ctx): LegacyCompan
       ctx.issues.push({ code: 'custom', message: 'no date', path: ['signals', i], input: s });
       return z.NEVER;
     }
-    signals.push({
-      signal_id: id ?? `legacy:${domain}:${i}`,
-      signal_type: type,
-      signal_subtype: subtype ?? '',
-      signal_name: title && title.trim() !== '' ? title : (summary ?? ''),
-      detected_at: when,
-      association: 'company',
-      company: { name, domain },
-      data: { summary: summary ?? '', ...data },
-    });
+    const signalData = { summary: summary ?? '', ...data };
+    signals.push(
+      signalOf(id ?? `legacy:${domain}:${i}`, type, subtype, title, when, 'company', { name, domain }, signalData),
+    );
   }
   const times = signals.map((s) => s.detected_at).sort();
   const coverage: Coverage = {
