@@ -1,9 +1,9 @@
 /**
- * A table's rows as COPY input, part by part: each part read whole, checked against its manifest's size and sha256
- * before a byte of it is sent, then encoded in COPY's text format in chunks while the server reads the previous ones
- * (a Parquet part decoded one row group at a time). The next part is fetched, checked and its start decoded
- * (gunzipped; a Parquet part's first row group) while the current one is copied, so that the server does not wait at
- * each part's start.
+ * A table's rows as COPY input, part by part: each part read whole and checked against its manifest's size and sha256
+ * before a byte of it is sent. A flat part (JSONL or Parquet) is then converted into COPY text in the converter thread
+ * (copy-thread.ts), so that this thread only writes chunks into COPY; output lines are made into rows here. The next
+ * part is fetched, checked and handed to the converter while the current one is copied, and no further ahead, so that
+ * the server does not wait at a part's start and memory holds at most two parts.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -12,14 +12,10 @@ import type { TableRow } from '../../activities/tables/columns.ts';
 import { PartChecksumError } from '../../connectors/errors.ts';
 import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../../connectors/postgres/index.ts';
 import type { Store } from '../../connectors/storage/index.ts';
-import { jsonlToCopyText } from './jsonl-copy.ts';
+import { CopyThread } from './copy-thread.ts';
 import type { LoadPart } from './manifest.ts';
-import { parquetRowGroups } from './parquet-rows.ts';
+import { encodeRows, type PartCopySpec } from './part-copy.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
-
-const CHUNK_BYTES = 256 * 1024;
-/** Input bytes of a flat part converted at a time (about a third of that as COPY text). */
-const SLICE_BYTES = 512 * 1024;
 
 /** A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's. */
 export async function readVerifiedPart(store: Store, part: LoadPart): Promise<Buffer> {
@@ -62,10 +58,6 @@ export interface SourceOptions {
 /** The columns a load writes, in COPY order. */
 export const copyColumns = (table: LoadTable): PgColumn[] => writableColumns(table.pg);
 
-function* parseEach(lines: string[]): Generator<Record<string, unknown>> {
-  for (const line of lines) yield JSON.parse(line) as Record<string, unknown>;
-}
-
 /** Opens the table's parts from the first, each time it is called (a load that merges reads them twice). */
 export function tableSources(options: SourceOptions): () => AsyncIterable<CopySource> {
   const columns = copyColumns(options.table);
@@ -88,89 +80,36 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
 
   const names = own.map((column) => column.name);
   const byName = (row: Record<string, unknown>, i: number) => row[names[i] as string];
-  const byIndex = (row: unknown[], i: number) => row[i];
+  const spec: PartCopySpec | undefined =
+    options.from === 'lines'
+      ? undefined
+      : { from: options.from, columns: ownColumns, suffix, def: options.table.def, manifestUrl: options.manifestUrl };
 
-  /** Rows (objects by column name, or arrays in the table's column order) as COPY text, in chunks. */
-  function* encode<R>(rows: Iterable<R>, cell: (row: R, i: number) => unknown): Generator<Buffer> {
-    let text = '';
-    for (const row of rows) {
-      for (let i = 0; i < ownColumns.length; i++) {
-        const column = ownColumns[i] as PgColumn;
-        let value = cell(row, i);
-        if (serialize[i] && value !== null && value !== undefined) value = JSON.stringify(value);
-        if (i > 0) text += '\t';
-        text += copyTextField(value, column.type);
-      }
-      text += `${suffix}\n`;
-      if (text.length >= CHUNK_BYTES) {
-        yield Buffer.from(text);
-        text = '';
-      }
-    }
-    if (text) yield Buffer.from(text);
-  }
-
-  // A flat JSONL part straight into COPY text (jsonl-copy.ts), the columns load adds after each line.
-  const fast = { names, suffix: Buffer.from(suffix) };
-  /**
-   * A flat part's COPY text, converted slice by slice as the server asks for more (so that converting the next slice
-   * overlaps with the server copying the last); a slice of another shape goes the parsing way.
-   */
-  function* fastChunks(raw: Buffer): Generator<Buffer> {
-    for (let start = 0; start < raw.length; ) {
-      const cut = raw.indexOf(0x0a, Math.min(raw.length, start + SLICE_BYTES));
-      const stop = cut < 0 ? raw.length : cut + 1;
-      const slice = raw.subarray(start, stop);
-      const text = jsonlToCopyText(slice, fast);
-      if (text) yield text;
-      else
-        yield* encode(
-          parseEach(
-            slice
-              .toString('utf8')
-              .split('\n')
-              .filter((line) => line !== ''),
-          ),
-          byName,
-        );
-      start = stop;
-    }
-  }
-
-  /** A Parquet part's COPY text: its first row group decoded and encoded now, the others when the server asks. */
-  async function parquetBody(bytes: Buffer, key: string): Promise<AsyncIterable<Buffer>> {
-    const groups = parquetRowGroups(bytes, options.table.def, { manifestUrl: options.manifestUrl, key })();
-    const first = await groups.next();
-    const ready = first.done ? [] : [...encode(first.value, byIndex)];
-    return (async function* () {
-      yield* ready;
-      for await (const rows of groups) yield* encode(rows, byIndex);
-    })();
-  }
-
-  /** A part read, checked and made ready to stream. */
-  async function prepare(part: LoadPart): Promise<CopySource> {
+  /** A part read, checked and made ready to stream (a flat part converted by `thread`). */
+  async function prepare(part: LoadPart, thread: CopyThread | undefined): Promise<CopySource> {
     const bytes = await readVerifiedPart(options.store, part);
-    const gzipped = part.key.endsWith('.gz');
-    if (options.from === 'parquet') return { name: part.key, body: Readable.from(await parquetBody(bytes, part.key)) };
-    if (options.from === 'jsonl') {
-      // In this thread: Node's asynchronous gunzip hands out 16 KiB at a time and cost more CPU (bench/README.md).
-      const raw = gzipped ? gunzipSync(bytes) : bytes;
-      return { name: part.key, body: Readable.from(fastChunks(raw)) };
-    }
-    return { name: part.key, body: Readable.from(encode(options.rowsOf(partLines(part, bytes), part), byName)) };
+    if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes) };
+    const rows = options.rowsOf(partLines(part, bytes), part);
+    return { name: part.key, body: Readable.from(encodeRows(rows, ownColumns, suffix, byName, serialize)) };
   }
 
   return async function* open() {
     const { parts } = options;
-    let next = parts[0] ? prepare(parts[0]) : undefined;
-    for (let i = 0; i < parts.length; i++) {
-      const source = await (next as Promise<CopySource>);
-      const following = parts[i + 1];
-      next = following ? prepare(following) : undefined;
-      // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
-      next?.catch(() => {});
-      yield source;
+    // One converter thread per pass over a table's flat parts: with it, a part is converted while the one before it
+    // is copied, and no more than the next part waits converted.
+    const thread = spec && parts.length > 0 ? new CopyThread() : undefined;
+    try {
+      let next = parts[0] ? prepare(parts[0], thread) : undefined;
+      for (let i = 0; i < parts.length; i++) {
+        const source = await (next as Promise<CopySource>);
+        const following = parts[i + 1];
+        next = following ? prepare(following, thread) : undefined;
+        // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
+        next?.catch(() => {});
+        yield source;
+      }
+    } finally {
+      await thread?.close();
     }
   };
 }

@@ -243,6 +243,29 @@ describe('signal-kit load into PostgreSQL', () => {
     },
   );
 
+  it('refuses a Parquet part listed under a table it is not of, naming it, loading nothing', async () => {
+    const manifest = JSON.parse(await readFile(join(job.dir, 'parquet', 'load-parquet', '_manifest.json'), 'utf8')) as {
+      parts: { key: string; table?: string }[];
+    };
+    const rowsPart = manifest.parts.find((p) => p.table === 'rows');
+    expect(rowsPart).toBeDefined();
+    // The signals table's parts are replaced by the rows table's part (its own bytes and sha256, so the check passes).
+    manifest.parts = [
+      ...manifest.parts.filter((p) => p.table !== 'signals'),
+      { ...(rowsPart as { key: string }), table: 'signals' },
+    ];
+    const path = join(job.dir, 'wrong-table', '_manifest.json');
+    await mkdir(join(job.dir, 'wrong-table'), { recursive: true });
+    await writeFile(path, JSON.stringify(manifest));
+    const result = await load(pathToFileURL(path).href, '--table-prefix', 'wrong_table_');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`ManifestError: manifest ${pathToFileURL(path).href}: part ${rowsPart?.key} has`);
+    expect(result.stderr).toContain('not those of the signals table');
+    expect(
+      await query(`select table_name from information_schema.tables where table_name like 'wrong_table_%'`),
+    ).toEqual([]);
+  });
+
   it('names what is wrong: a database URL that is not postgres:// (exit 2), a manifest without its output (exit 1)', async () => {
     const opts = { cwd: job.dir, env: process.env as Record<string, string>, timeout: 30_000 };
     const manifest = manifestOf('lines', 'load-lines');
