@@ -10,7 +10,7 @@
  * The input is a parsed JSON value (plain objects, arrays, strings, finite numbers, booleans, null).
  */
 import type { z } from 'zod';
-import { absoluteLinkedinUrl, isoUtcOf, normalizeDomain } from './scalars.ts';
+import { isoUtcOf, normalizeDomain } from './scalars.ts';
 import {
   type BulkEnrichBody,
   type BulkEnrichItem,
@@ -19,6 +19,7 @@ import {
   CompanySchema,
   type Coverage,
   CoverageSchema,
+  companyOf,
   type Signal,
   SignalSchema,
   signalOf,
@@ -101,21 +102,19 @@ function setDefined<T extends object, K extends keyof T>(out: T, key: K, value: 
 
 function company(raw: unknown): Company {
   const c = object(raw);
-  const out: Company = { name: optString(c['name']) ?? '', domain: normalizeDomain(string(c['domain'])) };
-  const linkedin = optString(c['linkedin_url']);
-  if (linkedin) {
-    out.linkedin_url = linkedin;
-    out.linkedin_url_absolute = absoluteLinkedinUrl(linkedin);
-  }
-  setDefined(out, 'industries', optStrings(c['industries']));
-  setDefined(out, 'employee_count_low', optNumber(c['employee_count_low']));
-  setDefined(out, 'employee_count_high', optNumber(c['employee_count_high']));
   const revenue = c['revenue'];
-  if (typeof revenue === 'string') out.revenue = revenue;
-  else if (typeof revenue === 'number') out.revenue = String(revenue);
-  else if (revenue !== undefined && revenue !== null) leave();
+  if (typeof revenue !== 'string' && typeof revenue !== 'number' && revenue !== undefined && revenue !== null) leave();
   const description = c['description'];
-  if (description !== undefined) out.description = description === null ? null : string(description);
+  const out = companyOf(
+    optString(c['name']),
+    string(c['domain']),
+    optString(c['linkedin_url']),
+    optStrings(c['industries']),
+    optNumber(c['employee_count_low']),
+    optNumber(c['employee_count_high']),
+    revenue,
+    description === undefined || description === null ? description : string(description),
+  );
   copyUnknown(out, c, COMPANY_FIELDS);
   return out;
 }

@@ -106,6 +106,31 @@ export const CompanyOut = z.looseObject({
 });
 export type Company = z.output<typeof CompanyOut>;
 
+/**
+ * The normalized company of its fields as read, in the conventional field order; the caller adds the unknown
+ * fields. The one place a Company is built (`CompanySchema`, bulk-answer.ts's fast path): fields one by one, as
+ * `signalOf` takes them, because it runs for every signal's company of a bulk answer.
+ */
+export function companyOf(
+  name: string | null | undefined,
+  domain: string,
+  linkedin_url: string | null | undefined,
+  industries: string[] | null | undefined,
+  employee_count_low: number | null | undefined,
+  employee_count_high: number | null | undefined,
+  revenue: string | number | null | undefined,
+  description: string | null | undefined,
+): Company {
+  const out: Company = { name: name ?? '', domain: normalizeDomain(domain) };
+  withLinkedin(out, linkedin_url);
+  setIfPresent(out, 'industries', industries);
+  setIfPresent(out, 'employee_count_low', employee_count_low);
+  setIfPresent(out, 'employee_count_high', employee_count_high);
+  setIfPresent(out, 'revenue', revenue === null || revenue === undefined ? revenue : String(revenue));
+  if (description !== undefined) out.description = description;
+  return out;
+}
+
 export const CompanySchema = z
   .looseObject({
     name: optString,
@@ -118,6 +143,7 @@ export const CompanySchema = z
     description: optString,
   })
   .transform((c): Company => {
+    // The known fields are named here only to leave the unknown ones in `rest`.
     const {
       name,
       domain,
@@ -129,13 +155,16 @@ export const CompanySchema = z
       description,
       ...rest
     } = c;
-    const out: Company = { name: name ?? '', domain: normalizeDomain(domain) };
-    withLinkedin(out, linkedin_url);
-    setIfPresent(out, 'industries', industries);
-    setIfPresent(out, 'employee_count_low', employee_count_low);
-    setIfPresent(out, 'employee_count_high', employee_count_high);
-    setIfPresent(out, 'revenue', revenue === null || revenue === undefined ? revenue : String(revenue));
-    if (description !== undefined) out.description = description;
+    const out = companyOf(
+      c.name,
+      c.domain,
+      c.linkedin_url,
+      c.industries,
+      c.employee_count_low,
+      c.employee_count_high,
+      c.revenue,
+      c.description,
+    );
     return Object.assign(out, rest);
   });
 
