@@ -110,7 +110,9 @@ export async function sendPaidCall<T extends { credits: number }>(
 ): Promise<{ response: T; marker: CallMarker }> {
   attempt.signal?.throwIfAborted();
   await attempt.stillCurrent?.();
-  const marker = await CallMarker.begin(store, job, index, attempt.attempt, attempt.requestTimeoutMs);
+  // The marker is left once the call has its slot, right before it is sent: a worker that dies while it waits for
+  // the rate limiter leaves no marker for a call the service never saw.
+  let marker: CallMarker | undefined;
   const cancelled = attempt.signal;
   const beforeSend = new AbortController();
   const follow = () => beforeSend.abort(cancelled?.reason);
@@ -120,6 +122,9 @@ export async function sendPaidCall<T extends { credits: number }>(
   const call: CallOptions = {
     retry: false,
     signal: beforeSend.signal,
+    beforeSend: async () => {
+      marker ??= await CallMarker.begin(store, job, index, attempt.attempt, attempt.requestTimeoutMs);
+    },
     onSend: () => {
       sent = true;
       cancelled?.removeEventListener('abort', follow);
@@ -129,11 +134,12 @@ export async function sendPaidCall<T extends { credits: number }>(
   try {
     response = await send(call);
   } catch (error) {
-    await marker.failed(error, sent);
+    await marker?.failed(error, sent);
     throw error;
   } finally {
     cancelled?.removeEventListener('abort', follow);
   }
+  if (!marker) throw new Error('sendPaidCall: the call was answered without its beforeSend hook (no marker left)');
   if (cancelled?.aborted) {
     await marker.lost(response.credits, 'answered after this attempt was cancelled (another attempt does the batch)');
     throw cancelled.reason;

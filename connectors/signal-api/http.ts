@@ -463,6 +463,8 @@ export class Transport {
     const pace = this.#beforeRequest;
     return this.#withRetry(req.method, req.path, req.idempotent, req.call, async (timeoutMs, attempt) => {
       if (pace) await pace(req.call?.signal);
+      req.call?.signal?.throwIfAborted();
+      await req.call?.beforeSend?.();
       return this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered);
     });
   }

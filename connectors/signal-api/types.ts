@@ -89,6 +89,11 @@ export interface CallOptions {
    * reached the service (and cost nothing).
    */
   onSend?: () => void;
+  /**
+   * Awaited after any pacing wait, just before each attempt is handed to the connection: what must be durable before
+   * the service can charge (a paid call's marker). If it throws, the call is not sent.
+   */
+  beforeSend?: () => Promise<void>;
 }
 
 // ─── common ────────────────────────────────────────────────────────────────────────────────────────────────────

@@ -91,8 +91,13 @@ describe('promise: a scheduled push survives a killed worker', () => {
     expect(manifest.overlap.signals).toBe(0);
     expect(chargedSince(env.sandbox, mark)).toBe(2 * truth.ids.length + lost);
     expect(undelivered.length).toBeLessThanOrEqual(4);
-    // The manifest counts each call the dead worker sent as one of unknown cost (the sandbox's record: undelivered).
-    expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: undelivered.length });
+    // The manifest counts each call the dead worker sent as one of unknown cost: at least every answer the sandbox
+    // charged and never delivered, at most the push's window of calls in flight. Not exactly the undelivered: a call
+    // whose marker was left (the worker had its slot and was sending) may die before the sandbox reads it, and no one
+    // alive can tell whether it did.
+    expect(manifest.unsaved_answers?.credits).toBe(0);
+    expect(manifest.unsaved_answers?.unknown_calls).toBeGreaterThanOrEqual(undelivered.length);
+    expect(manifest.unsaved_answers?.unknown_calls).toBeLessThanOrEqual(4);
     expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.valid / BULK_DOMAINS) + undelivered.length);
   });
 });

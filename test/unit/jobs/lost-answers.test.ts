@@ -26,7 +26,9 @@ import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import type { StoredPart } from '../../../activities/parts.ts';
 import { openStore } from '../../../config/storage.ts';
+import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { sendJson, startTestServer } from '../client/server.ts';
 
 let dir: string;
 let store: Store;
@@ -135,7 +137,10 @@ describe('counting lost answers at finalize', () => {
     const order: string[] = [];
     // Both attempts check the part (absent, as each saw it before its call) before either has written it.
     const attempt = async (n: number, credits: number) => {
-      const { marker } = await sendPaidCall(store, job, 0, { attempt: n }, async () => ({ credits }));
+      const { marker } = await sendPaidCall(store, job, 0, { attempt: n }, async (call) => {
+        await call.beforeSend?.();
+        return { credits };
+      });
       return publishPaidPart(store, key, {}, identity, [{ marker, credits }], async (calls) => {
         await sleep(150);
         order.push(calls.join());
@@ -164,5 +169,42 @@ describe('counting lost answers at finalize', () => {
     expect(ms).toBeLessThan(1_500);
     // It heartbeats while it waits.
     expect(beats).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('a paid call waiting for its slot of the rate limit', () => {
+  it('leaves no marker until it has its slot, so a worker that dies while waiting reports no unknown call', async () => {
+    const job = newJob();
+    const server = await startTestServer((_req, res) => sendJson(res, 200, { verifications: [], errors: [] }));
+    let grant: () => void = () => undefined;
+    const slot = new Promise<void>((resolve) => {
+      grant = resolve;
+    });
+    const client = new SignalClient({
+      baseUrl: server.url,
+      apiKey: 'sk_test_slot',
+      retry: false,
+      beforeRequest: () => slot,
+    });
+    const markers = async () => {
+      const keys: string[] = [];
+      for await (const o of store.list(callsPrefix(job))) keys.push(o.key);
+      return keys;
+    };
+    try {
+      const call = sendPaidCall(store, job, 0, { attempt: 1 }, (options) =>
+        client.verifyEmails({ emails: ['a@b.co'] }, options),
+      );
+      await sleep(100);
+      // Still waiting for its slot: the service has seen nothing, and nothing says it might have.
+      expect(server.requests).toHaveLength(0);
+      expect(await markers()).toEqual([]);
+      grant();
+      const { marker } = await call;
+      expect(server.requests).toHaveLength(1);
+      expect(await markers()).toEqual([marker.key]);
+    } finally {
+      await server.close();
+    }
   });
 });

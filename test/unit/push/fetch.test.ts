@@ -12,7 +12,12 @@ import type { PushBatch, PushRunRef } from '../../../activities/push/types.ts';
 import { openStore } from '../../../config/storage.ts';
 import { ValidationError } from '../../../connectors/errors.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
-import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../../connectors/signal-api/index.ts';
+import type {
+  BulkEnrichItem,
+  CallOptions,
+  EnrichCompaniesParams,
+  Signal,
+} from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-fetch-'));
@@ -41,7 +46,8 @@ const ok = (domain: string, signals: Signal[]): BulkEnrichItem => ({
 function fakeClient(answer: (params: EnrichCompaniesParams) => BulkEnrichItem[] | Error) {
   const calls: { params: EnrichCompaniesParams; retry: unknown }[] = [];
   const client = {
-    async enrichCompanies(params: EnrichCompaniesParams, call?: { retry?: unknown }) {
+    async enrichCompanies(params: EnrichCompaniesParams, call?: CallOptions) {
+      await call?.beforeSend?.();
       calls.push({ params, retry: call?.retry });
       const results = answer(params);
       if (results instanceof Error) throw results;

@@ -10,7 +10,7 @@ import type { PushManifest, PushRound, PushRunRef } from '../../../activities/pu
 import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
-import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
+import type { CallOptions, EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
 import { oneSignalAnswer } from './one-signal.ts';
 
@@ -62,7 +62,8 @@ function finalizeCompleted(store: Store, run: PushRunRef, plan: StoredPlan, roun
 }
 
 const client = {
-  async enrichCompanies(params: EnrichCompaniesParams) {
+  async enrichCompanies(params: EnrichCompaniesParams, call?: CallOptions) {
+    await call?.beforeSend?.();
     const results = params.domains.map(oneSignalAnswer);
     return {
       results,
@@ -184,7 +185,8 @@ describe('a domain with more than 500 new signals', () => {
       'sec-8k': answer([signal('s1', 'sec-8k', '2026-03-03T00:00:00Z')], 708, ['news', 'sec-8k']),
     };
     const fake = {
-      async enrichCompanies(params: EnrichCompaniesParams) {
+      async enrichCompanies(params: EnrichCompaniesParams, call?: CallOptions) {
+        await call?.beforeSend?.();
         asked.push(params);
         if (params.signal_types?.length === 1) return byType[params.signal_types[0]!]!;
         return answer(
