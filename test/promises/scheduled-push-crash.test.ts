@@ -85,19 +85,26 @@ describe('promise: a scheduled push survives a killed worker', () => {
     const undelivered = calls.filter((call) => call.status === null);
     expect(undelivered.length).toBeGreaterThan(0);
     const lost = undelivered.reduce((sum, call) => sum + call.credits, 0);
-    // Saved answers cost exactly 2 per signal; the only extra is what the dead worker had in flight (at most the
-    // push's window of calls in flight, 4 by default).
+    const unknown = manifest.unsaved_answers?.unknown_calls ?? 0;
+    // Saved answers cost exactly 2 per signal, and the kit knows the cost of every call it saw answered.
     expect(manifest.credits_charged).toBe(2 * truth.ids.length);
     expect(manifest.overlap.signals).toBe(0);
-    expect(chargedSince(env.sandbox, mark)).toBe(2 * truth.ids.length + lost);
-    expect(undelivered.length).toBeLessThanOrEqual(4);
-    // The manifest counts each call the dead worker sent as one of unknown cost: at least every answer the sandbox
-    // charged and never delivered, at most the push's window of calls in flight. Not exactly the undelivered: a call
-    // whose marker was left (the worker had its slot and was sending) may die before the sandbox reads it, and no one
-    // alive can tell whether it did.
     expect(manifest.unsaved_answers?.credits).toBe(0);
-    expect(manifest.unsaved_answers?.unknown_calls).toBeGreaterThanOrEqual(undelivered.length);
-    expect(manifest.unsaved_answers?.unknown_calls).toBeLessThanOrEqual(4);
-    expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.valid / BULK_DOMAINS) + undelivered.length);
+    // What the sandbox charged beyond that is what the dead worker had in flight: at least every answer the sandbox
+    // never delivered; at most the push's window of calls (4), each counted by the manifest as of unknown cost, so at
+    // most the dearest `unknown` calls the sandbox charged. Not an equality: a call whose marker was left may die
+    // before the sandbox reads it, and once in two full runs the sandbox recorded as delivered an answer no live
+    // worker saved (its delivery check saw the dead worker's socket still open).
+    const extra = chargedSince(env.sandbox, mark) - 2 * truth.ids.length;
+    expect(extra).toBeGreaterThanOrEqual(lost);
+    expect(unknown).toBeGreaterThanOrEqual(undelivered.length);
+    expect(unknown).toBeLessThanOrEqual(4);
+    const dearest = calls
+      .map((call) => call.credits)
+      .sort((x, y) => y - x)
+      .slice(0, unknown)
+      .reduce((sum, credits) => sum + credits, 0);
+    expect(extra).toBeLessThanOrEqual(dearest);
+    expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.valid / BULK_DOMAINS) + unknown);
   });
 });
