@@ -114,14 +114,15 @@ export async function sendPaidCall<T extends { credits: number }>(
   // the rate limiter leaves no marker for a call the service never saw.
   let marker: CallMarker | undefined;
   const cancelled = attempt.signal;
-  const beforeSend = new AbortController();
-  const follow = () => beforeSend.abort(cancelled?.reason);
+  // The attempt's cancellation reaches the call only until it is sent: an answer on its way is read to its end.
+  const untilSent = new AbortController();
+  const follow = () => untilSent.abort(cancelled?.reason);
   if (cancelled?.aborted) follow();
   else cancelled?.addEventListener('abort', follow, { once: true });
   let sent = false;
   const call: CallOptions = {
     retry: false,
-    signal: beforeSend.signal,
+    signal: untilSent.signal,
     beforeSend: async () => {
       marker ??= await CallMarker.begin(store, job, index, attempt.attempt, attempt.requestTimeoutMs);
     },
