@@ -5,7 +5,7 @@ import type { SyncFilters, SyncPlan, SyncResult, SyncRunRef } from '../activitie
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import { CREDITS, MAX_BULK_ENRICH_DOMAINS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, finishRun, runWindow } from './batch-runner.ts';
+import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
 import { scheduledTime } from './scheduled-time.ts';
@@ -40,15 +40,17 @@ export interface CrmSyncInput {
   carried?: { scheduledAt: string; startedAt: string; plan: SyncPlan; next: number; totals: BatchTotals };
 }
 
+/** What `--wait` and the web UI show of a night while it runs. */
 export interface CrmSyncProgress {
-  name: string;
-  runId: string;
   status: JobStatus | 'planning' | 'finalizing';
+  /** Distinct companies of the night's export. */
+  companies: number;
+  credits: number;
   batchesTotal: number;
   batchesDone: number;
   batchesFailed: number;
-  companies: number;
-  credits: number;
+  name: string;
+  runId: string;
 }
 
 export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
@@ -63,18 +65,10 @@ export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
  * is running, and its runs share the schedule's workflow id prefix.
  */
 export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
-  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
   const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
-  const run: SyncRunRef = {
-    name: input.name,
-    output: input.output,
-    runId: runIdOf(scheduledAt),
-    date: scheduledAt.slice(0, 10),
-    at: scheduledAt,
-    ...(input.formats?.length ? { formats: input.formats } : {}),
-  };
+  const run = runOf(input, scheduledAt);
+  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
   const startedAt = input.carried?.startedAt ?? new Date().toISOString();
   const totals = input.carried?.totals ?? emptyTotals();
   const filters: SyncFilters = {
@@ -84,14 +78,14 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
   let plan = input.carried?.plan;
   let phase: CrmSyncProgress['status'] = plan ? 'running' : 'planning';
   setHandler(crmSyncProgressQuery, () => ({
-    name: run.name,
-    runId: run.runId,
     status: phase,
+    companies: plan?.companies ?? 0,
+    credits: totals.credits,
     batchesTotal: plan?.batches ?? 0,
     batchesDone: totals.batchesDone,
     batchesFailed: totals.batchesFailed,
-    companies: plan?.companies ?? 0,
-    credits: totals.credits,
+    name: run.name,
+    runId: run.runId,
   }));
 
   plan ??= await jobs.prepareSyncRun({
@@ -129,33 +123,34 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
       }
     },
   });
-  const stopped = outcome.fatal !== undefined || outcome.budgetExhausted;
-  if (!stopped && outcome.next < planned.batches) {
-    return continueAsNew<typeof crmSync>({
-      ...input,
-      carried: { scheduledAt, startedAt, plan: planned, next: outcome.next, totals },
-    });
+  // A long export continues as new between windows, so the history stays small; a stopped window ends the run.
+  const unfinished = outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < planned.batches;
+  if (unfinished) {
+    const carried = { scheduledAt, startedAt, plan: planned, next: outcome.next, totals };
+    return continueAsNew<typeof crmSync>({ ...input, carried });
   }
-  return finishRun(
-    outcome,
-    totals,
-    `sync ${run.name} run ${run.runId}`,
-    (p) => (phase = p),
-    (ending) =>
-      jobs.finalizeSyncRun({
-        run,
-        input: input.input,
-        kind: input.kind,
-        startedAt,
-        scheduledAt,
-        batches: planned.batches,
-        ...(input.keepColumns?.length ? { keepColumns: input.keepColumns } : {}),
-        ...ending,
-        details: {
-          filters,
-          max_credits: input.maxCredits ?? null,
-          workflow_id: workflowInfo().workflowId,
-        },
-      }),
-  );
+  const details = { filters, max_credits: input.maxCredits ?? null, workflow_id: workflowInfo().workflowId };
+  const keep = input.keepColumns?.length ? { keepColumns: input.keepColumns } : {};
+  const finalize = (ending: RunEnding) =>
+    jobs.finalizeSyncRun({
+      ...{ run, input: input.input, kind: input.kind, startedAt, scheduledAt, batches: planned.batches },
+      ...keep,
+      ...ending,
+      details,
+    });
+  const label = `sync ${run.name} run ${run.runId}`;
+  return finishRun(outcome, totals, label, (p) => (phase = p), finalize);
+}
+
+/** The run's references: its keys follow from the schedule's name and the night's scheduled time. */
+function runOf(input: CrmSyncInput, scheduledAt: string): SyncRunRef {
+  const formats = input.formats?.length ? { formats: input.formats } : {};
+  return {
+    name: input.name,
+    output: input.output,
+    runId: runIdOf(scheduledAt),
+    date: scheduledAt.slice(0, 10),
+    at: scheduledAt,
+    ...formats,
+  };
 }

@@ -1,27 +1,15 @@
-import { KitError } from '../../connectors/errors.ts';
+import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type PaidBatchActivity, publishSpooled } from '../paid/paid-batch.ts';
-import { lostRace, type PaidAnswer, publishPaidPart, sendPaidCall } from '../paid/paid-call.ts';
-import {
-  optionsHash,
-  type PartIdentity,
-  type PartRead,
-  readPart,
-  readPartLines,
-  writePart,
-  zeroCounts,
-} from '../run/parts.ts';
+import { sendBulkEnrich } from '../paid/bulk-enrich-call.ts';
+import { publishSpooled } from '../paid/paid-batch.ts';
+import { type AttemptContext, lostRace, publishPaidPart } from '../paid/paid-call.ts';
+import type { PartRead } from '../run/parts.ts';
+import { optionsHash, readPart, readPartLines, writePart, zeroCounts } from '../run/parts.ts';
 import type { BatchResult, PartCounts } from '../run/types.ts';
 import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders } from './layout.ts';
 import type { CompanyAnswer, HeldSignal, SyncAnswer, SyncBatch, SyncBatchRequest, SyncFilters } from './types.ts';
-
-/** Whose a sync answer is: the sync's run, the filters of its calls, and the batch. */
-export function syncAnswerIdentity(request: SyncBatchRequest): PartIdentity {
-  const { run, index, filters } = request;
-  return { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
-}
 
 /**
  * Asks batch `index` of a run with one bulk call: its companies' signals after the lowest start among them, each
@@ -32,40 +20,31 @@ export function syncAnswerIdentity(request: SyncBatchRequest): PartIdentity {
  * `work/calls/` (`sendPaidCall`); the answer is published by `publishPaidPart`, which names the call, and an attempt
  * that finds the answer saved by another first keeps its marker with the credits the service said.
  */
-export const fetchSyncBatch: PaidBatchActivity<SyncBatchRequest> = async (
-  client,
-  store,
-  request,
-  attempt = { attempt: 1 },
-) => {
+export async function fetchSyncBatch(
+  client: SignalClient,
+  store: Store,
+  request: SyncBatchRequest,
+  attempt: AttemptContext,
+): Promise<BatchResult> {
   const { run, index, filters } = request;
-  await publishSpooled(store, syncRunFolders(run), attempt);
   const key = syncAnswerKey(run.name, run.runId, index);
-  const identity = syncAnswerIdentity(request);
+  // Whose the answer is: the sync's run, the filters of its calls, and the batch.
+  const identity = { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
+  await publishSpooled(store, syncRunFolders(run), attempt);
   const seen = await readPart(store, key, identity);
   const saved = await savedResult(store, key, index, seen);
   if (saved) return saved;
 
   const batch = JSON.parse(await store.readText(syncBatchKey(run, index))) as SyncBatch;
-  let results: BulkEnrichItem[];
-  let answered: PaidAnswer | undefined;
-  try {
-    const { response, marker } = await sendPaidCall(
-      store,
-      { callsPrefix: syncCallsPrefix(run) },
-      index,
-      attempt,
-      (call) => client.enrichCompanies(bulkRequest(batch, filters), call),
-    );
-    results = response.results;
-    answered = { marker, credits: response.credits };
-  } catch (error) {
-    // A refusal of what the call asked (a bad domain): its companies are error records, the run goes on.
-    if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
-    const code = (error as { code?: string }).code ?? 'request_rejected';
-    results = batch.domains.map(({ domain }) => ({ domain, status: 'error', error: { code, message: error.message } }));
-  }
-
+  const marked = { callsPrefix: syncCallsPrefix(run) };
+  const { results, answered } = await sendBulkEnrich(
+    client,
+    store,
+    marked,
+    index,
+    attempt,
+    bulkRequest(batch, filters),
+  );
   const answer = collect(batch, results, run.at);
   answer.credits = answered?.credits ?? 0;
   answer.calls = answered ? 1 : 0;
@@ -89,7 +68,7 @@ export const fetchSyncBatch: PaidBatchActivity<SyncBatchRequest> = async (
     lostRace(key, store, undefined);
   }
   return { index, reused: false, failed: false, counts };
-};
+}
 
 /** The answers a run's batches saved, by batch index (absent: not answered). */
 export async function readSyncAnswer(store: Store, name: string, runId: string, index: number) {

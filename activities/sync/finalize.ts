@@ -40,9 +40,9 @@ export async function finalizeSyncRun(
   request: FinalizeSyncRequest,
   wait: AnswerWait = answerWait(),
 ): Promise<SyncResult> {
-  const { run } = request;
-  const plan = JSON.parse(await store.readText(syncPlanKey(run))) as SyncPlan;
+  const run = request.run;
   const base = await readBaseState(store, run.name, run.runId);
+  const plan = JSON.parse(await store.readText(syncPlanKey(run))) as SyncPlan;
   const companies = new Map(base.companies);
   const tonight = new Map<string, CompanyAnswer>();
   const savedCalls = new Map<number, Set<string>>();
@@ -167,17 +167,17 @@ export async function finalizeSyncRun(
     records: summary,
   });
   return {
-    name: run.name,
-    runId: run.runId,
-    dt: run.date,
     status,
-    manifestUrl: store.urlOf(syncManifestKey(run)),
-    rowsUrl: store.urlOf(syncRowsKey(run)),
-    changesUrl: store.urlOf(syncChangesKey(run)),
     records: summary,
     credits,
     calls: paid.calls,
     newSignals: paid.newSignals,
+    manifestUrl: store.urlOf(syncManifestKey(run)),
+    rowsUrl: store.urlOf(syncRowsKey(run)),
+    changesUrl: store.urlOf(syncChangesKey(run)),
+    name: run.name,
+    runId: run.runId,
+    dt: run.date,
   };
 }
 

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
+import { mapOrdered } from '../../connectors/map-ordered.ts';
 import { MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
@@ -90,17 +91,12 @@ export async function prepareSyncRun(
   await writeBody(out, syncRecordsKey(run), gzipSync(records.map((r) => JSON.stringify(r)).join('\n')), {
     contentType: 'application/gzip',
   });
-  const pending = new Set<Promise<void>>();
-  for (const batch of batches) {
-    const write = out.writeText(syncBatchKey(run, batch.index), JSON.stringify(batch), {
-      contentType: 'application/json',
-    });
-    const tracked = write.finally(() => pending.delete(tracked));
-    pending.add(tracked);
-    if (pending.size >= PENDING_WRITES) await Promise.race(pending);
-    if (batch.index % 100 === 0) beat(batch.index);
-  }
-  await Promise.all(pending);
+  const json = { contentType: 'application/json' };
+  const writes = mapOrdered(batches, PENDING_WRITES, (batch) =>
+    out.writeText(syncBatchKey(run, batch.index), JSON.stringify(batch), json),
+  );
+  let written = 0;
+  for await (const _ of writes) if (++written % 100 === 0) beat(written);
 
   const plan: SyncPlan = {
     rows: records.length,

@@ -28,13 +28,9 @@ export async function writeExport(dir: string, records: readonly ExportRecord[])
   return pathToFileURL(path).href;
 }
 
-export function runSync(
-  env: JobEnv,
-  workflowId: string,
-  input: Omit<CrmSyncInput, 'taskQueue' | 'apiTaskQueue'>,
-): Promise<SyncResult> {
-  return runOnEnvQueues<SyncResult>(env, 'crmSync', workflowId, input);
-}
+/** Runs one night (the `crmSync` workflow) to its end on the env's workers. */
+export const runSync = (env: JobEnv, id: string, input: Omit<CrmSyncInput, 'taskQueue' | 'apiTaskQueue'>) =>
+  runOnEnvQueues<SyncResult>(env, 'crmSync', id, input);
 
 export type CsvRow = Record<string, string>;
 
