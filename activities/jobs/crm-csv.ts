@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPartLines } from '../parts.ts';
+import { readPartLines } from '../run/parts.ts';
 import { encodeTable } from '../tables/encode.ts';
 import { invalidLinesAsRows, keptColumnsOf, rowsTable } from '../tables/rows.ts';
 import type { JobRef, ManifestPart } from './types.ts';
