@@ -10,6 +10,7 @@ import {
   mergeActivities,
 } from '../activities/registry.ts';
 import { ConfigError } from '../config/errors.ts';
+import { ownSpoolDir } from '../config/spool.ts';
 import { storeOpener } from '../config/storage.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
@@ -112,7 +113,7 @@ export function cachedStoreOpener(open: (url: string) => Store = storeOpener()):
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
   // Refused before anything connects: a spool another user can read or write (docs/security.md).
-  const spool = options.deps?.spool ?? (await PartSpool.open(config.spoolDir ?? defaultSpoolDir()));
+  const spool = options.deps?.spool ?? (await PartSpool.open(await ownSpoolDir(config.spoolDir ?? defaultSpoolDir())));
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
   const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
   const workflows = options.workflowBundle

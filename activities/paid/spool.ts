@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UnsafeSpoolError } from '../../config/errors.ts';
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import { STALE_TEMP_MS } from '../../connectors/storage/file.ts';
 import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
@@ -29,8 +28,9 @@ import { partFingerprint, spooledPartProblem } from '../run/parts.ts';
  * Objects are kept per output and per job (`<dir>/<output digest>/<job digest>/`), so that the check every batch
  * makes before paying reads one directory, usually absent, however much other jobs left there.
  *
- * The spool holds paid answers (contact names and emails among them), so it is the worker's user's alone: `open`
- * creates it 0700 and refuses one that another user owns, that others may write to, or that is a symbolic link.
+ * The spool holds paid answers (contact names and emails among them), so it is the worker's user's alone: the worker
+ * creates it 0700 and refuses one that another user owns, that others may write to, or that is a symbolic link
+ * (config/spool.ts).
  * Entries are written 0600 to a temporary file that is fsynced and renamed into place (and removed when the write
  * fails). When the spool's disk refuses too (often it is the output's own full disk), the object is held in the
  * worker's memory instead (up to `MAX_HELD_BYTES`), so that running the job again on this worker still pays nothing
@@ -50,14 +50,10 @@ export class PartSpool {
   }
 
   /**
-   * The worker's spool at `dir`: created 0700 when absent (its missing parents too), refused with `UnsafeSpoolError`
-   * (naming the fix) when it is a symbolic link, not a directory, owned by another user, or writable by its group or
-   * by others. Temporary files a crashed worker left there are removed.
+   * The worker's spool at `dir`, a directory already found to be the worker's user's alone (config/spool.ts
+   * `ownSpoolDir`); the temporary files a crashed worker left there are removed.
    */
   static async open(dir: string): Promise<PartSpool> {
-    // A dangling symbolic link makes this fail: the check below says what it is.
-    await mkdir(dir, { recursive: true, mode: 0o700 }).catch(() => undefined);
-    await checkSpoolDir(dir);
     await removeLeftovers(dir, 3);
     return new PartSpool(dir);
   }
@@ -315,30 +311,5 @@ async function removeLeftovers(dir: string, depth: number): Promise<void> {
       const info = await stat(path).catch(() => undefined);
       if (info && now - info.mtimeMs >= STALE_TEMP_MS) await rm(path, { force: true }).catch(() => undefined);
     }
-  }
-}
-
-/** Refuses a spool directory that is not the worker's user's alone (see `PartSpool.open`). */
-async function checkSpoolDir(dir: string): Promise<void> {
-  const info = await lstat(dir);
-  if (info.isSymbolicLink()) {
-    throw new UnsafeSpoolError(dir, 'is a symbolic link', `remove the link (rm ${dir}); the worker then creates it`);
-  }
-  if (!info.isDirectory()) throw new UnsafeSpoolError(dir, 'is not a directory', `remove it (rm ${dir})`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && info.uid !== uid) {
-    throw new UnsafeSpoolError(
-      dir,
-      `is owned by uid ${info.uid}, not by the worker's user (uid ${uid})`,
-      `check what it holds, then chown -R ${uid} ${dir} && chmod 700 ${dir}`,
-    );
-  }
-  if ((info.mode & 0o022) !== 0) {
-    const who = info.mode & 0o002 ? 'every user' : 'its group';
-    throw new UnsafeSpoolError(
-      dir,
-      `is writable by ${who} (mode ${(info.mode & 0o777).toString(8)})`,
-      `check what it holds, then chmod 700 ${dir}`,
-    );
   }
 }

@@ -17,8 +17,10 @@ import type { JobRef } from '../../../activities/jobs/types.ts';
 import { PartSpool } from '../../../activities/paid/spool.ts';
 import { encodePart, partMetadata, writePart, zeroCounts } from '../../../activities/run/parts.ts';
 import { UnsafeSpoolError } from '../../../config/errors.ts';
+import { ownSpoolDir } from '../../../config/spool.ts';
 import { openStore } from '../../../config/storage.ts';
-import { defaultSpoolDir, parseApiConfig } from '../../../config/worker.ts';
+import { defaultSpoolDir, parseApiConfig, parseWorkerConfig } from '../../../config/worker.ts';
+import { startWorker } from '../../../workers/worker.ts';
 import { useTempDir } from '../../helpers/temp-dir.ts';
 
 const tempDir = useTempDir('spool-safety');
@@ -47,7 +49,7 @@ describe("the spool's place", () => {
 
   it('is created 0700 (its missing parents too) when absent', async () => {
     const dir = join(tempDir(), 'fresh', 'state', 'spool');
-    await PartSpool.open(dir);
+    await ownSpoolDir(dir);
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     expect((await stat(join(tempDir(), 'fresh', 'state'))).mode & 0o777).toBe(0o700);
   });
@@ -59,7 +61,7 @@ describe("the spool's place", () => {
     const dir = join(tempDir(), name);
     await mkdir(dir);
     await chmod(dir, mode);
-    const error = await PartSpool.open(dir).catch((e: unknown) => e);
+    const error = await ownSpoolDir(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsafeSpoolError);
     expect((error as UnsafeSpoolError).path).toBe(dir);
     expect((error as Error).message).toMatch(message);
@@ -70,7 +72,7 @@ describe("the spool's place", () => {
     const dir = join(tempDir(), 'theirs');
     await mkdir(dir, { mode: 0o700 });
     await chown(dir, 65534, 65534);
-    const error = await PartSpool.open(dir).catch((e: unknown) => e);
+    const error = await ownSpoolDir(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsafeSpoolError);
     expect((error as Error).message).toMatch(/is owned by uid 65534, not by the worker's user \(uid 0\)/);
     expect((error as Error).message).toContain(`chown -R 0 ${dir} && chmod 700 ${dir}`);
@@ -84,16 +86,31 @@ describe("the spool's place", () => {
       ['dangling', join(tempDir(), 'nothing-here')],
     ] as const) {
       await symlink(to, join(tempDir(), link));
-      const error = await PartSpool.open(join(tempDir(), link)).catch((e: unknown) => e);
+      const error = await ownSpoolDir(join(tempDir(), link)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnsafeSpoolError);
       expect((error as Error).message).toMatch(/is a symbolic link: remove the link/);
     }
   });
 
+  it('a worker does not start on such a spool, before it connects to anything', async () => {
+    const dir = join(tempDir(), 'worker-start');
+    await mkdir(dir);
+    await chmod(dir, 0o777);
+    const config = parseWorkerConfig({
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      SIGNAL_API_URL: 'http://127.0.0.1:1',
+      SIGNAL_API_KEY: 'k',
+      SIGNAL_KIT_SPOOL_DIR: dir,
+    });
+    const error = await startWorker({ config }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnsafeSpoolError);
+    expect((error as Error).message).toContain(`chmod 700 ${dir}`);
+  });
+
   it('a spool that is a file is refused', async () => {
     const file = join(tempDir(), 'a-file');
     await writeFile(file, '');
-    expect(await PartSpool.open(file).catch((e: unknown) => e)).toBeInstanceOf(UnsafeSpoolError);
+    expect(await ownSpoolDir(file).catch((e: unknown) => e)).toBeInstanceOf(UnsafeSpoolError);
   });
 });
 
@@ -119,7 +136,7 @@ function jobPart(jobId: string) {
 
 describe("the spool's entries", () => {
   it('are written 0600 in folders of 0700', async () => {
-    const spool = await PartSpool.open(join(tempDir(), 'modes'));
+    const spool = await PartSpool.open(await ownSpoolDir(join(tempDir(), 'modes')));
     const { store, key, write } = jobPart('modes-job');
     await write(spool.keepOnly(store, { key, fingerprint: undefined }));
     const found = await modesUnder(spool.dir);
@@ -186,7 +203,7 @@ describe("the spool's entries", () => {
       await mkdir(mount, { mode: 0o700 });
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', mount]);
       try {
-        const spool = await PartSpool.open(join(mount, 'spool'));
+        const spool = await PartSpool.open(await ownSpoolDir(join(mount, 'spool')));
         const { store, key, identity, counts } = jobPart('full-spool');
         // Incompressible lines: their part is larger than the spool's disk.
         const lines = Array.from({ length: 4 }, (_, i) => ({ i, noise: randomText(40_000) }));
