@@ -20,6 +20,7 @@ import { UnsafeSpoolError } from '../../../config/errors.ts';
 import { ownSpoolDir } from '../../../config/spool.ts';
 import { openStore } from '../../../config/storage.ts';
 import { defaultSpoolDir, parseApiConfig, parseWorkerConfig } from '../../../config/worker.ts';
+import { runCli } from '../../../testkit/cli-process.ts';
 import { startWorker } from '../../../workers/worker.ts';
 import { useTempDir } from '../../helpers/temp-dir.ts';
 
@@ -105,6 +106,24 @@ describe("the spool's place", () => {
     const error = await startWorker({ config }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsafeSpoolError);
     expect((error as Error).message).toContain(`chmod 700 ${dir}`);
+  });
+
+  it('`signal-kit worker` on such a spool exits 2 with the fix, before it starts anything', async () => {
+    const dir = join(tempDir(), 'cli-start');
+    await mkdir(dir);
+    await chmod(dir, 0o777);
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: tempDir(),
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      SIGNAL_API_URL: 'http://127.0.0.1:1',
+      SIGNAL_API_KEY: 'k',
+      SIGNAL_KIT_SPOOL_DIR: dir,
+    };
+    const result = await runCli(['worker'], env, 60_000);
+    expect(result.timedOut).toBe(false);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`chmod 700 ${dir}`);
   });
 
   it('a spool that is a file is refused', async () => {
