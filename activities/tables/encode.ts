@@ -48,9 +48,9 @@ function jsonValue(column: Column, value: unknown): unknown {
 
 /**
  * RFC 4180: a header row, CRLF line ends, a field quoted when it holds a comma, a quote, CR or LF (quotes doubled).
- * UTF-8 without a byte-order mark. A text cell that a spreadsheet would run as a formula (it starts with `=`, `+`,
- * `-`, `@`, a tab or a carriage return) is neutralized as OWASP's CSV-injection guidance says: prefixed with a single
- * quote and quoted. Times are ISO 8601 UTC, lists and JSON values are JSON text, unknown values empty cells.
+ * UTF-8 without a byte-order mark. A text cell from the service that a spreadsheet would run as a formula (see
+ * `FORMULA_START`) is neutralized as OWASP's CSV-injection guidance says: prefixed with a single quote and quoted. The
+ * user's own values (`Column.userValue`) are written byte for byte. Times are ISO 8601 UTC, lists and JSON values are JSON text, unknown values empty cells.
  */
 function encodeCsv(def: TableDef, rows: readonly TableRow[]): Buffer {
   const lines = [def.columns.map((column) => csvField(column.name)).join(',')];
@@ -69,15 +69,22 @@ function csvCell(column: Column, value: unknown): string {
     case 'timestamp':
       return new Date(value as number).toISOString();
     case 'string_list':
-      return csvField(neutralize(JSON.stringify(value)));
+      return csvText(column, JSON.stringify(value));
     case 'json':
-      return csvField(neutralize(jsonText(value)));
+      return csvText(column, jsonText(value));
     default:
-      return csvField(neutralize(String(value)));
+      return csvText(column, String(value));
   }
 }
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** The user's own values are written as they were; text from the service is neutralized. */
+const csvText = (column: Column, text: string) => csvField(column.userValue ? text : neutralize(text));
+
+/**
+ * What a spreadsheet may run as a formula at the start of a cell: `=` `+` `-` `@`, their full-width forms `＝` `＋`
+ * `－` `＠` (U+FF1D, U+FF0B, U+FF0D, U+FF20: Excel reads them as the ASCII ones), a tab and a carriage return.
+ */
+const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 
 /** OWASP's rule for CSV injection: a cell starting like a formula gets a leading single quote. */
 export function neutralize(text: string): string {

@@ -29,7 +29,7 @@ export const countColumn = (type: string) => `signals_${type.replaceAll('-', '_'
 
 /** Columns more than one table has, each written once: where the row was in the input, its outcome, its error. */
 const ROW_KEYS = `
-  record_id               string       record_id                the row's CRM record id (null when the input has no id column)
+  record_id               string       <record_id               the row's CRM record id (null when the input has no id column)
   row                     int!         row                      1-based data row of the input (the CSV header is not counted)
 `;
 const ROW_START = `${ROW_KEYS}
@@ -40,7 +40,7 @@ const ROW_END = `
   error_message           text         error.message            error rows: what failed
 `;
 const ROW_INPUT = `
-  input                   text         input                    the value as the input had it
+  input                   text         <input                   the value as the input had it
 `;
 
 /** `@` columns are worked out from the whole line first (`enrichDerived`): counts per type, their total, the newest signal. */
@@ -73,7 +73,7 @@ const VERIFY_ROWS_COLUMNS = columnTable(`${ROW_START}${ROW_INPUT}
 ${ROW_END}`);
 
 const INVALID_COLUMNS = columnTable(`${ROW_KEYS}
-  raw                     json         raw                      the row as read (long values cut): a JSON value
+  raw                     json         <raw                     the row as read (long values cut): a JSON value
   error                   string!      error                    why the row holds no usable value
 `);
 
