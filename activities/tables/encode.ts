@@ -53,12 +53,17 @@ function jsonValue(column: Column, value: unknown): unknown {
  * user's own values (`Column.userValue`) are written byte for byte. Times are ISO 8601 UTC, lists and JSON values are JSON text, unknown values empty cells.
  */
 function encodeCsv(def: TableDef, rows: readonly TableRow[]): Buffer {
-  const lines = [def.columns.map((column) => csvField(column.name)).join(',')];
-  for (const row of rows) {
-    lines.push(def.columns.map((column) => csvCell(column, row[column.name] ?? null)).join(','));
-  }
+  const lines = [csvHeader(def.columns.map((column) => column.name))];
+  for (const row of rows) lines.push(csvRow(def, row));
   return Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
 }
+
+/** A CSV header line (without its line end): the names as given, quoted where RFC 4180 needs it. */
+export const csvHeader = (names: readonly string[]): string => names.map(csvField).join(',');
+
+/** One row of a table as a CSV line, without its line end. */
+export const csvRow = (def: TableDef, row: TableRow): string =>
+  def.columns.map((column) => csvCell(column, row[column.name] ?? null)).join(',');
 
 function csvCell(column: Column, value: unknown): string {
   if (value === null) return '';
