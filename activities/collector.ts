@@ -28,7 +28,7 @@ import {
   writePart,
   writeTableParts,
   zeroCounts,
-} from './parts.ts';
+} from './run/parts.ts';
 import { tableExtension } from './tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
 import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';

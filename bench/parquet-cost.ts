@@ -15,7 +15,7 @@
  */
 import { encodeJobTables, jobTableRows } from '../activities/jobs/tables.ts';
 import type { JobRef } from '../activities/jobs/types.ts';
-import { encodePart } from '../activities/parts.ts';
+import { encodePart } from '../activities/run/parts.ts';
 import type { OutputFormat } from '../activities/tables/encode.ts';
 import { bulkAnswerTexts } from './lib/sandbox-answers.ts';
 import { median } from './lib/stats.ts';

@@ -3,9 +3,9 @@
  * started and the Signal Data Service is never called (not even its free endpoints).
  */
 import { manifestKey } from '../activities/jobs/layout.ts';
-import { ReadableManifestSchema, readCheckedManifest } from '../activities/jobs/manifest-read.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
+import { ReadableManifestSchema, readCheckedManifest } from '../activities/run/manifest-read.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { JobStart } from '../library/jobs.ts';

@@ -24,7 +24,7 @@ export function jobKindOf(
 export async function checkInputColumns(job: JobStart, openStore: (url: string) => Store): Promise<void> {
   if (job.workflow === 'intentExport') return;
   const kind = jobKindOf(job);
-  const { openInput, sniffDelimiter } = await import('../activities/jobs/input.ts');
+  const { openInput, sniffDelimiter } = await import('../activities/input/read-input.ts');
   let header: string[] | undefined;
   try {
     const source = await openInput(openStore, job.input.input);

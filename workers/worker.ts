@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Agent } from 'undici';
-import { PartSpool } from '../activities/jobs/spool.ts';
+import { PartSpool } from '../activities/paid/spool.ts';
 import {
   type ActivityDeps,
   createApiActivities,

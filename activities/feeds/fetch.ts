@@ -1,8 +1,9 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { publishSpooled } from '../jobs/paid-batch.ts';
-import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from '../jobs/paid-call.ts';
+import { publishSpooled } from '../paid/paid-batch.ts';
+import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from '../paid/paid-call.ts';
+import { answerKey, pushCallsPrefix, workPrefix } from '../push/layout.ts';
 import {
   optionsHash,
   type PartIdentity,
@@ -11,8 +12,7 @@ import {
   readPartLines,
   writePart,
   zeroCounts,
-} from '../parts.ts';
-import { answerKey, pushCallsPrefix, workPrefix } from '../push/layout.ts';
+} from '../run/parts.ts';
 import type { FeedCallResult, FeedPageRequest, FeedRunRef, FeedSearchRequest } from './types.ts';
 
 /** The most items one search call returns; every feed search asks for that many. */

@@ -1,18 +1,6 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { answerWait } from '../jobs/finalize.ts';
-import { type AnswerWait, countLostAnswers } from '../jobs/lost-answers.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
-import type { ManifestPart } from '../jobs/types.ts';
-import {
-  encodeTableParts,
-  readPartLines,
-  storedPart,
-  writeManifest,
-  writePart,
-  writeTableParts,
-  zeroCounts,
-} from '../parts.ts';
+import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
 import {
   answerKey,
   feedManifestKey,
@@ -24,6 +12,17 @@ import {
 } from '../push/layout.ts';
 import type { DomainOutcome } from '../push/types.ts';
 import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
+import {
+  encodeTableParts,
+  readPartLines,
+  storedPart,
+  writeManifest,
+  writePart,
+  writeTableParts,
+  zeroCounts,
+} from '../run/parts.ts';
+import type { ManifestPart } from '../run/types.ts';
 import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
 import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
@@ -86,7 +85,7 @@ export async function finalizeFeedRun(
 
   // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call whose
   // outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
-  const unsaved = await countLostAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
+  const unsaved = await countUnsavedAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
   credits += unsaved.credits;
 
   const fresh: Found[] = [];

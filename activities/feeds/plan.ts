@@ -1,8 +1,8 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { optionsHash } from '../parts.ts';
 import { planKey } from '../push/layout.ts';
 import { readPushState } from '../push/watermarks.ts';
+import { optionsHash } from '../run/parts.ts';
 import type { FeedFilters, FeedKind, FeedPlan, FeedRunRef } from './types.ts';
 
 /** Where a feed's first run starts when it is given no `since`: a week before it. */

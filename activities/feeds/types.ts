@@ -9,9 +9,9 @@ import type {
   SearchCompaniesParams,
   SearchContactsParams,
 } from '../../connectors/signal-api/types.ts';
-import type { FeedManifestSchema, Written } from '../jobs/output-schemas.ts';
-import type { JobStatus } from '../jobs/types.ts';
 import type { PushRunRef } from '../push/types.ts';
+import type { FeedManifestSchema, Written } from '../run/manifest-schemas.ts';
+import type { JobStatus } from '../run/types.ts';
 
 export type FeedKind = 'company-search' | 'contact-search' | 'intent-contacts';
 
@@ -111,7 +111,7 @@ export interface FinalizeFeedRequest {
   details?: Record<string, unknown>;
 }
 
-/** A feed run's `_manifest.json`, as the output contract describes it (activities/jobs/output-schemas.ts). */
+/** A feed run's `_manifest.json`, as the output contract describes it (activities/run/manifest-schemas.ts). */
 export type FeedManifest = Written<z.output<typeof FeedManifestSchema>>;
 
 /** What a feed run returns: where its manifest is and its headline numbers. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPartLines } from '../parts.ts';
+import { readPartLines } from '../run/parts.ts';
 import type { Column, TableDef, TableRow } from '../tables/columns.ts';
 import { csvHeader, csvRow } from '../tables/encode.ts';
 import { enrichTables, invalidLinesAsRows, type RowsKind, rowsTable, verifyRows } from '../tables/rows.ts';

@@ -1,10 +1,10 @@
 import { Context } from '@temporalio/activity';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPart, readPartLines, zeroCounts } from '../parts.ts';
+import { readPart, readPartLines, redoneIdentity, zeroCounts } from '../run/parts.ts';
 import { type BatchItem, matchedByOf, recordFields } from './batch-file.ts';
 import type { SharedAnswer } from './fold.ts';
 import { type BatchSeries, duplicatePartKey, duplicatesPrefix, seriesPartKey } from './layout.ts';
-import { linesPartIdentity, redoneIdentity } from './part-identity.ts';
+import { linesPartIdentity } from './part-identity.ts';
 import { writeJobPart } from './tables.ts';
 import type { JobRef, PartCounts } from './types.ts';
 

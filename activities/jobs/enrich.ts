@@ -1,14 +1,15 @@
 import { KitError } from '../../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
-import { type EncodedTablePart, encodePart, zeroCounts } from '../parts.ts';
+import { reusedResult } from '../paid/paid-batch.ts';
+import { lostRace, type PaidAnswer, publishPaidLines, sendPaidCall } from '../paid/paid-call.ts';
+import { type PaidLines, readPaidLines } from '../paid/paid-lines.ts';
+import { type EncodedTablePart, encodePart, zeroCounts } from '../run/parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { duplicateLine } from './duplicates.ts';
 import { readFold, type SharedAnswer } from './fold.ts';
 import { partKey } from './layout.ts';
-import { paidBatchActivity, reusedResult } from './paid-batch.ts';
-import { lostRace, type PaidAnswer, publishPaidLines, sendPaidCall } from './paid-call.ts';
-import { type PaidLines, readPaidLines } from './paid-lines.ts';
+import { paidBatchActivity } from './paid-batch.ts';
 import { encodeJobTables } from './tables.ts';
 import type { JobRef, PartCounts } from './types.ts';
 

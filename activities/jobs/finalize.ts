@@ -1,7 +1,18 @@
-import { Context } from '@temporalio/activity';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { readPart, readPartLines, storedPart, writeManifest, writeTableParts, zeroCounts } from '../parts.ts';
+import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
+import { answerWait, countUnsavedAnswers, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { ReadableManifestSchema, readCheckedManifest } from '../run/manifest-read.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
+import {
+  readPart,
+  readPartLines,
+  redoneIdentity,
+  storedPart,
+  writeManifest,
+  writeTableParts,
+  zeroCounts,
+} from '../run/parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
@@ -20,11 +31,7 @@ import {
   tablesPrefix,
   workPrefix,
 } from './layout.ts';
-import { type AnswerWait, countLostAnswers, type LostAnswers } from './lost-answers.ts';
-import { ReadableManifestSchema, readCheckedManifest } from './manifest-read.ts';
-import { MANIFEST_SCHEMA_VERSION } from './output-schemas.ts';
-import { BATCH_FAILED, readPaidLines } from './paid-lines.ts';
-import { jobPartIdentity, linesPartIdentity, partTableOf, partTableSize, redoneIdentity } from './part-identity.ts';
+import { jobPartIdentity, linesPartIdentity, partTableOf, partTableSize } from './part-identity.ts';
 import { INVALID_PER_PART } from './prepare.ts';
 import { encodeJobTables, tablesOfPart, writeJobPart } from './tables.ts';
 import type {
@@ -48,19 +55,6 @@ async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo 
 }
 
 /**
- * Inside an activity: its cancellation ends the wait for lost answers, and each round of it heartbeats (the worker's
- * interceptor does too, but a finalize called by a worker without it must not look dead while it waits).
- */
-export function answerWait(): AnswerWait {
-  try {
-    const context = Context.current();
-    return { signal: context.cancellationSignal, onWait: () => context.heartbeat() };
-  } catch {
-    return {};
-  }
-}
-
-/**
  * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
  * the manifest describes exactly what is in the bucket.
  */
@@ -79,7 +73,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
   };
   let summary: VerificationSummary | undefined;
   let credits = 0;
-  let lost: LostAnswers = { credits: 0, unknownCalls: 0 };
+  let lost: UnsavedAnswers = { credits: 0, unknownCalls: 0 };
   let done = 0;
   /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
   let crmCsv: ManifestPart | undefined;
@@ -154,7 +148,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       if (c.summary) summary = addSummary(summary, c.summary);
     }
     // Answers still on their way to attempts Temporal gave up on are waited for: they say what they cost.
-    lost = await countLostAnswers(store, job, savedCalls, answerWait());
+    lost = await countUnsavedAnswers(store, job, savedCalls, answerWait());
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));

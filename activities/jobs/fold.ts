@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { readPart, readPartLines } from '../parts.ts';
+import { readPart, readPartLines } from '../run/parts.ts';
 import { readBatch } from './batch-file.ts';
 import { foldDoneKey, foldKey, partKey, singlePartKey } from './layout.ts';
 import { jobPartIdentity } from './part-identity.ts';

@@ -8,7 +8,7 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { CreateIntentExportParams } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { partContentType } from '../parts.ts';
+import { partContentType } from '../run/parts.ts';
 import { exportLinkKey, exportStateKey, partKey } from './layout.ts';
 import { JsonlLineChecker } from './line-check.ts';
 import type { JobRef, ManifestPart } from './types.ts';

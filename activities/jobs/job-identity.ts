@@ -1,7 +1,7 @@
 import { InputError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { optionsHash } from '../parts.ts';
+import { optionsHash } from '../run/parts.ts';
 import { jobPrefix } from './layout.ts';
 import type { JobRef } from './types.ts';
 

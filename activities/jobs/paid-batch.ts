@@ -1,29 +1,11 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type PartIdentity, type PartRead, readPart, type StoredPart } from '../parts.ts';
-import { jobPrefix } from './layout.ts';
-import type { AttemptContext } from './paid-call.ts';
+import { type OpenBatch, type PaidBatchActivity, publishSpooled, reusedResult } from '../paid/paid-batch.ts';
+import type { AttemptContext } from '../paid/paid-call.ts';
+import { readPart } from '../run/parts.ts';
+import type { BatchResult } from '../run/types.ts';
 import { linesPartIdentity } from './part-identity.ts';
-import type { BatchResult, JobRef } from './types.ts';
-
-/**
- * An activity that answers one batch with paid calls (bulk enrich, single calls, contacts, bulk verify, a push's
- * fetch): the worker's API client, the job's output, the request, and the attempt running it (cancellation, spool).
- */
-export type PaidBatchActivity<Request> = (
-  client: SignalClient,
-  store: Store,
-  request: Request,
-  attempt?: AttemptContext,
-) => Promise<BatchResult>;
-
-/** A job's batch whose part is not complete yet: its part's key and identity, and what was found there. */
-export interface OpenBatch {
-  key: string;
-  identity: PartIdentity;
-  /** The part as read (a failed or partial one keeps its paid lines), or why one there was not trusted. */
-  found: PartRead;
-}
+import type { JobRef } from './types.ts';
 
 /**
  * A job's paid batch activity, every kind starting the same way: what the worker's spool kept of the job is
@@ -50,21 +32,4 @@ export function paidBatchActivity<Request extends { job: JobRef; index: number }
     if (found.part && !found.part.failed && !found.part.partial) return reusedResult(index, found.part);
     return answer(client, store, request, { key, identity, found }, attempt);
   };
-}
-
-/**
- * Publishes what the worker's spool kept of this job (answers the output refused earlier; a push run: its folders)
- * before anything is paid for; while the output still refuses them, this throws the refusal and no call is made.
- */
-export async function publishSpooled(
-  store: Store,
-  owner: JobRef | readonly string[],
-  attempt: AttemptContext,
-): Promise<void> {
-  if (attempt.spool) await attempt.spool.publish(store, Array.isArray(owner) ? owner : jobPrefix(owner as JobRef));
-}
-
-/** A batch answered by a part already published (by an earlier run, or by another attempt that saved it first). */
-export function reusedResult(index: number, part: StoredPart): BatchResult {
-  return { index, reused: true, failed: false, counts: part.counts };
 }

@@ -1,4 +1,4 @@
-import { optionsHash, type PartIdentity, type PartRead } from '../parts.ts';
+import { optionsHash, type PartIdentity } from '../run/parts.ts';
 import { partsPrefix } from './layout.ts';
 import type { JobRef, PreparedInput } from './types.ts';
 
@@ -40,13 +40,4 @@ export function partTableSize(prepared: PreparedInput | undefined, table: PartTa
   if (!prepared) return 0;
   if (table === 'invalid') return Math.ceil(prepared.invalid / invalidPerPart);
   return table === 'single' || table === 'single-dup' ? (prepared.singleBatches ?? 0) : prepared.batches;
-}
-
-/**
- * The identity to write a batch's part under, after `found` was looked for: it carries why a part there was not
- * trusted (or the note an earlier rewrite carried), so that the manifest reports the batch as redone.
- */
-export function redoneIdentity(identity: PartIdentity, found: PartRead): PartIdentity {
-  const redone = found.distrusted ?? found.part?.redone;
-  return redone ? { ...identity, redone } : identity;
 }

@@ -8,10 +8,10 @@ import {
 } from '../../connectors/normalize/columns.ts';
 import { firstUsable, type Identified, type Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { zeroCounts } from '../parts.ts';
+import { type InputRecord, openInput, readInputRecords } from '../input/read-input.ts';
+import { zeroCounts } from '../run/parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
-import { type InputRecord, openInput, readInputRecords } from './input.ts';
 import { type BatchSeries, invalidPartKey, preparedKey, seriesBatchKey } from './layout.ts';
 import { SpillingDedupe } from './spilling-dedupe.ts';
 import { writeJobPart } from './tables.ts';

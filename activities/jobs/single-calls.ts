@@ -2,18 +2,13 @@ import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { encodePart, readPartLines, zeroCounts } from '../parts.ts';
+import { type OpenBatch, type PaidBatchActivity, publishSpooled, reusedResult } from '../paid/paid-batch.ts';
+import { type AttemptContext, lostRace, type PaidAnswer, publishPaidLines, sendPaidCall } from '../paid/paid-call.ts';
+import { BATCH_FAILED } from '../paid/paid-lines.ts';
+import { encodePart, readPartLines, zeroCounts } from '../run/parts.ts';
 import { type BatchItem, readSeriesBatch, recordFields } from './batch-file.ts';
 import { SINGLE_MARKER_BASE, singlePartKey } from './layout.ts';
-import {
-  type OpenBatch,
-  type PaidBatchActivity,
-  paidBatchActivity,
-  publishSpooled,
-  reusedResult,
-} from './paid-batch.ts';
-import { type AttemptContext, lostRace, type PaidAnswer, publishPaidLines, sendPaidCall } from './paid-call.ts';
-import { BATCH_FAILED } from './paid-lines.ts';
+import { paidBatchActivity } from './paid-batch.ts';
 import { encodeJobTables } from './tables.ts';
 import type { BatchResult, JobRef, PartCounts } from './types.ts';
 

@@ -9,7 +9,7 @@ import {
   type TableRows,
   writePart,
   writeTableParts,
-} from '../parts.ts';
+} from '../run/parts.ts';
 import type { TableName } from '../tables/columns.ts';
 import { enrichTables, invalidRows, invalidTable, keptColumnsOf, rowsTable, verifyRows } from '../tables/rows.ts';
 import { SIGNALS_TABLE } from '../tables/signals.ts';

@@ -1,11 +1,19 @@
 /** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
 import type { z } from 'zod';
+import type { ManifestSchema, Written } from '../run/manifest-schemas.ts';
+import type {
+  BatchResult,
+  Compression,
+  JobStatus,
+  ManifestPart,
+  PartCounts,
+  VerificationSummary,
+} from '../run/types.ts';
 import type { OutputFormat } from '../tables/formats.ts';
-import type { ManifestPartSchema, ManifestSchema, Written } from './output-schemas.ts';
+
+export type { BatchResult, Compression, JobStatus, ManifestPart, PartCounts, VerificationSummary };
 
 export type JobKind = 'enrich' | 'verify-emails' | 'intent-export' | 'enrich-contacts';
-
-export type JobStatus = 'running' | 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
 
 /** Where a job lives: `<output>/<jobId>/…`. */
 export interface JobRef {
@@ -25,9 +33,6 @@ export interface JobRef {
    */
   options?: Record<string, unknown>;
 }
-
-/** How a part is stored: gzip JSONL (the default) or plain JSONL. */
-export type Compression = 'gzip' | 'none';
 
 /** Result of splitting an input into batch files. Recorded in `work/_prepared.json`. */
 export interface PreparedInput {
@@ -58,49 +63,8 @@ export interface PreparedStart {
   batches: number;
 }
 
-/** Counts that a part records in its own metadata, so a finished part can be re-counted without an API call. */
-export interface PartCounts {
-  lines: number;
-  ok: number;
-  not_found: number;
-  error: number;
-  invalid: number;
-  credits: number;
-  /** Lines whose failure a later call may fix (verify-emails: upstream failures); the part is then marked failed. */
-  retryable?: number;
-  /** verify-emails only: result counts of the part. */
-  summary?: VerificationSummary;
-  /** Lines of rows answered by another row's answer (`status: duplicate`). */
-  duplicate?: number;
-  /** API calls whose answer the part holds (absent in parts written before it was counted: one bulk call). */
-  calls?: number;
-}
-
-export interface VerificationSummary {
-  total: number;
-  deliverable: number;
-  undeliverable: number;
-  risky: number;
-  unknown: number;
-}
-
-export interface BatchResult {
-  index: number;
-  /** True when the part already existed and no API call was made. */
-  reused: boolean;
-  /** True when the batch could not be processed and its lines are error records (a re-run retries it). */
-  failed: boolean;
-  /** True when the credit budget ran out inside the batch: some items were not sent (a re-run sends them). */
-  partial?: boolean;
-  counts: PartCounts;
-  /** enrich: signals in the lines just written (absent when reused); the worker's metrics count them. */
-  signals?: number;
-}
-
-export type ManifestPart = Written<z.output<typeof ManifestPartSchema>>;
-
 /**
- * A job's `_manifest.json`, as the output contract describes it (activities/jobs/output-schemas.ts). `columns` is
+ * A job's `_manifest.json`, as the output contract describes it (activities/run/manifest-schemas.ts). `columns` is
  * the column choice as connectors/normalize/columns.ts describes it, one entry per role it knows: the schema names
  * the company roles and `email` but not `linkedin_person` (enrich-contacts), which its loose object lets through.
  */

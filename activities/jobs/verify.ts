@@ -1,10 +1,11 @@
 import type { BulkVerifyError, VerifyEmailsResult } from '../../connectors/signal-api/types.ts';
-import { type EncodedTablePart, encodePart, readPartLines, zeroCounts } from '../parts.ts';
+import { reusedResult } from '../paid/paid-batch.ts';
+import { lostRace, publishPaidLines, sendPaidCall } from '../paid/paid-call.ts';
+import { BATCH_FAILED } from '../paid/paid-lines.ts';
+import { type EncodedTablePart, encodePart, readPartLines, zeroCounts } from '../run/parts.ts';
 import { type BatchItem, readBatch, recordFields } from './batch-file.ts';
 import { partKey } from './layout.ts';
-import { paidBatchActivity, reusedResult } from './paid-batch.ts';
-import { lostRace, publishPaidLines, sendPaidCall } from './paid-call.ts';
-import { BATCH_FAILED } from './paid-lines.ts';
+import { paidBatchActivity } from './paid-batch.ts';
 import { encodeJobTables } from './tables.ts';
 import type { JobRef, PartCounts, VerificationSummary } from './types.ts';
 

@@ -3,9 +3,8 @@ import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limit
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { type PaidBatchActivity, publishSpooled } from '../jobs/paid-batch.ts';
-import { lostRace, type PaidAnswer, publishPaidPart, sendPaidCall } from '../jobs/paid-call.ts';
-import type { BatchResult } from '../jobs/types.ts';
+import { type PaidBatchActivity, publishSpooled } from '../paid/paid-batch.ts';
+import { lostRace, type PaidAnswer, publishPaidPart, sendPaidCall } from '../paid/paid-call.ts';
 import {
   encodeTableParts,
   optionsHash,
@@ -18,7 +17,8 @@ import {
   writePart,
   writeTableParts,
   zeroCounts,
-} from '../parts.ts';
+} from '../run/parts.ts';
+import type { BatchResult } from '../run/types.ts';
 import type { TableName } from '../tables/columns.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';

@@ -1,9 +1,8 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { answerWait } from '../jobs/finalize.ts';
-import { type AnswerWait, countLostAnswers } from '../jobs/lost-answers.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../jobs/output-schemas.ts';
-import { writeManifest } from '../parts.ts';
+import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
+import { writeManifest } from '../run/parts.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushCallsPrefix, pushManifestKey, watermarksKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
@@ -93,9 +92,9 @@ export async function finalizePushRun(
   }
   for (const [domain, outcome] of narrowed) outcomes.set(domain, outcome);
   // Calls paid for and not saved (an answer the output refused, another attempt's answer that lost the race to be
-  // saved, a call whose outcome nobody knows): counted the way a job counts them (activities/jobs/lost-answers.ts),
+  // saved, a call whose outcome nobody knows): counted the way a job counts them (activities/paid/unsaved-answers.ts),
   // after waiting for the answers still on their way to an attempt Temporal timed out.
-  const unsaved = await countLostAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
+  const unsaved = await countUnsavedAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
   credits += unsaved.credits;
   counts.domains = counts.ok + counts.not_found + counts.error;
   parts.sort((a, b) => (a.key < b.key ? -1 : 1));

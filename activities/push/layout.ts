@@ -41,7 +41,7 @@ export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(ru
  * keep): a retry after a crash finds what it paid for. It names the paid calls it holds, as a job's part does.
  */
 export const answerKey = (run: PushRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
-/** The run's paid-call markers (activities/jobs/lost-answers.ts): one before each bulk call, settled by `finalizePushRun`. */
+/** The run's paid-call markers (activities/paid/unsaved-answers.ts): one before each bulk call, settled by `finalizePushRun`. */
 export const pushCallsPrefix = (run: PushRunRef) => `${workPrefix(run)}calls/`;
 /** Where the worker's spool may hold a run's refused writes: its signals folder and its work folder. */
 export const runFolders = (run: PushRunRef) => [runPrefix(run), workPrefix(run)];

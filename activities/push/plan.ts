@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
 import { domainFromWebsite, type Normalized } from '../../connectors/normalize/domain.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { openInput, readInputRecords } from '../jobs/input.ts';
+import { openInput, readInputRecords } from '../input/read-input.ts';
 import { readBatchRecord } from './fetch.ts';
 import { PUSH_NAME, planKey, pushBatchKey, roundKey } from './layout.ts';
 import { type PackedCall, packCalls } from './pack.ts';

@@ -1,9 +1,9 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { readCheckedManifest } from '../jobs/manifest-read.ts';
-import { PushManifestSchema } from '../jobs/output-schemas.ts';
-import type { PartSpool } from '../jobs/spool.ts';
-import { readPart } from '../parts.ts';
+import type { PartSpool } from '../paid/spool.ts';
+import { readCheckedManifest } from '../run/manifest-read.ts';
+import { PushManifestSchema } from '../run/manifest-schemas.ts';
+import { readPart } from '../run/parts.ts';
 import { pushPartIdentity, recordSavedAnswer } from './fetch.ts';
 import { finalizePushRun } from './finalize.ts';
 import { answerKey, roundKey } from './layout.ts';
@@ -19,7 +19,7 @@ export interface RecoverKeptRequest {
 
 /**
  * Before a run plans from the watermarks: answers that an earlier run of the push paid for and its output refused,
- * kept in this worker's spool (activities/jobs/spool.ts), are published into that run's folders, and that run is
+ * kept in this worker's spool (activities/paid/spool.ts), are published into that run's folders, and that run is
  * finalized again with them (its manifest rewritten, its watermarks moved past them), so that this run does not ask
  * and pay for them again. Only the run that committed the watermarks last is finalized again: an older one's
  * outcomes would overwrite what later runs remembered. Its status stays what it was (it still stopped early). Returns

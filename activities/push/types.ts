@@ -3,8 +3,8 @@
  * domains or signals (those live in the bucket).
  */
 import type { z } from 'zod';
-import type { PushManifestSchema, Written } from '../jobs/output-schemas.ts';
-import type { JobStatus, ManifestPart, PartCounts } from '../jobs/types.ts';
+import type { PushManifestSchema, Written } from '../run/manifest-schemas.ts';
+import type { JobStatus, ManifestPart, PartCounts } from '../run/types.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 
 /** One run of one push: everything lives under `<output>/<name>/`; the run's files are keyed by `runId`. */
@@ -208,7 +208,7 @@ export interface IncompleteDomain {
   missing?: number;
 }
 
-/** A push run's `_manifest.json`, as the output contract describes it (activities/jobs/output-schemas.ts). */
+/** A push run's `_manifest.json`, as the output contract describes it (activities/run/manifest-schemas.ts). */
 export type PushManifest = Written<z.output<typeof PushManifestSchema>>;
 
 /** What a push run returns: where its manifest is and its headline numbers. */

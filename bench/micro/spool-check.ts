@@ -1,6 +1,6 @@
 /**
  * What the spool check costs each paid batch: before it may pay, every batch publishes what the worker's spool kept
- * of its job (`PartSpool.publish`, activities/jobs/paid-batch.ts), and a batch of single calls checks again before
+ * of its job (`PartSpool.publish`, activities/paid/paid-batch.ts), and a batch of single calls checks again before
  * each call. For a job with nothing spooled (the usual case), in two states of the spool: empty, and holding
  * `--others` parts of `--kib` KiB that other jobs of the same output left there (runs that stopped on a refusal and
  * were never run again on this worker).
@@ -19,9 +19,9 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { partKey } from '../../activities/jobs/layout.ts';
 import { jobPartIdentity } from '../../activities/jobs/part-identity.ts';
-import { PartSpool } from '../../activities/jobs/spool.ts';
 import type { JobRef } from '../../activities/jobs/types.ts';
-import { readPart } from '../../activities/parts.ts';
+import { PartSpool } from '../../activities/paid/spool.ts';
+import { readPart } from '../../activities/run/parts.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { parseScriptFlags } from '../lib/script-io.ts';

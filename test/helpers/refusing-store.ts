@@ -1,4 +1,4 @@
-import { PartSpool } from '../../activities/jobs/spool.ts';
+import { PartSpool } from '../../activities/paid/spool.ts';
 import { openStore } from '../../config/storage.ts';
 import { storageFailure } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MANIFEST_SCHEMA_VERSION } from '../../activities/jobs/output-schemas.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../activities/run/manifest-schemas.ts';
 import { openStore, parseStorageSettings } from '../../config/storage.ts';
 import { StorageConfigError } from '../../connectors/storage/index.ts';
 import { type S3Server, s3ClientFor, startS3 } from '../../devstack/index.ts';

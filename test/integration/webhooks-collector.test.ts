@@ -12,7 +12,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../activities/collector.ts';
-import { readPart } from '../../activities/parts.ts';
+import { readPart } from '../../activities/run/parts.ts';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';

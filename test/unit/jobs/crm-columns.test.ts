@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { delimiterOf } from '../../../activities/jobs/input.ts';
+import { delimiterOf } from '../../../activities/input/read-input.ts';
 import { prepareInput } from '../../../activities/jobs/prepare.ts';
 import type { JobRef, PreparedInput } from '../../../activities/jobs/types.ts';
-import { readPartLines } from '../../../activities/parts.ts';
+import { readPartLines } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { ColumnError, chooseColumns, headerKey } from '../../../connectors/normalize/columns.ts';
 

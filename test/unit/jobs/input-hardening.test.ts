@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invalidPartKey } from '../../../activities/jobs/layout.ts';
 import { prepareInput } from '../../../activities/jobs/prepare.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
-import { readPartLines } from '../../../activities/parts.ts';
+import { readPartLines } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { MAX_SKIPPED_RAW, readCsvRecords } from '../../../connectors/jsonl.ts';
 

@@ -11,7 +11,7 @@ import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { partKey } from '../../../activities/jobs/layout.ts';
 import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
-import { writePart, zeroCounts } from '../../../activities/parts.ts';
+import { writePart, zeroCounts } from '../../../activities/run/parts.ts';
 import { UsageError } from '../../../cli/args.ts';
 import { enrichJob, intentExportJob, verifyEmailsJob } from '../../../cli/commands/job-commands.ts';
 import { openStore } from '../../../config/storage.ts';

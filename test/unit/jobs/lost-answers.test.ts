@@ -1,5 +1,5 @@
 /**
- * How finalize counts lost answers (activities/jobs/lost-answers.ts): a marker whose call may still be answered is
+ * How finalize counts lost answers (activities/paid/unsaved-answers.ts): a marker whose call may still be answered is
  * waited for until it settles, but never past its request timeout (a worker that died never settles it), never past
  * a fixed cap, and not once finalize is cancelled; markers written before markers said they await an answer are
  * counted as they always were; an answered call's marker says what it cost, so two attempts whose parts are written
@@ -13,18 +13,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partKey } from '../../../activities/jobs/layout.ts';
+import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
+import type { JobRef } from '../../../activities/jobs/types.ts';
+import { publishPaidPart, sendPaidCall } from '../../../activities/paid/paid-call.ts';
 import {
   ANSWER_GRACE_MS,
   CallMarker,
   type CallMarkerRecord,
   callsPrefix,
-  countLostAnswers,
+  countUnsavedAnswers,
   MAX_ANSWER_WAIT_MS,
-} from '../../../activities/jobs/lost-answers.ts';
-import { publishPaidPart, sendPaidCall } from '../../../activities/jobs/paid-call.ts';
-import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
-import type { JobRef } from '../../../activities/jobs/types.ts';
-import type { StoredPart } from '../../../activities/parts.ts';
+} from '../../../activities/paid/unsaved-answers.ts';
+import type { StoredPart } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
@@ -72,7 +72,7 @@ describe('counting lost answers at finalize', () => {
     const job = newJob();
     const marker = await CallMarker.begin(store, job, 0, 1, 30_000);
     setTimeout(() => void marker.lost(12, 'answered after this attempt was cancelled'), 300);
-    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map(), { pollMs: 20 }));
+    const { value, ms } = await timed(() => countUnsavedAnswers(store, job, new Map(), { pollMs: 20 }));
     expect(value).toEqual({ credits: 12, unknownCalls: 0 });
     expect(ms).toBeGreaterThanOrEqual(250);
   });
@@ -81,7 +81,7 @@ describe('counting lost answers at finalize', () => {
     const job = newJob();
     const marker = await CallMarker.begin(store, job, 0, 1, 30_000);
     setTimeout(() => void marker.failed(new Error('never sent'), false), 200);
-    const { value } = await timed(() => countLostAnswers(store, job, new Map(), { pollMs: 20 }));
+    const { value } = await timed(() => countUnsavedAnswers(store, job, new Map(), { pollMs: 20 }));
     expect(value).toEqual({ credits: 0, unknownCalls: 0 });
   });
 
@@ -90,7 +90,7 @@ describe('counting lost answers at finalize', () => {
     await CallMarker.begin(store, job, 0, 1, 400);
     // A clock ahead by the grace: the wait ends at the 400 ms timeout.
     const now = () => Date.now() + ANSWER_GRACE_MS;
-    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map(), { pollMs: 20, now }));
+    const { value, ms } = await timed(() => countUnsavedAnswers(store, job, new Map(), { pollMs: 20, now }));
     expect(value).toEqual({ credits: 0, unknownCalls: 1 });
     expect(ms).toBeGreaterThanOrEqual(300);
     expect(ms).toBeLessThan(3_000);
@@ -102,7 +102,7 @@ describe('counting lost answers at finalize', () => {
     await writeMarker(job, 'a1-0000000001', { awaiting_answer: true, timeout_ms: 60_000, started_at: old });
     await writeMarker(job, 'a1-0000000002', {}); // an earlier version's marker: no awaiting_answer, no timeout
     await writeMarker(job, 'a1-0000000003', { credits: 7, reason: 'a 502 after the work' });
-    const { value, ms } = await timed(() => countLostAnswers(store, job));
+    const { value, ms } = await timed(() => countUnsavedAnswers(store, job));
     expect(value).toEqual({ credits: 7, unknownCalls: 2 });
     expect(ms).toBeLessThan(1_000);
   });
@@ -110,7 +110,7 @@ describe('counting lost answers at finalize', () => {
   it('markers of saved answers are removed and not counted, awaited or not', async () => {
     const job = newJob();
     const saved = await CallMarker.begin(store, job, 0, 1, 30_000);
-    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map([[0, new Set([saved.id])]])));
+    const { value, ms } = await timed(() => countUnsavedAnswers(store, job, new Map([[0, new Set([saved.id])]])));
     expect(value).toEqual({ credits: 0, unknownCalls: 0 });
     expect(ms).toBeLessThan(1_000);
     const left: string[] = [];
@@ -122,7 +122,7 @@ describe('counting lost answers at finalize', () => {
     const job = newJob();
     await CallMarker.begin(store, job, 0, 1, 10 * MAX_ANSWER_WAIT_MS);
     let clock = Date.now();
-    const waiting = countLostAnswers(store, job, new Map(), { pollMs: 20, now: () => clock });
+    const waiting = countUnsavedAnswers(store, job, new Map(), { pollMs: 20, now: () => clock });
     await sleep(100);
     clock += MAX_ANSWER_WAIT_MS + 1;
     const { value, ms } = await timed(() => waiting);
@@ -151,7 +151,7 @@ describe('counting lost answers at finalize', () => {
     expect(published.map((p) => p.lost)).toEqual([false, false]);
     // The part holds the last write's answer; the other was paid for and is lost, with what it cost.
     const last = order.at(-1)!;
-    const { value, ms } = await timed(() => countLostAnswers(store, job, new Map([[0, new Set([last])]])));
+    const { value, ms } = await timed(() => countUnsavedAnswers(store, job, new Map([[0, new Set([last])]])));
     expect(value).toEqual({ credits: last.startsWith('a1-') ? 5 : 8, unknownCalls: 0 });
     expect(ms).toBeLessThan(1_000);
   });
@@ -163,7 +163,7 @@ describe('counting lost answers at finalize', () => {
     let beats = 0;
     setTimeout(() => cancel.abort(new Error('cancelled')), 200);
     const { value, ms } = await timed(() =>
-      countLostAnswers(store, job, new Map(), { pollMs: 20, signal: cancel.signal, onWait: () => (beats += 1) }),
+      countUnsavedAnswers(store, job, new Map(), { pollMs: 20, signal: cancel.signal, onWait: () => (beats += 1) }),
     );
     expect(value).toEqual({ credits: 0, unknownCalls: 1 });
     expect(ms).toBeLessThan(1_500);

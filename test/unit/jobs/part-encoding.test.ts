@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { encodePart } from '../../../activities/parts.ts';
+import { encodePart } from '../../../activities/run/parts.ts';
 
 /** What a part holds: one JSON text per record, each ending in a newline, in UTF-8. */
 const jsonl = (records: unknown[]) => records.map((record) => `${JSON.stringify(record)}\n`).join('');

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { singlePartKey } from '../../../activities/jobs/layout.ts';
 import { linesPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
-import { encodePart, writeEncodedPart, zeroCounts } from '../../../activities/parts.ts';
+import { encodePart, writeEncodedPart, zeroCounts } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { finalizeCompleted } from '../../helpers/finalize.ts';
 import { useTempDir } from '../../helpers/temp-dir.ts';

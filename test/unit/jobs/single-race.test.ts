@@ -13,7 +13,7 @@ import { enrichSingleBatch } from '../../../activities/jobs/enrich-single.ts';
 import { singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
 import { linesPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
-import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../../../activities/parts.ts';
+import { encodePart, readPart, writeEncodedPart, zeroCounts } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import { sendJson, startTestServer, type TestServer } from '../client/server.ts';

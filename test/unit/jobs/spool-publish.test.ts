@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PartSpool } from '../../../activities/jobs/spool.ts';
+import { PartSpool } from '../../../activities/paid/spool.ts';
 import { openStore } from '../../../config/storage.ts';
 import { useTempDir } from '../../helpers/temp-dir.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store, WriteOptions } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
-import { partFingerprint } from '../parts.ts';
+import { partFingerprint } from '../run/parts.ts';
 
 /**
  * The worker's local spool (`SIGNAL_KIT_SPOOL_DIR`): where a paid answer's part goes when the output refuses it for
@@ -17,8 +17,8 @@ import { partFingerprint } from '../parts.ts';
  * refused write meant to replace (its `guard`), as an attempt that lost the race to save its part is dropped.
  *
  * Only a job's paid batch outputs (its part and its tables) are spooled, whatever the kind of job batch: they all
- * publish through `publishPaidPart` (activities/jobs/paid-call.ts), and every job batch publishes the spool first
- * (activities/jobs/paid-batch.ts). A scheduled push's fetch (activities/push/fetch.ts) publishes through the same
+ * publish through `publishPaidPart` (activities/paid/paid-call.ts), and every job batch publishes the spool first
+ * (activities/paid/paid-batch.ts). A scheduled push's fetch (activities/push/fetch.ts) publishes through the same
  * `publishPaidPart` (its lines part, tables and answer record kept as one write) and publishes its run's spool first.
  * A scheduled feed's call (activities/feeds/fetch.ts) does the same with its saved answer.
  *

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { StorageError } from '../connectors/storage/errors.ts';
-import type { ObjectInfo, Store } from '../connectors/storage/store.ts';
-import { readAll, writeBody } from '../connectors/storage/store-io.ts';
-import type { Compression, ManifestPart, PartCounts } from './jobs/types.ts';
-import { TABLE_NAMES, type TableDef, type TableName, type TableRow } from './tables/columns.ts';
-import { encodeTable, OUTPUT_FORMATS, type OutputFormat, tableContentType } from './tables/encode.ts';
+import { StorageError } from '../../connectors/storage/errors.ts';
+import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
+import { readAll, writeBody } from '../../connectors/storage/store-io.ts';
+import { TABLE_NAMES, type TableDef, type TableName, type TableRow } from '../tables/columns.ts';
+import { encodeTable, OUTPUT_FORMATS, type OutputFormat, tableContentType } from '../tables/encode.ts';
+import type { Compression, ManifestPart, PartCounts } from './types.ts';
 
 /**
  * The one writer of parts: every part the kit publishes (bulk job batches, scheduled-push batches, webhook collector
@@ -27,7 +27,7 @@ const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
 /**
- * The paid calls whose answers the part holds (ids of their markers, activities/jobs/lost-answers.ts), comma-separated: a
+ * The paid calls whose answers the part holds (ids of their markers, activities/paid/unsaved-answers.ts), comma-separated: a
  * marker named here is an answer saved; any other marker left at the end is an answer paid for and not saved.
  */
 const CALLS_META = 'signal-kit-calls';
@@ -315,7 +315,7 @@ function release(body: Buffer): void {
   }
 }
 
-/** The metadata a part is published with (also what a spooled part keeps, activities/jobs/spool.ts). */
+/** The metadata a part is published with (also what a spooled part keeps, activities/paid/spool.ts). */
 export function partMetadata(
   sha256: string,
   counts: PartCounts,
@@ -508,4 +508,13 @@ export async function storedSignalTableParts(
       found.push({ key, lines: part.counts.lines, bytes: part.bytes, sha256: part.sha256, table: 'signals', format });
   }
   return found;
+}
+
+/**
+ * The identity to write a batch's part under, after `found` was looked for: it carries why a part there was not
+ * trusted (or the note an earlier rewrite carried), so that the manifest reports the batch as redone.
+ */
+export function redoneIdentity(identity: PartIdentity, found: PartRead): PartIdentity {
+  const redone = found.distrusted ?? found.part?.redone;
+  return redone ? { ...identity, redone } : identity;
 }

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
 import { chargedNothing, ObjectNotFoundError, SignalApiError } from '../../connectors/errors.ts';
 import { DEFAULT_TIMEOUT_MS } from '../../connectors/signal-api/index.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { jobPrefix } from './layout.ts';
-import type { JobRef } from './types.ts';
 
 /**
  * Lost answers: paid per-item calls (bulk enrich, bulk verify, single enrich) whose answer may have been paid for and
@@ -40,7 +39,7 @@ export interface CallMarkerRecord {
   timeout_ms?: number;
 }
 
-export interface LostAnswers {
+export interface UnsavedAnswers {
   /** Credits reported by answers that were paid for and lost. */
   credits: number;
   /** Calls whose outcome is unknown (no answer said what they cost): each may have cost up to a batch's worst case. */
@@ -48,10 +47,10 @@ export interface LostAnswers {
 }
 
 /** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a push run's, activities/push/layout.ts). */
-export type MarkerFolder = JobRef | { callsPrefix: string };
+export type MarkerFolder = { jobId: string } | { callsPrefix: string };
 
 export const callsPrefix = (owner: MarkerFolder) =>
-  'callsPrefix' in owner ? owner.callsPrefix : `${jobPrefix(owner)}work/calls/`;
+  'callsPrefix' in owner ? owner.callsPrefix : `${owner.jobId}/work/calls/`;
 
 const MARKER_KEY = /part-(\d{5,})-([0-9a-z-]+)\.json$/;
 
@@ -139,7 +138,7 @@ export class CallMarker {
   }
 }
 
-/** How finalize waits for answers still on their way (see `countLostAnswers`). */
+/** How finalize waits for answers still on their way (see `countUnsavedAnswers`). */
 export interface AnswerWait {
   /** Finalize's own cancellation: the wait ends and what has not settled counts as unknown. */
   signal?: AbortSignal;
@@ -163,15 +162,15 @@ type Read = { settled: 'credits'; credits: number } | { settled: 'unknown' } | {
  * counted as unknown: a worker that died during its call never settles its marker, so a job one of whose workers
  * crashed finalizes up to the client's timeout later.
  */
-export async function countLostAnswers(
+export async function countUnsavedAnswers(
   store: Store,
   job: MarkerFolder,
   saved: ReadonlyMap<number, ReadonlySet<string>> = new Map(),
   wait: AnswerWait = {},
-): Promise<LostAnswers> {
+): Promise<UnsavedAnswers> {
   const now = wait.now ?? Date.now;
   const latest = now() + MAX_ANSWER_WAIT_MS;
-  const totals: LostAnswers = { credits: 0, unknownCalls: 0 };
+  const totals: UnsavedAnswers = { credits: 0, unknownCalls: 0 };
   const settled: string[] = [];
   const awaited = new Map<string, number>();
   const add = (key: string, read: Read) => {
@@ -221,4 +220,17 @@ async function readMarker(store: Store, key: string, at: number): Promise<Read> 
     if (Number.isFinite(until) && until > at) return { until };
   }
   return { settled: 'unknown' };
+}
+
+/**
+ * Inside an activity: its cancellation ends the wait for lost answers, and each round of it heartbeats (the worker's
+ * interceptor does too, but a finalize called by a worker without it must not look dead while it waits).
+ */
+export function answerWait(): AnswerWait {
+  try {
+    const context = Context.current();
+    return { signal: context.cancellationSignal, onWait: () => context.heartbeat() };
+  } catch {
+    return {};
+  }
 }

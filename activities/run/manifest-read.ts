@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './output-schemas.ts';
+import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './manifest-schemas.ts';
 
 /**
  * A job manifest as read back: the shipped schema, also for the manifests of the release before (`schema_version` 1,

@@ -9,19 +9,19 @@ import {
   type PartStatus,
   partFingerprint,
   readPart,
+  redoneIdentity,
   type StoredPart,
   withStorageRetries,
   writeEncodedPart,
   writeTableParts,
-} from '../parts.ts';
-import { CallMarker, type MarkerFolder } from './lost-answers.ts';
-import { redoneIdentity } from './part-identity.ts';
+} from '../run/parts.ts';
+import type { Compression, PartCounts } from '../run/types.ts';
 import type { PartSpool } from './spool.ts';
-import type { JobRef, PartCounts } from './types.ts';
+import { CallMarker, type MarkerFolder } from './unsaved-answers.ts';
 
 /**
  * One paid call of a batch and the saving of its answer, so that every call the service may have charged is either
- * in the part or counted in the manifest as a lost answer (activities/jobs/lost-answers.ts), also when two attempts
+ * in the part or counted in the manifest as a lost answer (activities/paid/unsaved-answers.ts), also when two attempts
  * of the same batch run at once: Temporal starts another attempt when a heartbeat lapses (a paused worker, an event
  * loop held by a huge answer, a Temporal server restarted), while the first may still be running.
  *
@@ -44,7 +44,7 @@ export interface AttemptContext {
    * heartbeat lapsed before the worker read them); their calls would be paid for and never saved.
    */
   stillCurrent?: () => Promise<void>;
-  /** Where parts the output refused are kept until a re-run publishes them (activities/jobs/spool.ts). */
+  /** Where parts the output refused are kept until a re-run publishes them (activities/paid/spool.ts). */
   spool?: PartSpool;
   /** The API client's per-call timeout, kept in the call's marker: how long finalize may wait for its answer. */
   requestTimeoutMs?: number;
@@ -197,7 +197,7 @@ export async function publishPaidPart(
 
 /** A batch's lines part as it is to be published: encoded, with its flat tables, counts and status. */
 export interface EncodedLinesPart {
-  compression: JobRef['compression'];
+  compression: Compression | undefined;
   body: Buffer;
   tables: EncodedTablePart[];
   counts: PartCounts;

@@ -1,5 +1,5 @@
 import type { Store } from '../../connectors/storage/store.ts';
-import { readPartLines, type StoredPart } from '../parts.ts';
+import { readPartLines, type StoredPart } from '../run/parts.ts';
 
 /** The error code of the lines a batch gets when its retries are spent; those items were not answered. */
 export const BATCH_FAILED = 'batch_failed';
