@@ -496,20 +496,30 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     const truths = env.sandbox.truth.contactSignals(emails);
     const absolute = (url: string | undefined) =>
       url === undefined ? null : url.startsWith('/') ? `https://www.linkedin.com${url}` : url;
-    const expected = truths.map((truth, i): Record<string, unknown> => ({
-      record_id: `p${i}`,
-      status: truth.status,
-      ...Object.fromEntries(PERSON_COLUMNS.map((name) => [name, truth.person?.[name] ?? null])),
-      company_name: truth.employer?.name ?? null,
-      company_domain: truth.employer?.domain ?? null,
-      company_linkedin_url: absolute(truth.employer?.linkedin_url),
-    }));
+    const expected = truths.map(
+      (truth, i): Record<string, unknown> => ({
+        record_id: `p${i}`,
+        status: truth.status,
+        ...Object.fromEntries(PERSON_COLUMNS.map((name) => [name, truth.person?.[name] ?? null])),
+        company_name: truth.employer?.name ?? null,
+        company_domain: truth.employer?.domain ?? null,
+        company_linkedin_url: absolute(truth.employer?.linkedin_url),
+      }),
+    );
     const ok = expected.filter((row) => row['status'] === 'ok');
     expect(ok.length).toBeGreaterThanOrEqual(8);
     expect(expected.at(-1)?.['status']).toBe('not_found');
-    for (const row of ok) for (const name of PERSON_COLUMNS) expect(row[name], `${row['record_id']} ${name}`).toBeTruthy();
+    for (const row of ok)
+      for (const name of PERSON_COLUMNS) expect(row[name], `${row['record_id']} ${name}`).toBeTruthy();
 
-    const columns = ['record_id', 'status', ...PERSON_COLUMNS, 'company_name', 'company_domain', 'company_linkedin_url'];
+    const columns = [
+      'record_id',
+      'status',
+      ...PERSON_COLUMNS,
+      'company_name',
+      'company_domain',
+      'company_linkedin_url',
+    ];
     const select = columns.map((name) => `"${name}"`).join(', ');
     const glob = (table: string, ext: string) => sqlString(join(root, 'contact-tables', 'tables', table, `*.${ext}`));
     const parquet = await duck.query(`SELECT ${select} FROM read_parquet(${glob('rows', 'parquet')}) ORDER BY "row"`);
