@@ -557,7 +557,9 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     expect(crmRows.map((cells) => cells[0])).toEqual(expected.map((row) => row['record_id']));
     crmRows.forEach((cells, i) => {
       const want = expected[i] ?? {};
-      PERSON_COLUMNS.forEach((name, k) => expect(cells[5 + k], `${want['record_id']} ${name}`).toBe(want[name] ?? ''));
+      PERSON_COLUMNS.forEach((name, k) => {
+        expect(cells[5 + k], `${want['record_id']} ${name}`).toBe(want[name] ?? '');
+      });
     });
 
     const signals = await duck.query(`SELECT signal_id, record_id FROM read_parquet(${glob('signals', 'parquet')})`);
