@@ -25,6 +25,9 @@ import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
+import { fetchSyncBatch } from './sync/fetch.ts';
+import { finalizeSyncRun } from './sync/finalize.ts';
+import { prepareSyncRun } from './sync/plan.ts';
 import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 
@@ -65,6 +68,9 @@ export function createJobActivities(deps: ActivityDeps) {
       finalizeFeedRun(openStore(request.run.output), request),
     stoppedFeedRun: (request: Parameters<typeof stoppedFeedRun>[1]) =>
       stoppedFeedRun(openStore(request.output), request),
+    prepareSyncRun: (request: Parameters<typeof prepareSyncRun>[1]) => prepareSyncRun(openStore, request),
+    finalizeSyncRun: (request: Parameters<typeof finalizeSyncRun>[1]) =>
+      finalizeSyncRun(openStore(request.run.output), request),
   };
 }
 
@@ -92,6 +98,8 @@ export function createApiActivities(deps: ActivityDeps) {
     // On the API queue: the worker whose fetch kept a refused answer in its spool is one that serves it.
     recoverKeptPushAnswers: (request: RecoverKeptRequest) =>
       recoverKeptAnswers(openStore(request.run.output), request, spool),
+    fetchSyncBatch: (request: Parameters<typeof fetchSyncBatch>[2]) =>
+      fetchSyncBatch(client, openStore(request.run.output), request, attempt()),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>
       fetchFeedSearch(client, openStore(request.run.output), request, attempt()),
     fetchFeedPage: (request: Parameters<typeof fetchFeedPage>[2]) =>

@@ -3,7 +3,7 @@
  * column is refused at once (exit 2, naming its columns and the flag), not by a failed job later. Only what the CLI
  * can read is checked: an input it cannot open (a bucket only the worker may read) is left to the job.
  */
-import { columnRequest } from '../activities/jobs/prepare.ts';
+import { columnRequest } from '../activities/input/identify.ts';
 import { readCsvRecords } from '../connectors/jsonl.ts';
 import { ColumnError, chooseColumns } from '../connectors/normalize/columns.ts';
 import type { Store } from '../connectors/storage/store.ts';

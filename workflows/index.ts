@@ -3,6 +3,7 @@
 export { bucketCollector } from './bucket-collector.ts';
 export { bulkEnrich } from './bulk-enrich.ts';
 export { lookupCatalog } from './catalog-lookup.ts';
+export { crmSync } from './crm-sync.ts';
 export { enrichContacts } from './enrich-contacts.ts';
 export { intentExport } from './intent-export.ts';
 export { apiRateLimiter } from './rate-limiter.ts';

@@ -1,4 +1,3 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
@@ -9,6 +8,7 @@ import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './ac
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
+import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
 export interface ScheduledPushInput {
@@ -79,12 +79,6 @@ export const pushProgressQuery = defineQuery<PushProgress>('progress');
 export const RECOVER_KEPT_PATCH = 'push-recover-kept-answers';
 
 /**
- * Set by Temporal on every workflow a schedule starts: its nominal time, to the second (also for trigger and
- * backfill). The workflow id of such a run ends with the same time.
- */
-const SCHEDULED_START = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
-
-/**
  * One run of a scheduled push. Plans the run (watermark groups → bulk calls, in the bucket), fetches only signals
  * after each domain's watermark through the sliding window, writes them under
  * `<output>/<name>/signals/dt=<date>/run-<runId>/`, then the manifest, then the new watermarks.
@@ -96,7 +90,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
   const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
-  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input);
+  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
   const run: PushRunRef = {
     name: input.name,
     output: input.output,
@@ -231,20 +225,6 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
         details,
       }),
   );
-}
-
-/**
- * The run's nominal time: the schedule's (search attribute; or the time suffix Temporal gives a scheduled
- * workflow's id), else `runAt`, else when the workflow chain started (stable across retries).
- */
-function scheduledTime(input: ScheduledPushInput): string {
-  const info = workflowInfo();
-  const fromSchedule = info.typedSearchAttributes.get(SCHEDULED_START);
-  if (fromSchedule) return new Date(fromSchedule).toISOString();
-  const suffix = /-(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)$/.exec(info.workflowId)?.[1];
-  if (suffix && !Number.isNaN(Date.parse(suffix))) return new Date(suffix).toISOString();
-  if (input.runAt && !Number.isNaN(Date.parse(input.runAt))) return new Date(input.runAt).toISOString();
-  return info.startTime.toISOString();
 }
 
 export { backfillRunId, runIdOf };

@@ -1,13 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
-import {
-  type ColumnChoice,
-  type ColumnRequest,
-  describeChoice,
-  type IdentifierRole,
-} from '../../connectors/normalize/columns.ts';
-import { firstUsable, type Identified, type Identifier } from '../../connectors/normalize/identifiers.ts';
+import { type ColumnChoice, describeChoice, type IdentifierRole } from '../../connectors/normalize/columns.ts';
+import type { Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { type InputRecord, openInput, readInputRecords } from '../input/read-input.ts';
 import { zeroCounts } from '../run/parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
@@ -27,22 +23,6 @@ export interface PrepareRequest {
   /** Columns carried into every output line (`--keep-columns`). */
   keepColumns?: string[] | undefined;
   batchSize: number;
-}
-
-/** The identifiers a job's rows are tried by, in order (for enrich: domain or website, LinkedIn URL, name). */
-export const JOB_ROLES: Record<'enrich' | 'verify-emails' | 'enrich-contacts', IdentifierRole[]> = {
-  'enrich-contacts': ['email', 'linkedin_person'],
-  enrich: ['domain', 'linkedin_url', 'company_name'],
-  'verify-emails': ['email'],
-};
-
-export function columnRequest(kind: JobKind, request: Omit<PrepareRequest, 'job' | 'batchSize'>): ColumnRequest {
-  return {
-    roles: JOB_ROLES[kind === 'verify-emails' || kind === 'enrich-contacts' ? kind : 'enrich'],
-    column: request.column,
-    idColumn: request.idColumn,
-    keepColumns: request.keepColumns,
-  };
 }
 
 /** Rows identified without a domain per single-call batch: about 4 s of calls at 300 a minute. */
@@ -218,17 +198,6 @@ function batchLine(record: InputRecord, outcome: Identifier, kind: JobKind): Bat
     ...(record.cols ? { cols: record.cols } : {}),
     ...(seriesOf(outcome.role, kind) === 'single' ? { s: outcome.send, m: outcome.role } : {}),
   };
-}
-
-/** A row's first usable identifier, or why it has none (shared with the dry run's scan). */
-export function identifyRecord(record: InputRecord): Identified {
-  if (record.error) return { ok: false, reason: record.error };
-  const outcome = firstUsable(record.candidates ?? []);
-  // Bytes that are not UTF-8 were decoded as U+FFFD: say so, rather than "not a valid host name".
-  if (!outcome.ok && typeof record.raw === 'string' && record.raw.includes('\uFFFD')) {
-    return { ok: false, reason: 'not valid UTF-8 (is the file in another encoding?)' };
-  }
-  return outcome;
 }
 
 /** Longer raw values are cut in `invalid` records: a runaway line must not become a runaway output line. */

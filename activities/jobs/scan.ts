@@ -1,8 +1,9 @@
 import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { openInput, readInputRecords } from '../input/read-input.ts';
-import { columnRequest, identifyRecord, SINGLE_BATCH_SIZE } from './prepare.ts';
+import { SINGLE_BATCH_SIZE } from './prepare.ts';
 import { SpillingDedupe } from './spilling-dedupe.ts';
 import type { JobKind, PreparedInput } from './types.ts';
 

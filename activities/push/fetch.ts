@@ -1,10 +1,10 @@
-import { KitError } from '../../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { sendBulkEnrich } from '../paid/bulk-enrich-call.ts';
 import { type PaidBatchActivity, publishSpooled } from '../paid/paid-batch.ts';
-import { lostRace, type PaidAnswer, publishPaidPart, sendPaidCall } from '../paid/paid-call.ts';
+import { lostRace, publishPaidPart } from '../paid/paid-call.ts';
 import {
   encodeTableParts,
   optionsHash,
@@ -79,24 +79,9 @@ export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
   if (saved) return saved;
 
   const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
-  let results: BulkEnrichItem[];
-  let answered: PaidAnswer | undefined;
-  try {
-    const { response, marker } = await sendPaidCall(
-      store,
-      { callsPrefix: pushCallsPrefix(run) },
-      index,
-      attempt,
-      (call) => client.enrichCompanies(bulkRequest(batch, filters), call),
-    );
-    results = response.results;
-    answered = { marker, credits: response.credits };
-  } catch (error) {
-    // A refusal of what the call asked (a bad domain): its inputs become error records, the job goes on.
-    if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
-    const code = (error as { code?: string }).code ?? 'request_rejected';
-    results = batch.domains.map(({ domain }) => ({ domain, status: 'error', error: { code, message: error.message } }));
-  }
+  const params = bulkRequest(batch, filters);
+  const folder = { callsPrefix: pushCallsPrefix(run) };
+  const { results, answered } = await sendBulkEnrich(client, store, folder, index, attempt, params);
 
   const { lines, record } = collect(batch, results);
   record.counts.credits = answered?.credits ?? 0;

@@ -160,7 +160,9 @@ function enrichDerived(line: Line) {
     if (Object.hasOwn(ZERO_COUNTS, type)) count[type] = n;
     else other += n;
   }
-  return { counts, count, signal_count: total, signals_other: other, latest: newestSignal(line['signals']) };
+  // A line without its signals (the nightly sync's current picture) names its newest one as `latest_signal`.
+  const held = isObject(line['latest_signal']) ? (line['latest_signal'] as unknown as SignalLike) : undefined;
+  return { counts, count, signal_count: total, signals_other: other, latest: newestSignal(line['signals']) ?? held };
 }
 
 const ZERO_COUNTS: Record<string, number> = Object.fromEntries(COUNTED_SIGNAL_TYPES.map((type) => [type, 0]));

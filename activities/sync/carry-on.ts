@@ -1,0 +1,35 @@
+import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { readSyncAnswer } from './fetch.ts';
+import { syncAnswerKey, syncOpenRunKey, syncWorkPrefix } from './layout.ts';
+import { commitSyncState, mergeAnswer, readSyncPointer, readSyncState } from './state.ts';
+import type { SyncRunRef } from './types.ts';
+
+/**
+ * A run that stopped before its commit (its workflow failed, was terminated, or its worker died for good) paid for
+ * the answers it saved. The next run takes them into the state before it plans, so it asks those companies only
+ * after what was bought, and commits that state under the stopped run's id. Its rows are not written: the next run's
+ * `rows.csv` and `changes.csv` hold the night. Returns the stopped run's id, or undefined when there was none.
+ */
+export async function carryOnStoppedRun(store: Store, run: SyncRunRef): Promise<string | undefined> {
+  const open = await readJsonIfPresent<{ run_id: string }>(store, syncOpenRunKey(run.name));
+  if (!open || open.run_id === run.runId) return undefined;
+  const pointer = await readSyncPointer(store, run.name);
+  if (pointer?.run_id === open.run_id || (pointer && pointer.run_id > open.run_id)) return undefined;
+  const state = await readSyncState(store, run.name);
+  let carried = 0;
+  for await (const object of store.list(syncWorkPrefix(run.name, open.run_id))) {
+    const index = /answer-(\d+)\.json$/.exec(object.key)?.[1];
+    if (index === undefined || object.key !== syncAnswerKey(run.name, open.run_id, Number(index))) continue;
+    const answer = await readSyncAnswer(store, run.name, open.run_id, Number(index));
+    if (!answer) continue;
+    carried += 1;
+    for (const [domain, company] of Object.entries(answer.domains)) {
+      const merged = mergeAnswer(state.companies.get(domain), company, answer.as_of).state;
+      if (merged) state.companies.set(domain, merged);
+    }
+  }
+  if (carried === 0) return undefined;
+  await commitSyncState(store, run.name, open.run_id, state);
+  return open.run_id;
+}

@@ -1,0 +1,167 @@
+import type { SignalClient } from '../../connectors/signal-api/client.ts';
+import { CREDITS } from '../../connectors/signal-api/limits.ts';
+import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { sendBulkEnrich } from '../paid/bulk-enrich-call.ts';
+import { publishSpooled } from '../paid/paid-batch.ts';
+import { type AttemptContext, lostRace, publishPaidPart } from '../paid/paid-call.ts';
+import type { PartRead } from '../run/parts.ts';
+import { optionsHash, readPart, readPartLines, writePart, zeroCounts } from '../run/parts.ts';
+import type { BatchResult, PartCounts } from '../run/types.ts';
+import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders } from './layout.ts';
+import type { CompanyAnswer, HeldSignal, SyncAnswer, SyncBatch, SyncBatchRequest, SyncFilters } from './types.ts';
+
+/**
+ * Asks batch `index` of a run with one bulk call: its companies' signals after the lowest start among them, each
+ * company keeping only those after its own start. Saves the answer (`answer-<index>.json`) as the batch's receipt:
+ * a retried or repeated batch that finds it returns its counts without calling the service.
+ *
+ * Paid once, or counted, as every paid batch is (docs/paid-answers.md): the call goes under a marker in the run's
+ * `work/calls/` (`sendPaidCall`); the answer is published by `publishPaidPart`, which names the call, and an attempt
+ * that finds the answer saved by another first keeps its marker with the credits the service said.
+ */
+export async function fetchSyncBatch(
+  client: SignalClient,
+  store: Store,
+  request: SyncBatchRequest,
+  attempt: AttemptContext,
+): Promise<BatchResult> {
+  const { run, index, filters } = request;
+  const key = syncAnswerKey(run.name, run.runId, index);
+  // Whose the answer is: the sync's run, the filters of its calls, and the batch.
+  const identity = { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
+  await publishSpooled(store, syncRunFolders(run), attempt);
+  const seen = await readPart(store, key, identity);
+  const saved = await savedResult(store, key, index, seen);
+  if (saved) return saved;
+
+  const batch = JSON.parse(await store.readText(syncBatchKey(run, index))) as SyncBatch;
+  const marked = { callsPrefix: syncCallsPrefix(run) };
+  const { results, answered } = await sendBulkEnrich(
+    client,
+    store,
+    marked,
+    index,
+    attempt,
+    bulkRequest(batch, filters),
+  );
+  const answer = collect(batch, results, run.at);
+  answer.credits = answered?.credits ?? 0;
+  answer.calls = answered ? 1 : 0;
+  const counts = countsOf(answer);
+  const replaced = seen.fingerprint === undefined ? {} : { fingerprint: seen.fingerprint };
+  const published = await publishPaidPart(
+    store,
+    key,
+    replaced,
+    identity,
+    answered ? [answered] : [],
+    (calls, target) => {
+      answer.paid_calls = calls;
+      return writePart(target, 'none', key, [answer], counts, 'done', calls, identity);
+    },
+    attempt.spool,
+  );
+  if (published.lost) {
+    const theirs = await savedResult(store, key, index, await readPart(store, key, identity));
+    if (theirs) return theirs;
+    lostRace(key, store, undefined);
+  }
+  return { index, reused: false, failed: false, counts };
+}
+
+/** The answers a run's batches saved, by batch index (absent: not answered). */
+export async function readSyncAnswer(store: Store, name: string, runId: string, index: number) {
+  try {
+    const [answer] = await readPartLines<SyncAnswer>(store, syncAnswerKey(name, runId, index));
+    return answer;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ObjectNotFoundError') return undefined;
+    throw error;
+  }
+}
+
+async function savedResult(store: Store, key: string, index: number, seen: PartRead): Promise<BatchResult | undefined> {
+  if (!seen.part || seen.part.failed) return undefined;
+  const [answer] = await readPartLines<SyncAnswer>(store, key);
+  return answer ? { index, reused: true, failed: false, counts: countsOf(answer) } : undefined;
+}
+
+function bulkRequest(batch: SyncBatch, filters: SyncFilters): EnrichCompaniesParams {
+  return {
+    domains: batch.domains.map((entry) => entry.domain),
+    ...(batch.detected_after ? { detected_after: batch.detected_after } : {}),
+    ...(filters.signal_types?.length ? { signal_types: filters.signal_types } : {}),
+    limit: filters.limit,
+  };
+}
+
+/**
+ * Each company's signals after its own start. A call asks all its companies from one start, so nothing before it
+ * comes back; a signal that does anyway (held already) is paid again and counted as overlap, never taken twice.
+ */
+function collect(batch: SyncBatch, results: readonly BulkEnrichItem[], asOf: string): SyncAnswer {
+  const byDomain = new Map(results.map((result) => [result.domain.toLowerCase(), result]));
+  const answer: SyncAnswer = {
+    index: batch.index,
+    as_of: asOf,
+    credits: 0,
+    calls: 0,
+    overlap: { signals: 0, credits: 0 },
+    domains: {},
+  };
+  for (const { domain, start } of batch.domains) {
+    const result = byDomain.get(domain);
+    if (!result) {
+      answer.domains[domain] = {
+        status: 'error',
+        signals: [],
+        error: { code: 'missing_result', message: 'the service returned no result for this company' },
+      };
+      continue;
+    }
+    if (result.status !== 'ok') {
+      answer.domains[domain] =
+        result.status === 'not_found'
+          ? { status: 'not_found', signals: [] }
+          : {
+              status: 'error',
+              signals: [],
+              error: { code: result.error?.code ?? 'error', message: result.error?.message ?? 'error' },
+            };
+      continue;
+    }
+    const from = start === null ? Number.NEGATIVE_INFINITY : Date.parse(start);
+    const signals: HeldSignal[] = [];
+    for (const signal of result.signals ?? []) {
+      const at = Date.parse(signal.detected_at);
+      if (at <= from) {
+        answer.overlap.signals += 1;
+        answer.overlap.credits += CREDITS.perEnrichedSignal;
+        continue;
+      }
+      const summary = signal.data?.summary;
+      signals.push({
+        signal_id: signal.signal_id,
+        signal_type: signal.signal_type,
+        detected_at: signal.detected_at,
+        ...(typeof summary === 'string' ? { data: { summary } } : {}),
+      });
+    }
+    const company: CompanyAnswer['company'] = {};
+    if (result.company?.name) company.name = result.company.name;
+    if (result.company?.domain) company.domain = result.company.domain;
+    if (result.company?.linkedin_url) company.linkedin_url = result.company.linkedin_url;
+    answer.domains[domain] = { status: 'ok', company, signals };
+  }
+  return answer;
+}
+
+function countsOf(answer: SyncAnswer): PartCounts {
+  const counts: PartCounts = { ...zeroCounts(), credits: answer.credits, calls: answer.calls };
+  for (const company of Object.values(answer.domains)) {
+    counts[company.status] += 1;
+    counts.lines += company.signals.length;
+  }
+  return counts;
+}

@@ -1,0 +1,259 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import type { Store } from '../../connectors/storage/store.ts';
+import { readAll, writeBody } from '../../connectors/storage/store-io.ts';
+import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
+import { writeManifest } from '../run/parts.ts';
+import type { TableDef, TableRow } from '../tables/columns.ts';
+import { encodeTable, tableContentType } from '../tables/encode.ts';
+import { enrichTables, invalidLinesAsRows, rowsTable } from '../tables/rows.ts';
+import { readSyncAnswer } from './fetch.ts';
+import {
+  syncCallsPrefix,
+  syncChangesKey,
+  syncManifestKey,
+  syncPlanKey,
+  syncRecordsKey,
+  syncRowsKey,
+  syncStatePointerKey,
+  syncTableKey,
+} from './layout.ts';
+import type { SyncRecord } from './plan.ts';
+import { commitSyncState, mergeAnswer, readBaseState, type SyncState } from './state.ts';
+import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
+
+/**
+ * Ends a run, in this order:
+ * 1. takes every saved answer of the run into the state it started from (the state before this run's own commit,
+ *    when this is a repeated finalize), counting each new signal once;
+ * 2. writes `rows.csv` (every record of the night's export once, under its id, with its company's current picture:
+ *    counts per type and the newest signal of everything held, not only tonight's), `changes.csv` (the records new
+ *    since the last run or whose row differs) and the rows table in the `--format`s asked;
+ * 3. writes the manifest: which records were new, changed, unchanged and gone, what was paid (unsaved answers
+ *    included), the calls;
+ * 4. commits the state (per company and per record), so the next run asks only after it.
+ * A crash anywhere repeats it whole with the same result; a crash before step 4 leaves the state as it was.
+ */
+export async function finalizeSyncRun(
+  store: Store,
+  request: FinalizeSyncRequest,
+  wait: AnswerWait = answerWait(),
+): Promise<SyncResult> {
+  const run = request.run;
+  const base = await readBaseState(store, run.name, run.runId);
+  const plan = JSON.parse(await store.readText(syncPlanKey(run))) as SyncPlan;
+  const companies = new Map(base.companies);
+  const tonight = new Map<string, CompanyAnswer>();
+  const savedCalls = new Map<number, Set<string>>();
+  const paid = { credits: 0, calls: 0, overlapCredits: 0, newSignals: 0, answered: 0 };
+  for (let index = 0; index < plan.batches; index++) {
+    const answer: SyncAnswer | undefined = await readSyncAnswer(store, run.name, run.runId, index);
+    if (!answer) continue;
+    paid.answered += 1;
+    paid.credits += answer.credits;
+    paid.calls += answer.calls;
+    paid.overlapCredits += answer.overlap.credits;
+    if (answer.paid_calls?.length) savedCalls.set(index, new Set(answer.paid_calls));
+    for (const [domain, company] of Object.entries(answer.domains)) {
+      tonight.set(domain, company);
+      const { state, added } = mergeAnswer(companies.get(domain), company, answer.as_of);
+      if (state) companies.set(domain, state);
+      paid.newSignals += added;
+    }
+  }
+  const unsaved = await countUnsavedAnswers(store, { callsPrefix: syncCallsPrefix(run) }, savedCalls, wait);
+
+  const records = await readRecords(store, run);
+  const withColumns = records.find((record) => record.cols)?.cols;
+  const kept = request.keepColumns ?? (withColumns ? Object.keys(withColumns) : undefined);
+  const def = rowsTable('enrich', kept);
+  const rows: TableRow[] = [];
+  const changed: TableRow[] = [];
+  const fingerprints = new Map<string, string>();
+  const outcome = { new: [] as string[], changed: [] as string[], unchanged: 0, gone: [] as string[] };
+  const statuses = { ok: 0, not_found: 0, error: 0, invalid: 0 };
+  const occurrences = new Map<string, number>();
+  for (const record of records) {
+    const line = lineOf(record, companies, tonight, request.status);
+    const row = rowOf(line, def);
+    rows.push(row);
+    statuses[line['status'] as keyof typeof statuses] += 1;
+    const key = recordKey(record, occurrences);
+    const print = fingerprint(row);
+    fingerprints.set(key, print);
+    const before = base.records.get(key);
+    if (before === print) outcome.unchanged += 1;
+    else {
+      changed.push(row);
+      (before === undefined ? outcome.new : outcome.changed).push(key);
+    }
+  }
+  for (const key of base.records.keys()) if (!fingerprints.has(key)) outcome.gone.push(key);
+
+  const parts = [
+    await writeCsv(store, syncRowsKey(run), def, rows),
+    await writeCsv(store, syncChangesKey(run), def, changed),
+  ];
+  for (const format of run.formats ?? []) {
+    const key = syncTableKey(run, format);
+    const body = encodeTable(format, def, rows, 'gzip');
+    await writeBody(store, key, body, { contentType: tableContentType(format, 'gzip') });
+    parts.push({ key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format });
+  }
+
+  const credits = paid.credits + unsaved.credits;
+  const summary = {
+    total: records.length,
+    new: outcome.new.length,
+    changed: outcome.changed.length,
+    unchanged: outcome.unchanged,
+    gone: outcome.gone.length,
+  };
+  let status = request.status;
+  if (status === 'completed' && statuses.error > 0) status = 'completed_with_errors';
+  const finishedAt = new Date().toISOString();
+  const manifest = {
+    schema_version: MANIFEST_SCHEMA_VERSION,
+    kind: 'crm-sync',
+    name: run.name,
+    run_id: run.runId,
+    dt: run.date,
+    scheduled_at: request.scheduledAt,
+    started_at: request.startedAt,
+    finished_at: finishedAt,
+    status,
+    input: request.input,
+    output: store.url,
+    counts: {
+      input_rows: plan.rows,
+      records: records.length,
+      ...statuses,
+      companies: plan.companies,
+      new_companies: plan.newCompanies,
+      new_signals: paid.newSignals,
+    },
+    records: {
+      ...summary,
+      new_ids: outcome.new,
+      changed_ids: outcome.changed,
+      gone_ids: outcome.gone,
+    },
+    credits_charged: credits,
+    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    overlap: { credits: paid.overlapCredits },
+    calls: paid.calls,
+    batches: { total: plan.batches, done: paid.answered },
+    parts,
+    state: {
+      key: syncStatePointerKey(run.name),
+      from_run: base.runId,
+      ...(plan.carriedFrom ? { carried_from: plan.carriedFrom } : {}),
+    },
+    ...(request.error ? { error: request.error } : {}),
+    ...(request.details ? { details: request.details } : {}),
+  };
+  await writeManifest(store, syncManifestKey(run), manifest);
+
+  const next: SyncState = { runId: run.runId, companies, records: fingerprints };
+  await commitSyncState(store, run.name, run.runId, next, {
+    run_id: run.runId,
+    status,
+    manifest: syncManifestKey(run),
+    finished_at: finishedAt,
+    credits,
+    calls: paid.calls,
+    new_signals: paid.newSignals,
+    records: summary,
+  });
+  return {
+    status,
+    records: summary,
+    credits,
+    calls: paid.calls,
+    newSignals: paid.newSignals,
+    manifestUrl: store.urlOf(syncManifestKey(run)),
+    rowsUrl: store.urlOf(syncRowsKey(run)),
+    changesUrl: store.urlOf(syncChangesKey(run)),
+    name: run.name,
+    runId: run.runId,
+    dt: run.date,
+  };
+}
+
+async function readRecords(store: Store, run: FinalizeSyncRequest['run']): Promise<SyncRecord[]> {
+  const text = gunzipSync(await readAll(await store.openRead(syncRecordsKey(run)))).toString('utf8');
+  return text === '' ? [] : text.split('\n').map((line) => JSON.parse(line) as SyncRecord);
+}
+
+/**
+ * A record's line, in the shape the enrich rows table reads: its company's current picture (`signal_summary`: counts
+ * per type of everything held; `latest_signal`: the newest), or why it has none.
+ */
+function lineOf(
+  record: SyncRecord,
+  companies: ReadonlyMap<string, ReturnType<SyncState['companies']['get']>>,
+  tonight: ReadonlyMap<string, CompanyAnswer>,
+  status: FinalizeSyncRequest['status'],
+): Record<string, unknown> {
+  const base = {
+    row: record.row,
+    record_id: record.id ?? null,
+    ...(record.cols ? { columns: record.cols } : {}),
+    input: typeof record.raw === 'string' ? record.raw : record.raw == null ? null : JSON.stringify(record.raw),
+    ...(record.matched_by ? { matched_by: record.matched_by } : {}),
+  };
+  if (record.error) {
+    return record.error.code === 'invalid_input'
+      ? { ...base, status: 'invalid', raw: record.raw ?? null, error: record.error.message }
+      : { ...base, status: 'error', error: record.error };
+  }
+  const domain = record.domain!;
+  const held = companies.get(domain);
+  if (held) {
+    return {
+      ...base,
+      status: held.status,
+      domain,
+      ...(held.company ? { company: held.company } : {}),
+      signal_summary: held.counts,
+      ...(held.newest ? { latest_signal: held.newest } : {}),
+    };
+  }
+  const answer = tonight.get(domain);
+  const error =
+    answer?.error ??
+    (status === 'budget_exhausted'
+      ? { code: 'budget_exhausted', message: 'not asked: the run reached --max-credits; the next run asks it' }
+      : { code: 'not_answered', message: 'not answered tonight (its call failed); the next run asks it' });
+  return { ...base, status: 'error', domain, error };
+}
+
+function rowOf(line: Record<string, unknown>, def: TableDef): TableRow {
+  if (line['status'] === 'invalid') return invalidLinesAsRows([line], def)[0]!;
+  return enrichTables([line], def).rows[0]!;
+}
+
+/** The record's key in the state: its CRM id, else its identifier (twins without ids are numbered). */
+function recordKey(record: SyncRecord, seen: Map<string, number>): string {
+  const base = record.id !== undefined ? `id:${record.id}` : `value:${record.domain ?? JSON.stringify(record.raw)}`;
+  const n = (seen.get(base) ?? 0) + 1;
+  seen.set(base, n);
+  return n === 1 ? base : `${base}#${n}`;
+}
+
+/** What a CRM import would change: the row without its position in the file. */
+function fingerprint(row: TableRow): string {
+  const { row: _position, ...rest } = row;
+  return createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 32);
+}
+
+function sha256(body: Buffer): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+async function writeCsv(store: Store, key: string, def: TableDef, rows: readonly TableRow[]) {
+  const body = encodeTable('csv', def, rows, 'none');
+  await writeBody(store, key, body, { contentType: 'text/csv; charset=utf-8' });
+  return { key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format: 'csv' };
+}

@@ -1,0 +1,40 @@
+import { type OutputFormat, tableExtension } from '../tables/formats.ts';
+import type { SyncRunRef } from './types.ts';
+
+/**
+ * Where everything of a nightly CRM sync lives, relative to its output store. Deterministic from the schedule's name,
+ * the run id (its scheduled time) and the batch index, so that a retried run overwrites instead of duplicating.
+ *
+ *   <name>/_state.json                                   pointer: the committed state and the one before it
+ *   <name>/_state/run-<id>.json.gz                       per company: complete-through time, counts, newest signal,
+ *                                                        remembered signal ids; per record: its row's fingerprint
+ *   <name>/runs/dt=YYYY-MM-DD/run-<id>/rows.csv          every record of the night's export, once
+ *   <name>/runs/dt=YYYY-MM-DD/run-<id>/changes.csv       only the new and changed records
+ *   <name>/runs/dt=YYYY-MM-DD/run-<id>/tables/rows/part-00000.<ext>   the rows table in the `--format`s asked
+ *   <name>/runs/dt=YYYY-MM-DD/run-<id>/_manifest.json    written after the files, before the state
+ *   <name>/work/run-<id>/_plan.json, records.jsonl.gz, batch-NNNNN.json, answer-NNNNN.json, calls/
+ */
+const pad = (index: number) => String(index).padStart(5, '0');
+
+export const syncStatePointerKey = (name: string) => `${name}/_state.json`;
+export const syncStateKey = (name: string, runId: string) => `${name}/_state/run-${runId}.json.gz`;
+/** Names the run that planned last: a run that finds another one here that never committed carries it on. */
+export const syncOpenRunKey = (name: string) => `${name}/_open-run.json`;
+
+export const syncRunPrefix = (run: SyncRunRef) => `${run.name}/runs/dt=${run.date}/run-${run.runId}/`;
+export const syncRowsKey = (run: SyncRunRef) => `${syncRunPrefix(run)}rows.csv`;
+export const syncChangesKey = (run: SyncRunRef) => `${syncRunPrefix(run)}changes.csv`;
+export const syncManifestKey = (run: SyncRunRef) => `${syncRunPrefix(run)}_manifest.json`;
+export const syncTableKey = (run: SyncRunRef, format: OutputFormat) =>
+  `${syncRunPrefix(run)}tables/rows/part-00000${tableExtension(format, 'gzip')}`;
+
+export const syncWorkPrefix = (name: string, runId: string) => `${name}/work/run-${runId}/`;
+export const syncPlanKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}_plan.json`;
+export const syncRecordsKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}records.jsonl.gz`;
+export const syncBatchKey = (run: SyncRunRef, index: number) =>
+  `${syncWorkPrefix(run.name, run.runId)}batch-${pad(index)}.json`;
+export const syncAnswerKey = (name: string, runId: string, index: number) =>
+  `${syncWorkPrefix(name, runId)}answer-${pad(index)}.json`;
+export const syncCallsPrefix = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}calls/`;
+/** Where the worker's spool may hold a run's refused writes. */
+export const syncRunFolders = (run: SyncRunRef) => [syncWorkPrefix(run.name, run.runId)];

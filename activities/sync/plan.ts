@@ -1,0 +1,145 @@
+import { gzipSync } from 'node:zlib';
+import { Context } from '@temporalio/activity';
+import { InputError } from '../../connectors/errors.ts';
+import { mapOrdered } from '../../connectors/map-ordered.ts';
+import { MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import { readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
+import { columnRequest, identifyRecord } from '../input/identify.ts';
+import { openInput, readInputRecords } from '../input/read-input.ts';
+import { carryOnStoppedRun } from './carry-on.ts';
+import { syncBatchKey, syncOpenRunKey, syncPlanKey, syncRecordsKey } from './layout.ts';
+import { readSyncState } from './state.ts';
+import type { PrepareSyncRequest, SyncBatch, SyncBatchCompany, SyncPlan } from './types.ts';
+
+/** One record of the night's export as the run keeps it (`work/run-<id>/records.jsonl.gz`), in input order. */
+export interface SyncRecord {
+  row: number;
+  id?: string;
+  cols?: Record<string, string>;
+  /** The identifier's value as the file had it. */
+  raw?: unknown;
+  /** The company's domain (rows by domain or website). */
+  domain?: string;
+  matched_by?: string;
+  /** Why the row has no usable identifier, or why it cannot be answered. */
+  error?: { code: string; message: string };
+}
+
+const PENDING_WRITES = 8;
+
+/**
+ * Plans a run: carries on a run that stopped before its commit (its saved answers are taken into the state, so
+ * nothing it paid for is asked again), reads the export afresh and matches its rows as `enrich` does, writes the
+ * run's records, then packs the export's companies into bulk calls by where each is complete through (as a push packs
+ * its watermarks): a company the state holds is asked only after that time, a new one for its full answer.
+ *
+ * An export that cannot be read throws before anything is written or paid for. Idempotent: `_plan.json` is written
+ * last and returned as is by a repeated plan.
+ */
+export async function prepareSyncRun(
+  openStore: (url: string) => Store,
+  request: PrepareSyncRequest,
+): Promise<SyncPlan> {
+  const { run } = request;
+  const out = openStore(run.output);
+  const planned = await readJsonIfPresent<SyncPlan>(out, syncPlanKey(run));
+  if (planned) return planned;
+
+  // Read the whole export first: a file that cannot be read fails the run before any state changes.
+  const records: SyncRecord[] = [];
+  const source = await openInput(openStore, request.input);
+  for await (const record of readInputRecords(source, columnRequest('enrich', request))) {
+    if (records.length % 2000 === 0) beat(records.length);
+    const kept: SyncRecord = {
+      row: record.row,
+      ...(record.id !== undefined ? { id: record.id } : {}),
+      ...(record.cols ? { cols: record.cols } : {}),
+    };
+    const outcome = identifyRecord(record);
+    if (!outcome.ok) {
+      records.push({ ...kept, raw: record.raw ?? null, error: { code: 'invalid_input', message: outcome.reason } });
+    } else if (outcome.role !== 'domain') {
+      records.push({
+        ...kept,
+        raw: outcome.raw,
+        matched_by: outcome.role,
+        error: {
+          code: 'needs_domain',
+          message: `the nightly sync answers rows by their website or domain; this row has only a ${outcome.role}`,
+        },
+      });
+    } else records.push({ ...kept, raw: outcome.raw, domain: outcome.key, matched_by: 'domain' });
+  }
+  if (records.length === 0) throw new InputError(`input ${request.input} has no data rows`);
+
+  const carried = await carryOnStoppedRun(out, run);
+  await out.writeText(syncOpenRunKey(run.name), JSON.stringify({ run_id: run.runId }), {
+    contentType: 'application/json',
+  });
+  const state = await readSyncState(out, run.name);
+
+  const domains = new Set<string>();
+  for (const record of records) if (record.domain) domains.add(record.domain);
+  const entries: SyncBatchCompany[] = [...domains].map((domain) => ({
+    domain,
+    start: state.companies.get(domain)?.through ?? null,
+  }));
+  const size = Math.min(MAX_BULK_ENRICH_DOMAINS, Math.max(1, request.batchSize ?? MAX_BULK_ENRICH_DOMAINS));
+  const batches = groupCalls(entries, size);
+
+  await writeBody(out, syncRecordsKey(run), gzipSync(records.map((r) => JSON.stringify(r)).join('\n')), {
+    contentType: 'application/gzip',
+  });
+  const json = { contentType: 'application/json' };
+  const writes = mapOrdered(batches, PENDING_WRITES, (batch) =>
+    out.writeText(syncBatchKey(run, batch.index), JSON.stringify(batch), json),
+  );
+  let written = 0;
+  for await (const _ of writes) if (++written % 100 === 0) beat(written);
+
+  const plan: SyncPlan = {
+    rows: records.length,
+    invalid: records.filter((record) => record.error).length,
+    companies: domains.size,
+    newCompanies: entries.filter((entry) => !state.companies.has(entry.domain)).length,
+    batches: batches.length,
+    stateFrom: state.runId,
+    ...(carried ? { carriedFrom: carried } : {}),
+  };
+  await out.writeText(syncPlanKey(run), `${JSON.stringify(plan, null, 2)}\n`, { contentType: 'application/json' });
+  return plan;
+}
+
+/**
+ * One bulk call per `size` companies sharing a start (the full answers together): a call never mixes starts, so no
+ * company is asked from below what it holds and no signal is bought twice. The companies a run answers share its
+ * scheduled time as their start the next night, so a night asks about one call per `size` companies; only a company
+ * whose newest signal came after its run's time (the service's clock ahead) gets a start, and a call, of its own.
+ */
+export function groupCalls(entries: readonly SyncBatchCompany[], size: number): SyncBatch[] {
+  const groups = new Map<string | null, SyncBatchCompany[]>();
+  for (const entry of entries) {
+    const group = groups.get(entry.start) ?? [];
+    groups.set(entry.start, group);
+    group.push(entry);
+  }
+  const starts = [...groups.keys()].sort((a, b) => (a === null ? -1 : b === null ? 1 : Date.parse(a) - Date.parse(b)));
+  const batches: SyncBatch[] = [];
+  for (const start of starts) {
+    const group = groups.get(start)!;
+    for (let i = 0; i < group.length; i += size) {
+      batches.push({ index: batches.length, detected_after: start, domains: group.slice(i, i + size) });
+    }
+  }
+  return batches;
+}
+
+/** Tells Temporal the plan is alive while it reads a large export (outside an activity: nothing to tell). */
+function beat(progress: number): void {
+  try {
+    Context.current().heartbeat(progress);
+  } catch {
+    // not inside an activity (unit tests)
+  }
+}

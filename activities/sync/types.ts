@@ -1,0 +1,144 @@
+/**
+ * Shapes that cross the workflow/activity boundary for the nightly CRM sync (`schedule create --kind enrich`). All
+ * small: references and counts; the export's records, the answers and the state live in the bucket.
+ */
+import type { OutputFormat } from '../tables/formats.ts';
+
+/** One run of one sync: everything lives under `<output>/<name>/`; the run's files are keyed by `runId`. */
+export interface SyncRunRef {
+  /** The schedule's name: lower-case letters, digits, `-` and `_`. */
+  name: string;
+  /** Base output URL (file://, s3://, gs://). */
+  output: string;
+  /** `20260301T120000Z`: from the run's scheduled time, so that a retried run writes the same keys. */
+  runId: string;
+  /** `YYYY-MM-DD` (UTC) of the run's scheduled time: the `dt=` partition. */
+  date: string;
+  /**
+   * The run's scheduled time (ISO 8601 UTC). Every company answered by the run is complete through it (or through
+   * its newest signal, if later): so the companies of one night share one start the next night and fill whole calls.
+   */
+  at: string;
+  /** Tables written besides `rows.csv` (`--format`): the `rows` table in each format. */
+  formats?: OutputFormat[];
+}
+
+/** What a run reads of the export, as `enrich` reads it. */
+export interface SyncInputOptions {
+  /** The one identifier column (`--column`); by default every column whose header names an identifier. */
+  column?: string;
+  /** The record id column (`--id-column`); by default the one whose header names an id. */
+  idColumn?: string;
+  /** Columns carried into every row (`--keep-columns`). */
+  keepColumns?: string[];
+}
+
+/** Filters of every call of a run (spec 4.1 names). */
+export interface SyncFilters {
+  signal_types?: string[];
+  /** Signals per company and call (`--limit`), at most 500. */
+  limit: number;
+}
+
+export interface PrepareSyncRequest extends SyncInputOptions {
+  run: SyncRunRef;
+  /** The CRM export, read afresh each run. */
+  input: string;
+  /** Companies per bulk call (default and at most 100). */
+  batchSize?: number;
+}
+
+/** What planning produced: counts only; the batches are files under `work/`. */
+export interface SyncPlan {
+  rows: number;
+  invalid: number;
+  /** Distinct companies the export names. */
+  companies: number;
+  /** Companies the state holds nothing for: they get the full answer. */
+  newCompanies: number;
+  batches: number;
+  /** The run whose commit wrote the state this plan started from (null: none yet). */
+  stateFrom: string | null;
+  /** An earlier run that stopped before its commit, whose saved answers were taken into the state first. */
+  carriedFrom?: string;
+}
+
+/** A signal as the state holds it: enough for the rows table's newest-signal columns. */
+export interface HeldSignal {
+  signal_id: string;
+  signal_type: string;
+  detected_at: string;
+  data?: { summary?: string };
+}
+
+/** One company of a batch: from where it needs signals. */
+export interface SyncBatchCompany {
+  domain: string;
+  /** Complete through this time (null: never answered, the full answer). */
+  start: string | null;
+}
+
+/** One batch file: one bulk call. */
+export interface SyncBatch {
+  index: number;
+  /** The lowest start of its companies (null: full answers). */
+  detected_after: string | null;
+  domains: SyncBatchCompany[];
+}
+
+export interface SyncBatchRequest {
+  run: SyncRunRef;
+  index: number;
+  filters: SyncFilters;
+}
+
+/** What one call brought for one company. */
+export interface CompanyAnswer {
+  status: 'ok' | 'not_found' | 'error';
+  company?: { name?: string; domain?: string; linkedin_url?: string };
+  /** Signals after its start (new to the state), newest first. */
+  signals: HeldSignal[];
+  error?: { code: string; message: string };
+}
+
+/** A batch's saved answer (`work/run-<id>/answer-NNNNN.json`): the receipt a retry trusts. */
+export interface SyncAnswer {
+  index: number;
+  /** The run's scheduled time: the companies it answered are complete through it (`SyncRunRef.at`). */
+  as_of: string;
+  credits: number;
+  calls: number;
+  /** Signals returned and paid for but already held (a company asked from below its own start). */
+  overlap: { signals: number; credits: number };
+  domains: Record<string, CompanyAnswer>;
+  paid_calls?: string[];
+}
+
+export interface FinalizeSyncRequest {
+  run: SyncRunRef;
+  input: string;
+  kind: 'enrich';
+  status: 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
+  startedAt: string;
+  scheduledAt: string;
+  /** Batches the run planned (answers are looked for in `[0, batches)`). */
+  batches: number;
+  keepColumns?: string[];
+  error?: string;
+  details?: Record<string, unknown>;
+}
+
+/** What a run returns: where its files are and its headline numbers. */
+export interface SyncResult {
+  name: string;
+  runId: string;
+  dt: string;
+  status: FinalizeSyncRequest['status'];
+  manifestUrl: string;
+  rowsUrl: string;
+  changesUrl: string;
+  records: { total: number; new: number; changed: number; unchanged: number; gone: number };
+  credits: number;
+  calls: number;
+  newSignals: number;
+}

@@ -1,0 +1,67 @@
+/**
+ * What the nightly CRM sync promise tests share: writing a night's export, running one night on the real workers,
+ * reading its files as a CRM import would, and the truth of what a night should buy (from the sandbox's truth and
+ * its call record, never from the kit's manifest).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import type { SyncResult } from '../../activities/sync/types.ts';
+import type { Store } from '../../connectors/storage/index.ts';
+import type { JobEnv, Sandbox } from '../../testkit/job-env.ts';
+import type { CrmSyncInput } from '../../workflows/crm-sync.ts';
+import { runOnEnvQueues } from './helpers.ts';
+import { PATHS } from './oracle.ts';
+
+export interface ExportRecord {
+  id: string;
+  website: string;
+  industry: string;
+}
+
+/** Writes a night's export (`Id,Website,Industry`) over the same file, as a CRM team's nightly job does. */
+export async function writeExport(dir: string, records: readonly ExportRecord[]): Promise<string> {
+  const path = join(dir, 'accounts.csv');
+  const lines = ['Id,Website,Industry', ...records.map((r) => `${r.id},${r.website},${r.industry}`)];
+  await writeFile(path, `${lines.join('\n')}\n`);
+  return pathToFileURL(path).href;
+}
+
+/** Runs one night (the `crmSync` workflow) to its end on the env's workers. */
+export const runSync = (env: JobEnv, id: string, input: Omit<CrmSyncInput, 'taskQueue' | 'apiTaskQueue'>) =>
+  runOnEnvQueues<SyncResult>(env, 'crmSync', id, input);
+
+export type CsvRow = Record<string, string>;
+
+export async function readCsv(store: Store, url: string): Promise<CsvRow[]> {
+  const key = url.slice(store.url.length + 1);
+  return parse(await store.readText(key), { columns: true }) as CsvRow[];
+}
+
+/**
+ * The signal ids every bulk enrich call after `mark` bought, rebuilt from the call record (what each call asked: its
+ * domains, `detected_after`, `limit`, at the sandbox clock of its arrival) and the sandbox's truth; each call's count
+ * per domain is checked against what the sandbox recorded it returned.
+ */
+export function boughtSignals(sandbox: Sandbox, mark: number): string[] {
+  const ids: string[] = [];
+  for (const call of sandbox.truth.calls({ path: PATHS.enrichBulk, after: mark })) {
+    if (call.status !== 200 || !call.asked) continue;
+    const asked = call.asked as { domains: string[]; detected_after: string | null; limit: number };
+    const returned = (call.returned as { signalsPerDomain?: Record<string, number> } | undefined)?.signalsPerDomain;
+    const window = {
+      at: Date.parse(call.at),
+      ...(asked.detected_after ? { detected_after: asked.detected_after } : {}),
+    };
+    for (const truth of sandbox.truth.companySignals(asked.domains, window)) {
+      if (truth.status !== 'ok') continue;
+      const bought = truth.signals.slice(0, asked.limit);
+      if (returned && returned[truth.domain] !== bought.length) {
+        throw new Error(`call ${call.seq}: ${truth.domain} returned ${returned[truth.domain]}, truth ${bought.length}`);
+      }
+      ids.push(...bought.map((s) => s.signal_id));
+    }
+  }
+  return ids;
+}

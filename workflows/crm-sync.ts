@@ -1,0 +1,156 @@
+import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import type { JobStatus } from '../activities/run/types.ts';
+import type { SyncFilters, SyncPlan, SyncResult, SyncRunRef } from '../activities/sync/types.ts';
+import type { OutputFormat } from '../activities/tables/formats.ts';
+import { CREDITS, MAX_BULK_ENRICH_DOMAINS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
+import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
+import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { runIdOf } from './push-ids.ts';
+import { scheduledTime } from './scheduled-time.ts';
+
+/** The target of a nightly CRM sync schedule (`schedule create --kind enrich`): one run over the night's export. */
+export interface CrmSyncInput {
+  /** The schedule's name: `<output>/<name>/` holds its state, runs and work. */
+  name: string;
+  kind: 'enrich';
+  /** The CRM export (file://, s3://, gs:// or a path; CSV or JSONL), read afresh each run. */
+  input: string;
+  /** Base output URL. */
+  output: string;
+  column?: string;
+  idColumn?: string;
+  keepColumns?: string[];
+  signalTypes?: string[];
+  /** Signals per company and call (default and at most 500). */
+  limit?: number;
+  /** No bulk call is started that could take this run's credits over this; the rest waits for the next run. */
+  maxCredits?: number;
+  /** Bulk calls in flight at once (default 4). */
+  concurrency?: number;
+  /** Tables written besides `rows.csv`. */
+  formats?: OutputFormat[];
+  taskQueue?: string;
+  apiTaskQueue?: string;
+  batchesPerRun?: number;
+  /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
+  runAt?: string;
+  /** Carried across continue-as-new; not for callers. */
+  carried?: { scheduledAt: string; startedAt: string; plan: SyncPlan; next: number; totals: BatchTotals };
+}
+
+/** What `--wait` and the web UI show of a night while it runs. */
+export interface CrmSyncProgress {
+  status: JobStatus | 'planning' | 'finalizing';
+  /** Distinct companies of the night's export. */
+  companies: number;
+  credits: number;
+  batchesTotal: number;
+  batchesDone: number;
+  batchesFailed: number;
+  name: string;
+  runId: string;
+}
+
+export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
+
+/**
+ * One night of a CRM sync. Plans the run (the export read afresh and matched as `enrich` matches it; its companies
+ * packed into bulk calls by where each is complete through), asks each call through the sliding window, then
+ * writes the night's `rows.csv`, `changes.csv` and manifest and commits the state.
+ *
+ * The run id comes from the schedule's nominal time, so a retried run writes the same keys and its saved answers
+ * are not asked (or paid for) again. Two runs of one schedule never run at once: the schedule skips a run while one
+ * is running, and its runs share the schedule's workflow id prefix.
+ */
+export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
+  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
+  const run = runOf(input, scheduledAt);
+  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
+  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
+  const totals = input.carried?.totals ?? emptyTotals();
+  const filters: SyncFilters = {
+    ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
+    limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+  };
+  let plan = input.carried?.plan;
+  let phase: CrmSyncProgress['status'] = plan ? 'running' : 'planning';
+  setHandler(crmSyncProgressQuery, () => ({
+    status: phase,
+    companies: plan?.companies ?? 0,
+    credits: totals.credits,
+    batchesTotal: plan?.batches ?? 0,
+    batchesDone: totals.batchesDone,
+    batchesFailed: totals.batchesFailed,
+    name: run.name,
+    runId: run.runId,
+  }));
+
+  plan ??= await jobs.prepareSyncRun({
+    run,
+    input: input.input,
+    ...(input.column ? { column: input.column } : {}),
+    ...(input.idColumn ? { idColumn: input.idColumn } : {}),
+    ...(input.keepColumns?.length ? { keepColumns: input.keepColumns } : {}),
+  });
+  phase = 'running';
+  const planned = plan;
+  const outcome = await runWindow({
+    from: input.carried?.next ?? 0,
+    total: planned.batches,
+    concurrency: Math.max(1, input.concurrency ?? 4),
+    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+    maxCredits: input.maxCredits,
+    // The most one call can cost: its companies × limit × 2 credits.
+    worstCaseCredits: () =>
+      Math.min(MAX_BULK_ENRICH_DOMAINS, planned.companies) * filters.limit * CREDITS.perEnrichedSignal,
+    totals,
+    run: async (index) => {
+      try {
+        const summary = `sync ${run.name} batch ${index + 1} of ${planned.batches} · run ${run.runId}`;
+        return await api.fetchSyncBatch.executeWithOptions({ summary }, [{ run, index, filters }]);
+      } catch (error) {
+        if (isFatalFailure(error)) throw error;
+        // Retries are spent: its companies keep what they hold, and the next run asks them again.
+        return {
+          index,
+          reused: false,
+          failed: true,
+          counts: { lines: 0, ok: 0, not_found: 0, error: 0, invalid: 0, credits: 0 },
+        };
+      }
+    },
+  });
+  // A long export continues as new between windows, so the history stays small; a stopped window ends the run.
+  const unfinished = outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < planned.batches;
+  if (unfinished) {
+    const carried = { scheduledAt, startedAt, plan: planned, next: outcome.next, totals };
+    return continueAsNew<typeof crmSync>({ ...input, carried });
+  }
+  const details = { filters, max_credits: input.maxCredits ?? null, workflow_id: workflowInfo().workflowId };
+  const keep = input.keepColumns?.length ? { keepColumns: input.keepColumns } : {};
+  const finalize = (ending: RunEnding) =>
+    jobs.finalizeSyncRun({
+      ...{ run, input: input.input, kind: input.kind, startedAt, scheduledAt, batches: planned.batches },
+      ...keep,
+      ...ending,
+      details,
+    });
+  const label = `sync ${run.name} run ${run.runId}`;
+  return finishRun(outcome, totals, label, (p) => (phase = p), finalize);
+}
+
+/** The run's references: its keys follow from the schedule's name and the night's scheduled time. */
+function runOf(input: CrmSyncInput, scheduledAt: string): SyncRunRef {
+  const formats = input.formats?.length ? { formats: input.formats } : {};
+  return {
+    name: input.name,
+    output: input.output,
+    runId: runIdOf(scheduledAt),
+    date: scheduledAt.slice(0, 10),
+    at: scheduledAt,
+    ...formats,
+  };
+}
