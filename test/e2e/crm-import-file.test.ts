@@ -45,56 +45,46 @@ function plant(value: unknown): void {
   }
 }
 
-interface Export {
-  file: string;
-  delimiter: string;
-  /** The flags besides input and output: the kept columns only, never the id or identifier column. */
-  flags: string[];
-  /** The columns rows.csv starts with, as the export spelled them (the kept and CRM update columns after the id). */
-  leading: string[];
-  /** The enrichment columns' names in this CRM's form (docs/crm-round-trip.md). */
-  status: string;
-  companyName: string;
-  companyDomain: string;
-  input: string;
-  linkedin: string;
-}
-
-const EXPORTS: Export[] = [
-  {
-    file: 'salesforce-dataloader-accounts.csv',
-    delimiter: ',',
-    flags: ['--keep-columns', 'Phone'],
-    leading: ['Id', 'Phone'],
+/** The enrichment columns the test reads, named as docs/crm-round-trip.md says for each CRM. */
+const NAMES = {
+  salesforce: {
     status: 'Signal_Status__c',
     companyName: 'Signal_Company_Name__c',
     companyDomain: 'Signal_Company_Domain__c',
     input: 'Signal_Input__c',
     linkedin: 'Signal_Company_Linkedin_Url__c',
   },
-  {
-    file: 'hubspot-companies.csv',
-    delimiter: ',',
-    flags: ['--keep-columns', 'Phone Number'],
-    leading: ['Record ID', 'Phone Number'],
+  labels: {
     status: 'Signal Status',
     companyName: 'Signal Company Name',
     companyDomain: 'Signal Company Domain',
     input: 'Signal Input',
     linkedin: 'Signal Company Linkedin Url',
   },
-  {
-    file: 'dynamics-accounts.csv',
-    delimiter: ';',
-    flags: [],
-    leading: ['(Do Not Modify) Account', '(Do Not Modify) Row Checksum', '(Do Not Modify) Modified On'],
-    status: 'Signal Status',
-    companyName: 'Signal Company Name',
-    companyDomain: 'Signal Company Domain',
-    input: 'Signal Input',
-    linkedin: 'Signal Company Linkedin Url',
-  },
-];
+};
+
+interface Export {
+  file: string;
+  delimiter: string;
+  /** The flags besides input and output: the kept columns only, never the id or identifier column. */
+  flags: readonly string[];
+  /** The columns rows.csv starts with, as the export spelled them (the kept and CRM update columns after the id). */
+  leading: readonly string[];
+  names: (typeof NAMES)['salesforce'];
+}
+
+const DYNAMICS_LEADING = ['(Do Not Modify) Account', '(Do Not Modify) Row Checksum', '(Do Not Modify) Modified On'];
+const EXPORTS: Export[] = [
+  ['salesforce-dataloader-accounts.csv', ',', ['--keep-columns', 'Phone'], ['Id', 'Phone'], NAMES.salesforce] as const,
+  [
+    'hubspot-companies.csv',
+    ',',
+    ['--keep-columns', 'Phone Number'],
+    ['Record ID', 'Phone Number'],
+    NAMES.labels,
+  ] as const,
+  ['dynamics-accounts.csv', ';', [], DYNAMICS_LEADING, NAMES.labels] as const,
+].map(([file, delimiter, flags, leading, names]) => ({ file, delimiter, flags, leading, names }));
 
 let env: JobEnv;
 let proxy: ApiProxy;
@@ -152,23 +142,23 @@ describe('rows.csv: the file a CRM takes back as an update', () => {
       });
 
       // What the service answered for a planted company is neutralized: a leading quote, then the text as sent.
-      const planted = rows.filter((cells) => PLANTED[cells[column(crm.companyDomain)] ?? ''] !== undefined);
+      const planted = rows.filter((cells) => PLANTED[cells[column(crm.names.companyDomain)] ?? ''] !== undefined);
       expect(planted.length).toBeGreaterThanOrEqual(2);
       for (const cells of planted) {
-        const domain = cells[column(crm.companyDomain)] as string;
-        expect(cells[column(crm.companyName)], domain).toBe(`'${PLANTED[domain]}`);
+        const domain = cells[column(crm.names.companyDomain)] as string;
+        expect(cells[column(crm.names.companyName)], domain).toBe(`'${PLANTED[domain]}`);
       }
       for (const cells of rows) {
         cells.forEach((cell, i) => {
           const name = (header as string[])[i] as string;
-          const users = crm.leading.includes(name) || name === crm.input;
+          const users = crm.leading.includes(name) || name === crm.names.input;
           if (!users) expect(FORMULA_START.test(cell), `${cells[0]} ${name}: ${cell}`).toBe(false);
         });
-        const linkedin = cells[column(crm.linkedin)] ?? '';
+        const linkedin = cells[column(crm.names.linkedin)] ?? '';
         if (linkedin !== '') expect(linkedin).toMatch(/^https:\/\/www\.linkedin\.com\/company\/[^/]+/);
       }
-      expect(rows.filter((cells) => cells[column(crm.linkedin)] !== '').length).toBeGreaterThan(0);
-      expect(rows.filter((cells) => cells[column(crm.status)] === 'ok').length).toBeGreaterThanOrEqual(3);
+      expect(rows.filter((cells) => cells[column(crm.names.linkedin)] !== '').length).toBeGreaterThan(0);
+      expect(rows.filter((cells) => cells[column(crm.names.status)] === 'ok').length).toBeGreaterThanOrEqual(3);
     });
   }
 

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../config/storage.ts';
+import type { ContactObject } from '../../sandbox/data/contacts.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
@@ -158,17 +159,9 @@ const SALESFORCE_ENRICH_FIELDS = [
 ];
 
 /** The person's columns of a contacts rows table (docs/tables.md). */
-const PERSON_COLUMNS = [
-  'first_name',
-  'last_name',
-  'full_name',
-  'email',
-  'job_title',
-  'linkedin_url',
-  'city',
-  'state',
-  'country',
-] as const;
+const PERSON_COLUMNS = 'first_name last_name full_name email job_title linkedin_url city state country'.split(
+  ' ',
+) as (keyof ContactObject)[];
 
 type Line = Record<string, unknown>;
 type Signal = { signal_id: string; signal_type: string; detected_at: string; data: Record<string, unknown> } & Line;
