@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ActivityFailure, ChildWorkflowFailure, WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, WorkflowFailedError } from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
+import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import type { JobStart } from '../library/jobs.ts';
 
@@ -37,6 +38,30 @@ export function jobFailureMessage(error: unknown): string {
     return cause instanceof Error ? cause.message : String(cause);
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * What a failed job's finalize recorded (its manifest's figures), which its `JobFailed` failure carries; undefined
+ * when the job failed before a manifest was written.
+ */
+export function failedJobResult(error: unknown): JobResult | undefined {
+  if (!(error instanceof WorkflowFailedError)) return undefined;
+  const cause = error.cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== FAILURE_TYPE.jobFailed) return undefined;
+  const [result] = cause.details ?? [];
+  const credits = (result as { credits?: unknown } | undefined)?.credits;
+  return typeof credits === 'number' ? (result as JobResult) : undefined;
+}
+
+/** What a job that failed was charged, as its manifest says: the last line a failed job's command prints. */
+export function chargedMessage(result: JobResult): string {
+  const unsaved = result.unsavedAnswers;
+  const notSaved =
+    unsaved && unsaved.credits > 0
+      ? `, ${unsaved.credits} of them for answers not saved in the output (a re-run on the same worker publishes those its spool kept instead of paying again)`
+      : '';
+  const unknown = unsaved?.unknown_calls ? `, and ${unsaved.unknown_calls} call(s) of unknown cost` : '';
+  return `credits charged ${result.credits}${notSaved}${unknown}; manifest ${result.manifestUrl}`;
 }
 
 /** What a job pays for per item, and what one can cost (enrich and contacts: 2 per signal up to `limit`; verify: 1). */

@@ -18,3 +18,19 @@ export class TemporalUnreachableError extends ConfigError {
     this.source = source;
   }
 }
+
+/**
+ * The worker's spool directory (where paid answers the output refused wait for a re-run) is not the worker's alone:
+ * another user owns it, others may write to it, or it is a symbolic link. The worker does not start; `fix` says what
+ * to run (or which setting to change).
+ */
+export class UnsafeSpoolError extends ConfigError {
+  override readonly name = 'UnsafeSpoolError';
+  readonly path: string;
+  readonly fix: string;
+  constructor(path: string, problem: string, fix: string) {
+    super(`the spool directory ${path} ${problem}: ${fix} (or set SIGNAL_KIT_SPOOL_DIR to a directory of your own)`);
+    this.path = path;
+    this.fix = fix;
+  }
+}

@@ -1,5 +1,5 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
 import { ConfigError } from './errors.ts';
@@ -9,8 +9,18 @@ export { ConfigError };
 
 const positiveInt = z.coerce.number().int().positive();
 
-/** The spool's directory when SIGNAL_KIT_SPOOL_DIR is not set. */
-export const DEFAULT_SPOOL_DIR = join(tmpdir(), 'signal-kit-spool');
+/**
+ * The spool's directory when SIGNAL_KIT_SPOOL_DIR is not set: the user's state directory (XDG Base Directory:
+ * `$XDG_STATE_HOME`, else `~/.local/state`), `signal-kit/spool` in it. State, not cache: what it holds was paid for
+ * and must survive a restart, and a cache may be cleared at any time. Never a shared folder such as the system's
+ * temporary one, where another user could create it first.
+ */
+export function defaultSpoolDir(env: Env = process.env, home = homedir()): string {
+  const state = env.XDG_STATE_HOME;
+  // The XDG spec: a relative path in the variable is invalid and is ignored.
+  const base = state && isAbsolute(state) ? state : join(home, '.local', 'state');
+  return join(base, 'signal-kit', 'spool');
+}
 
 /**
  * V8 flags a worker process should start with (`NODE_OPTIONS`): a 16 MiB semi-space keeps V8's young generation from
@@ -105,7 +115,11 @@ const apiSchema = z.object({
    * access denied, no such bucket): the job stops, and running it again publishes it from there instead of paying
    * again. Put it on a disk that survives a restart.
    */
-  SIGNAL_KIT_SPOOL_DIR: z.string().min(1).optional(),
+  SIGNAL_KIT_SPOOL_DIR: z
+    .string()
+    .min(1)
+    .transform((dir) => resolve(dir))
+    .optional(),
 });
 
 export type TemporalConfig = ReturnType<typeof parseTemporalConfig>;
@@ -142,7 +156,8 @@ export function parseApiConfig(env: Env = process.env) {
     ...(c.SIGNAL_API_RATE_WINDOW_MS ? { rateWindowMs: c.SIGNAL_API_RATE_WINDOW_MS } : {}),
     timeoutMs: c.SIGNAL_API_TIMEOUT_MS,
     ...(c.SIGNAL_KIT_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: c.SIGNAL_KIT_SHUTDOWN_GRACE_MS } : {}),
-    ...(c.SIGNAL_KIT_SPOOL_DIR ? { spoolDir: c.SIGNAL_KIT_SPOOL_DIR } : {}),
+    // Optional in the type: a config built by hand (tests) leaves it to the worker's default.
+    ...({ spoolDir: c.SIGNAL_KIT_SPOOL_DIR ?? defaultSpoolDir(env) } as { spoolDir?: string }),
   };
 }
 

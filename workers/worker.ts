@@ -10,10 +10,11 @@ import {
   mergeActivities,
 } from '../activities/registry.ts';
 import { ConfigError } from '../config/errors.ts';
+import { ownSpoolDir } from '../config/spool.ts';
 import { storeOpener } from '../config/storage.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
-import { DEFAULT_SPOOL_DIR, type WorkerConfig } from '../config/worker.ts';
+import { defaultSpoolDir, type WorkerConfig } from '../config/worker.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
@@ -111,6 +112,8 @@ export function cachedStoreOpener(open: (url: string) => Store = storeOpener()):
  */
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config } = options;
+  // Refused before anything connects: a spool another user can read or write (docs/security.md).
+  const spool = options.deps?.spool ?? (await PartSpool.open(await ownSpoolDir(config.spoolDir ?? defaultSpoolDir())));
   const webhooks = options.webhooks ?? parseWebhookDeliveryConfig();
   const connection = await reachTemporal(config, () => NativeConnection.connect(connectionOptions(config)));
   const workflows = options.workflowBundle
@@ -147,7 +150,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const deps: ActivityDeps = {
     client,
     openStore: options.deps?.openStore ?? cachedStoreOpener(),
-    spool: options.deps?.spool ?? new PartSpool(config.spoolDir ?? DEFAULT_SPOOL_DIR),
+    spool,
   };
   // Every activity heartbeats and reaches Temporal with its failure classified; then the telemetry, when asked for.
   const activity = [activityFailureInterceptor, ...(options.metrics ? [telemetryInterceptor(options.metrics)] : [])];

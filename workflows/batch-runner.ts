@@ -180,6 +180,9 @@ export async function finishRun<R extends { status: JobStatus }>(
   const error = outcome.fatal === undefined ? undefined : failureMessage(outcome.fatal);
   setPhase('finalizing');
   const result = await finalize(error === undefined ? { status } : { status, error });
+  // What the run was charged, as its manifest counts it: also the answers of batches that failed (a refused write).
+  const credits = (result as { credits?: unknown }).credits;
+  if (typeof credits === 'number') totals.credits = credits;
   setPhase(result.status);
   if (error !== undefined)
     throw ApplicationFailure.nonRetryable(`${what} failed: ${error}`, FAILURE_TYPE.jobFailed, result);

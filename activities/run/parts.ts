@@ -436,23 +436,52 @@ export async function readPart(store: Store, key: string, expected: PartIdentity
   if (!found.part) return found;
   const { fingerprint } = found;
   const distrust = (distrusted: string): PartRead => ({ distrusted, ...(fingerprint ? { fingerprint } : {}) });
-  const raw = await readAll(await store.openRead(key));
-  if (raw.length !== found.part.bytes)
-    return distrust(`it is ${raw.length} bytes where ${found.part.bytes} were written`);
-  if (createHash('sha256').update(raw).digest('hex') !== found.part.sha256) {
-    return distrust('its bytes do not have the sha256 it recorded');
+  const problem = partBytesProblem(key, await readAll(await store.openRead(key)), found.part);
+  return problem ? distrust(problem) : found;
+}
+
+/**
+ * Why `raw`, the bytes of the part at `key`, are not what its metadata recorded (`part`), or undefined: its size, its
+ * sha256, and its line count (but for a table part in CSV or Parquet).
+ */
+export function partBytesProblem(key: string, raw: Buffer, part: StoredPart): string | undefined {
+  if (raw.length !== part.bytes) return `it is ${raw.length} bytes where ${part.bytes} were written`;
+  if (createHash('sha256').update(raw).digest('hex') !== part.sha256) {
+    return 'its bytes do not have the sha256 it recorded';
   }
+  // A table part in CSV (a header line) or Parquet has no line per row to count.
+  if (part.format !== undefined && part.format !== 'jsonl') return undefined;
   let text: Buffer;
   try {
     text = key.endsWith('.gz') ? gunzipSync(raw) : raw;
   } catch {
-    return distrust('it is not valid gzip');
+    return 'it is not valid gzip';
   }
   const lines = countLines(text);
-  if (lines !== found.part.counts.lines) {
-    return distrust(`it holds ${lines} lines where its counts say ${found.part.counts.lines}`);
-  }
-  return found;
+  return lines === part.counts.lines ? undefined : `it holds ${lines} lines where its counts say ${part.counts.lines}`;
+}
+
+/**
+ * Why an object kept in the worker's spool (activities/jobs/spool.ts) may not be published at `key`, or undefined:
+ * the proof a part found in the output passes before it is reused (`storedPart`, `partBytesProblem`), its owner being
+ * the folder it is published into (a job's id, or a run under a push's or feed's name).
+ */
+export function spooledPartProblem(
+  key: string,
+  body: Buffer,
+  metadata: Record<string, string> | undefined,
+): string | undefined {
+  const folder = key.slice(0, key.indexOf('/'));
+  const meta = metadataSchema.safeParse(metadata ?? {});
+  if (!meta.success) return `its metadata is missing or invalid (${describeIssue(meta.error)})`;
+  const owner = safeDecode(meta.data[OWNER_META]);
+  if (owner !== folder && !owner.startsWith(`${folder}/`)) return `it was written by ${JSON.stringify(owner)}`;
+  const found = storedPart(
+    { key, size: body.length, metadata: meta.data },
+    { owner, options: meta.data[OPTIONS_META], index: Number(meta.data[INDEX_META]) },
+  );
+  if (!found.part) return found.distrusted;
+  return partBytesProblem(key, body, found.part);
 }
 
 function countLines(bytes: Buffer): number {

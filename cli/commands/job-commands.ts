@@ -7,7 +7,15 @@ import { resultThroughOutage, TemporalOutageError, throughOutage } from '../../l
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import { budgetMessage, defaultJobId, EXIT, exitCodeOf, jobFailureMessage } from '../job-outcome.ts';
+import {
+  budgetMessage,
+  chargedMessage,
+  defaultJobId,
+  EXIT,
+  exitCodeOf,
+  failedJobResult,
+  jobFailureMessage,
+} from '../job-outcome.ts';
 import { awaitWorkers, noWorkerMessage, queuesWithoutWorker } from '../pollers.ts';
 import { ProgressReporter } from '../progress.ts';
 import { connectClient } from '../temporal.ts';
@@ -285,6 +293,9 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     } catch (error) {
       if (error instanceof TemporalOutageError) throw error; // exit 2: the job goes on, unfollowed
       console.error(`signal-kit: ${jobFailureMessage(error)}`);
+      // What the failed run was charged, last: the progress shown so far counts only the batches that finished.
+      const failed = failedJobResult(error);
+      if (failed) console.error(`signal-kit: ${chargedMessage(failed)}`);
       return EXIT.failed;
     }
   } finally {

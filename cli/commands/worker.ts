@@ -1,6 +1,7 @@
 import { parseDeploymentConfig } from '../../config/deployment.ts';
 import { ConfigError } from '../../config/errors.ts';
 import { parseObservabilityConfig } from '../../config/observability.ts';
+import { ownSpoolDir } from '../../config/spool.ts';
 import { parseWebhookDeliveryConfig } from '../../config/webhooks.ts';
 import { parseWorkerConfig, parseWorkerHeapConfig, type WorkerConfig } from '../../config/worker.ts';
 import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
@@ -54,6 +55,8 @@ export async function runWorkerCommand(flags: WorkerFlags = {}): Promise<number>
   if (values['make-current'] && !deployment.deploymentName) {
     throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
   }
+  // Before the runtime starts (it would keep the process alive after the error): a spool others can reach is refused.
+  if (config.spoolDir) await ownSpoolDir(config.spoolDir);
   applyWorkerHeapConfig(heap);
   const { logger, metrics, metricsUrl } = installRuntime(observability, secretsOf(config, webhooks));
   // Start and stop lines are written at any level: scripts and operators wait for them.

@@ -12,9 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
 import { enrichSingleBatch } from '../../../activities/jobs/enrich-single.ts';
 import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
+import { linesPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { PartSpool } from '../../../activities/paid/spool.ts';
-import { partFingerprint } from '../../../activities/run/parts.ts';
+import { partFingerprint, readPartLines, writePart, zeroCounts } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { FAILURE_TYPE, refusalReason, StorageRefusedError } from '../../../connectors/errors.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
@@ -170,9 +171,15 @@ describe('a batch of single calls already running stops before its next call onc
       beforeRequest: async () => {
         sent += 1;
         if (sent === 2)
-          await spool.keepOnly(refusing, { key: partKey(job, 3), fingerprint: undefined }).writeBytes!(
+          await writePart(
+            spool.keepOnly(refusing, { key: partKey(job, 3), fingerprint: undefined }),
+            'gzip',
             partKey(job, 3),
-            'another batch\n',
+            ['another batch'],
+            { ...zeroCounts(), lines: 1 },
+            'done',
+            [],
+            linesPartIdentity(job, partKey(job, 3)),
           );
       },
     });
@@ -187,7 +194,7 @@ describe('a batch of single calls already running stops before its next call onc
       const again = await enrichSingleBatch(client, store, request, { attempt: 1, spool });
       expect(again.counts.lines).toBe(names.length);
       expect(sandbox.truth.calls({ after: mark, path: '/v1/companies/enrich' })).toHaveLength(names.length);
-      expect(await store.readText(partKey(job, 3))).toBe('another batch\n');
+      expect(await readPartLines(store, partKey(job, 3))).toEqual(['another batch']);
       expect(await store.exists(singlePartKey(job, 0))).toBe(true);
     } finally {
       await client.close();
