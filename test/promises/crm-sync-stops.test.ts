@@ -97,13 +97,18 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
     }
   });
 
-  it('completes a night stopped by --max-credits on the next night, paying for no signal twice', async () => {
-    const dir = await tempDir('crm-sync-budget');
+  /** A schedule's export of `count` accounts and its output folder, run one at a time. */
+  async function schedule(name: string, count: number) {
+    const dir = await tempDir(`crm-sync-${name}`);
     const output = pathToFileURL(join(dir, 'out')).href;
-    const store = openStore(output);
-    const records = accounts('budget', 250);
+    const records = accounts(name, count);
     const input = await writeExport(dir, records);
-    const base = { name: 'budget', kind: 'enrich' as const, input, output, limit: LIMIT, concurrency: 1 };
+    const base = { name, kind: 'enrich' as const, input, output, limit: LIMIT, concurrency: 1 };
+    return { store: openStore(output), records, base };
+  }
+
+  it('completes a night stopped by --max-credits on the next night, paying for no signal twice', async () => {
+    const { store, records, base } = await schedule('budget', 250);
     now = FIRST_RUN_AT + 10 * DAY;
     const mark = env.sandbox.truth.lastCall();
     // One call's worst case is 100 companies × 5 × 2 = 1000 credits: the first call fits, a second does not.
@@ -149,12 +154,7 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
   });
 
   it('carries a night whose run was stopped half way into the next run, paying for no signal twice', async () => {
-    const dir = await tempDir('crm-sync-stopped');
-    const output = pathToFileURL(join(dir, 'out')).href;
-    const store = openStore(output);
-    const records = accounts('stopped', 400);
-    const input = await writeExport(dir, records);
-    const base = { name: 'stopped', kind: 'enrich' as const, input, output, limit: LIMIT, concurrency: 1 };
+    const { store, records, base } = await schedule('stopped', 400);
     now = FIRST_RUN_AT + 20 * DAY;
     const mark = env.sandbox.truth.lastCall();
     const c = env.config();
