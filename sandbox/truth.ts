@@ -4,7 +4,7 @@
  * it answered. Tests compare a job's output and cost with these, never with the kit's own reports.
  */
 import { isValidDomain, normalizeDomain, resolveCompany } from './data/companies.ts';
-import { isValidEmail as isValidContactEmail, type Person } from './data/contacts.ts';
+import { type ContactObject, isValidEmail as isValidContactEmail, type Person } from './data/contacts.ts';
 import { isValidEmail, normalizeEmail, type VerificationResult, verifyEmail } from './data/emails.ts';
 import type { ExportService } from './exports.ts';
 import { companySearchHits } from './routes/companies.ts';
@@ -164,6 +164,10 @@ export interface ContactTruth {
   status: 'ok' | 'not_found' | 'invalid';
   /** The employer's domain (ok only). */
   domain: string | null;
+  /** The person as the service holds them (ok only): names, email, title, LinkedIn profile, place. */
+  person: ContactObject | null;
+  /** The employer as the service holds it (ok only); its LinkedIn URL may be a relative `/company/<name>`. */
+  employer: { name: string; domain: string; linkedin_url?: string } | null;
   /** Visible person-level signals matching the window, newest first (as enrich with no `limit`). */
   signals: TruthSignal[];
 }
@@ -185,12 +189,13 @@ export function contactSignals(deps: TruthDeps, inputs: string[], window: Signal
     let person: Person | undefined;
     if (byLinkedin) {
       person = deps.store.personByLinkedin(input);
-      if (!person) return { input, by, status: 'invalid', domain: null, signals: [] };
+      if (!person) return { input, by, status: 'invalid', domain: null, person: null, employer: null, signals: [] };
     } else {
       const email = input.trim().toLowerCase();
-      if (!isValidContactEmail(email)) return { input, by, status: 'invalid', domain: null, signals: [] };
+      const none = { domain: null, person: null, employer: null, signals: [] };
+      if (!isValidContactEmail(email)) return { input, by, status: 'invalid', ...none };
       const found = deps.store.personByEmail(email);
-      if (typeof found === 'string') return { input, by, status: 'not_found', domain: null, signals: [] };
+      if (typeof found === 'string') return { input, by, status: 'not_found', ...none };
       person = found;
     }
     const { records } = deps.store.signalsOf(person, filter, Number.POSITIVE_INFINITY, at);
@@ -200,6 +205,16 @@ export function contactSignals(deps: TruthDeps, inputs: string[], window: Signal
       signal_type: r.info.type,
       signal_subtype: r.subtype,
     }));
-    return { input, by, status: 'ok', domain: person.employer.domain, signals };
+    const employer = { name: person.employer.company.name, domain: person.employer.domain };
+    const linkedin = person.employer.company.linkedin_url;
+    return {
+      input,
+      by,
+      status: 'ok',
+      domain: person.employer.domain,
+      person: { ...person.contact },
+      employer: linkedin === undefined ? employer : { ...employer, linkedin_url: linkedin },
+      signals,
+    };
   });
 }

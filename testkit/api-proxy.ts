@@ -38,6 +38,11 @@ export interface ApiProxy {
   stopHolding(): void;
   /** Passes the waiting answers on, and every later one. */
   releaseAnswers(): void;
+  /**
+   * From now on, each successful answer's body is passed on as `rewrite` makes it (the service's text as someone else
+   * wrote it, e.g. a company name planted to run as a spreadsheet formula); what the sandbox charged is unchanged.
+   */
+  rewriteAnswers(rewrite: (path: string, body: Buffer) => Buffer): void;
   stop(): Promise<void>;
 }
 
@@ -53,6 +58,7 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
   const answers: (() => void)[] = [];
   let open = true;
   let holdingAnswers = false;
+  let rewrite: ((path: string, body: Buffer) => Buffer) | undefined;
   let forwarded = 0;
   let seq = 0;
 
@@ -85,8 +91,16 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
         });
         answer.once('end', () => {
           const pass = () => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            res.end(Buffer.concat(chunks));
+            const status = answer.statusCode ?? 502;
+            let body: Buffer = Buffer.concat(chunks);
+            const headers = { ...answer.headers };
+            if (rewrite && status < 300) {
+              body = rewrite(call.path, body);
+              delete headers['transfer-encoding'];
+              headers['content-length'] = String(body.length);
+            }
+            res.writeHead(status, headers);
+            res.end(body);
             call.answeredAt = Date.now();
             settle();
           };
@@ -161,6 +175,9 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
     releaseAnswers() {
       holdingAnswers = false;
       for (const pass of answers.splice(0)) pass();
+    },
+    rewriteAnswers(fn) {
+      rewrite = fn;
     },
     async drained(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

@@ -147,7 +147,11 @@ function recordOf(row: number, fields: Record<string, unknown>, choice: ColumnCh
   let cols: Record<string, string> | undefined;
   if (choice.kept.length > 0) {
     cols = {};
-    for (const column of choice.kept) cols[column] = cell(fields[column]) ?? '';
+    // Kept as read, spaces included: the CRM file gives the user's values back byte for byte.
+    for (const column of choice.kept) {
+      const value = fields[column];
+      cols[column] = typeof value === 'string' ? value : (cell(value) ?? '');
+    }
   }
   const first = candidates.find((candidate) => cell(candidate.raw) !== undefined) ?? candidates[0];
   return {

@@ -1,71 +1,164 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readPartLines } from '../run/parts.ts';
-import { encodeTable } from '../tables/encode.ts';
-import { invalidLinesAsRows, keptColumnsOf, rowsTable } from '../tables/rows.ts';
+import type { Column, TableDef, TableRow } from '../tables/columns.ts';
+import { csvHeader, csvRow } from '../tables/encode.ts';
+import { enrichTables, invalidLinesAsRows, type RowsKind, rowsTable, verifyRows } from '../tables/rows.ts';
+import { RowOrder } from './row-order.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 
-/** A job's own `invalid-NNNNN` lines part (not a table part). */
-const INVALID_LINES_PART = /\/parts\/invalid-\d{5,}\.jsonl(\.gz)?$/;
-
-/** `<job>/rows.csv`: every rows CSV part of the job in one file with one header row, the file a CRM imports. */
+/**
+ * `<job>/rows.csv`: the file a CRM imports back as an update. One row per input row, in input order, under the id
+ * column as the export named it, with the columns the CRM needs to accept the update (kept by default, see
+ * `CRM_UPDATE_COLUMNS` in connectors/normalize/columns.ts) and the user's kept columns byte for byte, then the
+ * enrichment columns under names the CRM's mapping screen matches to custom fields (`crmColumnName`).
+ */
 export const crmCsvKey = (job: JobRef) => `${job.jobId}/rows.csv`;
 
+/** A job's own lines parts (bulk, single, duplicate and invalid): every input row is a line of exactly one of them. */
+const LINES_PART = /\/parts\/(part|single|dup|single-dup|invalid)-\d{5,}\.jsonl(\.gz)?$/;
+const INVALID_LINES_PART = /\/parts\/invalid-\d{5,}\.jsonl(\.gz)?$/;
+
 /**
- * Joins the job's rows CSV parts (in the manifest's order) into one CSV: the first part whole, the others without
- * their header row (every part of a table has the same header), then the input's invalid rows as `invalid` rows with
- * their reason, so that every input row has one row in the file a CRM imports. Streamed part by part, so its size is
- * not bounded by memory. Written again by every finalization, from the parts the manifest lists.
+ * How the enrichment columns are named, from the id column's spelling (which says which CRM wrote the export):
+ * - `salesforce` (`Id`, `Account ID`, `Contact ID`, `Lead ID`): Salesforce API names, `Signal_Count__c`, which Data
+ *   Loader's "Auto-Match Fields to Columns" and the Data Import Wizard match to the custom fields;
+ * - `labels` (HubSpot `Record ID`, Dynamics 365 `(Do Not Modify) …`, Zoho `Record Id`, Pipedrive `… - ID`): field
+ *   labels, `Signal Count`, which HubSpot's, Dynamics 365's, Zoho's and Pipedrive's import screens match;
+ * - `plain` (any other id, or none): the rows table's own names, `signal_count`.
  */
-export async function writeCrmCsv(store: Store, job: JobRef, parts: readonly ManifestPart[]): Promise<ManifestPart> {
-  const rows = parts.filter((part) => part.table === 'rows' && part.format === 'csv');
-  const invalid = parts.filter((part) => (part.table ?? 'lines') === 'lines' && INVALID_LINES_PART.test(part.key));
-  let invalidLines = 0;
-  const writer = store.openWrite(crmCsvKey(job), { contentType: 'text/csv; charset=utf-8' });
+export type CrmDialect = 'salesforce' | 'labels' | 'plain';
+
+const SALESFORCE_IDS = new Set(['Id', 'Account ID', 'Contact ID', 'Lead ID']);
+const LABEL_IDS = /^(Record ID|Record Id|Organization - ID|Person - ID|\(Do Not Modify\) .+)$/;
+
+export function crmDialectOf(idHeader: string | undefined): CrmDialect {
+  if (idHeader === undefined) return 'plain';
+  if (SALESFORCE_IDS.has(idHeader)) return 'salesforce';
+  return LABEL_IDS.test(idHeader) ? 'labels' : 'plain';
+}
+
+/** `signal_count` → `Signal_Count__c`, `company_name` → `Signal_Company_Name__c`: a Salesforce custom field's API name. */
+export function salesforceName(column: string): string {
+  const words = column.split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1));
+  return `${/^signals?$/.test(column.split('_')[0] ?? '') ? '' : 'Signal_'}${words.join('_')}__c`;
+}
+
+/** An enrichment column's name in the CRM file of `dialect` (`Signal_Count__c`, `Signal Count`, `signal_count`). */
+export function crmColumnName(column: string, dialect: CrmDialect): string {
+  if (dialect === 'plain') return column;
+  const api = salesforceName(column);
+  return dialect === 'salesforce' ? api : api.slice(0, -'__c'.length).replaceAll('_', ' ');
+}
+
+/** The input columns the CRM file is built around: the record id column and the kept ones, as the header spells them. */
+export interface CrmInputColumns {
+  record_id?: unknown;
+  kept?: unknown;
+}
+
+const rowsKindOf = (job: JobRef): RowsKind | undefined =>
+  job.kind === 'enrich' || job.kind === 'enrich-contacts' || job.kind === 'verify-emails' ? job.kind : undefined;
+
+/** The CRM file's columns: the rows table's, the record id first, then the kept columns, then the enrichment. */
+export function crmFileColumns(
+  kind: RowsKind,
+  input: CrmInputColumns | undefined,
+  keepColumns?: readonly string[],
+): { def: TableDef; flat: TableDef; header: string[] } {
+  const kept = Array.isArray(input?.kept) ? (input.kept as string[]) : (keepColumns ?? []);
+  const def = rowsTable(kind, kept);
+  const idHeader = typeof input?.record_id === 'string' ? input.record_id.replace(/^\uFEFF/, '') : undefined;
+  const dialect = crmDialectOf(idHeader);
+  const id = def.columns.filter((column) => column.name === 'record_id');
+  const keptColumns = def.columns.filter((column) => column.source !== undefined);
+  const rest = def.columns.filter((column) => column.name !== 'record_id' && column.source === undefined);
+  const ordered: Column[] = [...id, ...keptColumns, ...rest];
+  const taken = new Set<string>();
+  const header = ordered.map((column) => {
+    let name =
+      column.name === 'record_id'
+        ? (idHeader ?? column.name)
+        : column.source !== undefined
+          ? dialect === 'plain'
+            ? column.name
+            : column.source.replace(/^\uFEFF/, '')
+          : crmColumnName(column.name, dialect);
+    while (taken.has(name.toLowerCase())) name = `signal_kit_${name}`;
+    taken.add(name.toLowerCase());
+    return name;
+  });
+  return { def: { table: 'rows', columns: ordered }, flat: def, header };
+}
+
+/**
+ * Writes `rows.csv` from the job's lines parts (in the manifest): each line flattened as the rows table flattens it
+ * (an invalid line as an `invalid` row with its reason), put back in input order (`RowOrder`, bounded memory), under
+ * one header row. Written again by every finalization, from the parts the manifest lists.
+ */
+export async function writeCrmCsv(
+  store: Store,
+  job: JobRef,
+  parts: readonly ManifestPart[],
+  input?: CrmInputColumns,
+): Promise<ManifestPart> {
+  const kind = rowsKindOf(job);
+  const order = new RowOrder();
+  let count = 0;
+  let header: string[] = [];
+  try {
+    if (kind !== undefined) {
+      const file = crmFileColumns(kind, input, job.keepColumns);
+      header = file.header;
+      const lineParts = parts.filter((part) => (part.table ?? 'lines') === 'lines' && LINES_PART.test(part.key));
+      for (const part of lineParts) {
+        const lines = await readPartLines(store, part.key);
+        for (const row of tableRowsOf(kind, lines, file.flat, INVALID_LINES_PART.test(part.key))) {
+          await order.add(row['row'] as number, csvRow(file.def, row));
+          count += 1;
+        }
+      }
+    }
+    return await writeOrdered(store, crmCsvKey(job), header, order, count);
+  } finally {
+    await order.close();
+  }
+}
+
+function tableRowsOf(kind: RowsKind, lines: Record<string, unknown>[], def: TableDef, invalid: boolean): TableRow[] {
+  if (invalid) return invalidLinesAsRows(lines, def);
+  return kind === 'verify-emails' ? verifyRows(lines, def) : enrichTables(lines, def).rows;
+}
+
+async function writeOrdered(
+  store: Store,
+  key: string,
+  header: readonly string[],
+  order: RowOrder,
+  lines: number,
+): Promise<ManifestPart> {
+  const writer = store.openWrite(key, { contentType: 'text/csv; charset=utf-8' });
   const hash = createHash('sha256');
   let bytes = 0;
-  const write = async (chunk: Buffer) => {
+  let pending = '';
+  const write = async (text: string, flush = false) => {
+    pending += text;
+    if (pending.length < 64 * 1024 && !flush) return;
+    const chunk = Buffer.from(pending, 'utf8');
+    pending = '';
     hash.update(chunk);
     bytes += chunk.length;
     if (!writer.stream.write(chunk)) await new Promise((resolve) => writer.stream.once('drain', resolve));
   };
   try {
-    for (const [i, part] of rows.entries()) {
-      let header = i > 0; // still inside a header row to skip
-      for await (const chunk of await store.openRead(part.key)) {
-        let data = chunk as Buffer;
-        if (header) {
-          const end = data.indexOf(0x0a);
-          if (end < 0) continue;
-          data = data.subarray(end + 1);
-          header = false;
-        }
-        if (data.length > 0) await write(data);
-      }
-    }
-    for (const [i, part] of invalid.entries()) {
-      const lines = await readPartLines(store, part.key);
-      const def = rowsTable(
-        job.kind === 'verify-emails' ? 'verify-emails' : 'enrich',
-        keptColumnsOf(lines, job.keepColumns),
-      );
-      const csv = encodeTable('csv', def, invalidLinesAsRows(lines, def), 'none');
-      const withHeader = rows.length === 0 && i === 0;
-      await write(withHeader ? csv : csv.subarray(csv.indexOf(0x0a) + 1));
-      invalidLines += lines.length;
-    }
+    if (header.length > 0) await write(`${csvHeader(header)}\r\n`);
+    for await (const text of order.inOrder()) await write(`${text}\r\n`);
+    await write('', true);
     writer.stream.end();
     await writer.done();
   } catch (error) {
     await writer.abort(error);
     throw error;
   }
-  return {
-    key: crmCsvKey(job),
-    lines: rows.reduce((n, part) => n + part.lines, 0) + invalidLines,
-    bytes,
-    sha256: hash.digest('hex'),
-    table: 'rows',
-    format: 'csv',
-  };
+  return { key, lines, bytes, sha256: hash.digest('hex'), table: 'rows', format: 'csv' };
 }

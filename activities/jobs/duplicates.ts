@@ -43,6 +43,7 @@ function sharedOf(line: Record<string, unknown>, field: 'domain' | 'email'): Sha
       row: Number(line['duplicate_of']),
       status: String(line['answer_status'] ?? 'duplicate'),
       ...(field === 'domain' ? { domain: (line['domain'] as string | null) ?? null } : {}),
+      ...(line['contact'] !== undefined ? { contact: line['contact'] } : {}),
       ...(line['company'] !== undefined ? { company: line['company'] } : {}),
       ...(line['signal_summary'] !== undefined ? { signal_summary: line['signal_summary'] } : {}),
       ...(line['result'] !== undefined ? { result: line['result'] } : {}),
@@ -59,6 +60,7 @@ function sharedOf(line: Record<string, unknown>, field: 'domain' | 'email'): Sha
     row: Number(line['row']),
     status: String(line['status']),
     domain: (line['domain'] as string | null | undefined) ?? null,
+    ...(line['contact'] !== undefined ? { contact: line['contact'] } : {}),
     ...(line['company'] !== undefined ? { company: line['company'] } : {}),
     ...(line['signal_summary'] !== undefined ? { signal_summary: line['signal_summary'] } : {}),
   };

@@ -152,7 +152,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
-    if (job.formats?.includes('csv')) crmCsv = await writeCrmCsv(store, job, parts);
+    if (job.formats?.includes('csv')) crmCsv = await writeCrmCsv(store, job, parts, prepared?.columns);
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;

@@ -14,6 +14,8 @@ export interface SharedAnswer {
   status: string;
   domain?: string | null;
   company?: unknown;
+  /** The person of a contact's answer. */
+  contact?: unknown;
   signal_summary?: unknown;
 }
 

@@ -29,9 +29,9 @@ export function jobTableRows(job: JobRef, lines: readonly Line[], invalid: boole
     const def = invalidTable(kept);
     return [{ def, rows: invalidRows(lines, def) }];
   }
-  // A contact's line has the enrich shape (employer, signals): the same rows and signals tables.
+  // A contact's line has the enrich shape (employer, signals) and the person: its rows table has the person's columns.
   if (job.kind === 'enrich' || job.kind === 'enrich-contacts') {
-    const def = rowsTable('enrich', kept);
+    const def = rowsTable(job.kind, kept);
     const { rows, signals } = enrichTables(lines, def);
     return [
       { def, rows },

@@ -322,7 +322,7 @@ export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output
   batches: z.looseObject({ total: count, done: count, failed: count }),
   parts: z.array(ManifestPartSchema),
   rows_csv: ManifestPartSchema.optional().describe(
-    'with --format csv: every rows CSV part in one file with one header row (not a part: not in parts)',
+    "with --format csv: the CRM import file (not a part: not in parts): one row per input row, in input order; the record id under the input's own header, the CRM update and kept columns, then the rows table's columns named for the CRM (docs/crm-round-trip.md)",
   ),
 });
 

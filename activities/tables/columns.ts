@@ -24,6 +24,11 @@ export interface Column {
   /** A kept input column: the input's own name for it (the column may be renamed, see `withKeptColumns`). */
   source?: string;
   /**
+   * The user's own value (a record id, a kept column, the input as given): written byte for byte in every format,
+   * never neutralized in CSV, so that a CRM import puts back exactly what the export held.
+   */
+  userValue?: true;
+  /**
    * Values mostly distinct (free text, ids): Parquet writes them PLAIN, without the dictionary that would not pay,
    * and without min/max statistics.
    */
@@ -72,7 +77,8 @@ const TYPES: Record<string, ColumnType> = {
  * - type: a `ColumnType`, or `text` (a string column of mostly distinct values); `!` after it: never null.
  * - from: a dotted path into the line (or the signal), e.g. `company.name`; `@path` reads the values worked out
  *   before the row (counts, the newest signal, where a signal was found); `rest:path` is what is left of the object
- *   at `path` once the table's other columns took their fields from it; `-` when nothing fills the column.
+ *   at `path` once the table's other columns took their fields from it; `-` when nothing fills the column; a `<`
+ *   in front marks the user's own value (`Column.userValue`), e.g. `<record_id`.
  * - description: the rest of the line.
  */
 export function columnTable(lines: string): Column[] {
@@ -87,13 +93,16 @@ export function columnTable(lines: string): Column[] {
     if (name === undefined || type === undefined || from === undefined || words.length === 0) {
       throw new Error(`column table: cannot read "${trimmed}" (name, type, from and a description)`);
     }
+    const userValue = from.startsWith('<');
+    const path = userValue ? from.slice(1) : from;
     columns.push({
       name,
       type,
       nullable: !required,
       description: words.join(' '),
       ...(typeName === 'text' ? { text: true as const } : {}),
-      ...(from === '-' ? {} : { from: valuePath(from) }),
+      ...(userValue ? { userValue: true as const } : {}),
+      ...(path === '-' ? {} : { from: valuePath(path) }),
     });
   }
   return columns;
@@ -139,6 +148,7 @@ export function withKeptColumns(columns: Column[], kept: readonly string[] | und
       nullable: true,
       description: `the input's "${name}" column, as read`,
       source: name,
+      userValue: true,
       from: { derived: false, keys: ['columns', name] },
     });
   }

@@ -48,17 +48,22 @@ function jsonValue(column: Column, value: unknown): unknown {
 
 /**
  * RFC 4180: a header row, CRLF line ends, a field quoted when it holds a comma, a quote, CR or LF (quotes doubled).
- * UTF-8 without a byte-order mark. A text cell that a spreadsheet would run as a formula (it starts with `=`, `+`,
- * `-`, `@`, a tab or a carriage return) is neutralized as OWASP's CSV-injection guidance says: prefixed with a single
- * quote and quoted. Times are ISO 8601 UTC, lists and JSON values are JSON text, unknown values empty cells.
+ * UTF-8 without a byte-order mark. A text cell from the service that a spreadsheet would run as a formula (see
+ * `FORMULA_START`) is neutralized as OWASP's CSV-injection guidance says: prefixed with a single quote and quoted. The
+ * user's own values (`Column.userValue`) are written byte for byte. Times are ISO 8601 UTC, lists and JSON values are JSON text, unknown values empty cells.
  */
 function encodeCsv(def: TableDef, rows: readonly TableRow[]): Buffer {
-  const lines = [def.columns.map((column) => csvField(column.name)).join(',')];
-  for (const row of rows) {
-    lines.push(def.columns.map((column) => csvCell(column, row[column.name] ?? null)).join(','));
-  }
+  const lines = [csvHeader(def.columns.map((column) => column.name))];
+  for (const row of rows) lines.push(csvRow(def, row));
   return Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
 }
+
+/** A CSV header line (without its line end): the names as given, quoted where RFC 4180 needs it. */
+export const csvHeader = (names: readonly string[]): string => names.map(csvField).join(',');
+
+/** One row of a table as a CSV line, without its line end. */
+export const csvRow = (def: TableDef, row: TableRow): string =>
+  def.columns.map((column) => csvCell(column, row[column.name] ?? null)).join(',');
 
 function csvCell(column: Column, value: unknown): string {
   if (value === null) return '';
@@ -69,15 +74,22 @@ function csvCell(column: Column, value: unknown): string {
     case 'timestamp':
       return new Date(value as number).toISOString();
     case 'string_list':
-      return csvField(neutralize(JSON.stringify(value)));
+      return csvText(column, JSON.stringify(value));
     case 'json':
-      return csvField(neutralize(jsonText(value)));
+      return csvText(column, jsonText(value));
     default:
-      return csvField(neutralize(String(value)));
+      return csvText(column, String(value));
   }
 }
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** The user's own values are written as they were; text from the service is neutralized. */
+const csvText = (column: Column, text: string) => csvField(column.userValue ? text : neutralize(text));
+
+/**
+ * What a spreadsheet may run as a formula at the start of a cell: `=` `+` `-` `@`, their full-width forms `＝` `＋`
+ * `－` `＠` (U+FF1D, U+FF0B, U+FF0D, U+FF20: Excel reads them as the ASCII ones), a tab and a carriage return.
+ */
+const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 
 /** OWASP's rule for CSV injection: a cell starting like a formula gets a leading single quote. */
 export function neutralize(text: string): string {

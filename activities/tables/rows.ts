@@ -1,4 +1,4 @@
-import { columnTable, type TableDef, type TableRow, withKeptColumns } from './columns.ts';
+import { type Column, columnTable, type TableDef, type TableRow, withKeptColumns } from './columns.ts';
 import { flattener } from './flatten.ts';
 import { type SignalContext, type SignalLike, signalRow } from './signals.ts';
 import { epochMillis, integerOrNull, isObject, stringOrNull } from './values.ts';
@@ -29,7 +29,7 @@ export const countColumn = (type: string) => `signals_${type.replaceAll('-', '_'
 
 /** Columns more than one table has, each written once: where the row was in the input, its outcome, its error. */
 const ROW_KEYS = `
-  record_id               string       record_id                the row's CRM record id (null when the input has no id column)
+  record_id               string       <record_id               the row's CRM record id (null when the input has no id column)
   row                     int!         row                      1-based data row of the input (the CSV header is not counted)
 `;
 const ROW_START = `${ROW_KEYS}
@@ -40,27 +40,53 @@ const ROW_END = `
   error_message           text         error.message            error rows: what failed
 `;
 const ROW_INPUT = `
-  input                   text         input                    the value as the input had it
+  input                   text         <input                   the value as the input had it
+`;
+
+/** The company a row was answered with: the enrich row's company, a contact row's employer. */
+const COMPANY = `
+  company_name            string       company.name             the company's name
+  company_domain          string       company.domain           the company's root domain
+  company_linkedin_url    string       company.linkedin_url     the company's LinkedIn URL (absolute)
 `;
 
 /** `@` columns are worked out from the whole line first (`enrichDerived`): counts per type, their total, the newest signal. */
-const ENRICH_ROWS_COLUMNS = columnTable(`${ROW_START}
-  matched_by              string       matched_by               the identifier of the row that was used: domain, linkedin_url or company_name
-${ROW_INPUT}
-  domain                  string       domain                   the domain the service resolved (null when unresolved)
-  company_name            string       company.name             the company's name
-  company_domain          string       company.domain           the company's root domain
-  company_linkedin_url    string       company.linkedin_url     the company's LinkedIn URL
-  signal_count            int          @signal_count            signals of the company in this output (null when not answered)
+const SIGNAL_COLUMNS = `
+  signal_count            int          @signal_count            signals in this output (null when not answered)
 ${COUNTED_SIGNAL_TYPES.map((type) => `  ${countColumn(type)}  int  @count.${type}  signals of type ${type}`).join('\n')}
   signals_other           int          @signals_other           signals of the types without a column of their own
   signal_counts           json         @counts                  signal type → count, every type: a JSON object
   latest_signal_at        timestamp    @latest.detected_at      the newest signal's detected_at (UTC)
   latest_signal_type      string       @latest.signal_type      the newest signal's type
   latest_signal_summary   text         @latest.data.summary     the newest signal's data.summary
-  duplicate_of            int          duplicate_of             duplicate rows: the row whose line answers this company
+  duplicate_of            int          duplicate_of             duplicate rows: the row whose line answers this record
   answer_status           string       answer_status            duplicate rows: the status of the answering line
-${ROW_END}`);
+`;
+
+const ENRICH_ROWS_COLUMNS = columnTable(`${ROW_START}
+  matched_by              string       matched_by               the identifier of the row that was used: domain, linkedin_url or company_name
+${ROW_INPUT}
+  domain                  string       domain                   the domain the service resolved (null when unresolved)
+${COMPANY}${SIGNAL_COLUMNS}${ROW_END}`);
+
+/** The person the service knows (spec 2.5), beside their employer and their person-level signals. */
+const PERSON = `
+  first_name              string       contact.first_name       the person's first name
+  last_name               string       contact.last_name        the person's last name
+  full_name               string       contact.full_name        the person's full name
+  email                   string       contact.email            the person's email address
+  job_title               string       contact.job_title        the person's job title
+  linkedin_url            string       contact.linkedin_url     the person's LinkedIn profile URL (absolute)
+  city                    string       contact.city             the person's city
+  state                   string       contact.state            the person's state or region
+  country                 string       contact.country          the person's country
+`;
+
+const CONTACT_ROWS_COLUMNS = columnTable(`${ROW_START}
+  matched_by              string       matched_by               the identifier of the row that was used: email or linkedin_url (the person's profile)
+${ROW_INPUT}${PERSON}
+  domain                  string       domain                   the employer's domain as the service resolved it (null when unresolved)
+${COMPANY}${SIGNAL_COLUMNS}${ROW_END}`);
 
 const VERIFY_ROWS_COLUMNS = columnTable(`${ROW_START}${ROW_INPUT}
   email                   string       email                    the normalized address
@@ -73,15 +99,20 @@ const VERIFY_ROWS_COLUMNS = columnTable(`${ROW_START}${ROW_INPUT}
 ${ROW_END}`);
 
 const INVALID_COLUMNS = columnTable(`${ROW_KEYS}
-  raw                     json         raw                      the row as read (long values cut): a JSON value
+  raw                     json         <raw                     the row as read (long values cut): a JSON value
   error                   string!      error                    why the row holds no usable value
 `);
 
-export type RowsKind = 'enrich' | 'verify-emails';
+export type RowsKind = 'enrich' | 'enrich-contacts' | 'verify-emails';
+
+const ROWS_COLUMNS: Record<RowsKind, Column[]> = {
+  enrich: ENRICH_ROWS_COLUMNS,
+  'enrich-contacts': CONTACT_ROWS_COLUMNS,
+  'verify-emails': VERIFY_ROWS_COLUMNS,
+};
 
 export function rowsTable(kind: RowsKind, kept?: readonly string[]): TableDef {
-  const columns = kind === 'enrich' ? ENRICH_ROWS_COLUMNS : VERIFY_ROWS_COLUMNS;
-  return { table: 'rows', columns: withKeptColumns(columns, kept) };
+  return { table: 'rows', columns: withKeptColumns(ROWS_COLUMNS[kind], kept) };
 }
 
 export function invalidTable(kept?: readonly string[]): TableDef {
@@ -90,14 +121,17 @@ export function invalidTable(kept?: readonly string[]): TableDef {
 
 type Line = Record<string, unknown>;
 
-/** The kept columns of a job: the job's list when it has one, else the names the first line carries. */
+/**
+ * The kept columns of a job: the names the lines carry (the input's headers as chosen, `--keep-columns` matched
+ * without case or spacing, and the CRM update columns kept by default), else the job's list when no line has them.
+ */
 export function keptColumnsOf(lines: readonly Line[], listed?: readonly string[]): string[] | undefined {
-  if (listed) return [...listed];
   const first = lines.find((line) => isObject(line['columns']));
-  return first ? Object.keys(first['columns'] as object) : undefined;
+  if (first) return Object.keys(first['columns'] as object);
+  return listed ? [...listed] : undefined;
 }
 
-/** The rows and signals table rows of enrich lines (invalid lines go to `invalidRows`). */
+/** The rows and signals table rows of enrich or enrich-contacts lines (invalid lines go to `invalidRows`). */
 export function enrichTables(lines: readonly Line[], def: TableDef): { rows: TableRow[]; signals: TableRow[] } {
   const flattenRow = flattener(def);
   const rows: TableRow[] = [];

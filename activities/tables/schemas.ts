@@ -49,6 +49,12 @@ export const TABLE_SCHEMAS = {
     '<job>/tables/rows/part-NNNNN.{jsonl.gz,csv,parquet}: one row per answered input row (the CRM file).',
     true,
   ),
+  'table-enrich-contacts-rows.schema.json': tableSchema(
+    rowsTable('enrich-contacts'),
+    'signal-kit enrich-contacts rows table',
+    '<job>/tables/rows/part-NNNNN.{jsonl.gz,csv,parquet}: one row per answered contact row: the person, their employer and their person-level signal counts.',
+    true,
+  ),
   'table-verify-emails-rows.schema.json': tableSchema(
     rowsTable('verify-emails'),
     'signal-kit verify-emails rows table',

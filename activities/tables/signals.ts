@@ -11,7 +11,7 @@ export const SIGNALS_TABLE: TableDef = {
   table: 'signals',
   columns: columnTable(`
     signal_id               text!        signal_id                the signal id: the key of this table
-    record_id               string       @record_id               the CRM record id of the input row the signal was found for (enrich; else null)
+    record_id               string       <@record_id              the CRM record id of the input row the signal was found for (enrich; else null)
     row                     int          @row                     1-based data row of the input the signal was found for (enrich; else null)
     domain                  string       @domain                  the domain the signal was found for (the row, watchlist or event company domain)
     signal_type             string!      signal_type              type slug, e.g. news, sec-8k

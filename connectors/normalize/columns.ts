@@ -151,6 +151,13 @@ export interface ColumnRequest {
   columnFlag?: string;
 }
 
+/**
+ * Columns a CRM needs beside the record id to take a file back as an update, kept in the output whenever the input
+ * has them: Dynamics 365's "Export to Excel" writes a row checksum and the modified-on time beside the hidden row id,
+ * and its re-import updates a row only when they come back unchanged.
+ */
+export const CRM_UPDATE_COLUMNS = ['(Do Not Modify) Row Checksum', '(Do Not Modify) Modified On'] as const;
+
 /** A header that cannot serve the request: no usable identifier column, or a named column the file lacks. */
 export class ColumnError extends Error {
   readonly columns: string[];
@@ -198,7 +205,10 @@ export function chooseColumns(header: readonly string[], request: ColumnRequest)
     request.idColumn !== undefined
       ? named('--id-column', request.idColumn)
       : RECORD_ID_SPELLINGS.map(({ spelling }) => byKey.get(headerKey(spelling))).find((name) => name !== undefined);
-  const kept = (request.keepColumns ?? []).map((name) => named('--keep-columns', name));
+  const kept = [
+    ...CRM_UPDATE_COLUMNS.flatMap((name) => byKey.get(headerKey(name)) ?? []),
+    ...(request.keepColumns ?? []).map((name) => named('--keep-columns', name)),
+  ];
 
   if (Object.keys(identifiers).length === 0) {
     const roles = request.roles.map(describeRole).join(', ');

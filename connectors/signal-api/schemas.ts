@@ -14,7 +14,8 @@
  *   a timestamp without an offset is read as UTC (the spec says all times are UTC);
  * - domains: trimmed, lower case;
  * - `signal_name`: `data.summary` when the service sent an empty one;
- * - `linkedin_url`: kept as sent, plus `linkedin_url_absolute` (`https://www.linkedin.com` + a relative path);
+ * - `linkedin_url`: absolute (`https://www.linkedin.com` + the relative path the service may send, `/company/acme`),
+ *   and the same value again as `linkedin_url_absolute` (its name before `linkedin_url` itself was made absolute);
  * - optional fields: absent when unknown (null is dropped), except where null says something (`description`,
  *   `email_validation_status`, `next_cursor`, …);
  * - unknown fields: kept as sent. Type-specific `data` is kept as sent.
@@ -65,10 +66,15 @@ function setIfPresent(target: object, key: string, value: unknown): void {
   if (value !== null && value !== undefined) (target as Record<string, unknown>)[key] = value;
 }
 
+/**
+ * Every company and person the client builds gets its LinkedIn URL here: absolute, whether the service sent
+ * `https://www.linkedin.com/company/acme` or `/company/acme`, so that no line, table or CRM file holds a relative one.
+ */
 function withLinkedin(target: object, url: string | null | undefined): void {
   if (url) {
-    (target as Record<string, unknown>)['linkedin_url'] = url;
-    (target as Record<string, unknown>)['linkedin_url_absolute'] = absoluteLinkedinUrl(url);
+    const absolute = absoluteLinkedinUrl(url);
+    (target as Record<string, unknown>)['linkedin_url'] = absolute;
+    (target as Record<string, unknown>)['linkedin_url_absolute'] = absolute;
   }
 }
 
@@ -94,9 +100,9 @@ export const CompanyOut = z.looseObject({
   name: z.string(),
   /** Lower-case root domain, the join key. */
   domain: z.string(),
-  /** As sent by the service (may be a relative path such as `/company/acme`). */
+  /** Absolute (`https://www.linkedin.com/company/acme`), also when the service sent a relative `/company/acme`. */
   linkedin_url: z.string().optional(),
-  /** `linkedin_url` made absolute (`https://www.linkedin.com/company/acme`). */
+  /** The same as `linkedin_url` (kept for readers of the earlier field). */
   linkedin_url_absolute: z.string().optional(),
   industries: strings.optional(),
   employee_count_low: z.number().optional(),

@@ -217,6 +217,7 @@ export function companySearchHits(store: DataStore, rawBody: unknown, now: numbe
 function search(req: ApiRequest, store: DataStore) {
   const companies = companySearchHits(store, req.body, req.now);
   req.charge(companies.length);
+  req.note({ body: req.body }, { count: companies.length });
   return { body: { companies, count: companies.length } };
 }
 

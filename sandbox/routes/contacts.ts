@@ -88,6 +88,7 @@ function search(req: ApiRequest, store: DataStore) {
   const hits = contactSearchHits(store, req.body, req.now);
   for (const h of hits) store.remember(h.person);
   req.charge(hits.length);
+  req.note({ body: req.body }, { count: hits.length });
   return {
     body: {
       contacts: hits.map((h) => contactSearchItem(h)),

@@ -56,14 +56,19 @@ export async function readParquetRows(
   return duck.query(`SELECT ${select.join(', ')} FROM ${from}`);
 }
 
-/** The rows of a CSV file as Python's csv module reads it (UTF-8, RFC 4180): the header, then each row's cells. */
-export async function readCsvWithPython(path: string): Promise<string[][]> {
+/**
+ * The rows of a CSV file as Python's csv module reads it (UTF-8, RFC 4180): the header, then each row's cells. With
+ * `delimiter`, a file as a tool wrote it: that separator, and a UTF-8 byte-order mark dropped (`utf-8-sig`).
+ */
+export async function readCsvWithPython(path: string, delimiter?: string): Promise<string[][]> {
   const script = [
     'import csv, json, sys',
-    "with open(sys.argv[1], newline='', encoding='utf-8') as f:",
-    '    print(json.dumps(list(csv.reader(f, strict=True))))',
+    "encoding = 'utf-8-sig' if len(sys.argv) > 2 else 'utf-8'",
+    "with open(sys.argv[1], newline='', encoding=encoding) as f:",
+    "    print(json.dumps(list(csv.reader(f, strict=True, delimiter=sys.argv[2] if len(sys.argv) > 2 else ','))))",
   ].join('\n');
-  const { stdout } = await run('python3', ['-c', script, path], { maxBuffer: 256 * 1024 * 1024 });
+  const args = ['-c', script, path, ...(delimiter === undefined ? [] : [delimiter])];
+  const { stdout } = await run('python3', args, { maxBuffer: 256 * 1024 * 1024 });
   return JSON.parse(stdout) as string[][];
 }
 

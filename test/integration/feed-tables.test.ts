@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedDir, identify } from '../../activities/feeds/finalize.ts';
+import { feedDir } from '../../activities/feeds/finalize.ts';
 import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import type { LoadReport } from '../../cli/load/load.ts';
 import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
@@ -22,6 +22,7 @@ import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { runScheduleCli, SCHEDULE_NOW } from '../helpers/schedule-cli.ts';
 import type { DuckRow } from '../helpers/tables.ts';
 import * as flat from '../helpers/tables.ts';
+import { feedKey } from '../promises/feed-oracle.ts';
 
 const DAY = 86_400_000;
 
@@ -307,7 +308,7 @@ describe('a scheduled feed with --format parquet,csv', () => {
       }) as unknown as Item[];
       expect(truth.length).toBeLessThan(100); // one call answers it
       const expected = truth.filter(
-        (item) => delivered.get(identify('contact-search', item).key) !== item['latest_signal_id'],
+        (item) => delivered.get(feedKey('contact-search', item)) !== item['latest_signal_id'],
       );
       expect(expected.length).toBeGreaterThan(0);
       const rows = await readTables(manifest, 'contacts', CONTACTS_TYPES);
@@ -315,14 +316,14 @@ describe('a scheduled feed with --format parquet,csv', () => {
       const byKey = new Map(rows.map((row) => [String(row['key']), row]));
       const lineByKey = new Map(lines.map(({ key, ...line }) => [String(key), line]));
       for (const item of expected) {
-        const { key } = identify('contact-search', item);
+        const key = feedKey('contact-search', item);
         const row = byKey.get(key) as DuckRow;
         expect(row, key).toMatchObject({ ...searchedContact(item), latest_signal_at: iso(item['latest_signal_at']) });
         const line = withoutNulls(lineByKey.get(key) as Item);
         expect(rebuilt(row)).toEqual({ ...line, latest_signal_at: iso(line['latest_signal_at']) });
         delivered.set(key, String(item['latest_signal_id']));
       }
-      runs.push({ url, delivered: new Map(expected.map((item) => [identify('contact-search', item).key, item])) });
+      runs.push({ url, delivered: new Map(expected.map((item) => [feedKey('contact-search', item), item])) });
     }
 
     // Loaded into PostgreSQL (from the JSONL table parts), every person once with their newest matching signal.
@@ -355,7 +356,7 @@ describe('a scheduled feed with --format parquet,csv', () => {
       // the same employer), the first in page order.
       const expected = new Map<string, Item>();
       for (const item of truth) {
-        const { key } = identify('intent-contacts', item);
+        const key = feedKey('intent-contacts', item);
         if (!delivered.has(key) && !expected.has(key)) expected.set(key, item);
       }
       expect(expected.size).toBeGreaterThan(0);

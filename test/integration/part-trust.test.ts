@@ -20,6 +20,8 @@ import { callsTo, chargedSince, enrichIdeal, PATHS } from '../promises/oracle.ts
 
 const CLOCK = SANDBOX_EPOCH_MS + 120 * 86_400_000;
 const DOMAINS = Array.from({ length: 30 }, (_, i) => `trusted${i}.com`);
+/** Two bulk batches (100 and 50 domains). */
+const TWO_BATCHES = Array.from({ length: 150 }, (_, i) => `twobatch${i}.com`);
 const EMAILS = Array.from({ length: 20 }, (_, i) => `person${i}@example.com`);
 /** A job that does not end in this long is stuck (a sidecar once made every workflow task fail). */
 const STUCK_MS = 60_000;
@@ -27,6 +29,7 @@ const STUCK_MS = 60_000;
 const ctx = useJobEnv('part-trust', { sandbox: { seed: 11, clock: () => CLOCK } });
 let domainsUrl: string;
 let emailsUrl: string;
+let twoBatchesUrl: string;
 let output: string;
 let outDir: string;
 
@@ -36,6 +39,8 @@ beforeAll(async () => {
   await writeFile(join(ctx.dir, 'emails.csv'), `email\n${EMAILS.join('\n')}\n`);
   domainsUrl = pathToFileURL(join(ctx.dir, 'domains.csv')).href;
   emailsUrl = pathToFileURL(join(ctx.dir, 'emails.csv')).href;
+  await writeFile(join(ctx.dir, 'two-batches.csv'), `domain\n${TWO_BATCHES.join('\n')}\n`);
+  twoBatchesUrl = pathToFileURL(join(ctx.dir, 'two-batches.csv')).href;
   outDir = join(ctx.dir, 'out');
   output = pathToFileURL(outDir).href;
 });
@@ -213,5 +218,35 @@ describe('a part is reused only when it proves itself', { timeout: 180_000 }, ()
     const before = mark();
     await run('bulkEnrich', enrichJob(jobId));
     expect(enrichCalls(before)).toBe(1);
+  });
+
+  it("the job's own genuine part of batch 0 copied over batch 1's slot is redone: one call, for batch 1's domains", async () => {
+    const jobId = `slot-${Math.random().toString(36).slice(2, 8)}`;
+    const job = { jobId, input: twoBatchesUrl, options: { limit: 2 } };
+    const first = mark();
+    await run('bulkEnrich', job);
+    expect(enrichCalls(first)).toBe(2);
+    const batchOne = new Set(
+      callsTo(ctx.env.sandbox, PATHS.enrichBulk, first)
+        .map((call) => (call.asked as { domains: string[] }).domains)
+        .find((domains) => !domains.includes(TWO_BATCHES[0]!)),
+    );
+
+    await forgetFinished(jobId);
+    await copyFile(partPath(jobId, 0), partPath(jobId, 1));
+    await copyFile(sidecarOf(partPath(jobId, 0)), sidecarOf(partPath(jobId, 1)));
+    const before = mark();
+    const result = await run('bulkEnrich', job);
+    const calls = callsTo(ctx.env.sandbox, PATHS.enrichBulk, before);
+    expect(calls).toHaveLength(1);
+    expect(new Set((calls[0]!.asked as { domains: string[] }).domains)).toEqual(batchOne);
+    expect(chargedSince(ctx.env.sandbox, before)).toBe(
+      enrichIdeal(ctx.env.sandbox, [...batchOne], { limit: 2 }).credits,
+    );
+    expect(result.status).toBe('completed');
+    const { manifest, lines } = await readJobOutput(output, jobId);
+    expect(lines.map((line) => line['domain']).sort()).toEqual([...TWO_BATCHES].sort());
+    expect(manifest.credits_charged).toBe(enrichIdeal(ctx.env.sandbox, TWO_BATCHES, { limit: 2 }).credits);
+    await expectManifestTrue(jobId);
   });
 });

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../activities/jobs/types.ts';
 import { openStore } from '../../config/storage.ts';
+import type { ContactObject } from '../../sandbox/data/contacts.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
@@ -121,6 +122,46 @@ const INVALID_TYPES: Array<[string, string]> = [
 const KEPT = 'Account Name';
 const KEPT_ROWS_TYPES: Array<[string, string]> = [...ENRICH_ROWS_TYPES, [KEPT, 'VARCHAR']];
 const KEPT_INVALID_TYPES: Array<[string, string]> = [...INVALID_TYPES, [KEPT, 'VARCHAR']];
+
+/** The enrichment columns of a Salesforce export's rows.csv, written down from docs/crm-round-trip.md. */
+const SALESFORCE_ENRICH_FIELDS = [
+  'Signal_Row__c',
+  'Signal_Status__c',
+  'Signal_Matched_By__c',
+  'Signal_Input__c',
+  'Signal_Domain__c',
+  'Signal_Company_Name__c',
+  'Signal_Company_Domain__c',
+  'Signal_Company_Linkedin_Url__c',
+  'Signal_Count__c',
+  'Signals_News__c',
+  'Signals_Hiring_Trends__c',
+  'Signals_Hiring_Velocity__c',
+  'Signals_Linkedin_Post_Company__c',
+  'Signals_Linkedin_Post_Contact__c',
+  'Signals_Linkedin_Posts__c',
+  'Signals_Work_Milestones__c',
+  'Signals_Sec_10k__c',
+  'Signals_Sec_10q__c',
+  'Signals_Sec_8k__c',
+  'Signals_Sec_6k__c',
+  'Signals_Sec_20f__c',
+  'Signals_Website_Intelligence__c',
+  'Signals_Other__c',
+  'Signal_Counts__c',
+  'Signal_Latest_Signal_At__c',
+  'Signal_Latest_Signal_Type__c',
+  'Signal_Latest_Signal_Summary__c',
+  'Signal_Duplicate_Of__c',
+  'Signal_Answer_Status__c',
+  'Signal_Error_Code__c',
+  'Signal_Error_Message__c',
+];
+
+/** The person's columns of a contacts rows table (docs/tables.md). */
+const PERSON_COLUMNS = 'first_name last_name full_name email job_title linkedin_url city state country'.split(
+  ' ',
+) as (keyof ContactObject)[];
 
 type Line = Record<string, unknown>;
 type Signal = { signal_id: string; signal_type: string; detected_at: string; data: Record<string, unknown> } & Line;
@@ -254,6 +295,15 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     const rowByRow = new Map(parquetRows.map((row) => [row['row'], row]));
     for (const line of answered) expectRowsRow(rowByRow.get(line['row']) as DuckRow, line);
 
+    // LinkedIn company URLs are absolute, though the service sends some as `/company/<name>`.
+    const linkedin = await duck.query(
+      `SELECT count(company_linkedin_url)::INTEGER AS urls,
+              count(*) FILTER (WHERE company_linkedin_url NOT LIKE 'https://www.linkedin.com/company/%')::INTEGER AS relative
+       FROM read_parquet(${glob('rows')}, union_by_name=false)`,
+    );
+    expect(linkedin[0]?.['urls']).toBeGreaterThan(50);
+    expect(linkedin[0]?.['relative']).toBe(0);
+
     // The JSONL twin holds the same rows, value for value, with JSON's types (numbers, strings, arrays, null).
     for (const table of ['rows', 'signals'] as const) {
       const types = table === 'rows' ? KEPT_ROWS_TYPES : SIGNALS_TYPES;
@@ -307,22 +357,28 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
       answered.filter((l) => l['status'] === 'ok' && (l['signals'] as unknown[]).length > 0).length,
     );
 
-    // The one CSV a CRM imports (rows.csv): every input row once, under its record id, one header row; the invalid
-    // rows too, as `invalid` with their reason.
+    // The one CSV a CRM imports (rows.csv): every input row once and in input order, under the id column as the
+    // export named it (`Id`: a Salesforce export), the kept column, then the enrichment under the Salesforce API names
+    // docs/crm-round-trip.md lists; the invalid rows too, as `invalid` with their reason.
     const crm = manifest.rows_csv;
     expect(crm?.key).toBe('crm-tables/rows.csv');
     const crmBytes = await readFile(join(root, String(crm?.key)));
     expect(createHash('sha256').update(crmBytes).digest('hex')).toBe(crm?.sha256);
     const [crmHeader, ...crmRows] = await readCsvWithPython(join(root, String(crm?.key)));
-    const crmColumns = KEPT_ROWS_TYPES.map(([name]) => name);
-    expect(crmHeader).toEqual(crmColumns);
+    expect(crmHeader).toEqual(['Id', KEPT, ...SALESFORCE_ENRICH_FIELDS]);
     expect(crmRows).toHaveLength(lines.length);
     expect(crm?.lines).toBe(lines.length);
-    expect(crmRows.map((cells) => cells[0]).sort()).toEqual(lines.map((line) => String(line['record_id'])).sort());
-    const crmInvalid = crmRows.filter((cells) => cells[crmColumns.indexOf('status')] === 'invalid');
-    expect(crmInvalid.map((cells) => [cells[0], cells[crmColumns.indexOf('error_message')]]).sort()).toEqual(
+    const inputIds = rows.slice(1).map((row) => row.split(',')[0]);
+    expect(crmRows.map((cells) => cells[0])).toEqual(inputIds);
+    const crmColumns = crmHeader as string[];
+    const crmInvalid = crmRows.filter((cells) => cells[crmColumns.indexOf('Signal_Status__c')] === 'invalid');
+    expect(crmInvalid.map((cells) => [cells[0], cells[crmColumns.indexOf('Signal_Error_Message__c')]]).sort()).toEqual(
       invalid.map((line) => [String(line['record_id']), String(line['error'])]).sort(),
     );
+    for (const cells of crmRows) {
+      const url = cells[crmColumns.indexOf('Signal_Company_Linkedin_Url__c')] ?? '';
+      if (url !== '') expect(url).toMatch(/^https:\/\/www\.linkedin\.com\/company\//);
+    }
 
     // The invalid table: every bad row, with what it held and why.
     const bad = await duck.query(
@@ -408,45 +464,111 @@ describe('flat tables of a real job, read by DuckDB and Python', () => {
     expect(signals[0]?.['n']).toBe(lines.flatMap((line) => (line['signals'] as unknown[] | undefined) ?? []).length);
   });
 
-  it('enrich-contacts: every contact row and its signals are in the Parquet tables, listed in the manifest', async () => {
+  it('enrich-contacts: every contact row carries the person and the employer, in the Parquet, CSV and JSONL tables and rows.csv', async () => {
     const people = env.sandbox.truth
       .intentContacts({ topic_ids: ['b2b_901', 'b2b_902'] })
       .map((item) => item.contact)
       .filter((c, i, all) => c.email && all.findIndex((o) => o.email === c.email) === i)
       .slice(0, 12);
-    await writeFile(
-      join(dir, 'contacts.csv'),
-      `Record ID,Email\n${people.map((p, i) => `p${i},${p.email}`).join('\n')}\n`,
-    );
+    // An unknown person, and the first person again in capitals: a duplicate row, answered by the first row.
+    const known = people.map((p) => String(p.email));
+    const again = known[env.sandbox.truth.contactSignals(known).findIndex((t) => t.status === 'ok')] ?? '';
+    const emails = [...known, 'nobody.here@tables-unknown-company.com', again.toUpperCase()];
+    await writeFile(join(dir, 'contacts.csv'), `Record ID,Email\n${emails.map((e, i) => `p${i},${e}`).join('\n')}\n`);
     const { root, output, result } = await runOnFile('enrichContacts', 'contacts.csv', 'contacts', {
       jobId: 'contact-tables',
       options: { limit: 3 },
-      formats: ['parquet'],
+      formats: ['parquet', 'csv', 'jsonl'],
     });
     expect(result.status).toBe('completed');
     const { manifest, lines } = await readJobOutput(output, 'contact-tables');
-    expect(lines).toHaveLength(people.length);
+    expect(lines).toHaveLength(emails.length);
     const lineParts = manifest.parts.filter((part) => part.table === 'lines');
     for (const table of ['rows', 'signals']) {
       expect((await tableParts(root, manifest, table, 'parquet')).length, table).toBe(lineParts.length);
     }
-    const glob = (table: string) => sqlString(join(root, 'contact-tables', 'tables', table, '*.parquet'));
-    const rows = await duck.query(`SELECT record_id, status FROM read_parquet(${glob('rows')}) ORDER BY record_id`);
-    expect(rows).toEqual(
-      [...lines]
-        .sort((a, b) => String(a['record_id']).localeCompare(String(b['record_id'])))
-        .map((line) => ({ record_id: line['record_id'], status: line['status'] })),
+
+    // The person and the employer of every row, as the sandbox holds them (LinkedIn URLs absolute).
+    const truths = env.sandbox.truth.contactSignals(emails);
+    const absolute = (url: string | undefined) =>
+      url === undefined ? null : url.startsWith('/') ? `https://www.linkedin.com${url}` : url;
+    const expected = truths.map(
+      (truth, i): Record<string, unknown> => ({
+        record_id: `p${i}`,
+        status: i === emails.length - 1 ? 'duplicate' : truth.status,
+        ...Object.fromEntries(PERSON_COLUMNS.map((name) => [name, truth.person?.[name] ?? null])),
+        company_name: truth.employer?.name ?? null,
+        company_domain: truth.employer?.domain ?? null,
+        company_linkedin_url: absolute(truth.employer?.linkedin_url),
+      }),
     );
-    const signals = await duck.query(`SELECT signal_id, record_id FROM read_parquet(${glob('signals')})`);
-    const expected = lines.flatMap((line) =>
+    const ok = expected.filter((row) => row['status'] === 'ok');
+    expect(ok.length).toBeGreaterThanOrEqual(8);
+    expect(expected.at(-2)?.['status']).toBe('not_found');
+    expect(expected.at(-1)?.['email']).toBe(again);
+    for (const row of ok)
+      for (const name of PERSON_COLUMNS) expect(row[name], `${row['record_id']} ${name}`).toBeTruthy();
+
+    const columns = [
+      'record_id',
+      'status',
+      ...PERSON_COLUMNS,
+      'company_name',
+      'company_domain',
+      'company_linkedin_url',
+    ];
+    const select = columns.map((name) => `"${name}"`).join(', ');
+    const glob = (table: string, ext: string) => sqlString(join(root, 'contact-tables', 'tables', table, `*.${ext}`));
+    const parquet = await duck.query(`SELECT ${select} FROM read_parquet(${glob('rows', 'parquet')}) ORDER BY "row"`);
+    expect(parquet).toEqual(expected);
+    const csv = await duck.query(
+      `SELECT ${select} FROM read_csv(${glob('rows', 'csv')}, header = true, all_varchar = true) ORDER BY "row"::INTEGER`,
+    );
+    expect(csv).toEqual(expected);
+    const jsonl = await duck.query(
+      `SELECT ${select} FROM read_json(${glob('rows', 'jsonl.gz')}, format = 'newline_delimited') ORDER BY "row"`,
+    );
+    expect(jsonl).toEqual(expected);
+    expect(await describeColumns(duck, `read_parquet(${glob('rows', 'parquet')})`)).toEqual(
+      expect.arrayContaining(PERSON_COLUMNS.map((name) => [name, 'VARCHAR'])),
+    );
+
+    // rows.csv, as HubSpot takes it back: under `Record ID`, the person under the labels docs/crm-round-trip.md lists.
+    const [header, ...crmRows] = await readCsvWithPython(join(root, 'contact-tables', 'rows.csv'));
+    expect(header?.slice(0, 14)).toEqual([
+      'Record ID',
+      'Signal Row',
+      'Signal Status',
+      'Signal Matched By',
+      'Signal Input',
+      'Signal First Name',
+      'Signal Last Name',
+      'Signal Full Name',
+      'Signal Email',
+      'Signal Job Title',
+      'Signal Linkedin Url',
+      'Signal City',
+      'Signal State',
+      'Signal Country',
+    ]);
+    expect(crmRows.map((cells) => cells[0])).toEqual(expected.map((row) => row['record_id']));
+    crmRows.forEach((cells, i) => {
+      const want = expected[i] ?? {};
+      PERSON_COLUMNS.forEach((name, k) => {
+        expect(cells[5 + k], `${want['record_id']} ${name}`).toBe(want[name] ?? '');
+      });
+    });
+
+    const signals = await duck.query(`SELECT signal_id, record_id FROM read_parquet(${glob('signals', 'parquet')})`);
+    const expectedSignals = lines.flatMap((line) =>
       ((line['signals'] as Signal[] | undefined) ?? []).map((signal) => ({
         signal_id: signal.signal_id,
         record_id: line['record_id'],
       })),
     );
-    expect(expected.length).toBeGreaterThan(0);
+    expect(expectedSignals.length).toBeGreaterThan(0);
     expect(new Set(signals.map((row) => JSON.stringify(row)))).toEqual(
-      new Set(expected.map((row) => JSON.stringify(row))),
+      new Set(expectedSignals.map((row) => JSON.stringify(row))),
     );
   });
 

@@ -6,7 +6,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedDir, identify } from '../../activities/feeds/finalize.ts';
+import { feedDir } from '../../activities/feeds/finalize.ts';
 import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
@@ -17,6 +17,7 @@ import { runIdOf } from '../../workflows/push-ids.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';
 import { startRefusingWorker } from '../helpers/refusing-store.ts';
 import { rejectionOf } from '../helpers/workflow-failure.ts';
+import { feedKey } from './feed-oracle.ts';
 import { runOnEnvQueues } from './helpers.ts';
 import { chargedSince } from './oracle.ts';
 import { DAY, FIRST_RUN_AT } from './push-helpers.ts';
@@ -116,7 +117,7 @@ describe('promise: a feed answer the output refused is not paid for again', () =
     expect(calls).toHaveLength(Math.ceil(truth.length / pageSize));
     expect(chargedSince(env.sandbox, mark)).toBe(truth.length);
     // Every contact showing intent delivered once (the truth may hold a contact more than once per topic).
-    const keys = (items: Record<string, unknown>[]) => items.map((item) => identify('intent-contacts', item).key);
+    const keys = (items: Record<string, unknown>[]) => items.map((item) => feedKey('intent-contacts', item));
     expect(new Set(keys(lines)).size).toBe(lines.length);
     expect(new Set(keys(lines))).toEqual(new Set(keys(truth as unknown as Record<string, unknown>[])));
   });

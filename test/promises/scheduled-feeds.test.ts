@@ -10,7 +10,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedDir, identify } from '../../activities/feeds/finalize.ts';
+import { feedDir } from '../../activities/feeds/finalize.ts';
 import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
@@ -18,6 +18,7 @@ import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
+import { canonical, expectedSlices, feedKey } from './feed-oracle.ts';
 import { runOnEnvQueues } from './helpers.ts';
 import { chargedSince } from './oracle.ts';
 import { DAY, FIRST_RUN_AT } from './push-helpers.ts';
@@ -105,7 +106,7 @@ async function searchPromise(
     expect(manifest.incomplete).toEqual([]);
     expect(manifest.status).toBe('completed');
     for (const line of lines) {
-      const { key } = identify(kind, line);
+      const key = feedKey(kind, line);
       const pair = `${key} ${String(line['latest_signal_id'])}`;
       expect(deliveredPairs.has(pair), `delivered twice: ${pair}`).toBe(false);
       deliveredPairs.add(pair);
@@ -114,12 +115,23 @@ async function searchPromise(
     const expected = truth({ ...filters, detected_after: since });
     expect(expected.length).toBeGreaterThan(0);
     for (const item of expected) {
-      const { key } = identify(kind, item as unknown as Record<string, unknown>);
+      const key = feedKey(kind, item as unknown as Record<string, unknown>);
       expect(newestDelivered.get(key), `${key} at run ${manifests.length}`).toBe(item.latest_signal_id);
     }
     // Every delivered company matches (no stray lines), and the run paid what the sandbox charged.
     expect(newestDelivered.size).toBe(expected.length);
     const calls = env.sandbox.truth.calls({ after: mark }).filter((c) => c.path.endsWith('/search'));
+    // Each slice asked once, and exactly the slices the truth calls for: the first request narrowed while its matches
+    // fill an answer, in the documented order.
+    const asked = calls.map((c) => canonical((c.asked as { body: Record<string, unknown> }).body));
+    expect(asked.length - new Set(asked).size, 'requests sent twice in one run').toBe(0);
+    const root = (calls[0]!.asked as { body: Record<string, unknown> }).body;
+    expect({ ...root, detected_after: undefined, limit: undefined }).toEqual({
+      ...filters,
+      detected_after: undefined,
+      limit: undefined,
+    });
+    expect([...asked].sort()).toEqual(expectedSlices(kind, root, truth).sort());
     expect(manifest.calls).toBe(calls.length);
     expect(manifest.credits_charged).toBe(chargedSince(env.sandbox, mark));
     expect(manifest.credits_charged).toBe(calls.reduce((sum, c) => sum + c.credits, 0));
@@ -233,12 +245,12 @@ describe('intent-contacts feed', () => {
       const { manifest, lines } = await readRun('intent-contacts', result);
       const truth = env.sandbox.truth.intentContacts({ ...filters });
       for (const line of lines) {
-        const { key } = identify('intent-contacts', line);
+        const key = feedKey('intent-contacts', line);
         expect(delivered.has(key), `delivered twice: ${key}`).toBe(false);
         delivered.add(key);
       }
       const expected = new Set(
-        truth.map((item) => identify('intent-contacts', item as unknown as Record<string, unknown>).key),
+        truth.map((item) => feedKey('intent-contacts', item as unknown as Record<string, unknown>)),
       );
       expect(delivered).toEqual(expected);
       // Every page was read (the cursor followed to its end), each paid 1 credit per contact it returned.

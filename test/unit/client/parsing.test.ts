@@ -132,7 +132,7 @@ describe('signals', () => {
       }),
     );
     const r = await client.enrichCompany({ domain: 'acme.com' });
-    expect(r.company.linkedin_url).toBe('/company/acme');
+    expect(r.company.linkedin_url).toBe('https://www.linkedin.com/company/acme');
     expect(r.company.linkedin_url_absolute).toBe('https://www.linkedin.com/company/acme');
     expect(r.signals[0]?.company).toEqual({
       name: 'Acme',
@@ -313,7 +313,7 @@ describe('other results', () => {
         first_name: 'Ada',
         email: 'ada@x.io',
         mobile_phone: '+1',
-        linkedin_url: '/in/ada',
+        linkedin_url: 'https://www.linkedin.com/in/ada',
         linkedin_url_absolute: 'https://www.linkedin.com/in/ada',
       },
       company: { name: 'X', domain: 'x.io', industry: 'Software', revenue_bucket: '$1M-$10M' },

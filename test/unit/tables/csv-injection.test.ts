@@ -1,8 +1,10 @@
 /**
  * The CRM CSV (the enrich rows table) against spreadsheet formula injection, read back by Python's csv module: every
- * cell that starts like a formula (=, +, -, @, tab, carriage return), whether it came from the service (a company
- * name) or from the user's own input (record id, kept columns), is written with a leading single quote (OWASP's CSV
- * injection guidance); every other value is written as it was, quotes, commas and line breaks included.
+ * cell of text from the service (a company name) that starts like a formula (=, +, -, @, their full-width forms
+ * ＝ ＋ － ＠, tab, carriage return) is written with a leading single quote (OWASP's CSV injection guidance); the
+ * user's own values (record id, kept columns, the input) are written byte for byte, as the CRM export held them, so
+ * that importing the file back changes nothing the user wrote; every other value is written as it was, quotes, commas
+ * and line breaks included.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,10 @@ const PLANTED = [
   "-2+3+cmd|' /C calc'!A0",
   '\t=1+1',
   '\r=1+1',
+  '＝HYPERLINK("http://evil.example")',
+  '＋1+1',
+  '－1+1',
+  '＠SUM(1)',
 ];
 const PLAIN = ['Acme, Inc.', 'O\'Brien "Quoted" Ltd', 'two\nlines', 'café 東京', "'already quoted"];
 
@@ -50,19 +56,29 @@ async function roundTrip(values: readonly string[]): Promise<Record<string, stri
 }
 
 describe('CRM CSV: formula injection', () => {
-  it('neutralizes a formula planted in company names, record ids and kept columns with a leading quote', async () => {
+  it("neutralizes a formula planted in the service's text with a leading quote, ASCII and full-width", async () => {
     const rows = await roundTrip(PLANTED);
     expect(rows).toHaveLength(PLANTED.length);
     PLANTED.forEach((planted, i) => {
       const row = rows[i] as Record<string, string>;
-      for (const column of ['company_name', 'Owner', 'Notes']) expect(row[column], column).toBe(`'${planted}`);
-      if (i % 2 === 0) expect(row['record_id']).toBe(`'${planted}`);
+      expect(row['company_name'], 'company_name').toBe(`'${planted}`);
     });
-    // No text cell of the file starts like a formula.
+    // No cell of the service's text starts like a formula.
+    const ours = (column: string) => !['Owner', 'Notes', 'record_id', 'input'].includes(column);
     for (const row of rows) {
       for (const [column, cell] of Object.entries(row))
-        expect(/^[=+\-@\t\r]/.test(cell), `${column}: ${cell}`).toBe(false);
+        if (ours(column)) expect(/^[=+\-@\t\r＝＋－＠]/.test(cell), `${column}: ${cell}`).toBe(false);
     }
+  });
+
+  it("writes the user's own values byte for byte: record id, kept columns", async () => {
+    const values = [...PLANTED, '+1 425 555 0101', '-Wingtip Toys', "'quoted by the user"];
+    const rows = await roundTrip(values);
+    values.forEach((value, i) => {
+      const row = rows[i] as Record<string, string>;
+      for (const column of ['Owner', 'Notes']) expect(row[column], column).toBe(value);
+      if (i % 2 === 0) expect(row['record_id']).toBe(value);
+    });
   });
 
   it('writes every other value as it was: commas, quotes, line breaks, UTF-8', async () => {
@@ -74,5 +90,17 @@ describe('CRM CSV: formula injection', () => {
       expect(row['record_id']).toBe(i % 2 === 0 ? value : `00${i}`);
       expect(row['signal_count']).toBe('0');
     });
+  });
+});
+
+describe('kept columns in the tables', () => {
+  it('a column kept as the user spelled it (`--keep-columns owner`) holds the values under the header the input has', async () => {
+    const lines = [line(0, 'Acme', '+1 425 555 0101')];
+    const [part] = encodeJobTables({ ...job, keepColumns: ['owner', 'NOTES'] }, 'csv/parts/part-00000.jsonl.gz', lines);
+    const path = join(await mkdtemp(join(tmpdir(), 'signal-kit-csv-')), 'rows.csv');
+    await writeFile(path, part?.body ?? Buffer.alloc(0));
+    const [header, row] = await readCsvWithPython(path);
+    expect(header?.slice(-2)).toEqual(['Owner', 'Notes']);
+    expect(row?.slice(-2)).toEqual(['+1 425 555 0101', 'Acme']);
   });
 });

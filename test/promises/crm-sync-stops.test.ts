@@ -1,0 +1,196 @@
+/**
+ * Promise: a night of the CRM sync that cannot read its export, runs out of its budget, or is stopped half way
+ * leaves nothing wrong behind: an unreadable export fails before any paid call with the state and last night's files
+ * untouched; a stopped night is completed by the next one, which pays for no signal twice (by the call record and the
+ * sandbox's truth).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../config/storage.ts';
+import type { Store } from '../../connectors/storage/index.ts';
+import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
+import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
+import { until } from '../../testkit/kill-drill.ts';
+import { boughtSignals, type ExportRecord, readCsv, runSync, writeExport } from './crm-sync-helpers.ts';
+import { callsTo, chargedSince, PATHS } from './oracle.ts';
+import { DAY, FIRST_RUN_AT } from './push-helpers.ts';
+
+const LIMIT = 5;
+
+describe('nightly CRM sync: an unreadable export, a budget, a stopped night', () => {
+  let env: JobEnv;
+  let now = FIRST_RUN_AT;
+
+  beforeAll(async () => {
+    env = await startJobEnv({ sandbox: { seed: 37, clock: () => now } });
+    await env.startWorker();
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await removeTempDirs();
+  });
+
+  const accounts = (prefix: string, count: number): ExportRecord[] =>
+    Array.from({ length: count }, (_, i) => ({ id: `${prefix}-${i}`, website: `${prefix}-co${i}.com`, industry: 'x' }));
+
+  /** Every key under the schedule's folder with its content, as a consumer would find them. */
+  async function snapshot(store: Store, name: string): Promise<Map<string, string>> {
+    const files = new Map<string, string>();
+    for await (const object of store.list(`${name}/`)) {
+      if (object.key.includes('/work/')) continue;
+      files.set(
+        object.key,
+        (await store.openRead(object.key)).readableLength >= 0 ? await readKey(store, object.key) : '',
+      );
+    }
+    return files;
+  }
+  const readKey = async (store: Store, key: string) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await store.openRead(key)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('base64');
+  };
+  /** The messages of an error and its causes. */
+  const messages = (error: unknown): string => {
+    const parts: string[] = [];
+    for (let e = error as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+      parts.push(e.message ?? '');
+    return parts.join(' | ');
+  };
+
+  it('fails a night whose export cannot be read before any paid call, leaving the state and last night as they were', async () => {
+    const dir = await tempDir('crm-sync-bad');
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const store = openStore(output);
+    const base = { name: 'bad', kind: 'enrich' as const, output, limit: LIMIT };
+    now = FIRST_RUN_AT;
+    const input = await writeExport(dir, accounts('bad', 120));
+    const first = await runSync(env, 'crm-sync-bad-0', { ...base, input, runAt: new Date(now).toISOString() });
+    expect(first.status).toBe('completed');
+    const before = await snapshot(store, 'bad');
+
+    now += DAY;
+    await writeFile(join(dir, 'accounts.txt'), 'Id,Website\n1,acme.com\n');
+    await writeFile(join(dir, 'nocolumn.csv'), 'Colour,Size\nred,10\nblue,12\n');
+    const cases = [
+      { input: pathToFileURL(join(dir, 'missing.csv')).href, reason: /does not exist/ },
+      { input: pathToFileURL(join(dir, 'accounts.txt')).href, reason: /unsupported format/ },
+      { input: pathToFileURL(join(dir, 'nocolumn.csv')).href, reason: /column/i },
+    ];
+    for (const [i, bad] of cases.entries()) {
+      const mark = env.sandbox.truth.lastCall();
+      const run = runSync(env, `crm-sync-bad-${i + 1}`, {
+        ...base,
+        input: bad.input,
+        runAt: new Date(now).toISOString(),
+      });
+      const error = await run.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, bad.input).toBeDefined();
+      expect(messages(error)).toMatch(bad.reason);
+      expect(callsTo(env.sandbox, PATHS.enrichBulk, mark)).toHaveLength(0);
+      expect(await snapshot(store, 'bad')).toEqual(before);
+    }
+  });
+
+  /** A schedule's export of `count` accounts and its output folder, run one at a time. */
+  async function schedule(name: string, count: number) {
+    const dir = await tempDir(`crm-sync-${name}`);
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const records = accounts(name, count);
+    const input = await writeExport(dir, records);
+    const base = { name, kind: 'enrich' as const, input, output, limit: LIMIT, concurrency: 1 };
+    return { store: openStore(output), records, base };
+  }
+
+  it('completes a night stopped by --max-credits on the next night, paying for no signal twice', async () => {
+    const { store, records, base } = await schedule('budget', 250);
+    now = FIRST_RUN_AT + 10 * DAY;
+    const mark = env.sandbox.truth.lastCall();
+    // One call's worst case is 100 companies × 5 × 2 = 1000 credits: the first call fits, a second does not.
+    const stopped = await runSync(env, 'crm-sync-budget-0', {
+      ...base,
+      maxCredits: 1500,
+      runAt: new Date(now).toISOString(),
+    });
+    expect(stopped.status).toBe('budget_exhausted');
+    const firstCalls = callsTo(env.sandbox, PATHS.enrichBulk, mark);
+    expect(firstCalls).toHaveLength(1);
+    const answered = new Set((firstCalls[0]!.asked as { domains: string[] }).domains);
+    const rows = await readCsv(store, stopped.rowsUrl);
+    expect(rows.map((r) => r['record_id']).sort()).toEqual(records.map((r) => r.id).sort());
+    for (const row of rows) {
+      const asked = answered.has(row['domain']!);
+      expect(row['status'] === 'error', row['record_id']).toBe(!asked);
+      if (!asked) expect(row['error_code']).toBe('budget_exhausted');
+    }
+
+    const firstAt = now;
+    now += DAY;
+    const second = await runSync(env, 'crm-sync-budget-1', { ...base, runAt: new Date(now).toISOString() });
+    expect(second.status).toBe('completed');
+    // Its ideal, from the truth: what is new since the stopped night for the companies it answered, the full answer
+    // for the others.
+    let ideal = 0;
+    for (const record of records) {
+      const [truth] = env.sandbox.truth.companySignals(
+        [record.website],
+        answered.has(record.website) ? { detected_after: firstAt } : {},
+      );
+      ideal += 2 * truth!.signals.slice(0, LIMIT).length;
+    }
+    expect(chargedSince(env.sandbox, mark) - firstCalls[0]!.credits).toBe(ideal);
+    const bought = boughtSignals(env.sandbox, mark);
+    expect(new Set(bought).size).toBe(bought.length);
+    const after = await readCsv(store, second.rowsUrl);
+    expect(after.filter((r) => r['status'] === 'error')).toEqual([]);
+    // The night completed: every record the stopped night could not answer is in changes.csv.
+    const changed = new Set((await readCsv(store, second.changesUrl)).map((r) => r['record_id']));
+    for (const record of records) if (!answered.has(record.website)) expect(changed.has(record.id)).toBe(true);
+  });
+
+  it('carries a night whose run was stopped half way into the next run, paying for no signal twice', async () => {
+    const { store, records, base } = await schedule('stopped', 400);
+    now = FIRST_RUN_AT + 20 * DAY;
+    const mark = env.sandbox.truth.lastCall();
+    const c = env.config();
+    env.sandbox.setFaults({ answerDelayMs: 1_500, answerDelayPaths: [PATHS.enrichBulk] });
+    const handle = await env.client.workflow.start('crmSync', {
+      workflowId: 'crm-sync-stopped-0',
+      taskQueue: c.taskQueue,
+      args: [{ ...base, runAt: new Date(now).toISOString(), taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+    });
+    const answers = async () => {
+      let n = 0;
+      for await (const object of store.list('stopped/work/')) if (/answer-\d+\.json$/.test(object.key)) n += 1;
+      return n;
+    };
+    await until('a saved answer', async () => (await answers()) >= 1);
+    await handle.terminate('stopped half way (a drill)');
+    env.sandbox.setFaults({});
+    // Every call the stopped run made has been answered and saved before the next night starts.
+    await until('the stopped run to settle', async () => {
+      const charged = callsTo(env.sandbox, PATHS.enrichBulk, mark).filter((call) => call.credits > 0).length;
+      return charged > 0 && charged === (await answers());
+    });
+    const stoppedCalls = callsTo(env.sandbox, PATHS.enrichBulk, mark);
+    expect(stoppedCalls.length).toBeLessThan(4);
+
+    now += DAY;
+    const next = await runSync(env, 'crm-sync-stopped-1', { ...base, runAt: new Date(now).toISOString() });
+    expect(next.status).toBe('completed');
+    const bought = boughtSignals(env.sandbox, mark);
+    expect(new Set(bought).size).toBe(bought.length);
+    const manifest = JSON.parse(await store.readText(next.manifestUrl.slice(store.url.length + 1))) as {
+      state: { carried_from?: string };
+    };
+    expect(manifest.state.carried_from).toBeDefined();
+    const rows = await readCsv(store, next.rowsUrl);
+    expect(rows.map((r) => r['record_id']).sort()).toEqual(records.map((r) => r.id).sort());
+    expect(rows.filter((r) => r['status'] === 'error')).toEqual([]);
+  });
+});
