@@ -441,19 +441,20 @@ export class ManifestError extends InputError {
   }
 }
 
-/** A part whose bytes do not hash to the sha256 its manifest lists (or whose size differs): nothing is loaded. */
+/**
+ * A part whose size or sha256 is not what its manifest lists: nothing is loaded. The message names the part and what
+ * differs, never the bytes' own hash or content (a planted manifest must not make the loader an oracle of a file).
+ */
 export class PartChecksumError extends InputError {
   readonly key: string;
   readonly expected: string;
-  readonly actual: string;
-  constructor(details: { url: string; key: string; expected: string; actual: string }) {
+  constructor(details: { url: string; key: string; expected: string; differs: 'size' | 'sha256' }) {
     super(
-      `part ${details.key} does not match its manifest (sha256 ${details.actual}, manifest says ${details.expected}); ` +
-        `nothing was loaded (${joinUrl(details.url, details.key)})`,
+      `part ${details.key} does not match its manifest (its ${details.differs === 'size' ? 'size' : 'sha256'} differs ` +
+        `from the manifest's); nothing was loaded (${joinUrl(details.url, details.key)})`,
     );
     this.key = details.key;
     this.expected = details.expected;
-    this.actual = details.actual;
   }
 }
 

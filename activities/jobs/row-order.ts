@@ -18,6 +18,14 @@ export class RowOrder {
   private heldBytes = 0;
   private dir: string | undefined;
   private readonly spilled = new Set<number>();
+  private readonly limit: number;
+  private readonly tmpRoot: string;
+
+  /** `heldBytes`: how much text is held in memory before it is spilled (tests make it small); `tmpRoot`: where. */
+  constructor(heldBytes = HELD_BYTES, tmpRoot = tmpdir()) {
+    this.limit = heldBytes;
+    this.tmpRoot = tmpRoot;
+  }
 
   async add(row: number, text: string): Promise<void> {
     const bucket = Math.floor(row / BUCKET_ROWS);
@@ -28,7 +36,7 @@ export class RowOrder {
     }
     entries.push({ row, text });
     this.heldBytes += text.length + 16;
-    if (this.heldBytes >= HELD_BYTES) await this.spill();
+    if (this.heldBytes >= this.limit) await this.spill();
   }
 
   /** The texts in ascending row order (rows of one number in the order they were added). */
@@ -49,7 +57,7 @@ export class RowOrder {
   }
 
   private async spill(): Promise<void> {
-    this.dir ??= await mkdtemp(join(tmpdir(), 'signal-kit-rows-'));
+    this.dir ??= await mkdtemp(join(this.tmpRoot, 'signal-kit-rows-'));
     for (const [bucket, entries] of this.held) {
       const lines = entries.map((entry) => `${JSON.stringify([entry.row, entry.text])}\n`).join('');
       await appendFile(join(this.dir, String(bucket)), lines);

@@ -121,11 +121,14 @@ export function invalidTable(kept?: readonly string[]): TableDef {
 
 type Line = Record<string, unknown>;
 
-/** The kept columns of a job: the job's list when it has one, else the names the first line carries. */
+/**
+ * The kept columns of a job: the names the lines carry (the input's headers as chosen, `--keep-columns` matched
+ * without case or spacing, and the CRM update columns kept by default), else the job's list when no line has them.
+ */
 export function keptColumnsOf(lines: readonly Line[], listed?: readonly string[]): string[] | undefined {
-  if (listed) return [...listed];
   const first = lines.find((line) => isObject(line['columns']));
-  return first ? Object.keys(first['columns'] as object) : undefined;
+  if (first) return Object.keys(first['columns'] as object);
+  return listed ? [...listed] : undefined;
 }
 
 /** The rows and signals table rows of enrich or enrich-contacts lines (invalid lines go to `invalidRows`). */

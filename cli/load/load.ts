@@ -12,6 +12,7 @@ import { openStore } from '../../config/storage.ts';
 import { connectPostgres, type UpsertResult } from '../../connectors/postgres/index.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
+import { parseLines } from './part-copy.ts';
 import { type PartSource, type RowsOf, tableSources } from './sources.ts';
 import { feedLoadTable, invalidLoadTable, type LoadTable, rowsLoadTable, signalsLoadTable } from './tables.ts';
 
@@ -55,7 +56,6 @@ interface TablePlan {
 const FLAT_FORMATS = ['jsonl', 'parquet'] as const;
 
 const isLinesPart = (part: LoadPart) => part.table === undefined || part.table === 'lines';
-const parsed = (lines: string[]) => lines.map((line) => JSON.parse(line) as Line);
 
 /**
  * Which parts fill which table, and how their lines become the table's rows. A job writes every table in each of its
@@ -64,6 +64,7 @@ const parsed = (lines: string[]) => lines.map((line) => JSON.parse(line) as Line
  */
 function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
   const { url, source, kept } = manifest;
+  const parsed = (lines: string[], part: LoadPart) => parseLines(lines, url, part.key) as Line[];
   const format = FLAT_FORMATS.find((f) => manifest.parts.some((part) => !isLinesPart(part) && part.format === f));
   const plan = (table: LoadTable, name: string, fromLines: RowsOf): TablePlan => {
     if (format) {
@@ -75,13 +76,15 @@ function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
   if (source.kind === 'feed') {
     const name = feedDir(source.feedKind);
     const table = feedLoadTable(prefix, name, url);
-    return [plan(table, name, (lines) => parsed(lines).map((line) => feedRow(name, String(line['key']), line)))];
+    return [
+      plan(table, name, (lines, part) => parsed(lines, part).map((line) => feedRow(name, String(line['key']), line))),
+    ];
   }
   if (source.kind === 'push') {
     const signals = signalsLoadTable(prefix, url);
     return [
-      plan(signals, 'signals', (lines) =>
-        parsed(lines).map((line) =>
+      plan(signals, 'signals', (lines, part) =>
+        parsed(lines, part).map((line) =>
           signalRow(line as unknown as SignalLike, {
             record_id: null,
             row: null,
@@ -91,22 +94,23 @@ function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
       ),
     ];
   }
-  const answered = (lines: string[]) => parsed(lines).filter((line) => line['status'] !== 'invalid');
+  const answered = (lines: string[], part: LoadPart) =>
+    parsed(lines, part).filter((line) => line['status'] !== 'invalid');
   const invalid = invalidLoadTable(prefix, kept, url);
-  const invalidPlan = plan(invalid, 'invalid', (lines) =>
+  const invalidPlan = plan(invalid, 'invalid', (lines, part) =>
     invalidRows(
-      parsed(lines).filter((line) => line['status'] === 'invalid'),
+      parsed(lines, part).filter((line) => line['status'] === 'invalid'),
       invalid.def,
     ),
   );
   const rows = rowsLoadTable(prefix, source.jobKind, kept, url);
   if (source.jobKind === 'verify-emails') {
-    return [plan(rows, 'rows', (lines) => verifyRows(answered(lines), rows.def)), invalidPlan];
+    return [plan(rows, 'rows', (lines, part) => verifyRows(answered(lines, part), rows.def)), invalidPlan];
   }
   const signals = signalsLoadTable(prefix, url);
   return [
-    plan(rows, 'rows', (lines) => enrichTables(answered(lines), rows.def).rows),
-    plan(signals, 'signals', (lines) => enrichTables(answered(lines), rows.def).signals),
+    plan(rows, 'rows', (lines, part) => enrichTables(answered(lines, part), rows.def).rows),
+    plan(signals, 'signals', (lines, part) => enrichTables(answered(lines, part), rows.def).signals),
     invalidPlan,
   ];
 }

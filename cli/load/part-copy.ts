@@ -5,6 +5,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { TableDef } from '../../activities/tables/columns.ts';
+import { ManifestError } from '../../connectors/errors.ts';
 import { copyTextField, type PgColumn } from '../../connectors/postgres/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
 import { parquetRowGroups } from './parquet-rows.ts';
@@ -56,10 +57,35 @@ export function* encodeRows<R>(
 const byIndex = (row: unknown[], i: number) => row[i];
 
 /** A flat JSONL part's COPY text, slice by slice; a slice of another shape goes the parsing way. */
-function* jsonlChunks(raw: Buffer, spec: PartCopySpec): Generator<Buffer> {
+/**
+ * A part's lines as objects; a line that is not a JSON object is refused by the part's key and line number, never with
+ * its bytes (which the parser's own message would quote).
+ */
+export function parseLines(
+  lines: readonly string[],
+  manifestUrl: string,
+  key: string,
+  firstLine = 1,
+): Record<string, unknown>[] {
+  return lines.map((line, i) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      value = undefined;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new ManifestError(manifestUrl, `part ${key}, line ${firstLine + i}: not a JSON object`);
+    }
+    return value as Record<string, unknown>;
+  });
+}
+
+function* jsonlChunks(raw: Buffer, spec: PartCopySpec, key: string): Generator<Buffer> {
   const names = spec.columns.map((column) => column.name);
   const fast = { names, suffix: Buffer.from(spec.suffix) };
   const byName = (row: Record<string, unknown>, i: number) => row[names[i] as string];
+  let line = 1;
   for (let start = 0; start < raw.length; ) {
     const cut = raw.indexOf(0x0a, Math.min(raw.length, start + SLICE_BYTES));
     const stop = cut < 0 ? raw.length : cut + 1;
@@ -71,13 +97,9 @@ function* jsonlChunks(raw: Buffer, spec: PartCopySpec): Generator<Buffer> {
         .toString('utf8')
         .split('\n')
         .filter((line) => line !== '');
-      yield* encodeRows(
-        lines.map((line) => JSON.parse(line) as Record<string, unknown>),
-        spec.columns,
-        spec.suffix,
-        byName,
-      );
+      yield* encodeRows(parseLines(lines, spec.manifestUrl, key, line), spec.columns, spec.suffix, byName);
     }
+    for (let at = slice.indexOf(0x0a); at !== -1; at = slice.indexOf(0x0a, at + 1)) line += 1;
     start = stop;
   }
 }
@@ -85,7 +107,7 @@ function* jsonlChunks(raw: Buffer, spec: PartCopySpec): Generator<Buffer> {
 /** A part's COPY text: the part's bytes as its manifest lists them (gzip when its key ends in .gz). */
 export async function* partCopyText(spec: PartCopySpec, key: string, bytes: Buffer): AsyncGenerator<Buffer> {
   if (spec.from === 'jsonl') {
-    yield* jsonlChunks(key.endsWith('.gz') ? gunzipSync(bytes) : bytes, spec);
+    yield* jsonlChunks(key.endsWith('.gz') ? gunzipSync(bytes) : bytes, spec, key);
     return;
   }
   const groups = parquetRowGroups(bytes, spec.def, { manifestUrl: spec.manifestUrl, key })();

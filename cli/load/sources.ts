@@ -17,16 +17,31 @@ import type { LoadPart } from './manifest.ts';
 import { encodeRows, type PartCopySpec } from './part-copy.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
-/** A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's. */
+/**
+ * A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's: its size is checked before
+ * a byte is read, and reading stops as soon as it passes the manifest's size, so an understated size costs nothing.
+ */
 export async function readVerifiedPart(store: Store, part: LoadPart): Promise<Buffer> {
+  const refuse = (differs: 'size' | 'sha256') =>
+    new PartChecksumError({ url: store.url, key: part.key, expected: part.sha256, differs });
+  const info = await store.stat(part.key);
+  if (info !== undefined && info.size !== part.bytes) throw refuse('size');
   const chunks: Buffer[] = [];
-  for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
-  const bytes = Buffer.concat(chunks);
-  const actual = createHash('sha256').update(bytes).digest('hex');
-  if (actual !== part.sha256 || bytes.length !== part.bytes) {
-    throw new PartChecksumError({ url: store.url, key: part.key, expected: part.sha256, actual });
+  const hash = createHash('sha256');
+  let size = 0;
+  const stream = await store.openRead(part.key);
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > part.bytes) {
+      (stream as { destroy?: () => void }).destroy?.();
+      throw refuse('size');
+    }
+    hash.update(chunk as Buffer);
+    chunks.push(chunk as Buffer);
   }
-  return bytes;
+  if (size !== part.bytes) throw refuse('size');
+  if (hash.digest('hex') !== part.sha256) throw refuse('sha256');
+  return Buffer.concat(chunks);
 }
 
 /** A part's JSON lines (gunzipped when its key ends in .gz). */

@@ -7,8 +7,8 @@
  * winning, a reload (or an older run's load after a newer one's) rewriting nothing.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -404,13 +404,13 @@ describe('a scheduled feed with --format parquet,csv', () => {
     });
     expect(new Set(loaded.keys())).toEqual(delivered);
 
-    // A run that wrote no flat table loads the same rows from its lines: each manifest without its table parts.
+    // A run that wrote no flat table loads the same rows from its lines: each manifest without its table parts (a
+    // copy beside the run's own, since a manifest's parts are read only from the folder it lies in).
     const fromLines = await warehouse('intent_lines');
-    await mkdir(join(ctx.dir, 'lines-only'), { recursive: true });
     for (const [i, run] of runs.entries()) {
       const manifest = JSON.parse(await readFile(fileURLToPath(run.url), 'utf8')) as FeedManifest;
       manifest.parts = manifest.parts.filter((part) => part.table === 'lines');
-      const copy = join(ctx.dir, 'lines-only', `run-${i}.json`);
+      const copy = join(dirname(fileURLToPath(run.url)), `_manifest-lines-only-${i}.json`);
       await writeFile(copy, JSON.stringify(manifest));
       const [report] = await fromLines.load(pathToFileURL(copy).href);
       expect(report).toMatchObject({ from: 'lines', rows: run.delivered.size, inserted: run.delivered.size });
@@ -425,9 +425,10 @@ describe('a scheduled feed with --format parquet,csv', () => {
       (p) => p.table === 'contacts' && p.format === 'parquet',
     ) as FeedManifest['parts'][number];
     part.sha256 = createHash('sha256').update('not the part').digest('hex');
-    await writeFile(join(ctx.dir, 'lines-only', 'tampered.json'), JSON.stringify(tampered));
+    const tamperedPath = join(dirname(fileURLToPath(runs[0]?.url as string)), '_manifest-tampered.json');
+    await writeFile(tamperedPath, JSON.stringify(tampered));
     const bad = await warehouse('intent_tampered');
-    const refused = await bad.run(pathToFileURL(join(ctx.dir, 'lines-only', 'tampered.json')).href);
+    const refused = await bad.run(pathToFileURL(tamperedPath).href);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`PartChecksumError: part ${part.key} does not match its manifest`);
     expect(

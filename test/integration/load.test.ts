@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * `signal-kit load` as a user runs it (the CLI in a child process) on the output of real enrich jobs, into a real
  * PostgreSQL: the tables hold what the job wrote, value by value, in the documented types; a reload changes nothing;
@@ -254,10 +255,13 @@ describe('signal-kit load into PostgreSQL', () => {
       ...manifest.parts.filter((p) => p.table !== 'signals'),
       { ...(rowsPart as { key: string }), table: 'signals' },
     ];
-    const path = join(job.dir, 'wrong-table', '_manifest.json');
-    await mkdir(join(job.dir, 'wrong-table'), { recursive: true });
+    // Written in the job's own folder (a manifest elsewhere is refused before any part is read), then put back.
+    const path = join(job.dir, 'parquet', 'load-parquet', '_manifest.json');
+    const original = await readFile(path, 'utf8');
     await writeFile(path, JSON.stringify(manifest));
-    const result = await load(pathToFileURL(path).href, '--table-prefix', 'wrong_table_');
+    const result = await load(pathToFileURL(path).href, '--table-prefix', 'wrong_table_').finally(() =>
+      writeFile(path, original),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`ManifestError: manifest ${pathToFileURL(path).href}: part ${rowsPart?.key} has`);
     expect(result.stderr).toContain('not those of the signals table');
@@ -287,5 +291,64 @@ describe('signal-kit load into PostgreSQL', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('ManifestError');
     expect(missing.stderr).toContain('field "output"');
+  });
+
+  it('reads parts only from the folder the manifest lies in, and never shows a byte or hash of any other file', async () => {
+    const secret = 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n';
+    const secretPath = join(job.dir, 'secret.env');
+    await writeFile(secretPath, secret);
+    const secretSha = createHash('sha256').update(secret).digest('hex');
+    const real = JSON.parse(await readFile(join(job.dir, 'lines', 'load-lines', '_manifest.json'), 'utf8')) as Record<
+      string,
+      unknown
+    > & { parts: Record<string, unknown>[] };
+    const planted = (output: string, key: string, sha256: string) => ({
+      ...real,
+      output,
+      parts: [{ ...real.parts[0], key, bytes: Buffer.byteLength(secret), sha256 }],
+    });
+    const dirUrl = pathToFileURL(job.dir).href;
+    const cases: [string, string, Record<string, unknown>][] = [
+      // Its output names another folder: the secret by its own name there.
+      ['elsewhere', join(job.dir, 'planted-a', 'load-lines'), planted(dirUrl, 'secret.env', '0'.repeat(64))],
+      // The same with the secret's true hash filled in (learnt elsewhere): still never opened.
+      ['elsewhere-hash', join(job.dir, 'planted-b', 'load-lines'), planted(dirUrl, 'secret.env', secretSha)],
+      // In its folder, but a part key climbing out of it.
+      [
+        'traversal',
+        join(job.dir, 'planted-c', 'load-lines'),
+        planted(pathToFileURL(join(job.dir, 'planted-c')).href, 'load-lines/../../secret.env', secretSha),
+      ],
+    ];
+    for (const [name, folder, manifest] of cases) {
+      await mkdir(folder, { recursive: true });
+      const path = join(folder, '_manifest.json');
+      await writeFile(path, JSON.stringify(manifest));
+      const result = await load(pathToFileURL(path).href, '--table-prefix', `planted_${name.replace('-', '_')}_`);
+      const said = `${result.stdout}\n${result.stderr}`;
+      expect(result.code, name).toBe(1);
+      expect(result.stderr, name).toContain('ManifestError');
+      expect(said, name).not.toContain(secretSha);
+      expect(said, name).not.toContain('AWS_SECRET');
+      expect(said, name).not.toContain('wJalrXUtnFEMI');
+    }
+    // A part in the manifest's own folder holding what is not JSON lines (the secret copied in, its hash filled in):
+    // refused by part and line, none of its bytes quoted.
+    const own = join(job.dir, 'planted-d', 'load-lines');
+    await mkdir(join(own, 'parts'), { recursive: true });
+    await writeFile(join(own, 'parts', 'part-00000.jsonl'), secret);
+    const inside = planted(
+      pathToFileURL(join(job.dir, 'planted-d')).href,
+      'load-lines/parts/part-00000.jsonl',
+      secretSha,
+    );
+    await writeFile(join(own, '_manifest.json'), JSON.stringify(inside));
+    const result = await load(pathToFileURL(join(own, '_manifest.json')).href, '--table-prefix', 'planted_d_');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('part load-lines/parts/part-00000.jsonl, line 1: not a JSON object');
+    expect(`${result.stdout}\n${result.stderr}`).not.toContain('AWS_SECRET');
+    expect(await query(`select table_name from information_schema.tables where table_name like 'planted_%'`)).toEqual(
+      [],
+    );
   });
 });

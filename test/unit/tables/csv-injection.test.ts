@@ -92,3 +92,15 @@ describe('CRM CSV: formula injection', () => {
     });
   });
 });
+
+describe('kept columns in the tables', () => {
+  it('a column kept as the user spelled it (`--keep-columns owner`) holds the values under the header the input has', async () => {
+    const lines = [line(0, 'Acme', '+1 425 555 0101')];
+    const [part] = encodeJobTables({ ...job, keepColumns: ['owner', 'NOTES'] }, 'csv/parts/part-00000.jsonl.gz', lines);
+    const path = join(await mkdtemp(join(tmpdir(), 'signal-kit-csv-')), 'rows.csv');
+    await writeFile(path, part?.body ?? Buffer.alloc(0));
+    const [header, row] = await readCsvWithPython(path);
+    expect(header?.slice(-2)).toEqual(['Owner', 'Notes']);
+    expect(row?.slice(-2)).toEqual(['+1 425 555 0101', 'Acme']);
+  });
+});
