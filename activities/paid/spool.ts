@@ -240,8 +240,8 @@ interface SpoolEntry {
 /** The most the spool holds in the worker's memory when its disk refuses too; past it, an answer is not kept. */
 export const MAX_HELD_BYTES = 512 * 1024 * 1024;
 
-/** A write in progress: `<name>.<random hex>.tmp` (`writeDurably`). */
-const TEMP_FILE = /\.[0-9a-f]{12}\.tmp$/;
+/** A write in progress (`<name>.<random hex>.tmp`, `writeDurably`; `<name>.bin.tmp` from earlier versions). */
+const TEMP_FILE = /\.tmp$/;
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 const bodyName = (name: string) => name.replace(/\.json$/, '.bin');

@@ -132,11 +132,23 @@ export class CallMarker {
 
   async #rewrite(credits: number | null, reason: string): Promise<void> {
     const record: CallMarkerRecord = { ...this.#record, credits, reason, awaiting_answer: false };
-    await this.#store
-      .writeText(this.key, JSON.stringify(record), { contentType: 'application/json' })
-      .catch(() => undefined);
+    const held = heldKey(this.#store, this.key);
+    try {
+      await this.#store.writeText(this.key, JSON.stringify(record), { contentType: 'application/json' });
+      unwrittenMarkers.delete(held);
+    } catch {
+      // A full disk refuses the marker as it refused the answer: this process's finalize still counts what it cost.
+      unwrittenMarkers.set(held, record);
+    }
   }
 }
+
+/**
+ * What became of calls whose marker the output refused to rewrite (a full disk, a quota): read by a finalize in this
+ * process instead of the marker's stale record (still awaiting its answer, which would count as of unknown cost).
+ */
+const unwrittenMarkers = new Map<string, CallMarkerRecord>();
+const heldKey = (store: Store, key: string) => `${store.url}\n${key}`;
 
 /** How finalize waits for answers still on their way (see `countUnsavedAnswers`). */
 export interface AnswerWait {
@@ -197,7 +209,12 @@ export async function countUnsavedAnswers(
   totals.unknownCalls += awaited.size;
   // A marker that cannot be removed is counted again by a later finalize only if no part names it: harmless.
   for (let i = 0; i < settled.length; i += 16) {
-    await Promise.all(settled.slice(i, i + 16).map((key) => store.delete(key).catch(() => undefined)));
+    await Promise.all(
+      settled.slice(i, i + 16).map((key) => {
+        unwrittenMarkers.delete(heldKey(store, key));
+        return store.delete(key).catch(() => undefined);
+      }),
+    );
   }
   return totals;
 }
@@ -206,7 +223,7 @@ export async function countUnsavedAnswers(
 async function readMarker(store: Store, key: string, at: number): Promise<Read> {
   let record: CallMarkerRecord;
   try {
-    record = JSON.parse(await store.readText(key)) as CallMarkerRecord;
+    record = unwrittenMarkers.get(heldKey(store, key)) ?? (JSON.parse(await store.readText(key)) as CallMarkerRecord);
   } catch (error) {
     // Removed meanwhile: the attempt found that its call charged nothing.
     return error instanceof ObjectNotFoundError ? { settled: 'gone' } : { settled: 'unknown' };

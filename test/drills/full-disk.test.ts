@@ -11,7 +11,7 @@
  * enough for the small objects (call markers, the manifest): a full disk refuses the big write first.
  */
 import { execFileSync } from 'node:child_process';
-import { readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,11 +60,22 @@ describe('drill: the output disk fills up mid-run', () => {
     );
   }
 
-  /** Fills the disk, leaving `room` bytes: less than a part, enough for markers and the manifest. */
+  /**
+   * Fills the disk, then frees `room` bytes of it (less than a part needs, enough for call markers and the manifest):
+   * written until the disk refuses, so that what the job writes meanwhile does not matter.
+   */
   async function fillDisk(room: number): Promise<string> {
     const ballast = join(disk, 'ballast');
-    const fs = await statfs(disk);
-    await writeFile(ballast, Buffer.alloc(Math.max(0, fs.bavail * fs.bsize - room)));
+    const handle = await open(ballast, 'w');
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let size = 0;
+    try {
+      for (;;) size += (await handle.write(chunk)).bytesWritten;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+    }
+    await handle.truncate(Math.max(0, size - room));
+    await handle.close();
     return ballast;
   }
 

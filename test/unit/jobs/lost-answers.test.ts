@@ -28,6 +28,7 @@ import type { StoredPart } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { refusingStore } from '../../helpers/refusing-store.ts';
 import { sendJson, startTestServer } from '../client/server.ts';
 
 let dir: string;
@@ -75,6 +76,23 @@ describe('counting lost answers at finalize', () => {
     const { value, ms } = await timed(() => countUnsavedAnswers(store, job, new Map(), { pollMs: 20 }));
     expect(value).toEqual({ credits: 12, unknownCalls: 0 });
     expect(ms).toBeGreaterThanOrEqual(250);
+  });
+
+  it('a call whose marker the full output refused to rewrite still counts its credits in this process', async () => {
+    const job = newJob();
+    let full = false;
+    const filling = refusingStore(store, { refused: (key) => key.includes('/work/calls/'), while: () => full });
+    const marker = await CallMarker.begin(filling, job, 0, 1, 30_000);
+    // The disk fills up while the call is on its way: its answer's credits cannot be written into its marker.
+    full = true;
+    await marker.lost(172, 'answered, but the part could not be written: write refused (ENOSPC)');
+    full = false;
+    // Finalize, past the call's timeout: the marker on disk still says it awaits its answer.
+    const late = Date.now() + MAX_ANSWER_WAIT_MS;
+    expect(await countUnsavedAnswers(store, job, new Map(), { now: () => late })).toEqual({
+      credits: 172,
+      unknownCalls: 0,
+    });
   });
 
   it('an awaited call whose attempt finds it charged nothing (its marker removed) counts nothing', async () => {

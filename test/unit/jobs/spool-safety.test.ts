@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, chown, lstat, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -161,6 +161,20 @@ describe("the spool's entries", () => {
     const found = await modesUnder(spool.dir);
     expect(found.filter((entry) => !entry.dir)).toHaveLength(2); // the body and its metadata
     for (const entry of found) expect(entry, entry.path).toMatchObject({ mode: entry.dir ? 0o700 : 0o600 });
+  });
+
+  it("a crashed worker's temporary files are removed when a worker opens the spool, a running write's are not", async () => {
+    const dir = await ownSpoolDir(join(tempDir(), 'leftovers'));
+    const folder = join(dir, 'a'.repeat(24), 'b'.repeat(16));
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const hourAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    for (const name of ['000000000000001-000000-0123456789abcdef.bin.tmp', 'x.bin.0123456789ab.tmp']) {
+      await writeFile(join(folder, name), '');
+      await utimes(join(folder, name), hourAgo, hourAgo);
+    }
+    await writeFile(join(folder, 'y.bin.ba9876543210.tmp'), 'being written');
+    await PartSpool.open(dir);
+    expect(await readdir(folder)).toEqual(['y.bin.ba9876543210.tmp']);
   });
 
   it('a body the metadata does not describe (a forged or spoiled entry for the job) is never published', async () => {

@@ -36,6 +36,7 @@ describe('worker wiring', () => {
       'apiRateLimiter',
       'bucketCollector',
       'bulkEnrich',
+      'crmSync',
       'deliverSignalEvent',
       'enrichContacts',
       'intentExport',
