@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { chown, mkdir, mkdtemp } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,12 +16,19 @@ export interface PostgresServer extends ManagedServer {
   readonly url: string;
   readonly port: number;
   readonly user: string;
+  /** The self-signed certificate's PEM file, when started with `ssl`. */
+  readonly certificate?: string;
   /** Creates a fresh database and returns its URL (one per test keeps tests apart on one server). */
   createDatabase(name: string): Promise<string>;
 }
 
 export interface StartPostgresOptions {
   timeoutMs?: number;
+  /**
+   * Also accept TLS, with a self-signed certificate made at start by `openssl` (for `CN=localhost`, valid a day):
+   * its path is `certificate` on the server returned, for tests of `sslmode`.
+   */
+  ssl?: boolean;
 }
 
 const SUPERUSER = 'signalkit';
@@ -52,6 +59,42 @@ function serverAccount(): Account | undefined {
   const account = accounts.get('postgres') ?? accounts.get('nobody');
   if (!account) throw new Error('PostgreSQL cannot run as root and neither a "postgres" nor a "nobody" user exists');
   return account;
+}
+
+/** A key and a self-signed certificate for `localhost`, owned by the server's account (PostgreSQL insists). */
+async function selfSignedCertificate(
+  dir: string,
+  account: Account | undefined,
+): Promise<{ cert: string; key: string }> {
+  const cert = join(dir, 'server.crt');
+  const key = join(dir, 'server.key');
+  await run(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { timeout: 30_000 },
+  ).catch((error: unknown) => {
+    throw new ServerStartError('openssl', 'could not make a self-signed certificate', String(error), { cause: error });
+  });
+  await chmod(key, 0o600);
+  if (account) {
+    await chown(cert, account.uid, account.gid);
+    await chown(key, account.uid, account.gid);
+  }
+  return { cert, key };
 }
 
 /** Answers a real query. */
@@ -94,6 +137,10 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     throw new ServerStartError('initdb', `failed${as} in ${dataDir}`, output, { cause: error });
   }
 
+  const certificate = options.ssl ? await selfSignedCertificate(stateDir, account) : undefined;
+  const tls = certificate
+    ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${certificate.cert}`, '-c', `ssl_key_file=${certificate.key}`]
+    : [];
   let port = 0;
   const url = (database = 'postgres') => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`;
   const launch = async (): Promise<ServerProcess> => {
@@ -115,6 +162,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       'max_wal_size=4GB',
       '-c',
       'timezone=UTC',
+      ...tls,
     ];
     const postgres = { name: 'postgres', command: join(bin, 'postgres'), args, cwd: stateDir, stateDir, env, ...ids };
     return startUntilReady(postgres, () => answers(url()), { timeoutMs, what: 'select 1' });
@@ -128,6 +176,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     ...server,
     url: url(),
     port,
+    ...(certificate ? { certificate: certificate.cert } : {}),
     user: SUPERUSER,
     async createDatabase(name) {
       const client = new pg.Client({ connectionString: url() });

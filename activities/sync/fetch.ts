@@ -58,7 +58,8 @@ export async function fetchSyncBatch(
     answered ? [answered] : [],
     (calls, target) => {
       answer.paid_calls = calls;
-      return writePart(target, 'none', key, [answer], counts, 'done', calls, identity);
+      // The file is one JSON line (the answer): its metadata counts that line, as the proof of a part reads it back.
+      return writePart(target, 'none', key, [answer], { ...counts, lines: 1 }, 'done', calls, identity);
     },
     attempt.spool,
   );

@@ -1,5 +1,6 @@
 import type { OptionValues } from 'commander';
 import { DatabaseError, KitError } from '../../connectors/errors.ts';
+import { sslModeOf } from '../../connectors/postgres/connection.ts';
 import { locationUrl, UsageError } from '../args.ts';
 import { loadManifest } from '../load/load.ts';
 import { PREFIX } from '../load/tables.ts';
@@ -17,6 +18,11 @@ export function databaseUrl(value: string | undefined): string {
     throw new UsageError(`--into must be a postgres:// or postgresql:// URL, got a ${url.protocol}// one`);
   }
   if (!url.hostname) throw new UsageError('--into must name a host: postgres://user@host[:port]/database');
+  try {
+    sslModeOf(value);
+  } catch (error) {
+    throw new UsageError(`--into: ${(error as Error).message}`);
+  }
   return value;
 }
 

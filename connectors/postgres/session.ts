@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DatabaseError, KitError } from '../errors.ts';
+import { connectionAttempts } from './connection.ts';
 import { addColumnsSql, createTableSql, type PgTable, quote, writableColumns } from './table.ts';
 
 /** What a COPY reads: one source (a part), named for errors. */
@@ -174,19 +175,32 @@ export interface PostgresSession {
   close(): Promise<void>;
 }
 
-/** Connects (`postgres://` or `postgresql://` URL, libpq's parameters such as sslmode in the query). */
-export async function connectPostgres(url: string): Promise<PostgresSession> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-  // A client error outside a query (the server closing the connection) must not crash the process.
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    // Staging tables live in the session's temporary buffers: room for a large load before they spill to disk.
-    await client.query(`set temp_buffers = '256MB'`);
-  } catch (error) {
-    await client.end().catch(() => {});
-    throw toDatabaseError(error, { what: `cannot connect to ${redactUrl(url)}` });
+/** A connected client, trying each of libpq's attempts for the URL's `sslmode` in turn (connection.ts). */
+async function connectClient(url: string): Promise<pg.Client> {
+  let failure: unknown;
+  for (const config of connectionAttempts(url)) {
+    const client = new pg.Client(config);
+    // A client error outside a query (the server closing the connection) must not crash the process.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      // Staging tables live in the session's temporary buffers: room for a large load before they spill to disk.
+      await client.query(`set temp_buffers = '256MB'`);
+      return client;
+    } catch (error) {
+      await client.end().catch(() => {});
+      failure = error;
+    }
   }
+  throw toDatabaseError(failure, { what: `cannot connect to ${redactUrl(url)}` });
+}
+
+/**
+ * Connects (`postgres://` or `postgresql://` URL, with libpq's `sslmode` and `sslrootcert`; the password from the URL,
+ * `PGPASSWORD` or the password file).
+ */
+export async function connectPostgres(url: string): Promise<PostgresSession> {
+  const client = await connectClient(url);
   return {
     async transaction(work) {
       const tx = new PostgresTransaction(client);

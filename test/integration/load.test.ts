@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
+import { connectionAttempts } from '../../connectors/postgres/connection.ts';
 import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
 import { SANDBOX_EPOCH_MS } from '../../sandbox/index.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
@@ -350,5 +351,49 @@ describe('signal-kit load into PostgreSQL', () => {
     expect(await query(`select table_name from information_schema.tables where table_name like 'planted_%'`)).toEqual(
       [],
     );
+  });
+
+  it('follows libpq for sslmode: require encrypts without verifying a self-signed server, verify-ca checks the chain only, an unknown mode is refused (exit 2)', async () => {
+    const tls = await startPostgres({ ssl: true });
+    try {
+      const base = await tls.createDatabase('tls');
+      const withMode = (query: string) => `${base}?${query}`;
+      const encrypted = async (query: string) => {
+        const [config] = connectionAttempts(withMode(query));
+        const client = new pg.Client(config);
+        await client.connect();
+        try {
+          return (await client.query<{ ssl: boolean }>('select ssl from pg_stat_ssl where pid = pg_backend_pid()'))
+            .rows[0]?.ssl;
+        } finally {
+          await client.end();
+        }
+      };
+      expect(await encrypted('sslmode=require')).toBe(true);
+      expect(await encrypted(`sslmode=verify-ca&sslrootcert=${tls.certificate}`)).toBe(true);
+      expect(await encrypted('sslmode=disable')).toBe(false);
+      // verify-full checks the host name too: the certificate names localhost, the URL 127.0.0.1.
+      await expect(encrypted(`sslmode=verify-full&sslrootcert=${tls.certificate}`)).rejects.toThrow(
+        /localhost|altnames|IP/,
+      );
+
+      // The command loads over TLS with sslmode=require, as the docs show it.
+      const loaded = await runCli(
+        ['load', '--manifest', manifestOf('lines', 'load-lines'), '--into', withMode('sslmode=require')],
+        { cwd: job.dir, env: process.env as Record<string, string>, timeout: 60_000 },
+        'throw',
+      );
+      expect(loaded.stderr).toBe('');
+      expect(loaded.code).toBe(0);
+      const bogus = await runCli(
+        ['load', '--manifest', manifestOf('lines', 'load-lines'), '--into', withMode('sslmode=bogus')],
+        { cwd: job.dir, env: process.env as Record<string, string>, timeout: 30_000 },
+        'throw',
+      );
+      expect(bogus.code).toBe(2);
+      expect(bogus.stderr).toContain('sslmode=bogus is not one of');
+    } finally {
+      await tls.stop();
+    }
   });
 });
