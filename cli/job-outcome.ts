@@ -61,7 +61,10 @@ export function chargedMessage(result: JobResult): string {
       ? `, ${unsaved.credits} of them for answers not saved in the output (a re-run on the same worker publishes those its spool kept instead of paying again)`
       : '';
   const unknown = unsaved?.unknown_calls ? `, and ${unsaved.unknown_calls} call(s) of unknown cost` : '';
-  return `credits charged ${result.credits}${notSaved}${unknown}; manifest ${result.manifestUrl}`;
+  const manifest = result.manifestRefused
+    ? `its manifest could not be written either (${result.manifestRefused}); the run that finishes the job writes it`
+    : `manifest ${result.manifestUrl}`;
+  return `credits charged ${result.credits}${notSaved}${unknown}; ${manifest}`;
 }
 
 /** What a job pays for per item, and what one can cost (enrich and contacts: 2 per signal up to `limit`; verify: 1). */

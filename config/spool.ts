@@ -1,4 +1,4 @@
-import { lstat, mkdir } from 'node:fs/promises';
+import { chmod, lstat, mkdir } from 'node:fs/promises';
 import { UnsafeSpoolError } from './errors.ts';
 
 /**
@@ -11,11 +11,14 @@ import { UnsafeSpoolError } from './errors.ts';
 export async function ownSpoolDir(dir: string): Promise<string> {
   // A dangling symbolic link makes this fail: the check says what it is.
   await mkdir(dir, { recursive: true, mode: 0o700 }).catch(() => undefined);
-  await checkSpoolDir(dir);
+  const mode = await checkSpoolDir(dir);
+  // Its own, but others may list and read it (made by an earlier version, or by hand): closed to them now.
+  if ((mode & 0o077) !== 0) await chmod(dir, 0o700);
   return dir;
 }
 
-async function checkSpoolDir(dir: string): Promise<void> {
+/** Refuses a spool directory the worker's user does not have alone; returns its mode. */
+async function checkSpoolDir(dir: string): Promise<number> {
   const info = await lstat(dir);
   if (info.isSymbolicLink()) {
     throw new UnsafeSpoolError(dir, 'is a symbolic link', `remove the link (rm ${dir}); the worker then creates it`);
@@ -37,4 +40,5 @@ async function checkSpoolDir(dir: string): Promise<void> {
       `check what it holds, then chmod 700 ${dir}`,
     );
   }
+  return info.mode;
 }

@@ -1,3 +1,4 @@
+import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
@@ -192,7 +193,14 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
         }
       : {}),
   };
-  await writeManifest(store, manifestKey(job), manifest);
+  try {
+    await writeManifest(store, manifestKey(job), manifest);
+  } catch (error) {
+    // A job stopped by an output that refuses writes (a full disk) may find its manifest refused too: what it was
+    // charged is still its result, which the command prints; the run that finishes the job writes the manifest.
+    if (request.status !== 'failed' || !(error instanceof StorageRefusedError)) throw error;
+    return { ...toResult(store, job, manifest), manifestRefused: error.message };
+  }
   if (manifest.status === 'completed') await removeWork(store, job);
   return toResult(store, job, manifest);
 }

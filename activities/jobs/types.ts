@@ -97,4 +97,6 @@ export interface JobResult {
   summary?: VerificationSummary;
   /** Answers paid for but not saved (see Manifest). */
   unsavedAnswers?: { credits: number; unknown_calls: number };
+  /** A failed job whose output refused its manifest too (a full disk): why. Its figures are the manifest's. */
+  manifestRefused?: string;
 }

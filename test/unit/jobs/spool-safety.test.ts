@@ -55,6 +55,14 @@ describe("the spool's place", () => {
     expect((await stat(join(tempDir(), 'fresh', 'state'))).mode & 0o777).toBe(0o700);
   });
 
+  it('one of its own that others may read (0755, an earlier version made it so) is closed to them (0700)', async () => {
+    const dir = join(tempDir(), 'readable');
+    await mkdir(dir);
+    await chmod(dir, 0o755);
+    await ownSpoolDir(dir);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+  });
+
   it.each([
     ['world-writable', 0o777, /writable by every user \(mode 777\): check what it holds, then chmod 700 /],
     ['group-writable', 0o770, /writable by its group \(mode 770\): check what it holds, then chmod 700 /],

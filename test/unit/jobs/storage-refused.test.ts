@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
 import { enrichSingleBatch } from '../../../activities/jobs/enrich-single.ts';
+import { finalizeJob } from '../../../activities/jobs/finalize.ts';
 import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activities/jobs/layout.ts';
 import { linesPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
@@ -143,6 +144,35 @@ describe('a storage that refuses the answer stops the job before the next paid c
     expect(charged).toBe(8);
     expect(result.credits).toBe(charged);
     expect(result.unsavedAnswers).toEqual({ credits: 4, unknown_calls: 0 });
+    await client.close();
+  });
+});
+
+describe('a failed job whose output refuses its manifest too (a disk with no room at all)', () => {
+  it('still says what it was charged: the answer refused, counted with its credits', async () => {
+    const { store, job, client, request } = await twoDomainBatch('refused-manifest');
+    charged = 0;
+    const full = refusingStore(store);
+    const spool = new PartSpool(join(dir, 'spool-manifest'));
+    expect(await enrichBatch(client, full, request, { attempt: 1, spool }).catch((e) => e)).toBeInstanceOf(
+      StorageRefusedError,
+    );
+    const result = await finalizeJob(full, {
+      job,
+      input: 'x',
+      startedAt: new Date().toISOString(),
+      status: 'failed',
+      error: 'write refused (ENOSPC)',
+    });
+    expect(charged).toBe(4);
+    expect(result.credits).toBe(charged);
+    expect(result.unsavedAnswers).toEqual({ credits: charged, unknown_calls: 0 });
+    expect(result.manifestRefused).toMatch(/ENOSPC/);
+    expect(await store.exists(`${job.jobId}/_manifest.json`)).toBe(false);
+    // A job that did not fail still fails on a refused manifest: it has nothing else to say it finished.
+    await expect(
+      finalizeJob(full, { job, input: 'x', startedAt: new Date().toISOString(), status: 'completed' }),
+    ).rejects.toBeInstanceOf(StorageRefusedError);
     await client.close();
   });
 });
