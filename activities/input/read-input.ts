@@ -50,13 +50,16 @@ export async function openInput(
   const base = slash > url.indexOf('://') + 2 ? url.slice(0, slash) : '.';
   const key = url.slice(slash + 1);
   const name = key.toLowerCase().replace(/\.gz$/, '');
-  const format = name.endsWith('.csv')
+  // Excel saves "Unicode Text" as a tab-separated .txt; .tsv is the same table.
+  const format = /\.(csv|tsv|txt)$/.test(name)
     ? 'csv'
     : name.endsWith('.jsonl') || name.endsWith('.ndjson')
       ? 'jsonl'
       : undefined;
   if (!format)
-    throw new InputError(`input ${url}: unsupported format (expected .csv or .jsonl/.ndjson, optionally .gz)`);
+    throw new InputError(
+      `input ${url}: unsupported format (expected .csv, .tsv or .txt, or .jsonl/.ndjson, optionally .gz)`,
+    );
   try {
     const body = await openDecoded(openStore(base), key);
     return { url, format, body, text: decodeToUtf8(body, url, encoding) };
