@@ -3,30 +3,16 @@
  * reading its files as a CRM import would, and the truth of what a night should buy (from the sandbox's truth and
  * its call record, never from the kit's manifest).
  */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { SyncResult } from '../../activities/sync/types.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import type { JobEnv, Sandbox } from '../../testkit/job-env.ts';
+
+export { type ExportRecord, writeExport } from '../../testkit/crm-export.ts';
+
 import type { CrmSyncInput } from '../../workflows/crm-sync.ts';
 import { runOnEnvQueues } from './helpers.ts';
 import { PATHS } from './oracle.ts';
-
-export interface ExportRecord {
-  id: string;
-  website: string;
-  industry: string;
-}
-
-/** Writes a night's export (`Id,Website,Industry`) over the same file, as a CRM team's nightly job does. */
-export async function writeExport(dir: string, records: readonly ExportRecord[]): Promise<string> {
-  const path = join(dir, 'accounts.csv');
-  const lines = ['Id,Website,Industry', ...records.map((r) => `${r.id},${r.website},${r.industry}`)];
-  await writeFile(path, `${lines.join('\n')}\n`);
-  return pathToFileURL(path).href;
-}
 
 /** Runs one night (the `crmSync` workflow) to its end on the env's workers. */
 export const runSync = (env: JobEnv, id: string, input: Omit<CrmSyncInput, 'taskQueue' | 'apiTaskQueue'>) =>
