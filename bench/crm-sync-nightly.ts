@@ -78,7 +78,9 @@ export async function run(size: Size, options: RunOptions = {}): Promise<BenchRe
         // A night later for the CRM, a few minutes for the sandbox's own timeline; about 2 % of the companies get news.
         now += 5 * 60_000;
         const step = Math.round(1 / newShare);
-        for (let i = 0; i < accounts; i += step) env.sandbox.emitSignals({ count: 1 + (i % 3), domain: domains[i]! });
+        const known = env.sandbox.truth.companySignals(domains).filter((t) => t.status === 'ok');
+        for (let i = 0; i < known.length; i += step)
+          env.sandbox.emitSignals({ count: 1 + (i % 3), domain: known[i]!.domain });
       }
       const since = previous === undefined ? {} : { detected_after: previous };
       const truth = env.sandbox.truth.companySignals(domains, since);
