@@ -259,13 +259,19 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       'create a schedule that pushes new signals for a watchlist, or (--kind) delivers new search or intent results',
     )
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
-    .option('--kind <kind>', 'push (default), company-search, contact-search or intent-contacts')
+    .option(
+      '--kind <kind>',
+      'push (default), enrich (the nightly CRM sync), company-search, contact-search, intent-contacts',
+    )
     .option('--watchlist <url>', `push: a .csv or .jsonl(.gz) of domains: ${WHERE}`)
+    .option('--input <url>', `enrich: the CRM export (.csv or .jsonl), read afresh each run: ${WHERE}`)
+    .option('--id-column <name>', "enrich: the column holding each row's record id (default: Id, Record ID, ...)")
+    .option('--keep-columns <a,b>', 'enrich: export columns to carry into every row')
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
   signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
-    .option('--limit <n>', 'signals per domain, at most 500')
+    .option('--limit <n>', 'signals per domain (enrich: per company and night), at most 500')
     .option('--since <iso>', 'the first run pushes signals detected after this date (feeds: default a week back)')
     .option('--max-credits <n>', 'credit budget per run')
     .option('--concurrency <n>', 'batches in flight at once')

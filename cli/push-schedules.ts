@@ -11,10 +11,14 @@ import type { FeedResult } from '../activities/feeds/types.ts';
 import { watermarksKey } from '../activities/push/layout.ts';
 import type { PushResult, PushWindow } from '../activities/push/types.ts';
 import { readPushState, resetPushState } from '../activities/push/watermarks.ts';
+import { syncStatePointerKey } from '../activities/sync/layout.ts';
+import { readSyncPointer, resetSyncState } from '../activities/sync/state.ts';
+import type { SyncResult } from '../activities/sync/types.ts';
 import { openStore } from '../config/storage.ts';
 import type { TemporalConfig } from '../config/worker.ts';
 import { resultThroughOutage } from '../library/temporal-outage.ts';
 import { DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
+import { type CrmSyncInput, crmSync } from '../workflows/crm-sync.ts';
 import { backfillRunId } from '../workflows/push-ids.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../workflows/scheduled-push.ts';
@@ -39,47 +43,75 @@ export function formatEvery(ms: number): string {
 export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
 export const scheduleIdOf = (name: string) => `${SCHEDULE_ID_PREFIX}${name}`;
 
-/** What `create` needs: the push settings a user picks (the workflow's input) plus the schedule's timing and state. */
-export interface PushScheduleDefinition
-  extends Pick<
-    ScheduledPushInput,
-    | 'name'
-    | 'watchlist'
-    | 'output'
-    | 'column'
-    | 'signalTypes'
-    | 'signalSubtypes'
-    | 'limit'
-    | 'since'
-    | 'maxCredits'
-    | 'concurrency'
-    | 'lookbackMs'
-    | 'formats'
-  > {
+/** When a schedule runs and how it starts: every definition has it beside its kind's settings. */
+export interface ScheduleTiming {
   everyMs: number;
   overlap?: ScheduleOverlapPolicy;
   paused?: boolean;
   note?: string;
 }
+
+/** What `create` needs: the push settings a user picks (the workflow's input) plus the schedule's timing and state. */
+export interface PushScheduleDefinition
+  extends Pick<
+      ScheduledPushInput,
+      | 'name'
+      | 'watchlist'
+      | 'output'
+      | 'column'
+      | 'signalTypes'
+      | 'signalSubtypes'
+      | 'limit'
+      | 'since'
+      | 'maxCredits'
+      | 'concurrency'
+      | 'lookbackMs'
+      | 'formats'
+    >,
+    ScheduleTiming {}
 
 /** What `create --kind company-search|contact-search|intent-contacts` needs: the feed and the schedule's timing. */
 export interface FeedScheduleDefinition
   extends Pick<
-    ScheduledFeedInput,
-    'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
-  > {
-  everyMs: number;
-  overlap?: ScheduleOverlapPolicy;
-  paused?: boolean;
-  note?: string;
-}
+      ScheduledFeedInput,
+      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+    >,
+    ScheduleTiming {}
 
-export type ScheduleDefinition = PushScheduleDefinition | FeedScheduleDefinition;
+/** What `create --kind enrich` needs: the nightly CRM sync (docs/nightly-crm-enrichment.md) and its timing. */
+export interface SyncScheduleDefinition
+  extends Pick<
+      CrmSyncInput,
+      | 'name'
+      | 'kind'
+      | 'input'
+      | 'output'
+      | 'column'
+      | 'idColumn'
+      | 'keepColumns'
+      | 'signalTypes'
+      | 'limit'
+      | 'maxCredits'
+      | 'concurrency'
+      | 'formats'
+    >,
+    ScheduleTiming {}
 
-const isFeed = (definition: ScheduleDefinition): definition is FeedScheduleDefinition => 'kind' in definition;
+export type ScheduleDefinition = PushScheduleDefinition | FeedScheduleDefinition | SyncScheduleDefinition;
 
-/** A schedule's workflow input is a feed's when it names a kind (a push's never does). */
-const isFeedInput = (input: ScheduledPushInput | ScheduledFeedInput): input is ScheduledFeedInput => 'kind' in input;
+/** The kinds of schedule whose runs are nights of the CRM sync (the others are feeds, or a push without a kind). */
+export const SYNC_KINDS = ['enrich'] as const;
+const isSyncKind = (kind: unknown) => (SYNC_KINDS as readonly unknown[]).includes(kind);
+
+const isSync = (definition: ScheduleDefinition): definition is SyncScheduleDefinition =>
+  'kind' in definition && isSyncKind(definition.kind);
+const isFeed = (definition: ScheduleDefinition): definition is FeedScheduleDefinition =>
+  'kind' in definition && !isSyncKind(definition.kind);
+
+type ScheduleInput = ScheduledPushInput | ScheduledFeedInput | CrmSyncInput;
+/** A schedule's workflow input is a feed's or a sync's when it names a kind (a push's never does). */
+const isFeedInput = (input: ScheduleInput): input is ScheduledFeedInput => 'kind' in input && !isSyncKind(input.kind);
+const isSyncInput = (input: ScheduleInput): input is CrmSyncInput => 'kind' in input && isSyncKind(input.kind);
 
 export interface PushScheduleInfo {
   name: string;
@@ -99,8 +131,8 @@ export interface PushScheduleDetails extends PushScheduleInfo {
   skippedOverlap: number;
   running: string[];
   createdAt: string;
-  /** The last run that committed the push's state (from `_watermarks.json`), or null before the first. */
-  lastRun: LastRunView | { unreadable: string } | null;
+  /** The last run that committed the schedule's state (`_watermarks.json`, a sync's `_state.json`), or null. */
+  lastRun: LastRunView | object | { unreadable: string } | null;
 }
 
 export type LastRunView = NonNullable<Awaited<ReturnType<typeof readPushState>>['lastRun']>;
@@ -117,15 +149,25 @@ export function feedInputOf(definition: FeedScheduleDefinition, temporal: Tempor
   return { ...feed, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
 }
 
+/** A sync definition without the schedule's timing: the workflow input every night is started with. */
+function withoutTiming(definition: SyncScheduleDefinition): Omit<CrmSyncInput, 'taskQueue' | 'apiTaskQueue'> {
+  const { everyMs: _every, overlap: _overlap, paused: _paused, note: _note, ...sync } = definition;
+  return sync;
+}
+
 export async function createPushSchedule(
   client: Client,
   temporal: TemporalConfig,
   definition: ScheduleDefinition,
 ): Promise<string> {
   const scheduleId = scheduleIdOf(definition.name);
-  const action = isFeed(definition)
-    ? { workflowType: scheduledFeed, args: [feedInputOf(definition, temporal)] as [ScheduledFeedInput] }
-    : { workflowType: scheduledPush, args: [pushInputOf(definition, temporal)] as [ScheduledPushInput] };
+  const queues = { taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
+  const action = isSync(definition)
+    ? { workflowType: crmSync, args: [{ ...withoutTiming(definition), ...queues }] as [CrmSyncInput] }
+    : isFeed(definition)
+      ? { workflowType: scheduledFeed, args: [feedInputOf(definition, temporal)] as [ScheduledFeedInput] }
+      : { workflowType: scheduledPush, args: [pushInputOf(definition, temporal)] as [ScheduledPushInput] };
+  const memo = isSync(definition) ? 'crm-sync' : isFeed(definition) ? 'scheduled-feed' : 'scheduled-push';
   try {
     await client.schedule.create({
       scheduleId,
@@ -137,7 +179,7 @@ export async function createPushSchedule(
         ...(action as { workflowType: typeof scheduledPush; args: [ScheduledPushInput] }),
       },
       policies: { overlap: definition.overlap ?? ScheduleOverlapPolicy.SKIP },
-      memo: { 'signal-kit': isFeed(definition) ? 'scheduled-feed' : 'scheduled-push', name: definition.name },
+      memo: { 'signal-kit': memo, name: definition.name },
       state: { paused: definition.paused ?? false, ...(definition.note ? { note: definition.note } : {}) },
     });
   } catch (error) {
@@ -172,13 +214,15 @@ export async function describePushSchedule(client: Client, name: string): Promis
     skippedOverlap: description.info.numActionsSkippedOverlap,
     running: description.info.runningActions.map((action) => action.workflow.workflowId),
     createdAt: description.info.createdAt.toISOString(),
-    lastRun: push ? await lastRunOf(push.output, name) : null,
+    lastRun: push ? await lastRunOf(push, name) : null,
   };
 }
 
 /** The push's last committed run; describe still answers when the output cannot be read (say so instead). */
-async function lastRunOf(output: string, name: string): Promise<LastRunView | { unreadable: string } | null> {
+async function lastRunOf(input: ScheduleInput, name: string): Promise<object | { unreadable: string } | null> {
+  const output = input.output;
   try {
+    if (isSyncInput(input)) return (await readSyncPointer(openStore(output), name))?.last_run ?? null;
     return (await readPushState(openStore(output), name)).lastRun ?? null;
   } catch (error) {
     return { unreadable: `${output}: ${error instanceof Error ? error.message : String(error)}` };
@@ -240,12 +284,12 @@ export async function startPushRun(
   client: Client,
   name: string,
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
-): Promise<{ workflowId: string; result: () => Promise<PushResult | FeedResult> }> {
+): Promise<{ workflowId: string; result: () => Promise<PushResult | FeedResult | SyncResult> }> {
   const description = await describeSchedule(client, name);
   const push = pushOfDescription(name, description);
-  if (isFeedInput(push as ScheduledPushInput | ScheduledFeedInput)) {
-    return startFeedRun(client, name, description, push as unknown as ScheduledFeedInput, options);
-  }
+  const given = push as ScheduleInput;
+  if (isFeedInput(given)) return startRunNow(client, name, description, given, options, scheduledFeed);
+  if (isSyncInput(given)) return startRunNow(client, name, description, given, options, crmSync);
   if (!options.window) {
     const running = scheduledRunsInProgress(description);
     if (running.length > 0) throw new PushRunInProgressError(name, running);
@@ -273,22 +317,26 @@ export async function startPushRun(
   }
 }
 
-/** `schedule run` of a feed: one run now (a feed has no backfill or full refresh), refused while one is running. */
-async function startFeedRun(
+/**
+ * `schedule run` of a feed or a CRM sync: one run now (neither has a backfill or a full refresh), refused while one
+ * is running.
+ */
+async function startRunNow<I extends ScheduledFeedInput | CrmSyncInput, R>(
   client: Client,
   name: string,
   description: ScheduleDescription,
-  feed: ScheduledFeedInput,
+  feed: I,
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
-): Promise<{ workflowId: string; result: () => Promise<FeedResult> }> {
+  workflow: (input: I) => Promise<R>,
+): Promise<{ workflowId: string; result: () => Promise<R> }> {
   if (options.window || options.fullRefresh) {
-    throw new UsageError(`schedule "${name}" is a ${feed.kind} feed: it has no backfill or --full-refresh`);
+    throw new UsageError(`schedule "${name}" is a ${feed.kind} schedule: it has no backfill or --full-refresh`);
   }
   const running = scheduledRunsInProgress(description);
   if (running.length > 0) throw new PushRunInProgressError(name, running);
   const workflowId = manualRunIdOf(name);
   try {
-    const handle = await client.workflow.start(scheduledFeed, {
+    const handle = await client.workflow.start(workflow as (input: ScheduleInput) => Promise<R>, {
       workflowId,
       taskQueue: feed.taskQueue ?? DEFAULT_TASK_QUEUE,
       args: [{ ...feed, runAt: (options.now ?? new Date()).toISOString() }],
@@ -306,7 +354,9 @@ export async function pushState(
   name: string,
   options: { output?: string; domains?: string[]; all?: boolean },
 ): Promise<Record<string, unknown>> {
-  const output = options.output ?? (await pushOf(client, name)).output;
+  const definition = options.output ? undefined : ((await pushOf(client, name)) as ScheduleInput);
+  const output = options.output ?? definition!.output;
+  if (definition && isSyncInput(definition)) return syncStateView(output, name);
   const state = await readPushState(openStore(output), name);
   const times = [...state.marks.values()].sort();
   const view: Record<string, unknown> = {
@@ -334,6 +384,20 @@ export async function pushState(
   return view;
 }
 
+/** What `schedule state` shows of a CRM sync: where its state is, which run committed it, its companies, the last run. */
+async function syncStateView(output: string, name: string): Promise<Record<string, unknown>> {
+  const store = openStore(output);
+  const pointer = await readSyncPointer(store, name);
+  return {
+    name,
+    state: store.urlOf(syncStatePointerKey(name)),
+    committedBy: pointer?.run_id ?? null,
+    updatedAt: pointer?.updated_at ?? null,
+    companies: pointer?.companies ?? 0,
+    lastRun: pointer?.last_run ?? null,
+  };
+}
+
 /** Forgets watermarks (all, or of `domains`); refused while a run of the schedule is in progress. */
 export async function resetPush(
   client: Client,
@@ -341,8 +405,9 @@ export async function resetPush(
   options: { output?: string; domains?: string[] },
 ): Promise<Record<string, unknown>> {
   let output = options.output;
+  let details: PushScheduleDetails | undefined;
   try {
-    const details = await describePushSchedule(client, name);
+    details = await describePushSchedule(client, name);
     if (details.running.length > 0) {
       throw new UsageError(`schedule "${name}" has a run in progress (${details.running.join(', ')}); wait or pause`);
     }
@@ -351,6 +416,10 @@ export async function resetPush(
     if (!(error instanceof UsageError) || output === undefined || /in progress/.test(error.message)) throw error;
   }
   if (output === undefined) throw new UsageError(`--output is required: schedule "${name}" has no output`);
+  if (isSyncKind((details?.push as { kind?: unknown } | undefined)?.kind)) {
+    await resetSyncState(openStore(output), name);
+    return { name, reset: 'all' };
+  }
   const reset = await resetPushState(openStore(output), name, options.domains);
   return { name, reset: options.domains ?? 'all', ...reset };
 }

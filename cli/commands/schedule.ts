@@ -4,6 +4,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { FeedKind, FeedResult, IntentFilters, SearchFilters } from '../../activities/feeds/types.ts';
 import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
+import type { SyncResult } from '../../activities/sync/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
 import { EXIT, exitCodeOf } from '../job-outcome.ts';
@@ -18,6 +19,8 @@ import {
   pausePushSchedule,
   pushState,
   resetPush,
+  type ScheduleDefinition,
+  type SyncScheduleDefinition,
   startPushRun,
   triggerPushSchedule,
   unpausePushSchedule,
@@ -86,6 +89,9 @@ function watchlistUrl(flag: string, value: string | undefined): string {
 export interface CreateFlags {
   name?: string;
   watchlist?: string;
+  input?: string;
+  idColumn?: string;
+  keepColumns?: string;
   output?: string;
   every?: string;
   column?: string;
@@ -123,11 +129,14 @@ const FEED_KINDS: readonly FeedKind[] = ['company-search', 'contact-search', 'in
 /** Flags that only some kinds take, with the kinds that take them (a flag given to another kind is a mistake). */
 const FLAG_KINDS: Record<string, readonly string[]> = {
   watchlist: ['push'],
-  column: ['push'],
-  limit: ['push'],
+  input: ['enrich'],
+  idColumn: ['enrich'],
+  keepColumns: ['enrich'],
+  column: ['push', 'enrich'],
+  limit: ['push', 'enrich'],
   signalSubtypes: ['push'],
   lookback: ['push'],
-  signalTypes: ['push', 'company-search', 'contact-search'],
+  signalTypes: ['push', 'company-search', 'contact-search', 'enrich'],
   industries: ['company-search'],
   employeeCountMin: ['company-search'],
   employeeCountMax: ['company-search'],
@@ -235,13 +244,43 @@ function runBounds(values: CreateFlags): { since?: string; maxCredits?: number; 
   };
 }
 
-/** `schedule create`'s flags as the push or feed to create (by `--kind`); every mistake names its flag. */
-export function parseScheduleCreate(values: CreateFlags): PushScheduleDefinition | FeedScheduleDefinition {
+/** `schedule create`'s flags as the push, feed or CRM sync to create (by `--kind`); every mistake names its flag. */
+export function parseScheduleCreate(values: CreateFlags): ScheduleDefinition {
   const kind = values.kind ?? 'push';
   if (kind === 'push') return parseCreate(values);
+  if (kind === 'enrich') return parseSyncCreate(values);
+  if (kind === 'enrich-contacts') {
+    throw new UsageError('--kind enrich-contacts is not available yet: schedule --kind enrich for accounts');
+  }
   const feed = FEED_KINDS.find((k) => k === kind);
-  if (!feed) throw new UsageError(`--kind must be one of push, ${FEED_KINDS.join(', ')}, got "${kind}"`);
+  if (!feed) throw new UsageError(`--kind must be one of push, enrich, ${FEED_KINDS.join(', ')}, got "${kind}"`);
   return parseFeedCreate(feed, values);
+}
+
+/** `schedule create --kind enrich`: the nightly CRM sync of an export (docs/nightly-crm-enrichment.md). */
+export function parseSyncCreate(values: CreateFlags): SyncScheduleDefinition {
+  for (const [key, kinds] of Object.entries(FLAG_KINDS)) {
+    if (values[key as keyof CreateFlags] !== undefined && !kinds.includes('enrich'))
+      throw new UsageError(`${flagName(key)} does not apply to --kind enrich`);
+  }
+  const { limit, types } = signalFilters(values);
+  const keepColumns = list(values.keepColumns);
+  const definition: SyncScheduleDefinition = {
+    name: pushName('name', values.name, 'create'),
+    kind: 'enrich',
+    input: watchlistUrl('input', values.input),
+    output: locationUrl('output', values.output),
+    everyMs: parseEvery('every', values.every),
+    overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
+    paused: values.paused === true,
+    ...(values.column ? { column: values.column } : {}),
+    ...(values.idColumn ? { idColumn: values.idColumn } : {}),
+    ...(keepColumns ? { keepColumns } : {}),
+    ...(types ? { signalTypes: types } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+    ...(values.note ? { note: values.note } : {}),
+  };
+  return Object.assign(definition, runBounds(values), tableFormats(values.format));
 }
 
 /** `schedule create`'s flags as the push to create; every mistake is a `UsageError` naming its flag. */
@@ -308,7 +347,7 @@ type Action = (client: Client, temporal: TemporalConfig, exit: (code: number) =>
 
 /** A run's result as the command prints it (a failed run's partial result too), exiting with its status's code. */
 async function waitForRun(
-  result: () => Promise<PushResult | FeedResult>,
+  result: () => Promise<PushResult | FeedResult | SyncResult>,
   exit: (code: number) => void,
 ): Promise<unknown> {
   try {
