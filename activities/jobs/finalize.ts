@@ -154,7 +154,13 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
     if (fold) counts.duplicates += fold.folded;
     parts.push(...(await tableParts(store, job, manifested)));
-    if (job.formats?.includes('csv')) crmCsv = await writeCrmCsv(store, job, parts, prepared?.columns);
+    if (job.formats?.includes('csv')) {
+      crmCsv = await writeCrmCsv(store, job, parts, prepared?.columns).catch((error: unknown) => {
+        // A job stopped by a full disk still writes its manifest (what it was charged) without its rows file.
+        if (request.status === 'failed' && error instanceof StorageRefusedError) return undefined;
+        throw error;
+      });
+    }
   }
 
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;

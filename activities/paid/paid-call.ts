@@ -10,6 +10,7 @@ import {
   partFingerprint,
   readPart,
   redoneIdentity,
+  releaseBody,
   type StoredPart,
   withStorageRetries,
   writeEncodedPart,
@@ -222,8 +223,20 @@ export function publishPaidLines(
     identity,
     paid,
     async (calls, target) => {
-      await writeTableParts(target, part.tables, part.status, writeAs);
-      return writeEncodedPart(target, part.compression, key, part.body, part.counts, part.status, calls, writeAs);
+      // The tables' bytes are kept until the lines part is written: refused, the whole write goes to the spool.
+      await writeTableParts(target, part.tables, part.status, writeAs, { keepBodies: true });
+      const stored = await writeEncodedPart(
+        target,
+        part.compression,
+        key,
+        part.body,
+        part.counts,
+        part.status,
+        calls,
+        writeAs,
+      );
+      for (const table of part.tables) releaseBody(table.body);
+      return stored;
     },
     spool,
   );

@@ -187,7 +187,7 @@ export class PartSpool {
       ...(options ? { options } : {}),
       ...(guard ? { guard: { key: guard.key, fingerprint: guard.fingerprint ?? null, write: guard.write } } : {}),
     };
-    // A copy: the writer frees a part's buffer once it is written (parts.ts `release`).
+    // A copy: the writer frees a part's buffer once it is written (parts.ts `releaseBody`).
     const body = Buffer.from(typeof data === 'string' ? Buffer.from(data) : data);
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -151,13 +151,14 @@ export async function writeTableParts(
   parts: readonly EncodedTablePart[],
   status: PartStatus,
   identity: PartIdentity,
+  options: { keepBodies?: boolean } = {},
 ): Promise<ManifestPart[]> {
   const written: ManifestPart[] = [];
   for (const part of parts) {
     const counts = { ...zeroCounts(), lines: part.lines };
-    const stored = await publish(store, part.key, part.body, counts, status, [], identity, part.contentType, {
-      [TABLE_META]: part.table,
-      [FORMAT_META]: part.format,
+    const meta = { [TABLE_META]: part.table, [FORMAT_META]: part.format };
+    const stored = await publish(store, part.key, part.body, counts, status, [], identity, part.contentType, meta, {
+      keepBody: options.keepBodies === true,
     });
     written.push({
       key: part.key,
@@ -276,6 +277,7 @@ async function publish(
   identity: PartIdentity,
   contentType: string,
   extra: Record<string, string>,
+  options: { keepBody?: boolean } = {},
 ): Promise<StoredPart> {
   const sha256 = createHash('sha256').update(body).digest('hex');
   for (let attempt = 0; ; attempt++) {
@@ -293,7 +295,7 @@ async function publish(
         calls: [...calls],
         ...(identity.redone ? { redone: identity.redone } : {}),
       };
-      release(body);
+      if (!options.keepBody) releaseBody(body);
       return stored;
     } catch (error) {
       const delay = WRITE_RETRY_DELAYS_MS[attempt];
@@ -308,7 +310,7 @@ async function publish(
  * through the write (2 MB per bulk-enrich part; they made most of the worker's array buffers at its peak). Only a
  * buffer that is the whole of its memory: a small one shares Node's pool with other buffers.
  */
-function release(body: Buffer): void {
+export function releaseBody(body: Buffer): void {
   const memory = body.buffer;
   if (memory instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === memory.byteLength) {
     memory.transfer(0);

@@ -6,8 +6,9 @@ import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsave
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { writeManifest } from '../run/parts.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
-import { encodeTable, tableContentType } from '../tables/encode.ts';
-import { enrichTables, invalidLinesAsRows, rowsTable } from '../tables/rows.ts';
+import { crmFileColumns } from '../tables/crm-file.ts';
+import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
+import { enrichTables, invalidLinesAsRows } from '../tables/rows.ts';
 import { readSyncAnswer } from './fetch.ts';
 import {
   syncCallsPrefix,
@@ -65,9 +66,8 @@ export async function finalizeSyncRun(
   const unsaved = await countUnsavedAnswers(store, { callsPrefix: syncCallsPrefix(run) }, savedCalls, wait);
 
   const records = await readRecords(store, run);
-  const withColumns = records.find((record) => record.cols)?.cols;
-  const kept = request.keepColumns ?? (withColumns ? Object.keys(withColumns) : undefined);
-  const def = rowsTable('enrich', kept);
+  const file = crmFileColumns('enrich', plan.columns, request.keepColumns);
+  const def = file.flat;
   const rows: TableRow[] = [];
   const changed: TableRow[] = [];
   const fingerprints = new Map<string, string>();
@@ -92,8 +92,8 @@ export async function finalizeSyncRun(
   for (const key of base.records.keys()) if (!fingerprints.has(key)) outcome.gone.push(key);
 
   const parts = [
-    await writeCsv(store, syncRowsKey(run), def, rows),
-    await writeCsv(store, syncChangesKey(run), def, changed),
+    await writeCsv(store, syncRowsKey(run), file, rows),
+    await writeCsv(store, syncChangesKey(run), file, changed),
   ];
   for (const format of run.formats ?? []) {
     const key = syncTableKey(run, format);
@@ -252,8 +252,10 @@ function sha256(body: Buffer): string {
   return createHash('sha256').update(body).digest('hex');
 }
 
-async function writeCsv(store: Store, key: string, def: TableDef, rows: readonly TableRow[]) {
-  const body = encodeTable('csv', def, rows, 'none');
+/** A CRM import file: the export's id header, the kept columns, the enrichment columns under the CRM's names. */
+async function writeCsv(store: Store, key: string, file: ReturnType<typeof crmFileColumns>, rows: readonly TableRow[]) {
+  const lines = [csvHeader(file.header), ...rows.map((row) => csvRow(file.def, row))];
+  const body = Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
   await writeBody(store, key, body, { contentType: 'text/csv; charset=utf-8' });
   return { key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format: 'csv' };
 }

@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
 import { mapOrdered } from '../../connectors/map-ordered.ts';
+import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import { MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
@@ -49,7 +50,11 @@ export async function prepareSyncRun(
   // Read the whole export first: a file that cannot be read fails the run before any state changes.
   const records: SyncRecord[] = [];
   const source = await openInput(openStore, request.input);
-  for await (const record of readInputRecords(source, columnRequest('enrich', request))) {
+  let columns: Record<string, unknown> | undefined;
+  const chosen = (choice: ColumnChoice) => {
+    columns = describeChoice(choice);
+  };
+  for await (const record of readInputRecords(source, columnRequest('enrich', request), chosen)) {
     if (records.length % 2000 === 0) beat(records.length);
     const kept: SyncRecord = {
       row: record.row,
@@ -105,6 +110,7 @@ export async function prepareSyncRun(
     newCompanies: entries.filter((entry) => !state.companies.has(entry.domain)).length,
     batches: batches.length,
     stateFrom: state.runId,
+    ...(columns ? { columns } : {}),
     ...(carried ? { carriedFrom: carried } : {}),
   };
   await out.writeText(syncPlanKey(run), `${JSON.stringify(plan, null, 2)}\n`, { contentType: 'application/json' });

@@ -61,6 +61,8 @@ export interface SyncPlan {
   stateFrom: string | null;
   /** An earlier run that stopped before its commit, whose saved answers were taken into the state first. */
   carriedFrom?: string;
+  /** The columns chosen in the export (identifiers, the record id's header, the kept ones): the CRM file's names. */
+  columns?: Record<string, unknown>;
 }
 
 /** A signal as the state holds it: enough for the rows table's newest-signal columns. */

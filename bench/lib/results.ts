@@ -10,6 +10,7 @@ export const BENCHMARKS = [
   'verify-scale',
   'webhook-intake',
   'push-incremental',
+  'crm-sync-nightly',
   'postgres-load',
   'parquet-cost',
 ] as const;

@@ -95,6 +95,9 @@ describe('drill: the output disk fills up mid-run', () => {
       '2',
       '--compression',
       'none',
+      // Flat tables too: written before their lines part, they may fit where the part no longer does.
+      '--format',
+      'csv,parquet',
       '--wait',
     ];
     const ideal = enrichIdeal(env.sandbox, [...input.distinct], { limit: LIMIT });

@@ -3,30 +3,18 @@
  * reading its files as a CRM import would, and the truth of what a night should buy (from the sandbox's truth and
  * its call record, never from the kit's manifest).
  */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { SyncResult } from '../../activities/sync/types.ts';
+import { crmColumnName } from '../../activities/tables/crm-file.ts';
+import { rowsTable } from '../../activities/tables/rows.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import type { JobEnv, Sandbox } from '../../testkit/job-env.ts';
+
+export { type ExportRecord, writeExport } from '../../testkit/crm-export.ts';
+
 import type { CrmSyncInput } from '../../workflows/crm-sync.ts';
 import { runOnEnvQueues } from './helpers.ts';
 import { PATHS } from './oracle.ts';
-
-export interface ExportRecord {
-  id: string;
-  website: string;
-  industry: string;
-}
-
-/** Writes a night's export (`Id,Website,Industry`) over the same file, as a CRM team's nightly job does. */
-export async function writeExport(dir: string, records: readonly ExportRecord[]): Promise<string> {
-  const path = join(dir, 'accounts.csv');
-  const lines = ['Id,Website,Industry', ...records.map((r) => `${r.id},${r.website},${r.industry}`)];
-  await writeFile(path, `${lines.join('\n')}\n`);
-  return pathToFileURL(path).href;
-}
 
 /** Runs one night (the `crmSync` workflow) to its end on the env's workers. */
 export const runSync = (env: JobEnv, id: string, input: Omit<CrmSyncInput, 'taskQueue' | 'apiTaskQueue'>) =>
@@ -34,9 +22,21 @@ export const runSync = (env: JobEnv, id: string, input: Omit<CrmSyncInput, 'task
 
 export type CsvRow = Record<string, string>;
 
+/**
+ * A CRM file of the sync as a CRM reads it, each row keyed back by the rows table's column names (the exports of these
+ * tests have Salesforce's `Id` header, so the file names the enrichment columns as Salesforce API names:
+ * `Signal_Count__c`), and its header as written.
+ */
+export async function readCsvWithHeader(store: Store, url: string): Promise<{ header: string[]; rows: CsvRow[] }> {
+  const text = await store.readText(url.slice(store.url.length + 1));
+  const [header = [], ...records] = parse(text) as string[][];
+  const names = new Map(rowsTable('enrich').columns.map((c) => [crmColumnName(c.name, 'salesforce'), c.name]));
+  const keys = header.map((h) => (h === 'Id' ? 'record_id' : (names.get(h) ?? h)));
+  return { header, rows: records.map((values) => Object.fromEntries(keys.map((k, i) => [k, values[i] ?? '']))) };
+}
+
 export async function readCsv(store: Store, url: string): Promise<CsvRow[]> {
-  const key = url.slice(store.url.length + 1);
-  return parse(await store.readText(key), { columns: true }) as CsvRow[];
+  return (await readCsvWithHeader(store, url)).rows;
 }
 
 /**

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { boughtSignals, type CsvRow, type ExportRecord, readCsv, runSync, writeExport } from './crm-sync-helpers.ts';
+import {
+  boughtSignals,
+  type CsvRow,
+  type ExportRecord,
+  readCsv,
+  readCsvWithHeader,
+  runSync,
+  writeExport,
+} from './crm-sync-helpers.ts';
 import { chargedSince } from './oracle.ts';
 import { DAY, FIRST_RUN_AT } from './push-helpers.ts';
 
@@ -138,7 +146,10 @@ describe('nightly CRM sync keeps its promises over three nights with the clock m
       bought.push(...boughtSignals(env.sandbox, mark));
 
       // rows.csv: every record of tonight's export once, under its own id, with its company's current picture.
-      const rows = await readCsv(store, result.rowsUrl);
+      const { header, rows } = await readCsvWithHeader(store, result.rowsUrl);
+      // The file Salesforce's Data Loader matches by itself: the export's `Id` first, its kept column, API names.
+      expect(header.slice(0, 2)).toEqual(['Id', 'Industry']);
+      expect(header).toContain('Signal_Count__c');
       expect(rows.map((r) => r['record_id']).sort()).toEqual(night.records.map((r) => r.id).sort());
       const byId = new Map(rows.map((r) => [r['record_id']!, r]));
       for (const record of night.records) {

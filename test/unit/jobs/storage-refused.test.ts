@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
@@ -16,7 +17,13 @@ import { batchKey, partKey, singleBatchKey, singlePartKey } from '../../../activ
 import { linesPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { PartSpool } from '../../../activities/paid/spool.ts';
-import { partFingerprint, readPartLines, writePart, zeroCounts } from '../../../activities/run/parts.ts';
+import {
+  partFingerprint,
+  readPartLines,
+  spooledPartProblem,
+  writePart,
+  zeroCounts,
+} from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
 import { FAILURE_TYPE, refusalReason, StorageRefusedError } from '../../../connectors/errors.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
@@ -94,16 +101,23 @@ describe('a storage that refuses the answer stops the job before the next paid c
   it.each([
     ['the lines part', 'refused', undefined],
     ['the tables written before it (--format csv)', 'refused-tables', ['jsonl', 'csv'] as JobRef['formats']],
+    [
+      'the lines part only, its tables written (the disk filled in between)',
+      'refused-after-tables',
+      ['jsonl', 'csv', 'parquet'] as JobRef['formats'],
+      (key: string) => key.includes('/parts/'),
+    ],
   ])(
     'ENOSPC on %s: one paid call, refused at once, published from the spool by the next run without paying',
-    async (_what, jobId, formats) => {
+    async (_what, jobId, formats, refused?: (key: string) => boolean) => {
       const { store, job, client, request } = await twoDomainBatch(jobId, formats);
       const calls = server.requests.length;
       charged = 0;
       const spool = new PartSpool(join(dir, 'spool'));
 
       const started = Date.now();
-      const error = await enrichBatch(client, refusingStore(store), request, { attempt: 1, spool }).catch((e) => e);
+      const full = refusingStore(store, refused ? { refused } : {});
+      const error = await enrichBatch(client, full, request, { attempt: 1, spool }).catch((e) => e);
       expect(error).toBeInstanceOf(StorageRefusedError);
       expect(Date.now() - started).toBeLessThan(5_000); // not the minute of retries an outage gets
       expect(server.requests).toHaveLength(calls + 1);
@@ -120,7 +134,16 @@ describe('a storage that refuses the answer stops the job before the next paid c
         // The tables were kept and published too.
         const keys: string[] = [];
         for await (const info of store.list(`${jobId}/`)) keys.push(info.key);
-        expect(keys.filter((key) => key.endsWith('.csv') || key.includes('rows'))).not.toEqual([]);
+        const tables = keys.filter((key) => key.includes('/tables/'));
+        expect(tables).toHaveLength(2 * formats.length); // rows and signals, in each format
+        // Each as written: the bytes its metadata records.
+        for (const key of tables) {
+          const info = await store.stat(key);
+          const body = Buffer.from(
+            await new Response(Readable.toWeb(await store.openRead(key)) as ReadableStream).arrayBuffer(),
+          );
+          expect(spooledPartProblem(key, body, info?.metadata), key).toBeUndefined();
+        }
       }
       await client.close();
     },

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { crmColumnName, crmDialectOf, crmFileColumns } from '../../../activities/jobs/crm-csv.ts';
+import { crmColumnName, crmDialectOf, crmFileColumns } from '../../../activities/tables/crm-file.ts';
 import { repoRoot } from '../../helpers/cli.ts';
 
 const KINDS = ['enrich', 'enrich-contacts', 'verify-emails'] as const;
