@@ -172,6 +172,33 @@ describe('CRM files in as their tools write them', () => {
     expect(result.stderr).toContain('row 2 (line 3), byte');
     expect(result.stderr).toContain('--encoding');
     expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
+    // Said with --encoding, the same file is read as the user says (its UTF-8 row as Windows-1252 text): every row.
+    const said = await runCli(
+      [
+        'enrich',
+        '--input',
+        'mixed.csv',
+        '--output',
+        'out',
+        '--job-id',
+        'mixed-1252',
+        '--encoding',
+        'windows-1252',
+      ].concat(['--keep-columns', 'Name', '--format', 'csv', '--wait']),
+      { cwd: dir, env: env.childEnv(), timeout: 120_000 },
+      'minus-one',
+    );
+    expect(said.code, said.stderr).toBe(0);
+    const [, ...saidRows] = await readCsvWithPython(join(dir, 'out', 'mixed-1252', 'rows.csv'));
+    expect(saidRows.map((cells) => cells[0])).toEqual(['1', '2']);
+    expect(saidRows[1]).toContain('Crème');
+    const bogus = await runCli(
+      ['enrich', '--input', 'mixed.csv', '--output', 'out', '--encoding', 'ebcdic', '--dry-run'],
+      { cwd: dir, env: env.childEnv(), timeout: 60_000 },
+      'minus-one',
+    );
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain('--encoding must be one of');
     const missing = await runCli(
       ['enrich', '--input', 'nowhere.csv', '--output', 'out', '--job-id', 'nowhere', '--wait'],
       { cwd: dir, env: env.childEnv(), timeout: 60_000 },
