@@ -4,6 +4,7 @@
  * can read is checked: an input it cannot open (a bucket only the worker may read) is left to the job.
  */
 import { columnRequest } from '../activities/input/identify.ts';
+import { InputError } from '../connectors/errors.ts';
 import { readCsvRecords } from '../connectors/jsonl.ts';
 import { ColumnError, chooseColumns } from '../connectors/normalize/columns.ts';
 import type { Store } from '../connectors/storage/store.ts';
@@ -32,14 +33,17 @@ export async function checkInputColumns(job: JobStart, openStore: (url: string) 
       source.body.destroy();
       return;
     }
-    const { delimiter, body } = await sniffDelimiter(source.body);
+    const { delimiter, body } = await sniffDelimiter(source.text);
     for await (const entry of readCsvRecords(body, { delimiter })) {
       if (entry.record) header = Object.keys(entry.record);
       break;
     }
     source.body.destroy();
-  } catch {
-    return; // the job reports what it cannot read
+  } catch (error) {
+    // What the file itself says no to (missing, not a CSV or JSONL, its encoding undecidable) is refused before
+    // anything starts; what the command cannot reach (a bucket only the worker may read) is left to the job.
+    if (error instanceof InputError) throw new UsageError(error.message);
+    return;
   }
   if (!header) return;
   try {

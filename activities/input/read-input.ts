@@ -10,6 +10,7 @@ import {
 } from '../../connectors/normalize/columns.ts';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { decodeToUtf8, type InputEncoding } from './encoding.ts';
 
 /**
  * One input row: its number (1-based data row; CSV header excluded), the values of its identifier columns in the order
@@ -27,7 +28,10 @@ export interface InputRecord {
 export interface InputSource {
   url: string;
   format: 'csv' | 'jsonl';
+  /** The file's bytes as stored (gunzipped); `text` decodes them. */
   body: Readable;
+  /** The file's text as UTF-8, decoded from its encoding (encoding.ts). */
+  text: AsyncIterable<Buffer>;
 }
 
 /**
@@ -37,20 +41,28 @@ export interface InputSource {
 export const MAX_INPUT_DEPTH = 32;
 
 /** Opens an input URL (file://, s3://, gs:// or a path) by splitting it into a store and a key. */
-export async function openInput(openStore: (url: string) => Store, url: string): Promise<InputSource> {
+export async function openInput(
+  openStore: (url: string) => Store,
+  url: string,
+  encoding: InputEncoding = 'auto',
+): Promise<InputSource> {
   const slash = url.lastIndexOf('/');
   const base = slash > url.indexOf('://') + 2 ? url.slice(0, slash) : '.';
   const key = url.slice(slash + 1);
   const name = key.toLowerCase().replace(/\.gz$/, '');
-  const format = name.endsWith('.csv')
+  // Excel saves "Unicode Text" as a tab-separated .txt; .tsv is the same table.
+  const format = /\.(csv|tsv|txt)$/.test(name)
     ? 'csv'
     : name.endsWith('.jsonl') || name.endsWith('.ndjson')
       ? 'jsonl'
       : undefined;
   if (!format)
-    throw new InputError(`input ${url}: unsupported format (expected .csv or .jsonl/.ndjson, optionally .gz)`);
+    throw new InputError(
+      `input ${url}: unsupported format (expected .csv, .tsv or .txt, or .jsonl/.ndjson, optionally .gz)`,
+    );
   try {
-    return { url, format, body: await openDecoded(openStore(base), key) };
+    const body = await openDecoded(openStore(base), key);
+    return { url, format, body, text: decodeToUtf8(body, url, encoding) };
   } catch (error) {
     if (error instanceof ObjectNotFoundError) throw new InputError(`input ${url} does not exist`);
     throw error;
@@ -68,22 +80,47 @@ export async function* readInputRecords(
   source: InputSource,
   request: ColumnRequest,
   onColumns?: (choice: ColumnChoice) => void,
+  onSkipped?: (lines: number) => void,
 ): AsyncGenerator<InputRecord> {
   if (source.format === 'csv') {
-    const { delimiter, body } = await sniffDelimiter(source.body);
+    const { delimiter, body } = await sniffDelimiter(source.text);
     let choice: ColumnChoice | undefined;
+    // Lines that may be a report's footer, held until a record follows them (then they are rows) or the file ends.
+    let held: { row: number; error: string; raw?: string }[] = [];
+    const release = function* (): Generator<InputRecord> {
+      for (const line of held) yield { row: line.row, error: line.error, raw: line.raw };
+      held = [];
+    };
     try {
       for await (const entry of readCsvRecords(body, { delimiter })) {
-        if (entry.error !== undefined || !entry.record) {
-          yield { row: entry.row, error: entry.error ?? 'unreadable row', raw: entry.raw };
+        if (entry.error === 'blank line') {
+          onSkipped?.(1); // never a record, wherever it stands
           continue;
         }
+        if (entry.error !== undefined || !entry.record) {
+          const line = {
+            row: entry.row,
+            error: entry.error ?? 'unreadable row',
+            ...(entry.raw ? { raw: entry.raw } : {}),
+          };
+          if (isFooterLine(entry.raw, delimiter) && held.length < MAX_FOOTER_LINES) held.push(line);
+          else {
+            yield* release();
+            yield line;
+          }
+          continue;
+        }
+        yield* release();
         if (choice === undefined) {
           choice = chooseOrFail(source.url, Object.keys(entry.record), request);
           onColumns?.(choice);
         }
         yield recordOf(entry.row, entry.record, choice);
       }
+      // Short lines of one value at the file's end are a report's footer ("Total", "Confidential Information - Do
+      // Not Distribute", the copyright line): skipped, and counted as such.
+      if (held.length > 0) onSkipped?.(held.length);
+      held = [];
     } finally {
       // A reader that stops early (the first batches of a big input) closes the file, not the garbage collector.
       source.body.destroy();
@@ -91,7 +128,7 @@ export async function* readInputRecords(
     return;
   }
   const choices = new Map<string, ColumnChoice | string>();
-  for await (const entry of readJsonlRecords(source.body, { maxDepth: MAX_INPUT_DEPTH })) {
+  for await (const entry of readJsonlRecords(source.text, { maxDepth: MAX_INPUT_DEPTH })) {
     if (entry.error !== undefined) {
       yield { row: entry.line, error: entry.error, raw: entry.raw };
       continue;
@@ -126,6 +163,30 @@ export async function* readInputRecords(
     }
     yield { ...recordOf(entry.line, fields, choice), raw: JSON.stringify(value) };
   }
+}
+
+/** The most lines at a file's end taken as a report's footer. */
+const MAX_FOOTER_LINES = 20;
+
+/**
+ * A line a report writes below its rows: shorter than the header (the parser refused its length) with one value at
+ * most, such as `"Total"` or `"Confidential Information - Do Not Distribute"`.
+ */
+function isFooterLine(raw: string | undefined, delimiter: string): boolean {
+  if (raw === undefined) return false;
+  const line = raw.replace(/\r?\n$/, '');
+  if (line.includes('\n')) return false;
+  let values = 0;
+  let quoted = false;
+  let field = '';
+  for (const char of `${line}${delimiter}`) {
+    if (char === '"') quoted = !quoted;
+    else if (char === delimiter && !quoted) {
+      if (field.trim() !== '') values += 1;
+      field = '';
+    } else field += char;
+  }
+  return values <= 1;
 }
 
 /** The header's column choice, or an `InputError` that lists the columns and names the flag. */
@@ -176,7 +237,9 @@ function cell(value: unknown): string | undefined {
  * writes ";" where the decimal mark is a comma, and "Unicode text" as tab-separated). The bytes read to decide are
  * handed on in front of the rest.
  */
-export async function sniffDelimiter(body: Readable): Promise<{ delimiter: string; body: AsyncIterable<Buffer> }> {
+export async function sniffDelimiter(
+  body: AsyncIterable<Buffer | string>,
+): Promise<{ delimiter: string; body: AsyncIterable<Buffer> }> {
   const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
   const head: Buffer[] = [];
   let size = 0;

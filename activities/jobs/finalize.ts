@@ -71,6 +71,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     error: 0,
     invalid: 0,
     lines: 0,
+    ...(prepared?.skippedLines ? { skipped_lines: prepared.skippedLines } : {}),
   };
   let summary: VerificationSummary | undefined;
   let credits = 0;

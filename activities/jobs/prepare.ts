@@ -110,11 +110,19 @@ async function prepare(
   const seen = new SpillingDedupe();
   const duplicates = new DuplicateSpill();
   let duplicateFiles = 0;
+  let skipped = 0;
   try {
     const source = await openInput(openStore, request.input);
-    const records = readInputRecords(source, columnRequest(job.kind, request), (choice) => {
-      columns = choice;
-    });
+    const records = readInputRecords(
+      source,
+      columnRequest(job.kind, request),
+      (choice) => {
+        columns = choice;
+      },
+      (lines) => {
+        skipped += lines;
+      },
+    );
     for await (const record of records) {
       if (bulkBatchesStarted() >= stopAfterBatches) break;
       stats.rows += 1;
@@ -169,6 +177,7 @@ async function prepare(
     distinct: stats.distinct,
     duplicates: stats.duplicates,
     invalid: stats.invalid,
+    ...(skipped > 0 ? { skippedLines: skipped } : {}),
     batches: starts.bulk.length,
     batchSize,
     ...(stats.singles > 0

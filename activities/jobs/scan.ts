@@ -25,15 +25,23 @@ export async function scanInput(openStore: (url: string) => Store, request: Scan
   const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0 };
   let columns: ColumnChoice | undefined;
   const seen = new SpillingDedupe();
+  let skippedLines = 0;
   const count = (key: string) => {
     if (key.includes(':') && !key.includes('@')) stats.singles += 1;
     else stats.distinct += 1;
   };
   try {
     const source = await openInput(openStore, request.input);
-    const records = readInputRecords(source, columnRequest(request.kind, request), (choice) => {
-      columns = choice;
-    });
+    const records = readInputRecords(
+      source,
+      columnRequest(request.kind, request),
+      (choice) => {
+        columns = choice;
+      },
+      (lines) => {
+        skippedLines += lines;
+      },
+    );
     for await (const record of records) {
       stats.rows += 1;
       const outcome = identifyRecord(record);
@@ -54,6 +62,7 @@ export async function scanInput(openStore: (url: string) => Store, request: Scan
   return {
     input: request.input,
     ...rest,
+    ...(skippedLines > 0 ? { skippedLines } : {}),
     batches: Math.ceil(stats.distinct / request.batchSize),
     batchSize: request.batchSize,
     ...(singles > 0

@@ -41,6 +41,8 @@ export interface PreparedInput {
   distinct: number;
   duplicates: number;
   invalid: number;
+  /** Lines that are no records: blank lines, a report's footer (counted, never rows, never paid). */
+  skippedLines?: number;
   batches: number;
   batchSize: number;
   /** Distinct rows identified without a domain (LinkedIn URL or name), answered by single calls. */

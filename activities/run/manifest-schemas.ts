@@ -290,6 +290,9 @@ export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output
     error: count,
     invalid: count,
     lines: count,
+    skipped_lines: count
+      .optional()
+      .describe("lines of the input that are no records: blank lines and a report's footer (never rows, never paid)"),
   }),
   summary: summary.optional().describe('verify-emails: results of the distinct addresses'),
   credits_charged: count,

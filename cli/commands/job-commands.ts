@@ -260,6 +260,12 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
     for (const { key, reason } of report.skippedManifests) {
       console.error(`signal-kit: not learning from ${key}: ${reason}`);
     }
+    const columns = 'columns' in report ? (report.columns as Record<string, unknown> | undefined) : undefined;
+    if (columns && columns['record_id'] === undefined) {
+      console.error(
+        'signal-kit: warning: no id column found, so the output cannot be matched back to the CRM records; name it with --id-column',
+      );
+    }
     return EXIT.completed;
   }
   const refused = await refusedIdentity(job);

@@ -20,6 +20,8 @@ export type SpellingSource =
   | 'dynamics'
   | 'zoho'
   | 'close'
+  | 'apollo'
+  | 'localized'
   | 'signal-kit';
 
 /**
@@ -51,6 +53,15 @@ export const SPELLING_SOURCES: Record<SpellingSource, string> = {
   close:
     "Close: lead CSV exports carry id, display_name and url (the lead's website), contact exports lead_id and " +
     'emails. Close API/Help, "Export leads" (type leads / contacts, CSV columns)',
+  apollo:
+    'Apollo: CSV exports of people and accounts name columns by label (Company, Website, Company Linkedin Url, Email, ' +
+    'Person Linkedin Url) with the ids as "Apollo Contact Id" and "Apollo Account Id". Apollo Knowledge Base, "Export ' +
+    'data from Apollo"',
+  localized:
+    'The same CRMs used in German, French and Spanish: exports name columns by the labels of the user interface ' +
+    "language (HubSpot's Datensatz-ID, Domain-Name des Unternehmens, Website-URL; Salesforce report labels such as " +
+    "Account-ID, Nom du compte, Nombre de la cuenta; Dynamics 365's hidden (Nicht ändern) / (Ne pas modifier) / (No " +
+    "modificar) id columns; Pipedrive and Zoho labels). Taken from each product's localized help pages",
   'signal-kit': "signal-kit's own output (record_id, company_name, domain, linkedin_url), so an output reads back in",
 };
 
@@ -75,12 +86,37 @@ export const HEADER_SPELLINGS: Record<IdentifierRole, HeaderSpelling[]> = {
     ...s('dynamics', 'Website'),
     ...s('zoho', 'Website'),
     ...s('close', 'url', 'lead url'),
+    ...s('apollo', 'Website', 'Company Website'),
+    ...s(
+      'localized',
+      'Domain-Name des Unternehmens',
+      'Unternehmensdomain',
+      'Website-URL',
+      'Webseite',
+      'Organisation - Website',
+      'Nom de domaine de l’entreprise',
+      'URL du site web',
+      'Site Web',
+      'Organisation - Site web',
+      'Nombre de dominio de la empresa',
+      'URL del sitio web',
+      'Sitio web',
+      'Organización - Sitio web',
+    ),
   ],
   linkedin_url: [
     ...s('generic', 'linkedin_url', 'company linkedin url', 'linkedin company url', 'company linkedin', 'linkedin'),
     ...s('hubspot', 'LinkedIn Company Page'),
     ...s('pipedrive', 'Organization - LinkedIn profile', 'Organization - LinkedIn'),
     ...s('zoho', 'LinkedIn Company Page'),
+    ...s('apollo', 'Company Linkedin Url'),
+    ...s(
+      'localized',
+      'LinkedIn-Unternehmensseite',
+      'Page Entreprise LinkedIn',
+      'Page LinkedIn de l’entreprise',
+      'Página de empresa de LinkedIn',
+    ),
   ],
   company_name: [
     ...s('generic', 'company_name', 'company', 'organization', 'organisation', 'account'),
@@ -90,6 +126,22 @@ export const HEADER_SPELLINGS: Record<IdentifierRole, HeaderSpelling[]> = {
     ...s('dynamics', 'Account Name', 'Company Name'),
     ...s('zoho', 'Account Name', 'Company'),
     ...s('close', 'display_name', 'lead name', 'name'),
+    ...s('apollo', 'Company', 'Company Name for Emails'),
+    ...s(
+      'localized',
+      'Name des Unternehmens',
+      'Firmenname',
+      'Unternehmensname',
+      'Accountname',
+      'Organisation - Name',
+      'Nom de l’entreprise',
+      'Nom du compte',
+      'Organisation - Nom',
+      'Nombre de la empresa',
+      'Nombre de la cuenta',
+      'Nombre de cuenta',
+      'Organización - Nombre',
+    ),
   ],
   email: [
     ...s('generic', 'email', 'email_address', 'e-mail', 'address', 'work email'),
@@ -99,12 +151,24 @@ export const HEADER_SPELLINGS: Record<IdentifierRole, HeaderSpelling[]> = {
     ...s('dynamics', 'Email', 'Email Address 1'),
     ...s('zoho', 'Email'),
     ...s('close', 'emails', 'contact_emails', 'primary_contact_email', 'email'),
+    ...s('apollo', 'Email'),
+    ...s(
+      'localized',
+      'E-Mail',
+      'E-Mail-Adresse',
+      'Adresse e-mail',
+      'Adresse électronique',
+      'Correo',
+      'Correo electrónico',
+    ),
   ],
   linkedin_person: [
     ...s('generic', 'linkedin_url', 'contact_linkedin_url', 'person linkedin url', 'linkedin profile', 'linkedin'),
     ...s('hubspot', 'LinkedIn URL', 'LinkedIn Bio'),
     ...s('pipedrive', 'Person - LinkedIn profile', 'Person - LinkedIn'),
     ...s('salesforce', 'LinkedIn Profile'),
+    ...s('apollo', 'Person Linkedin Url'),
+    ...s('localized', 'LinkedIn-URL', 'URL LinkedIn', 'URL de LinkedIn'),
   ],
 };
 
@@ -118,14 +182,57 @@ export const RECORD_ID_SPELLINGS: HeaderSpelling[] = [
   ...s('dynamics', '(Do Not Modify) Account', '(Do Not Modify) Contact', '(Do Not Modify) Lead'),
   ...s('zoho', 'Record Id', 'Account Id', 'Lead Id', 'Contact Id'),
   ...s('close', 'lead_id', 'contact_id', 'id'),
+  ...s('apollo', 'Apollo Contact Id', 'Apollo Account Id'),
+  ...s(
+    'localized',
+    'Datensatz-ID',
+    'Account-ID',
+    'Kontakt-ID',
+    'Lead-ID',
+    '(Nicht ändern) Firma',
+    '(Nicht ändern) Konto',
+    '(Nicht ändern) Kontakt',
+    'Organisation - ID',
+    'ID de la fiche d’informations',
+    'ID de fiche d’informations',
+    'ID du compte',
+    'ID du contact',
+    'ID de l’enregistrement',
+    '(Ne pas modifier) Compte',
+    '(Ne pas modifier) Contact',
+    'ID de registro',
+    'Id. de la cuenta',
+    'ID de cuenta',
+    'Id. del contacto',
+    '(No modificar) Cuenta',
+    '(No modificar) Contacto',
+    'Organización - ID',
+  ),
 ];
 
-/** A header as compared: no byte-order mark, lower case, without spaces, underscores or hyphens. */
+/**
+ * A header as compared: no byte-order mark, composed accents, one apostrophe, lower case, without spaces,
+ * underscores, hyphens or dots.
+ */
 export function headerKey(name: string): string {
   return name
     .replace(/^\uFEFF/, '')
+    .normalize('NFC')
+    .replace(/[’‘`]/g, "'")
     .toLowerCase()
-    .replace(/[\s_-]+/g, '');
+    .replace(/[\s_.-]+/g, '');
+}
+
+/**
+ * A Salesforce custom field (`…__c`) whose name says LinkedIn, such as `LinkedIn_Profile__c`: a person's profile, or
+ * (when it says company, account or page) a company's page.
+ */
+function customLinkedinColumn(header: readonly string[], role: 'linkedin_url' | 'linkedin_person'): string | undefined {
+  return header.find((name) => {
+    if (!/__c$/i.test(name) || !/linked[\s_-]*in/i.test(name)) return false;
+    const company = /company|account|page|organi[sz]ation|firm/i.test(name);
+    return role === 'linkedin_url' ? company : !company;
+  });
 }
 
 /** The columns an input uses, by role, as its header spells them. */
@@ -156,7 +263,16 @@ export interface ColumnRequest {
  * has them: Dynamics 365's "Export to Excel" writes a row checksum and the modified-on time beside the hidden row id,
  * and its re-import updates a row only when they come back unchanged.
  */
-export const CRM_UPDATE_COLUMNS = ['(Do Not Modify) Row Checksum', '(Do Not Modify) Modified On'] as const;
+export const CRM_UPDATE_COLUMNS = [
+  '(Do Not Modify) Row Checksum',
+  '(Do Not Modify) Modified On',
+  '(Nicht ändern) Zeilenprüfsumme',
+  '(Nicht ändern) Geändert am',
+  '(Ne pas modifier) Somme de contrôle de ligne',
+  '(Ne pas modifier) Date de modification',
+  '(No modificar) Suma de comprobación de fila',
+  '(No modificar) Fecha de modificación',
+] as const;
 
 /** A header that cannot serve the request: no usable identifier column, or a named column the file lacks. */
 export class ColumnError extends Error {
@@ -196,6 +312,10 @@ export function chooseColumns(header: readonly string[], request: ColumnRequest)
       for (const { spelling } of HEADER_SPELLINGS[role]) {
         const found = byKey.get(headerKey(spelling));
         if (found !== undefined && !used.has(found) && !columns.includes(found)) columns.push(found);
+      }
+      if (role === 'linkedin_url' || role === 'linkedin_person') {
+        const custom = customLinkedinColumn(header, role);
+        if (custom !== undefined && !used.has(custom) && !columns.includes(custom)) columns.push(custom);
       }
       for (const column of columns) used.add(column);
       if (columns.length > 0) identifiers[role] = columns;

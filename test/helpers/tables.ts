@@ -60,14 +60,14 @@ export async function readParquetRows(
  * The rows of a CSV file as Python's csv module reads it (UTF-8, RFC 4180): the header, then each row's cells. With
  * `delimiter`, a file as a tool wrote it: that separator, and a UTF-8 byte-order mark dropped (`utf-8-sig`).
  */
-export async function readCsvWithPython(path: string, delimiter?: string): Promise<string[][]> {
+export async function readCsvWithPython(path: string, delimiter?: string, encoding?: string): Promise<string[][]> {
   const script = [
     'import csv, json, sys',
-    "encoding = 'utf-8-sig' if len(sys.argv) > 2 else 'utf-8'",
+    "encoding = sys.argv[3] if len(sys.argv) > 3 else 'utf-8-sig' if len(sys.argv) > 2 else 'utf-8'",
     "with open(sys.argv[1], newline='', encoding=encoding) as f:",
     "    print(json.dumps(list(csv.reader(f, strict=True, delimiter=sys.argv[2] if len(sys.argv) > 2 else ','))))",
   ].join('\n');
-  const args = ['-c', script, path, ...(delimiter === undefined ? [] : [delimiter])];
+  const args = ['-c', script, path, ...(delimiter === undefined ? [] : [delimiter]), ...(encoding ? [encoding] : [])];
   const { stdout } = await run('python3', args, { maxBuffer: 256 * 1024 * 1024 });
   return JSON.parse(stdout) as string[][];
 }

@@ -72,11 +72,11 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
     const before = await snapshot(store, 'bad');
 
     now += DAY;
-    await writeFile(join(dir, 'accounts.txt'), 'Id,Website\n1,acme.com\n');
+    await writeFile(join(dir, 'accounts.pdf'), '%PDF-1.7\n');
     await writeFile(join(dir, 'nocolumn.csv'), 'Colour,Size\nred,10\nblue,12\n');
     const cases = [
       { input: pathToFileURL(join(dir, 'missing.csv')).href, reason: /does not exist/ },
-      { input: pathToFileURL(join(dir, 'accounts.txt')).href, reason: /unsupported format/ },
+      { input: pathToFileURL(join(dir, 'accounts.pdf')).href, reason: /unsupported format/ },
       { input: pathToFileURL(join(dir, 'nocolumn.csv')).href, reason: /column/i },
     ];
     for (const [i, bad] of cases.entries()) {
