@@ -27,7 +27,8 @@ import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
 import { fetchSyncBatch } from './sync/fetch.ts';
 import { finalizeSyncRun } from './sync/finalize.ts';
-import { prepareSyncRun } from './sync/plan.ts';
+import { packSyncRun, prepareSyncRun } from './sync/plan.ts';
+import { resolveSyncCompanies } from './sync/resolve.ts';
 import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 
@@ -69,6 +70,7 @@ export function createJobActivities(deps: ActivityDeps) {
     stoppedFeedRun: (request: Parameters<typeof stoppedFeedRun>[1]) =>
       stoppedFeedRun(openStore(request.output), request),
     prepareSyncRun: (request: Parameters<typeof prepareSyncRun>[1]) => prepareSyncRun(openStore, request),
+    packSyncRun: (request: Parameters<typeof packSyncRun>[1]) => packSyncRun(openStore(request.run.output), request),
     finalizeSyncRun: (request: Parameters<typeof finalizeSyncRun>[1]) =>
       finalizeSyncRun(openStore(request.run.output), request),
   };
@@ -98,6 +100,8 @@ export function createApiActivities(deps: ActivityDeps) {
     // On the API queue: the worker whose fetch kept a refused answer in its spool is one that serves it.
     recoverKeptPushAnswers: (request: RecoverKeptRequest) =>
       recoverKeptAnswers(openStore(request.run.output), request, spool),
+    resolveSyncCompanies: (request: Parameters<typeof resolveSyncCompanies>[2]) =>
+      resolveSyncCompanies(client, openStore(request.run.output), request),
     fetchSyncBatch: (request: Parameters<typeof fetchSyncBatch>[2]) =>
       fetchSyncBatch(client, openStore(request.run.output), request, attempt()),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>

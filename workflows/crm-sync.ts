@@ -95,6 +95,16 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
     ...(input.idColumn ? { idColumn: input.idColumn } : {}),
     ...(input.keepColumns?.length ? { keepColumns: input.keepColumns } : {}),
   });
+  if (!plan.packed) {
+    // Records named only by a LinkedIn URL or a name: their companies first (free calls), then the run's calls.
+    const resolving = plan.resolveBatches;
+    const concurrency = Math.max(1, input.concurrency ?? 4);
+    for (let first = 0; first < resolving; first += concurrency) {
+      const indexes = Array.from({ length: Math.min(concurrency, resolving - first) }, (_, i) => first + i);
+      await Promise.all(indexes.map((index) => api.resolveSyncCompanies({ run, index })));
+    }
+    plan = await jobs.packSyncRun({ run });
+  }
   phase = 'running';
   const planned = plan;
   const outcome = await runWindow({

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readAll, writeBody } from '../../connectors/storage/store-io.ts';
+import { writeBody } from '../../connectors/storage/store-io.ts';
 import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { writeManifest } from '../run/parts.ts';
@@ -15,12 +14,11 @@ import {
   syncChangesKey,
   syncManifestKey,
   syncPlanKey,
-  syncRecordsKey,
   syncRowsKey,
   syncStatePointerKey,
   syncTableKey,
 } from './layout.ts';
-import type { SyncRecord } from './plan.ts';
+import { readResolutions, readSyncRecords, type SyncRecord } from './plan.ts';
 import { commitSyncState, mergeAnswer, readBaseState, type SyncState } from './state.ts';
 import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
 
@@ -65,7 +63,11 @@ export async function finalizeSyncRun(
   }
   const unsaved = await countUnsavedAnswers(store, { callsPrefix: syncCallsPrefix(run) }, savedCalls, wait);
 
-  const records = await readRecords(store, run);
+  const records = await readSyncRecords(store, run);
+  const resolved = new Map(base.resolved);
+  for (const [key, domain] of await readResolutions(store, run, plan.resolveBatches ?? 0)) {
+    if (domain !== null) resolved.set(key, domain);
+  }
   const file = crmFileColumns('enrich', plan.columns, request.keepColumns);
   const def = file.flat;
   const rows: TableRow[] = [];
@@ -155,7 +157,7 @@ export async function finalizeSyncRun(
   };
   await writeManifest(store, syncManifestKey(run), manifest);
 
-  const next: SyncState = { runId: run.runId, companies, records: fingerprints };
+  const next: SyncState = { runId: run.runId, companies, records: fingerprints, resolved };
   await commitSyncState(store, run.name, run.runId, next, {
     run_id: run.runId,
     status,
@@ -181,11 +183,6 @@ export async function finalizeSyncRun(
   };
 }
 
-async function readRecords(store: Store, run: FinalizeSyncRequest['run']): Promise<SyncRecord[]> {
-  const text = gunzipSync(await readAll(await store.openRead(syncRecordsKey(run)))).toString('utf8');
-  return text === '' ? [] : text.split('\n').map((line) => JSON.parse(line) as SyncRecord);
-}
-
 /**
  * A record's line, in the shape the enrich rows table reads: its company's current picture (`signal_summary`: counts
  * per type of everything held; `latest_signal`: the newest), or why it has none.
@@ -208,7 +205,11 @@ function lineOf(
       ? { ...base, status: 'invalid', raw: record.raw ?? null, error: record.error.message }
       : { ...base, status: 'error', error: record.error };
   }
-  const domain = record.domain!;
+  if (record.domain === undefined) {
+    // Named only by a LinkedIn URL or a name that resolves to no company the service knows.
+    return { ...base, status: 'not_found', signal_summary: {} };
+  }
+  const domain = record.domain;
   const held = companies.get(domain);
   if (held) {
     return {

@@ -12,7 +12,8 @@ import type { SyncRunRef } from './types.ts';
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/changes.csv       only the new and changed records
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/tables/rows/part-00000.<ext>   the rows table in the `--format`s asked
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/_manifest.json    written after the files, before the state
- *   <name>/work/run-<id>/_plan.json, records.jsonl.gz, batch-NNNNN.json, answer-NNNNN.json, calls/
+ *   <name>/work/run-<id>/_stage.json, _plan.json, records.jsonl.gz, resolve(d)-NNNNN.json, batch-NNNNN.json,
+ *                        answer-NNNNN.json, calls/
  */
 const pad = (index: number) => String(index).padStart(5, '0');
 
@@ -30,6 +31,13 @@ export const syncTableKey = (run: SyncRunRef, format: OutputFormat) =>
 
 export const syncWorkPrefix = (name: string, runId: string) => `${name}/work/run-${runId}/`;
 export const syncPlanKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}_plan.json`;
+/** The plan before the calls are packed (records read, resolutions to make). */
+export const syncStageKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}_stage.json`;
+/** Identifiers to resolve (batch NNNNN) and what they resolved to. */
+export const syncResolveKey = (run: SyncRunRef, index: number) =>
+  `${syncWorkPrefix(run.name, run.runId)}resolve-${pad(index)}.json`;
+export const syncResolvedKey = (run: SyncRunRef, index: number) =>
+  `${syncWorkPrefix(run.name, run.runId)}resolved-${pad(index)}.json`;
 export const syncRecordsKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}records.jsonl.gz`;
 export const syncBatchKey = (run: SyncRunRef, index: number) =>
   `${syncWorkPrefix(run.name, run.runId)}batch-${pad(index)}.json`;

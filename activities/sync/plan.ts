@@ -1,17 +1,25 @@
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import { MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
+import { readAll, readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
 import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { openInput, readInputRecords } from '../input/read-input.ts';
 import { carryOnStoppedRun } from './carry-on.ts';
-import { syncBatchKey, syncOpenRunKey, syncPlanKey, syncRecordsKey } from './layout.ts';
+import {
+  syncBatchKey,
+  syncOpenRunKey,
+  syncPlanKey,
+  syncRecordsKey,
+  syncResolvedKey,
+  syncResolveKey,
+  syncStageKey,
+} from './layout.ts';
 import { readSyncState } from './state.ts';
-import type { PrepareSyncRequest, SyncBatch, SyncBatchCompany, SyncPlan } from './types.ts';
+import type { PrepareSyncRequest, SyncBatch, SyncBatchCompany, SyncLookup, SyncPlan, SyncRunRef } from './types.ts';
 
 /** One record of the night's export as the run keeps it (`work/run-<id>/records.jsonl.gz`), in input order. */
 export interface SyncRecord {
@@ -25,7 +33,13 @@ export interface SyncRecord {
   matched_by?: string;
   /** Why the row has no usable identifier, or why it cannot be answered. */
   error?: { code: string; message: string };
+  /** A row named only by a LinkedIn company URL or a name: what resolves it to its company (then `domain`). */
+  lookup?: SyncLookup;
 }
+
+/** Records named only by a LinkedIn URL or a name, resolved per batch: about 4 s of calls at 300 a minute. */
+export const RESOLVE_BATCH = 20;
+const JSON_TYPE = { contentType: 'application/json' };
 
 const PENDING_WRITES = 8;
 
@@ -44,7 +58,9 @@ export async function prepareSyncRun(
 ): Promise<SyncPlan> {
   const { run } = request;
   const out = openStore(run.output);
-  const planned = await readJsonIfPresent<SyncPlan>(out, syncPlanKey(run));
+  const planned =
+    (await readJsonIfPresent<SyncPlan>(out, syncPlanKey(run))) ??
+    (await readJsonIfPresent<SyncPlan>(out, syncStageKey(run)));
   if (planned) return planned;
 
   // Read the whole export first: a file that cannot be read fails the run before any state changes.
@@ -64,26 +80,73 @@ export async function prepareSyncRun(
     const outcome = identifyRecord(record);
     if (!outcome.ok) {
       records.push({ ...kept, raw: record.raw ?? null, error: { code: 'invalid_input', message: outcome.reason } });
-    } else if (outcome.role !== 'domain') {
-      records.push({
-        ...kept,
-        raw: outcome.raw,
-        matched_by: outcome.role,
-        error: {
-          code: 'needs_domain',
-          message: `the nightly sync answers rows by their website or domain; this row has only a ${outcome.role}`,
-        },
-      });
+    } else if (outcome.role === 'linkedin_url' || outcome.role === 'company_name') {
+      const lookup = { key: `${outcome.role}:${outcome.key}`, role: outcome.role, send: outcome.send };
+      records.push({ ...kept, raw: outcome.raw, matched_by: outcome.role, lookup });
     } else records.push({ ...kept, raw: outcome.raw, domain: outcome.key, matched_by: 'domain' });
   }
   if (records.length === 0) throw new InputError(`input ${request.input} has no data rows`);
 
   const carried = await carryOnStoppedRun(out, run);
-  await out.writeText(syncOpenRunKey(run.name), JSON.stringify({ run_id: run.runId }), {
-    contentType: 'application/json',
-  });
+  await out.writeText(syncOpenRunKey(run.name), JSON.stringify({ run_id: run.runId }), JSON_TYPE);
   const state = await readSyncState(out, run.name);
+  // A LinkedIn URL or a name the state resolved on an earlier night is asked by its company's domain.
+  const lookups = new Map<string, SyncLookup>();
+  for (const record of records) {
+    if (!record.lookup) continue;
+    const domain = state.resolved.get(record.lookup.key);
+    if (typeof domain === 'string') record.domain = domain;
+    else lookups.set(record.lookup.key, record.lookup);
+  }
+  await writeBody(out, syncRecordsKey(run), gzipSync(records.map((r) => JSON.stringify(r)).join('\n')), {
+    contentType: 'application/gzip',
+  });
+  const unresolved = [...lookups.values()];
+  for (let i = 0; i * RESOLVE_BATCH < unresolved.length; i++) {
+    const batch = unresolved.slice(i * RESOLVE_BATCH, (i + 1) * RESOLVE_BATCH);
+    await out.writeText(syncResolveKey(run, i), JSON.stringify(batch), JSON_TYPE);
+  }
+  const stage: SyncPlan = {
+    rows: records.length,
+    invalid: records.filter((record) => record.error).length,
+    companies: 0,
+    newCompanies: 0,
+    batches: 0,
+    resolveBatches: Math.ceil(unresolved.length / RESOLVE_BATCH),
+    packed: false,
+    stateFrom: state.runId,
+    ...(columns ? { columns } : {}),
+    ...(carried ? { carriedFrom: carried } : {}),
+  };
+  await out.writeText(syncStageKey(run), JSON.stringify(stage), JSON_TYPE);
+  return stage.resolveBatches > 0
+    ? stage
+    : packSyncRun(out, { run, ...(request.batchSize ? { batchSize: request.batchSize } : {}) });
+}
 
+/**
+ * Packs a planned run's calls, once the records named only by a LinkedIn URL or a name are resolved: each record's
+ * company is its domain, and the export's companies go into bulk calls by where each is complete through. Idempotent:
+ * `_plan.json` is written last and returned as is.
+ */
+export async function packSyncRun(out: Store, request: { run: SyncRunRef; batchSize?: number }): Promise<SyncPlan> {
+  const { run } = request;
+  const planned = await readJsonIfPresent<SyncPlan>(out, syncPlanKey(run));
+  if (planned) return planned;
+  const stage = JSON.parse(await out.readText(syncStageKey(run))) as SyncPlan;
+  const records = await readSyncRecords(out, run);
+  const resolved = await readResolutions(out, run, stage.resolveBatches);
+  for (const record of records) {
+    if (!record.lookup || record.domain) continue;
+    const domain = resolved.get(record.lookup.key);
+    if (typeof domain === 'string') record.domain = domain;
+  }
+  if (resolved.size > 0) {
+    await writeBody(out, syncRecordsKey(run), gzipSync(records.map((r) => JSON.stringify(r)).join('\n')), {
+      contentType: 'application/gzip',
+    });
+  }
+  const state = await readSyncState(out, run.name);
   const domains = new Set<string>();
   for (const record of records) if (record.domain) domains.add(record.domain);
   const entries: SyncBatchCompany[] = [...domains].map((domain) => ({
@@ -92,29 +155,41 @@ export async function prepareSyncRun(
   }));
   const size = Math.min(MAX_BULK_ENRICH_DOMAINS, Math.max(1, request.batchSize ?? MAX_BULK_ENRICH_DOMAINS));
   const batches = groupCalls(entries, size);
-
-  await writeBody(out, syncRecordsKey(run), gzipSync(records.map((r) => JSON.stringify(r)).join('\n')), {
-    contentType: 'application/gzip',
-  });
-  const json = { contentType: 'application/json' };
   const writes = mapOrdered(batches, PENDING_WRITES, (batch) =>
-    out.writeText(syncBatchKey(run, batch.index), JSON.stringify(batch), json),
+    out.writeText(syncBatchKey(run, batch.index), JSON.stringify(batch), JSON_TYPE),
   );
   let written = 0;
   for await (const _ of writes) if (++written % 100 === 0) beat(written);
 
   const plan: SyncPlan = {
-    rows: records.length,
-    invalid: records.filter((record) => record.error).length,
+    ...stage,
     companies: domains.size,
     newCompanies: entries.filter((entry) => !state.companies.has(entry.domain)).length,
     batches: batches.length,
-    stateFrom: state.runId,
-    ...(columns ? { columns } : {}),
-    ...(carried ? { carriedFrom: carried } : {}),
+    packed: true,
   };
-  await out.writeText(syncPlanKey(run), `${JSON.stringify(plan, null, 2)}\n`, { contentType: 'application/json' });
+  await out.writeText(syncPlanKey(run), `${JSON.stringify(plan, null, 2)}\n`, JSON_TYPE);
   return plan;
+}
+
+/** What the run's resolve batches found: identifier key → its company's domain (null: the service knows none). */
+export async function readResolutions(
+  out: Store,
+  run: SyncRunRef,
+  batches: number,
+): Promise<Map<string, string | null>> {
+  const resolved = new Map<string, string | null>();
+  for (let index = 0; index < batches; index++) {
+    const found = await readJsonIfPresent<Record<string, string | null>>(out, syncResolvedKey(run, index));
+    for (const [key, domain] of Object.entries(found ?? {})) resolved.set(key, domain);
+  }
+  return resolved;
+}
+
+/** The run's records, in input order. */
+export async function readSyncRecords(store: Store, run: SyncRunRef): Promise<SyncRecord[]> {
+  const text = gunzipSync(await readAll(await store.openRead(syncRecordsKey(run)))).toString('utf8');
+  return text === '' ? [] : text.split('\n').map((line) => JSON.parse(line) as SyncRecord);
 }
 
 /**

@@ -12,7 +12,8 @@ import type { CompanyAnswer, HeldSignal } from './types.ts';
  *   the ids of the signals detected within `RETENTION_DAYS` before `through` (an answer taken in twice, by a retried
  *   finalize or a run carrying on a stopped one, adds nothing twice);
  * - per record (its id): a fingerprint of the row last written for it, so the next run's `changes.csv` holds only the
- *   rows that differ.
+ *   rows that differ;
+ * - per LinkedIn company URL or company name a row was named by: the company's domain it resolved to.
  *
  * A commit writes a new state object, then replaces the pointer `_state.json` in one step: a crash leaves the
  * previous state whole. The pointer keeps the state before it too, so a finalize repeated after its commit compares
@@ -39,6 +40,8 @@ export interface SyncState {
   companies: Map<string, CompanyState>;
   /** record key → fingerprint of its last written row. */
   records: Map<string, string>;
+  /** `linkedin_url:…` or `company_name:…` → the domain it resolved to (asked once, never again). */
+  resolved: Map<string, string>;
 }
 
 interface StateObject {
@@ -46,6 +49,7 @@ interface StateObject {
   run_id: string;
   companies: Record<string, CompanyState>;
   records: Record<string, string>;
+  resolved?: Record<string, string>;
 }
 
 export interface LastSyncRun {
@@ -71,7 +75,12 @@ export interface StatePointer {
   last_run?: LastSyncRun;
 }
 
-export const emptyState = (): SyncState => ({ runId: null, companies: new Map(), records: new Map() });
+export const emptyState = (): SyncState => ({
+  runId: null,
+  companies: new Map(),
+  records: new Map(),
+  resolved: new Map(),
+});
 
 export async function readSyncPointer(store: Store, name: string): Promise<StatePointer | undefined> {
   return readJsonIfPresent<StatePointer>(store, syncStatePointerKey(name));
@@ -83,6 +92,7 @@ async function readStateObject(store: Store, key: string): Promise<SyncState> {
     runId: parsed.run_id,
     companies: new Map(Object.entries(parsed.companies)),
     records: new Map(Object.entries(parsed.records)),
+    resolved: new Map(Object.entries(parsed.resolved ?? {})),
   };
 }
 
@@ -118,6 +128,7 @@ export async function commitSyncState(
     run_id: runId,
     companies: Object.fromEntries(state.companies),
     records: Object.fromEntries(state.records),
+    resolved: Object.fromEntries(state.resolved),
   };
   await writeBody(store, key, gzipSync(JSON.stringify(object)), { contentType: 'application/gzip' });
   const previous =

@@ -57,6 +57,13 @@ export interface SyncPlan {
   /** Companies the state holds nothing for: they get the full answer. */
   newCompanies: number;
   batches: number;
+  /**
+   * Batches of records named only by a LinkedIn company URL or a name that the state has not resolved to a company
+   * yet: each is asked once, for free (a call that can return no signal), then the run's calls are packed.
+   */
+  resolveBatches: number;
+  /** False until the calls are packed (after the resolutions, when there are any). */
+  packed: boolean;
   /** The run whose commit wrote the state this plan started from (null: none yet). */
   stateFrom: string | null;
   /** An earlier run that stopped before its commit, whose saved answers were taken into the state first. */
@@ -86,6 +93,19 @@ export interface SyncBatch {
   /** The lowest start of its companies (null: full answers). */
   detected_after: string | null;
   domains: SyncBatchCompany[];
+}
+
+/** A record's identifier that is not a domain, to resolve to its company: `linkedin_url:…` or `company_name:…`. */
+export interface SyncLookup {
+  key: string;
+  role: 'linkedin_url' | 'company_name';
+  /** The value sent (a canonical LinkedIn URL, a name). */
+  send: string;
+}
+
+export interface SyncResolveRequest {
+  run: SyncRunRef;
+  index: number;
 }
 
 export interface SyncBatchRequest {

@@ -154,7 +154,7 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
   });
 
   it('carries a night whose run was stopped half way into the next run, paying for no signal twice', async () => {
-    const { store, records, base } = await schedule('stopped', 400);
+    const { store, records, base } = await schedule('stopped', 1000);
     now = FIRST_RUN_AT + 20 * DAY;
     const mark = env.sandbox.truth.lastCall();
     const c = env.config();
@@ -177,8 +177,8 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
       const charged = callsTo(env.sandbox, PATHS.enrichBulk, mark).filter((call) => call.credits > 0).length;
       return charged > 0 && charged === (await answers());
     });
-    const stoppedCalls = callsTo(env.sandbox, PATHS.enrichBulk, mark);
-    expect(stoppedCalls.length).toBeLessThan(4);
+    // Stopped half way: fewer calls than its 10 batches, whatever the machine's load made of the wait above.
+    expect(callsTo(env.sandbox, PATHS.enrichBulk, mark).length).toBeLessThan(10);
 
     now += DAY;
     const next = await runSync(env, 'crm-sync-stopped-1', { ...base, runAt: new Date(now).toISOString() });
