@@ -7,7 +7,8 @@
  * | `<prefix>signals`      | `signal_id`                                     | later `detected_at`, then later    |
  * |                        |                                                 | `source_finished_at`               |
  * | `<prefix>enrich_rows`, | `row_key`: `id:<record_id>`, else               | later `source_finished_at`         |
- * | `<prefix>verify_emails_rows` | `domain:<domain>` (`email:` for verify), else |                              |
+ * | `<prefix>enrich_contacts_rows`, | `domain:<domain>` (`email:` for verify; |                           |
+ * | `<prefix>verify_emails_rows` | `email:`, then `linkedin:` for contacts), else |                        |
  * |                        | the row of that manifest                        |                                    |
  * | `<prefix>invalid`      | `source_manifest`, `row`                        | later `source_finished_at`         |
  * | `<prefix>companies`,   | `key`: the feed's key of the company or person  | later `source_finished_at`         |
@@ -76,7 +77,12 @@ export function signalsLoadTable(prefix: string, url: string): LoadTable {
 /** The rows of a job, by record id, else by the value the row was answered for, else by the row of its manifest. */
 export function rowsLoadTable(prefix: string, kind: RowsKind, kept: string[] | undefined, url: string): LoadTable {
   const def = rowsTable(kind, kept);
-  const value = kind === 'enrich' ? `'domain:' || domain` : `'email:' || email`;
+  const value =
+    kind === 'enrich'
+      ? `'domain:' || domain`
+      : kind === 'enrich-contacts'
+        ? `'email:' || nullif(email, ''), 'linkedin:' || nullif(linkedin_url, '')`
+        : `'email:' || email`;
   const key: PgColumn = {
     name: 'row_key',
     type: 'text',
