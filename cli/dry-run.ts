@@ -60,6 +60,7 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
     input: job.input.input,
     column: job.input.column,
     idColumn: job.input.idColumn,
+    encoding: job.input.encoding,
     keepColumns: job.input.keepColumns,
     batchSize,
   });
@@ -134,6 +135,7 @@ async function dryRunContacts(
     input: job.input.input,
     column: job.input.column,
     idColumn: job.input.idColumn,
+    encoding: job.input.encoding,
     keepColumns: job.input.keepColumns,
     batchSize: 1,
   });

@@ -28,7 +28,7 @@ export async function checkInputColumns(job: JobStart, openStore: (url: string) 
   const { openInput, sniffDelimiter } = await import('../activities/input/read-input.ts');
   let header: string[] | undefined;
   try {
-    const source = await openInput(openStore, job.input.input);
+    const source = await openInput(openStore, job.input.input, job.input.encoding);
     if (source.format !== 'csv') {
       source.body.destroy();
       return;

@@ -29,7 +29,11 @@ const inputFlags = (command: Command, values: string, value: string) =>
     .option('--output <url>', JOB_OUTPUT)
     .option('--column <name>', `the column holding the ${value} (default: found by its header, as CRM exports name it)`)
     .option('--id-column <name>', "the column holding each row's record id (default: Id, Record ID, ... when present)")
-    .option('--keep-columns <a,b>', 'input columns to carry into every output line');
+    .option('--keep-columns <a,b>', 'input columns to carry into every output line')
+    .option(
+      '--encoding <name>',
+      "the input's text encoding: utf-8, utf-16le, utf-16be or windows-1252 (default: found from the file)",
+    );
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>

@@ -6,6 +6,7 @@ import {
   setCurrentDetails,
   setHandler,
 } from '@temporalio/workflow';
+import type { InputEncoding } from '../activities/input/encoding.ts';
 import type { PerItemBatchRequest } from '../activities/jobs/single-calls.ts';
 import type { BatchResult, JobKind, JobRef, PreparedInput } from '../activities/jobs/types.ts';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
@@ -45,6 +46,8 @@ export interface BatchJobInput {
   idColumn?: string;
   /** Columns carried into every output line as they are. */
   keepColumns?: string[];
+  /** The input's text encoding (`--encoding`); found from the file when absent (activities/input/encoding.ts). */
+  encoding?: InputEncoding;
   compression?: 'gzip' | 'none';
   /** Formats of the flat tables written beside the lines parts (docs/tables.md); none when absent. */
   formats?: OutputFormat[];
@@ -196,6 +199,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
       column: input.column,
       ...(input.idColumn !== undefined ? { idColumn: input.idColumn } : {}),
       ...(input.keepColumns !== undefined ? { keepColumns: input.keepColumns } : {}),
+      ...(input.encoding !== undefined ? { encoding: input.encoding } : {}),
       batchSize: spec.batchSize,
     };
     // Jobs started before the first window could run early prepared their whole input first: they replay that way.

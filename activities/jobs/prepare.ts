@@ -3,6 +3,7 @@ import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice, type IdentifierRole } from '../../connectors/normalize/columns.ts';
 import type { Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { InputEncoding } from '../input/encoding.ts';
 import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { type InputRecord, openInput, readInputRecords } from '../input/read-input.ts';
 import { zeroCounts } from '../run/parts.ts';
@@ -22,6 +23,8 @@ export interface PrepareRequest {
   idColumn?: string | undefined;
   /** Columns carried into every output line (`--keep-columns`). */
   keepColumns?: string[] | undefined;
+  /** The input's text encoding (`--encoding`); found from the file when absent. */
+  encoding?: InputEncoding | undefined;
   batchSize: number;
 }
 
@@ -112,7 +115,7 @@ async function prepare(
   let duplicateFiles = 0;
   let skipped = 0;
   try {
-    const source = await openInput(openStore, request.input);
+    const source = await openInput(openStore, request.input, request.encoding);
     const records = readInputRecords(
       source,
       columnRequest(job.kind, request),

@@ -1,6 +1,7 @@
 import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { InputEncoding } from '../input/encoding.ts';
 import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { openInput, readInputRecords } from '../input/read-input.ts';
 import { SINGLE_BATCH_SIZE } from './prepare.ts';
@@ -13,6 +14,7 @@ export interface ScanRequest {
   column?: string | undefined;
   idColumn?: string | undefined;
   keepColumns?: string[] | undefined;
+  encoding?: InputEncoding | undefined;
   batchSize: number;
 }
 
@@ -31,7 +33,7 @@ export async function scanInput(openStore: (url: string) => Store, request: Scan
     else stats.distinct += 1;
   };
   try {
-    const source = await openInput(openStore, request.input);
+    const source = await openInput(openStore, request.input, request.encoding);
     const records = readInputRecords(
       source,
       columnRequest(request.kind, request),

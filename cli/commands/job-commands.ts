@@ -1,3 +1,4 @@
+import { INPUT_ENCODINGS, type InputEncoding } from '../../activities/input/encoding.ts';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
@@ -37,11 +38,21 @@ export interface ColumnFlags {
   column?: string;
   idColumn?: string;
   keepColumns?: string;
+  encoding?: string;
 }
 
-function columnOptions(flags: ColumnFlags): { column?: string; idColumn?: string; keepColumns?: string[] } {
+function columnOptions(flags: ColumnFlags): {
+  column?: string;
+  idColumn?: string;
+  keepColumns?: string[];
+  encoding?: InputEncoding;
+} {
   const keep = list(flags.keepColumns);
+  if (flags.encoding !== undefined && !(INPUT_ENCODINGS as readonly string[]).includes(flags.encoding)) {
+    throw new UsageError(`--encoding must be one of ${INPUT_ENCODINGS.join(', ')}, got "${flags.encoding}"`);
+  }
   return {
+    ...(flags.encoding !== undefined && flags.encoding !== 'auto' ? { encoding: flags.encoding as InputEncoding } : {}),
     ...(flags.column !== undefined ? { column: flags.column } : {}),
     ...(flags.idColumn !== undefined ? { idColumn: flags.idColumn } : {}),
     ...(keep && keep.length > 0 ? { keepColumns: keep } : {}),

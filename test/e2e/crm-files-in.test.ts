@@ -91,6 +91,9 @@ const EXPORTS: Export[] = [
 let env: JobEnv;
 let dir: string;
 
+/** The command run in the test's folder against the sandbox, as a user types it. */
+const cli = (args: string[], timeout = 60_000) => runCli(args, { cwd: dir, env: env.childEnv(), timeout }, 'minus-one');
+
 describe('CRM files in as their tools write them', () => {
   beforeAll(async () => {
     env = await startJobEnv({ sandbox: { seed: 31 } });
@@ -163,30 +166,41 @@ describe('CRM files in as their tools write them', () => {
     ]);
     await writeFile(join(dir, 'mixed.csv'), mixed);
     const mark = env.sandbox.truth.lastCall();
-    const result = await runCli(
-      ['enrich', '--input', 'mixed.csv', '--output', 'out', '--job-id', 'mixed', '--wait'],
-      { cwd: dir, env: env.childEnv(), timeout: 60_000 },
-      'minus-one',
-    );
+    const result = await cli(['enrich', '--input', 'mixed.csv', '--output', 'out', '--job-id', 'mixed', '--wait']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('row 2 (line 3), byte');
     expect(result.stderr).toContain('--encoding');
     expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
-    const missing = await runCli(
-      ['enrich', '--input', 'nowhere.csv', '--output', 'out', '--job-id', 'nowhere', '--wait'],
-      { cwd: dir, env: env.childEnv(), timeout: 60_000 },
+    // Said with --encoding, the same file is read as the user says (its UTF-8 row as Windows-1252 text): every row.
+    const said = await runCli(
+      [
+        'enrich',
+        '--input',
+        'mixed.csv',
+        '--output',
+        'out',
+        '--job-id',
+        'mixed-1252',
+        '--encoding',
+        'windows-1252',
+      ].concat(['--keep-columns', 'Name', '--format', 'csv', '--wait']),
+      { cwd: dir, env: env.childEnv(), timeout: 120_000 },
       'minus-one',
     );
+    expect(said.code, said.stderr).toBe(0);
+    const [, ...saidRows] = await readCsvWithPython(join(dir, 'out', 'mixed-1252', 'rows.csv'));
+    expect(saidRows.map((cells) => cells[0])).toEqual(['1', '2']);
+    expect(saidRows[1]).toContain('Crème');
+    const bogus = await cli(['enrich', '--input', 'mixed.csv', '--output', 'out', '--encoding', 'ebcdic', '--dry-run']);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain('--encoding must be one of');
+    const missing = await cli(['enrich', '--input', 'nowhere.csv', '--output', 'out', '--job-id', 'nowhere', '--wait']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('does not exist');
 
     // A dry run names the columns it chose and warns when none is the record's id.
     await writeFile(join(dir, 'no-id.csv'), 'Website,Name\r\nacme.example,Acme\r\n');
-    const dry = await runCli(
-      ['enrich', '--input', 'no-id.csv', '--output', 'out', '--dry-run'],
-      { cwd: dir, env: env.childEnv(), timeout: 60_000 },
-      'minus-one',
-    );
+    const dry = await cli(['enrich', '--input', 'no-id.csv', '--output', 'out', '--dry-run']);
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout).columns).toMatchObject({ domain: 'Website', company_name: 'Name' });
     expect(dry.stderr).toContain('warning: no id column found');

@@ -119,9 +119,9 @@ describe('signal-kit job commands', () => {
     expect(missing.stderr).toMatch(/--input is required/);
   });
 
-  it('an input that does not exist fails the job with exit 1 and names the input', async () => {
+  it('an input that does not exist is refused with exit 2 before anything starts, naming the input', async () => {
     const result = await cliJob('cli-missing', ['enrich', '--input', 'nope.csv']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/nope\.csv does not exist/);
   });
 });
