@@ -59,6 +59,12 @@ describe('histories of earlier releases', () => {
     await Worker.runReplayHistory(replayOptions(), await history('scheduled-feed-refused-e9c1b43.json'));
   });
 
+  it('a night of the CRM sync that resolved a row by its name and stopped at its budget (3465838) replays', {
+    timeout: 120_000,
+  }, async () => {
+    await Worker.runReplayHistory(replayOptions(), await history('crm-sync-budget-3465838.json'));
+  });
+
   it('a webhook delivery that listed its destinations in an activity task (5bc930c) replays', {
     timeout: 120_000,
   }, async () => {
