@@ -3,9 +3,9 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
-import type { FeedKind } from '../../activities/feeds/types.ts';
-import { openStore } from '../../config/storage.ts';
-import { ManifestError } from '../../connectors/errors.ts';
+import type { FeedKind } from '../activities/feeds/types.ts';
+import { openStore } from '../config/storage.ts';
+import { ManifestError } from '../connectors/errors.ts';
 
 const PartSchema = z.looseObject({
   key: z.string().min(1),
