@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encodeTable } from '../activities/tables/encode.ts';
 import { SIGNALS_TABLE, signalRow } from '../activities/tables/signals.ts';
-import { parquetRowGroups } from '../cli/load/parquet-rows.ts';
+import { parquetRowGroups } from '../loader/parquet-rows.ts';
 import { median } from './lib/stats.ts';
 import { signal } from './postgres-load.ts';
 
@@ -28,7 +28,7 @@ async function optional(name: string): Promise<Any> {
   return import(pathToFileURL(createRequire(base).resolve(name)).href);
 }
 
-/** hyparquet as load uses it (cli/load/parquet-rows.ts): a row group at a time, times and JSON as text. */
+/** hyparquet as load uses it (loader/parquet-rows.ts): a row group at a time, times and JSON as text. */
 const hyparquet: Reader = async (bytes) => {
   const names = SIGNALS_TABLE.columns.map((column) => column.name);
   const rows: Record<string, unknown>[] = [];

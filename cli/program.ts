@@ -33,7 +33,8 @@ const inputFlags = (command: Command, values: string, value: string) =>
     .option(
       '--encoding <name>',
       "the input's text encoding: utf-8, utf-16le, utf-16be or windows-1252 (default: found from the file)",
-    );
+    )
+    .option('--sheet <name>', 'the sheet of an .xlsx input to read (default: the first)');
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>

@@ -1,9 +1,9 @@
 import type { OptionValues } from 'commander';
 import { DatabaseError, KitError } from '../../connectors/errors.ts';
 import { sslModeOf } from '../../connectors/postgres/connection.ts';
+import { loadManifest } from '../../loader/load.ts';
+import { PREFIX } from '../../loader/tables.ts';
 import { locationUrl, UsageError } from '../args.ts';
-import { loadManifest } from '../load/load.ts';
-import { PREFIX } from '../load/tables.ts';
 
 /** `--into`: a postgres:// (or postgresql://) URL naming a host; anything else is a usage mistake (exit 2). */
 export function databaseUrl(value: string | undefined): string {

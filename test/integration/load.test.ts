@@ -396,4 +396,54 @@ describe('signal-kit load into PostgreSQL', () => {
       await tls.stop();
     }
   });
+
+  it('loads an enrich-contacts job into its own rows table with the person, from its Parquet parts; a reload changes nothing', async () => {
+    const profiles = Array.from({ length: 12 }, (_, i) => `https://www.linkedin.com/in/load-person-${i}`);
+    const csv = ['Id,LinkedIn Profile', ...profiles.map((url, i) => `c${i},${url}`)].join('\n');
+    await writeFile(join(job.dir, 'contacts.csv'), `${csv}\n`);
+    const c = job.env.config();
+    const output = pathToFileURL(join(job.dir, 'contacts-out')).href;
+    const result: JobResult = await job.env.client.workflow.execute('enrichContacts', {
+      workflowId: 'load-contacts',
+      taskQueue: c.taskQueue,
+      args: [
+        {
+          jobId: 'load-contacts',
+          input: pathToFileURL(join(job.dir, 'contacts.csv')).href,
+          output,
+          options: { limit: 3 },
+          formats: ['parquet'],
+          taskQueue: c.taskQueue,
+          apiTaskQueue: c.apiTaskQueue,
+        },
+      ],
+    });
+    expect(result.status).toBe('completed');
+    const manifest = `${output}/load-contacts/_manifest.json`;
+    const first = await load(manifest, '--table-prefix', 'contacts_');
+    expect(first.code, first.stderr).toBe(0);
+    const report = JSON.parse(first.stdout) as {
+      tables: { table: string; rows: number; inserted: number; from: string }[];
+    };
+    const rowsTable = report.tables.find((t) => t.table === 'contacts_enrich_contacts_rows');
+    expect(rowsTable).toMatchObject({ rows: profiles.length, inserted: profiles.length, from: 'table' });
+    const rows = await query<{
+      record_id: string;
+      status: string;
+      linkedin_url: string | null;
+      full_name: string | null;
+    }>('select record_id, status, linkedin_url, full_name from contacts_enrich_contacts_rows order by "row"');
+    expect(rows.map((row) => row.record_id)).toEqual(profiles.map((_, i) => `c${i}`));
+    const ok = rows.filter((row) => row.status === 'ok');
+    expect(ok.length).toBeGreaterThan(0);
+    for (const row of ok) {
+      expect(row.full_name, row.record_id).toBeTruthy();
+      expect(row.linkedin_url, row.record_id).toMatch(/^https:\/\/www\.linkedin\.com\/in\//);
+    }
+    const again = await load(manifest, '--table-prefix', 'contacts_');
+    expect(again.code, again.stderr).toBe(0);
+    for (const table of (JSON.parse(again.stdout) as typeof report).tables) {
+      expect(table, table.table).toMatchObject({ inserted: 0, updated: 0 });
+    }
+  });
 });

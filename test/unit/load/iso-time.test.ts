@@ -1,6 +1,6 @@
 /** The Parquet reader's own ISO 8601 formatting writes every time exactly as Date's toISOString does. */
 import { describe, expect, it } from 'vitest';
-import { isoFromEpochMs } from '../../../cli/load/parquet-rows.ts';
+import { isoFromEpochMs } from '../../../loader/parquet-rows.ts';
 
 describe('isoFromEpochMs', () => {
   it('matches toISOString across leap days, centuries and the edges of four-digit years', () => {

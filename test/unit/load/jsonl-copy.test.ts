@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { TableRow } from '../../../activities/tables/columns.ts';
 import { encodeTable } from '../../../activities/tables/encode.ts';
 import { SIGNALS_TABLE } from '../../../activities/tables/signals.ts';
-import { jsonlToCopyText } from '../../../cli/load/jsonl-copy.ts';
-import { signalsLoadTable } from '../../../cli/load/tables.ts';
 import { copyTextField, writableColumns } from '../../../connectors/postgres/index.ts';
+import { jsonlToCopyText } from '../../../loader/jsonl-copy.ts';
+import { signalsLoadTable } from '../../../loader/tables.ts';
 
 const TRICKY = [
   'plain',

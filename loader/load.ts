@@ -4,13 +4,13 @@
  * format that goes fastest into COPY, else made from the output lines by the same code that writes the flat tables.
  * It never calls the Signal Data Service.
  */
-import { feedDir } from '../../activities/feeds/finalize.ts';
-import { feedRow } from '../../activities/tables/feeds.ts';
-import { enrichTables, invalidRows, verifyRows } from '../../activities/tables/rows.ts';
-import { type SignalLike, signalRow } from '../../activities/tables/signals.ts';
-import { openStore } from '../../config/storage.ts';
-import { connectPostgres, type UpsertResult } from '../../connectors/postgres/index.ts';
-import type { Store } from '../../connectors/storage/index.ts';
+import { feedDir } from '../activities/feeds/finalize.ts';
+import { feedRow } from '../activities/tables/feeds.ts';
+import { enrichTables, invalidRows, verifyRows } from '../activities/tables/rows.ts';
+import { type SignalLike, signalRow } from '../activities/tables/signals.ts';
+import { openStore } from '../config/storage.ts';
+import { connectPostgres, type UpsertResult } from '../connectors/postgres/index.ts';
+import type { Store } from '../connectors/storage/index.ts';
 import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
 import { parseLines } from './part-copy.ts';
 import { type PartSource, type RowsOf, tableSources } from './sources.ts';

@@ -3,9 +3,9 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
-import type { FeedKind } from '../../activities/feeds/types.ts';
-import { openStore } from '../../config/storage.ts';
-import { ManifestError } from '../../connectors/errors.ts';
+import type { FeedKind } from '../activities/feeds/types.ts';
+import { openStore } from '../config/storage.ts';
+import { ManifestError } from '../connectors/errors.ts';
 
 const PartSchema = z.looseObject({
   key: z.string().min(1),
@@ -33,7 +33,7 @@ export type LoadPart = z.infer<typeof PartSchema>;
 
 /** What a manifest's tables come from: a bulk job of a kind, a scheduled push's run, or a scheduled feed's run. */
 export type ManifestSource =
-  | { kind: 'job'; jobKind: 'enrich' | 'verify-emails'; jobId: string }
+  | { kind: 'job'; jobKind: 'enrich' | 'enrich-contacts' | 'verify-emails'; jobId: string }
   | { kind: 'push'; name: string; runId: string }
   | { kind: 'feed'; feedKind: FeedKind; name: string; runId: string };
 
@@ -119,10 +119,10 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
   const manifest = parsed.data;
   let source: ManifestSource;
   if (manifest.job_id !== undefined) {
-    if (manifest.kind !== 'enrich' && manifest.kind !== 'verify-emails') {
+    if (manifest.kind !== 'enrich' && manifest.kind !== 'enrich-contacts' && manifest.kind !== 'verify-emails') {
       throw new ManifestError(
         url,
-        `field "kind": ${manifest.kind} jobs have no tables to load (enrich and verify-emails do)`,
+        `field "kind": ${manifest.kind} jobs have no tables to load (enrich, enrich-contacts and verify-emails do)`,
       );
     }
     source = { kind: 'job', jobKind: manifest.kind, jobId: manifest.job_id };

@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { isMarkedAsUntransferable, Worker } from 'node:worker_threads';
-import { ManifestError } from '../../connectors/errors.ts';
+import { ManifestError } from '../connectors/errors.ts';
 import type { PartCopySpec } from './part-copy.ts';
 
 /**

@@ -5,8 +5,8 @@
  */
 import * as zlib from 'node:zlib';
 import { type Compressors, type FileMetaData, parquetMetadata, parquetRead, parquetSchema } from 'hyparquet';
-import type { TableDef } from '../../activities/tables/columns.ts';
-import { ManifestError } from '../../connectors/errors.ts';
+import type { TableDef } from '../activities/tables/columns.ts';
+import { ManifestError } from '../connectors/errors.ts';
 
 const utf8 = new TextDecoder();
 

@@ -4,9 +4,9 @@
  * computation on plain data, so that it runs in the load's converter thread (copy-worker.ts) as well as here.
  */
 import { gunzipSync } from 'node:zlib';
-import type { TableDef } from '../../activities/tables/columns.ts';
-import { ManifestError } from '../../connectors/errors.ts';
-import { copyTextField, type PgColumn } from '../../connectors/postgres/index.ts';
+import type { TableDef } from '../activities/tables/columns.ts';
+import { ManifestError } from '../connectors/errors.ts';
+import { copyTextField, type PgColumn } from '../connectors/postgres/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
 import { parquetRowGroups } from './parquet-rows.ts';
 

@@ -8,10 +8,10 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import type { TableRow } from '../../activities/tables/columns.ts';
-import { PartChecksumError } from '../../connectors/errors.ts';
-import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../../connectors/postgres/index.ts';
-import type { Store } from '../../connectors/storage/index.ts';
+import type { TableRow } from '../activities/tables/columns.ts';
+import { PartChecksumError } from '../connectors/errors.ts';
+import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../connectors/postgres/index.ts';
+import type { Store } from '../connectors/storage/index.ts';
 import { CopyThread } from './copy-thread.ts';
 import type { LoadPart } from './manifest.ts';
 import { encodeRows, type PartCopySpec } from './part-copy.ts';

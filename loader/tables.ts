@@ -7,18 +7,19 @@
  * | `<prefix>signals`      | `signal_id`                                     | later `detected_at`, then later    |
  * |                        |                                                 | `source_finished_at`               |
  * | `<prefix>enrich_rows`, | `row_key`: `id:<record_id>`, else               | later `source_finished_at`         |
- * | `<prefix>verify_emails_rows` | `domain:<domain>` (`email:` for verify), else |                              |
+ * | `<prefix>enrich_contacts_rows`, | `domain:<domain>` (`email:` for verify; |                           |
+ * | `<prefix>verify_emails_rows` | `email:`, then `linkedin:` for contacts), else |                        |
  * |                        | the row of that manifest                        |                                    |
  * | `<prefix>invalid`      | `source_manifest`, `row`                        | later `source_finished_at`         |
  * | `<prefix>companies`,   | `key`: the feed's key of the company or person  | later `source_finished_at`         |
  * | `<prefix>contacts`     |                                                 |                                    |
  */
-import type { Column, ColumnType, TableDef } from '../../activities/tables/columns.ts';
-import { FEED_TABLES, type FeedTableName } from '../../activities/tables/feeds.ts';
-import { invalidTable, type RowsKind, rowsTable } from '../../activities/tables/rows.ts';
-import { SIGNALS_TABLE } from '../../activities/tables/signals.ts';
-import { ManifestError } from '../../connectors/errors.ts';
-import type { PgColumn, PgTable, PgType } from '../../connectors/postgres/index.ts';
+import type { Column, ColumnType, TableDef } from '../activities/tables/columns.ts';
+import { FEED_TABLES, type FeedTableName } from '../activities/tables/feeds.ts';
+import { invalidTable, type RowsKind, rowsTable } from '../activities/tables/rows.ts';
+import { SIGNALS_TABLE } from '../activities/tables/signals.ts';
+import { ManifestError } from '../connectors/errors.ts';
+import type { PgColumn, PgTable, PgType } from '../connectors/postgres/index.ts';
 
 /** The PostgreSQL type each flat-table column type is loaded as. */
 export const PG_TYPE: Record<ColumnType, PgType> = {
@@ -76,7 +77,12 @@ export function signalsLoadTable(prefix: string, url: string): LoadTable {
 /** The rows of a job, by record id, else by the value the row was answered for, else by the row of its manifest. */
 export function rowsLoadTable(prefix: string, kind: RowsKind, kept: string[] | undefined, url: string): LoadTable {
   const def = rowsTable(kind, kept);
-  const value = kind === 'enrich' ? `'domain:' || domain` : `'email:' || email`;
+  const value =
+    kind === 'enrich'
+      ? `'domain:' || domain`
+      : kind === 'enrich-contacts'
+        ? `'email:' || nullif(email, ''), 'linkedin:' || nullif(linkedin_url, '')`
+        : `'email:' || email`;
   const key: PgColumn = {
     name: 'row_key',
     type: 'text',
