@@ -5,7 +5,7 @@
  *  - the whole job cannot go on (the file cannot be read past a point, there is nothing to do, the input or the
  *    bucket is missing, the key is refused, the balance is spent): a non-zero exit and a message naming the problem
  *    and, where there is one, the line;
- * *  - only a row is bad (a non-JSON line, an over-long JSONL line): an `invalid` record
+ *  - only a row is bad (a non-JSON line, an over-long JSONL line): an `invalid` record
  *    naming the row and the reason, the other rows enriched, exit 0.
  * Nothing already written is lost or corrupted: parts published before a failure stay intact and manifested, and a
  * re-run after the fix pays only for what was not done.
