@@ -7,9 +7,11 @@ import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders } from './
 import type { CompanyAnswer, SyncAnswer, SyncBatch, SyncBatchCompany, SyncBatchRequest } from './types.ts';
 
 /** One contact's saved answer in a batch: the receipt a retry trusts, so a contact is paid once. */
-interface ContactReceipt {
+export interface ContactReceipt {
   key: string;
   answer: CompanyAnswer;
+  /** The run's scheduled time (a stopped night's receipts are taken in by the next night with it). */
+  as_of: string;
   credits: number;
   calls: number;
   paid_calls: string[];
@@ -52,14 +54,14 @@ export const fetchSyncContacts: SyncFetch = async (client, store, request, attem
       const company = companyOf(response.company);
       const signals = keptSignals(response.contact_signals, entry.start);
       const answer: CompanyAnswer = { status: 'ok', company, contact: { ...response.contact }, signals: signals.kept };
-      receipt = { key: entry.domain, answer, credits: response.credits, calls: 1, paid_calls: [] };
+      receipt = { key: entry.domain, answer, as_of: run.at, credits: response.credits, calls: 1, paid_calls: [] };
     } catch (error) {
       if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
       const answer: CompanyAnswer =
         error instanceof NotFoundError
           ? { status: 'not_found', signals: [] }
           : { status: 'error', signals: [], error: { code: 'request_rejected', message: error.message } };
-      receipt = { key: entry.domain, answer, credits: 0, calls: 0, paid_calls: [] };
+      receipt = { key: entry.domain, answer, as_of: run.at, credits: 0, calls: 0, paid_calls: [] };
     }
     const published = await publishAnswer(store, key, seen, identity, answered, receipt, zeroCounts(), attempt.spool);
     if (published.lost) lostRace(key, store, undefined);
