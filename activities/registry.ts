@@ -26,6 +26,7 @@ import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
 import { fetchSyncBatch } from './sync/fetch.ts';
+import { fetchSyncContacts } from './sync/fetch-contacts.ts';
 import { finalizeSyncRun } from './sync/finalize.ts';
 import { packSyncRun, prepareSyncRun } from './sync/plan.ts';
 import { resolveSyncCompanies } from './sync/resolve.ts';
@@ -102,6 +103,8 @@ export function createApiActivities(deps: ActivityDeps) {
       recoverKeptAnswers(openStore(request.run.output), request, spool),
     resolveSyncCompanies: (request: Parameters<typeof resolveSyncCompanies>[2]) =>
       resolveSyncCompanies(client, openStore(request.run.output), request),
+    fetchSyncContacts: (request: Parameters<typeof fetchSyncContacts>[2]) =>
+      fetchSyncContacts(client, openStore(request.run.output), request, attempt()),
     fetchSyncBatch: (request: Parameters<typeof fetchSyncBatch>[2]) =>
       fetchSyncBatch(client, openStore(request.run.output), request, attempt()),
     fetchFeedSearch: (request: Parameters<typeof fetchFeedSearch>[2]) =>

@@ -61,6 +61,7 @@ export async function dryRun(job: JobStart, openStore: (url: string) => Store): 
     column: job.input.column,
     idColumn: job.input.idColumn,
     encoding: job.input.encoding,
+    sheet: job.input.sheet,
     keepColumns: job.input.keepColumns,
     batchSize,
   });
@@ -136,6 +137,7 @@ async function dryRunContacts(
     column: job.input.column,
     idColumn: job.input.idColumn,
     encoding: job.input.encoding,
+    sheet: job.input.sheet,
     keepColumns: job.input.keepColumns,
     batchSize: 1,
   });

@@ -33,7 +33,8 @@ const inputFlags = (command: Command, values: string, value: string) =>
     .option(
       '--encoding <name>',
       "the input's text encoding: utf-8, utf-16le, utf-16be or windows-1252 (default: found from the file)",
-    );
+    )
+    .option('--sheet <name>', 'the sheet of an .xlsx input to read (default: the first)');
 
 /** Which signals enrich and push schedules ask for. */
 const signalFilterFlags = (command: Command) =>
@@ -265,10 +266,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
     .option(
       '--kind <kind>',
-      'push (default), enrich (the nightly CRM sync), company-search, contact-search, intent-contacts',
+      'push (default), enrich or enrich-contacts (the nightly CRM sync), company-search, contact-search, intent-contacts',
     )
     .option('--watchlist <url>', `push: a .csv or .jsonl(.gz) of domains: ${WHERE}`)
-    .option('--input <url>', `enrich: the CRM export (.csv or .jsonl), read afresh each run: ${WHERE}`)
+    .option('--input <url>', `enrich, enrich-contacts: the CRM export (.csv or .jsonl), read afresh each run: ${WHERE}`)
     .option('--id-column <name>', "enrich: the column holding each row's record id (default: Id, Record ID, ...)")
     .option('--keep-columns <a,b>', 'enrich: export columns to carry into every row')
     .option('--output <url>', `where each run writes: ${WHERE}`)

@@ -100,7 +100,7 @@ export interface SyncScheduleDefinition
 export type ScheduleDefinition = PushScheduleDefinition | FeedScheduleDefinition | SyncScheduleDefinition;
 
 /** The kinds of schedule whose runs are nights of the CRM sync (the others are feeds, or a push without a kind). */
-export const SYNC_KINDS = ['enrich'] as const;
+export const SYNC_KINDS = ['enrich', 'enrich-contacts'] as const;
 const isSyncKind = (kind: unknown) => (SYNC_KINDS as readonly unknown[]).includes(kind);
 
 const isSync = (definition: ScheduleDefinition): definition is SyncScheduleDefinition =>

@@ -48,6 +48,8 @@ export interface BatchJobInput {
   keepColumns?: string[];
   /** The input's text encoding (`--encoding`); found from the file when absent (activities/input/encoding.ts). */
   encoding?: InputEncoding;
+  /** The sheet of an .xlsx input (`--sheet`); the first when absent. */
+  sheet?: string;
   compression?: 'gzip' | 'none';
   /** Formats of the flat tables written beside the lines parts (docs/tables.md); none when absent. */
   formats?: OutputFormat[];
@@ -200,6 +202,7 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
       ...(input.idColumn !== undefined ? { idColumn: input.idColumn } : {}),
       ...(input.keepColumns !== undefined ? { keepColumns: input.keepColumns } : {}),
       ...(input.encoding !== undefined ? { encoding: input.encoding } : {}),
+      ...(input.sheet !== undefined ? { sheet: input.sheet } : {}),
       batchSize: spec.batchSize,
     };
     // Jobs started before the first window could run early prepared their whole input first: they replay that way.

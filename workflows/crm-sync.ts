@@ -1,9 +1,13 @@
 import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { JobStatus } from '../activities/run/types.ts';
-import type { SyncFilters, SyncPlan, SyncResult, SyncRunRef } from '../activities/sync/types.ts';
+import type { SyncFilters, SyncKind, SyncPlan, SyncResult, SyncRunRef } from '../activities/sync/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import { CREDITS, MAX_BULK_ENRICH_DOMAINS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
+
+/** Contacts per batch of a contacts sync (activities/sync/plan.ts CONTACT_BATCH): one call each. */
+const CONTACT_BATCH = 20;
+
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
@@ -14,7 +18,8 @@ import { scheduledTime } from './scheduled-time.ts';
 export interface CrmSyncInput {
   /** The schedule's name: `<output>/<name>/` holds its state, runs and work. */
   name: string;
-  kind: 'enrich';
+  /** `enrich`: an accounts export (bulk calls by domain); `enrich-contacts`: a contacts export (a call per contact). */
+  kind: SyncKind;
   /** The CRM export (file://, s3://, gs:// or a path; CSV or JSONL), read afresh each run. */
   input: string;
   /** Base output URL. */
@@ -90,6 +95,7 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
 
   plan ??= await jobs.prepareSyncRun({
     run,
+    ...(input.kind === 'enrich-contacts' ? { kind: input.kind } : {}),
     input: input.input,
     ...(input.column ? { column: input.column } : {}),
     ...(input.idColumn ? { idColumn: input.idColumn } : {}),
@@ -107,6 +113,7 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
   }
   phase = 'running';
   const planned = plan;
+  const contacts = input.kind === 'enrich-contacts';
   const outcome = await runWindow({
     from: input.carried?.next ?? 0,
     total: planned.batches,
@@ -115,12 +122,15 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
     maxCredits: input.maxCredits,
     // The most one call can cost: its companies × limit × 2 credits.
     worstCaseCredits: () =>
-      Math.min(MAX_BULK_ENRICH_DOMAINS, planned.companies) * filters.limit * CREDITS.perEnrichedSignal,
+      Math.min(contacts ? CONTACT_BATCH : MAX_BULK_ENRICH_DOMAINS, planned.companies) *
+      filters.limit *
+      CREDITS.perEnrichedSignal,
     totals,
     run: async (index) => {
       try {
         const summary = `sync ${run.name} batch ${index + 1} of ${planned.batches} · run ${run.runId}`;
-        return await api.fetchSyncBatch.executeWithOptions({ summary }, [{ run, index, filters }]);
+        const fetch = contacts ? api.fetchSyncContacts : api.fetchSyncBatch;
+        return await fetch.executeWithOptions({ summary }, [{ run, index, filters }]);
       } catch (error) {
         if (isFatalFailure(error)) throw error;
         // Retries are spent: its companies keep what they hold, and the next run asks them again.

@@ -11,6 +11,7 @@ import {
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { decodeToUtf8, type InputEncoding } from './encoding.ts';
+import { readSheetRows } from './xlsx.ts';
 
 /**
  * One input row: its number (1-based data row; CSV header excluded), the values of its identifier columns in the order
@@ -27,11 +28,13 @@ export interface InputRecord {
 
 export interface InputSource {
   url: string;
-  format: 'csv' | 'jsonl';
+  format: 'csv' | 'jsonl' | 'xlsx';
   /** The file's bytes as stored (gunzipped); `text` decodes them. */
   body: Readable;
   /** The file's text as UTF-8, decoded from its encoding (encoding.ts). */
   text: AsyncIterable<Buffer>;
+  /** An .xlsx workbook's sheet to read (`--sheet`); the first when absent. */
+  sheet?: string | undefined;
 }
 
 /**
@@ -45,6 +48,7 @@ export async function openInput(
   openStore: (url: string) => Store,
   url: string,
   encoding: InputEncoding = 'auto',
+  sheet?: string,
 ): Promise<InputSource> {
   const slash = url.lastIndexOf('/');
   const base = slash > url.indexOf('://') + 2 ? url.slice(0, slash) : '.';
@@ -53,16 +57,18 @@ export async function openInput(
   // Excel saves "Unicode Text" as a tab-separated .txt; .tsv is the same table.
   const format = /\.(csv|tsv|txt)$/.test(name)
     ? 'csv'
-    : name.endsWith('.jsonl') || name.endsWith('.ndjson')
-      ? 'jsonl'
-      : undefined;
+    : name.endsWith('.xlsx')
+      ? 'xlsx'
+      : name.endsWith('.jsonl') || name.endsWith('.ndjson')
+        ? 'jsonl'
+        : undefined;
   if (!format)
     throw new InputError(
-      `input ${url}: unsupported format (expected .csv, .tsv or .txt, or .jsonl/.ndjson, optionally .gz)`,
+      `input ${url}: unsupported format (expected .csv, .tsv or .txt, .xlsx, or .jsonl/.ndjson, optionally .gz)`,
     );
   try {
     const body = await openDecoded(openStore(base), key);
-    return { url, format, body, text: decodeToUtf8(body, url, encoding) };
+    return { url, format, body, text: decodeToUtf8(body, url, encoding), ...(sheet !== undefined ? { sheet } : {}) };
   } catch (error) {
     if (error instanceof ObjectNotFoundError) throw new InputError(`input ${url} does not exist`);
     throw error;
@@ -82,6 +88,26 @@ export async function* readInputRecords(
   onColumns?: (choice: ColumnChoice) => void,
   onSkipped?: (lines: number) => void,
 ): AsyncGenerator<InputRecord> {
+  if (source.format === 'xlsx') {
+    let choice: ColumnChoice | undefined;
+    try {
+      for await (const { row, record } of readSheetRows(
+        source.body,
+        source.url,
+        (lines) => onSkipped?.(lines),
+        source.sheet,
+      )) {
+        if (choice === undefined) {
+          choice = chooseOrFail(source.url, Object.keys(record), request);
+          onColumns?.(choice);
+        }
+        yield recordOf(row, record, choice);
+      }
+    } finally {
+      source.body.destroy();
+    }
+    return;
+  }
   if (source.format === 'csv') {
     const { delimiter, body } = await sniffDelimiter(source.text);
     let choice: ColumnChoice | undefined;

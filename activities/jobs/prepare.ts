@@ -25,6 +25,8 @@ export interface PrepareRequest {
   keepColumns?: string[] | undefined;
   /** The input's text encoding (`--encoding`); found from the file when absent. */
   encoding?: InputEncoding | undefined;
+  /** The sheet of an .xlsx input (`--sheet`); the first when absent. */
+  sheet?: string | undefined;
   batchSize: number;
 }
 
@@ -115,7 +117,7 @@ async function prepare(
   let duplicateFiles = 0;
   let skipped = 0;
   try {
-    const source = await openInput(openStore, request.input, request.encoding);
+    const source = await openInput(openStore, request.input, request.encoding, request.sheet);
     const records = readInputRecords(
       source,
       columnRequest(job.kind, request),

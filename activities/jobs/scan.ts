@@ -15,6 +15,8 @@ export interface ScanRequest {
   idColumn?: string | undefined;
   keepColumns?: string[] | undefined;
   encoding?: InputEncoding | undefined;
+  /** The sheet of an .xlsx input (`--sheet`); the first when absent. */
+  sheet?: string | undefined;
   batchSize: number;
 }
 
@@ -33,7 +35,7 @@ export async function scanInput(openStore: (url: string) => Store, request: Scan
     else stats.distinct += 1;
   };
   try {
-    const source = await openInput(openStore, request.input, request.encoding);
+    const source = await openInput(openStore, request.input, request.encoding, request.sheet);
     const records = readInputRecords(
       source,
       columnRequest(request.kind, request),

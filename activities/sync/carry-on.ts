@@ -1,9 +1,11 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { readPartLines } from '../run/parts.ts';
 import { readSyncAnswer } from './fetch.ts';
+import type { ContactReceipt } from './fetch-contacts.ts';
 import { syncAnswerKey, syncOpenRunKey, syncWorkPrefix } from './layout.ts';
 import { commitSyncState, mergeAnswer, readSyncPointer, readSyncState } from './state.ts';
-import type { SyncRunRef } from './types.ts';
+import type { CompanyAnswer, SyncRunRef } from './types.ts';
 
 /**
  * A run that stopped before its commit (its workflow failed, was terminated, or its worker died for good) paid for
@@ -18,16 +20,24 @@ export async function carryOnStoppedRun(store: Store, run: SyncRunRef): Promise<
   if (pointer?.run_id === open.run_id || (pointer && pointer.run_id > open.run_id)) return undefined;
   const state = await readSyncState(store, run.name);
   let carried = 0;
+  const take = (domain: string, company: CompanyAnswer, asOf: string) => {
+    const merged = mergeAnswer(state.companies.get(domain), company, asOf).state;
+    if (merged) state.companies.set(domain, merged);
+  };
   for await (const object of store.list(syncWorkPrefix(run.name, open.run_id))) {
+    // A contact's answer, saved as it came (a contacts night stopped inside a batch): taken in too, once by its ids.
+    if (/answer-\d+-\d{3}\.json$/.test(object.key)) {
+      const [receipt] = await readPartLines<ContactReceipt>(store, object.key);
+      if (receipt?.as_of) take(receipt.key, receipt.answer, receipt.as_of);
+      carried += receipt?.as_of ? 1 : 0;
+      continue;
+    }
     const index = /answer-(\d+)\.json$/.exec(object.key)?.[1];
     if (index === undefined || object.key !== syncAnswerKey(run.name, open.run_id, Number(index))) continue;
     const answer = await readSyncAnswer(store, run.name, open.run_id, Number(index));
     if (!answer) continue;
     carried += 1;
-    for (const [domain, company] of Object.entries(answer.domains)) {
-      const merged = mergeAnswer(state.companies.get(domain), company, answer.as_of).state;
-      if (merged) state.companies.set(domain, merged);
-    }
+    for (const [domain, company] of Object.entries(answer.domains)) take(domain, company, answer.as_of);
   }
   if (carried === 0) return undefined;
   await commitSyncState(store, run.name, open.run_id, state);

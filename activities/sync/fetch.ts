@@ -1,15 +1,23 @@
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import { CREDITS } from '../../connectors/signal-api/limits.ts';
-import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
+import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { sendBulkEnrich } from '../paid/bulk-enrich-call.ts';
 import { publishSpooled } from '../paid/paid-batch.ts';
-import { type AttemptContext, lostRace, publishPaidPart } from '../paid/paid-call.ts';
-import type { PartRead } from '../run/parts.ts';
+import { type AttemptContext, lostRace, type PaidAnswer, publishPaidPart } from '../paid/paid-call.ts';
+import type { PartIdentity, PartRead } from '../run/parts.ts';
 import { optionsHash, readPart, readPartLines, writePart, zeroCounts } from '../run/parts.ts';
 import type { BatchResult, PartCounts } from '../run/types.ts';
 import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders } from './layout.ts';
 import type { CompanyAnswer, HeldSignal, SyncAnswer, SyncBatch, SyncBatchRequest, SyncFilters } from './types.ts';
+
+/** A batch of a sync run asked of the service: its API client, the output, the batch, the attempt running it. */
+export type SyncFetch = (
+  client: SignalClient,
+  store: Store,
+  request: SyncBatchRequest,
+  attempt: AttemptContext,
+) => Promise<BatchResult>;
 
 /**
  * Asks batch `index` of a run with one bulk call: its companies' signals after the lowest start among them, each
@@ -50,19 +58,7 @@ export async function fetchSyncBatch(
   answer.calls = answered ? 1 : 0;
   const counts = countsOf(answer);
   const replaced = seen.fingerprint === undefined ? {} : { fingerprint: seen.fingerprint };
-  const published = await publishPaidPart(
-    store,
-    key,
-    replaced,
-    identity,
-    answered ? [answered] : [],
-    (calls, target) => {
-      answer.paid_calls = calls;
-      // The file is one JSON line (the answer): its metadata counts that line, as the proof of a part reads it back.
-      return writePart(target, 'none', key, [answer], { ...counts, lines: 1 }, 'done', calls, identity);
-    },
-    attempt.spool,
-  );
+  const published = await publishAnswer(store, key, replaced, identity, answered, answer, counts, attempt.spool);
   if (published.lost) {
     const theirs = await savedResult(store, key, index, await readPart(store, key, identity));
     if (theirs) return theirs;
@@ -132,33 +128,69 @@ function collect(batch: SyncBatch, results: readonly BulkEnrichItem[], asOf: str
             };
       continue;
     }
-    const from = start === null ? Number.NEGATIVE_INFINITY : Date.parse(start);
-    const signals: HeldSignal[] = [];
-    for (const signal of result.signals ?? []) {
-      const at = Date.parse(signal.detected_at);
-      if (at <= from) {
-        answer.overlap.signals += 1;
-        answer.overlap.credits += CREDITS.perEnrichedSignal;
-        continue;
-      }
-      const summary = signal.data?.summary;
-      signals.push({
-        signal_id: signal.signal_id,
-        signal_type: signal.signal_type,
-        detected_at: signal.detected_at,
-        ...(typeof summary === 'string' ? { data: { summary } } : {}),
-      });
-    }
-    const company: CompanyAnswer['company'] = {};
-    if (result.company?.name) company.name = result.company.name;
-    if (result.company?.domain) company.domain = result.company.domain;
-    if (result.company?.linkedin_url) company.linkedin_url = result.company.linkedin_url;
+    const { kept: signals, overlap } = keptSignals(result.signals ?? [], start);
+    answer.overlap.signals += overlap;
+    answer.overlap.credits += overlap * CREDITS.perEnrichedSignal;
+    const company = companyOf(result.company);
     answer.domains[domain] = { status: 'ok', company, signals };
   }
   return answer;
 }
 
-function countsOf(answer: SyncAnswer): PartCounts {
+/**
+ * Publishes a saved answer (one JSON line holding `record`, its metadata counting that line, as the proof of a part
+ * reads it back) under the markers of the paid call it holds, unless another attempt saved it first.
+ */
+export function publishAnswer<T extends { paid_calls?: string[] }>(
+  store: Store,
+  key: string,
+  seen: Pick<PartRead, 'fingerprint'>,
+  identity: PartIdentity,
+  answered: PaidAnswer | undefined,
+  record: T,
+  counts: PartCounts,
+  spool: AttemptContext['spool'],
+) {
+  const write = (calls: string[], target: Store) => {
+    record.paid_calls = calls;
+    return writePart(target, 'none', key, [record], { ...counts, lines: 1 }, 'done', calls, identity);
+  };
+  return publishPaidPart(store, key, seen, identity, answered ? [answered] : [], write, spool);
+}
+
+/** The signals after `start` as the state holds them, and how many came back from before it (paid, not kept). */
+export function keptSignals(signals: readonly Signal[], start: string | null): { kept: HeldSignal[]; overlap: number } {
+  const from = start === null ? Number.NEGATIVE_INFINITY : Date.parse(start);
+  const kept: HeldSignal[] = [];
+  let overlap = 0;
+  for (const signal of signals) {
+    if (Date.parse(signal.detected_at) <= from) {
+      overlap += 1;
+      continue;
+    }
+    const summary = signal.data?.summary;
+    kept.push({
+      signal_id: signal.signal_id,
+      signal_type: signal.signal_type,
+      detected_at: signal.detected_at,
+      ...(typeof summary === 'string' ? { data: { summary } } : {}),
+    });
+  }
+  return { kept, overlap };
+}
+
+/** The company fields the rows table shows, as the service gave them. */
+export function companyOf(
+  company: { name?: string; domain?: string; linkedin_url?: string | null } | null | undefined,
+) {
+  const out: CompanyAnswer['company'] = {};
+  if (company?.name) out.name = company.name;
+  if (company?.domain) out.domain = company.domain;
+  if (company?.linkedin_url) out.linkedin_url = company.linkedin_url;
+  return out;
+}
+
+export function countsOf(answer: SyncAnswer): PartCounts {
   const counts: PartCounts = { ...zeroCounts(), credits: answer.credits, calls: answer.calls };
   for (const company of Object.values(answer.domains)) {
     counts[company.status] += 1;

@@ -68,7 +68,7 @@ export async function finalizeSyncRun(
   for (const [key, domain] of await readResolutions(store, run, plan.resolveBatches ?? 0)) {
     if (domain !== null) resolved.set(key, domain);
   }
-  const file = crmFileColumns('enrich', plan.columns, request.keepColumns);
+  const file = crmFileColumns(request.kind, plan.columns, request.keepColumns);
   const def = file.flat;
   const rows: TableRow[] = [];
   const changed: TableRow[] = [];
@@ -215,19 +215,22 @@ function lineOf(
     return {
       ...base,
       status: held.status,
-      domain,
+      // A contact's row names its employer's domain; a company's, its own.
+      domain: record.contact ? (held.company?.domain ?? null) : domain,
+      ...(held.contact ? { contact: held.contact } : {}),
       ...(held.company ? { company: held.company } : {}),
       signal_summary: held.counts,
       ...(held.newest ? { latest_signal: held.newest } : {}),
     };
   }
   const answer = tonight.get(domain);
+  const named = record.contact ? {} : { domain };
   const error =
     answer?.error ??
     (status === 'budget_exhausted'
       ? { code: 'budget_exhausted', message: 'not asked: the run reached --max-credits; the next run asks it' }
       : { code: 'not_answered', message: 'not answered tonight (its call failed); the next run asks it' });
-  return { ...base, status: 'error', domain, error };
+  return { ...base, status: 'error', ...named, error };
 }
 
 function rowOf(line: Record<string, unknown>, def: TableDef): TableRow {

@@ -35,10 +35,14 @@ export interface SyncRecord {
   error?: { code: string; message: string };
   /** A row named only by a LinkedIn company URL or a name: what resolves it to its company (then `domain`). */
   lookup?: SyncLookup;
+  /** A contact (contacts syncs): how it is asked; `domain` is then its key. */
+  contact?: SyncBatchCompany['contact'];
 }
 
 /** Records named only by a LinkedIn URL or a name, resolved per batch: about 4 s of calls at 300 a minute. */
 export const RESOLVE_BATCH = 20;
+/** Contacts per batch: one call each, about 4 s of calls at 300 a minute. */
+export const CONTACT_BATCH = 20;
 const JSON_TYPE = { contentType: 'application/json' };
 
 const PENDING_WRITES = 8;
@@ -70,7 +74,8 @@ export async function prepareSyncRun(
   const chosen = (choice: ColumnChoice) => {
     columns = describeChoice(choice);
   };
-  for await (const record of readInputRecords(source, columnRequest('enrich', request), chosen)) {
+  const kind = request.kind ?? 'enrich';
+  for await (const record of readInputRecords(source, columnRequest(kind, request), chosen)) {
     if (records.length % 2000 === 0) beat(records.length);
     const kept: SyncRecord = {
       row: record.row,
@@ -80,6 +85,17 @@ export async function prepareSyncRun(
     const outcome = identifyRecord(record);
     if (!outcome.ok) {
       records.push({ ...kept, raw: record.raw ?? null, error: { code: 'invalid_input', message: outcome.reason } });
+    } else if (outcome.role === 'email' || outcome.role === 'linkedin_person') {
+      // A contact: asked by its address, else its LinkedIn profile, one call each.
+      const contact = { role: outcome.role, send: outcome.send };
+      const matched = outcome.role === 'email' ? 'email' : 'linkedin_url';
+      records.push({
+        ...kept,
+        raw: outcome.raw,
+        matched_by: matched,
+        domain: `${outcome.role}:${outcome.key}`,
+        contact,
+      });
     } else if (outcome.role === 'linkedin_url' || outcome.role === 'company_name') {
       const lookup = { key: `${outcome.role}:${outcome.key}`, role: outcome.role, send: outcome.send };
       records.push({ ...kept, raw: outcome.raw, matched_by: outcome.role, lookup });
@@ -115,6 +131,7 @@ export async function prepareSyncRun(
     resolveBatches: Math.ceil(unresolved.length / RESOLVE_BATCH),
     packed: false,
     stateFrom: state.runId,
+    ...(kind === 'enrich-contacts' ? { kind } : {}),
     ...(columns ? { columns } : {}),
     ...(carried ? { carriedFrom: carried } : {}),
   };
@@ -147,13 +164,15 @@ export async function packSyncRun(out: Store, request: { run: SyncRunRef; batchS
     });
   }
   const state = await readSyncState(out, run.name);
-  const domains = new Set<string>();
-  for (const record of records) if (record.domain) domains.add(record.domain);
-  const entries: SyncBatchCompany[] = [...domains].map((domain) => ({
+  const domains = new Map<string, SyncBatchCompany['contact']>();
+  for (const record of records) if (record.domain) domains.set(record.domain, record.contact);
+  const entries: SyncBatchCompany[] = [...domains].map(([domain, contact]) => ({
     domain,
     start: state.companies.get(domain)?.through ?? null,
+    ...(contact ? { contact } : {}),
   }));
-  const size = Math.min(MAX_BULK_ENRICH_DOMAINS, Math.max(1, request.batchSize ?? MAX_BULK_ENRICH_DOMAINS));
+  const most = stage.kind === 'enrich-contacts' ? CONTACT_BATCH : MAX_BULK_ENRICH_DOMAINS;
+  const size = Math.min(most, Math.max(1, request.batchSize ?? most));
   const batches = groupCalls(entries, size);
   const writes = mapOrdered(batches, PENDING_WRITES, (batch) =>
     out.writeText(syncBatchKey(run, batch.index), JSON.stringify(batch), JSON_TYPE),

@@ -28,6 +28,8 @@ export interface CompanyState {
   status: 'ok' | 'not_found';
   through: string | null;
   company?: CompanyAnswer['company'];
+  /** A contact's person fields (contacts syncs). */
+  contact?: Record<string, unknown>;
   counts: Record<string, number>;
   newest: HeldSignal | null;
   /** `[signal_id, detected_at]` of held signals within the retention window. */
@@ -169,6 +171,7 @@ export function mergeAnswer(
     : { status: answer.status, through: null, counts: {}, newest: null, ids: [] };
   if (answer.status === 'ok') state.status = 'ok';
   if (answer.company) state.company = answer.company;
+  if (answer.contact) state.contact = answer.contact;
   const known = new Set(state.ids.map(([id]) => id));
   let added = 0;
   for (const signal of answer.signals) {

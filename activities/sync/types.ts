@@ -4,6 +4,9 @@
  */
 import type { OutputFormat } from '../tables/formats.ts';
 
+/** What a sync's export holds: accounts (`enrich`, bulk calls by domain) or contacts (`enrich-contacts`, a call each). */
+export type SyncKind = 'enrich' | 'enrich-contacts';
+
 /** One run of one sync: everything lives under `<output>/<name>/`; the run's files are keyed by `runId`. */
 export interface SyncRunRef {
   /** The schedule's name: lower-case letters, digits, `-` and `_`. */
@@ -42,6 +45,8 @@ export interface SyncFilters {
 
 export interface PrepareSyncRequest extends SyncInputOptions {
   run: SyncRunRef;
+  /** Default `enrich`. */
+  kind?: SyncKind;
   /** The CRM export, read afresh each run. */
   input: string;
   /** Companies per bulk call (default and at most 100). */
@@ -68,6 +73,8 @@ export interface SyncPlan {
   stateFrom: string | null;
   /** An earlier run that stopped before its commit, whose saved answers were taken into the state first. */
   carriedFrom?: string;
+  /** `enrich-contacts` for a contacts sync (absent: accounts). */
+  kind?: SyncKind;
   /** The columns chosen in the export (identifiers, the record id's header, the kept ones): the CRM file's names. */
   columns?: Record<string, unknown>;
 }
@@ -80,9 +87,12 @@ export interface HeldSignal {
   data?: { summary?: string };
 }
 
-/** One company of a batch: from where it needs signals. */
+/** One company (or contact) of a batch: from where it needs signals. */
 export interface SyncBatchCompany {
+  /** The company's domain; a contact's key (`email:…`, `linkedin_person:…`). */
   domain: string;
+  /** A contact: how it is asked. */
+  contact?: { role: 'email' | 'linkedin_person'; send: string };
   /** Complete through this time (null: never answered, the full answer). */
   start: string | null;
 }
@@ -118,6 +128,8 @@ export interface SyncBatchRequest {
 export interface CompanyAnswer {
   status: 'ok' | 'not_found' | 'error';
   company?: { name?: string; domain?: string; linkedin_url?: string };
+  /** A contact's person fields as the service gave them. */
+  contact?: Record<string, unknown>;
   /** Signals after its start (new to the state), newest first. */
   signals: HeldSignal[];
   error?: { code: string; message: string };
@@ -139,7 +151,7 @@ export interface SyncAnswer {
 export interface FinalizeSyncRequest {
   run: SyncRunRef;
   input: string;
-  kind: 'enrich';
+  kind: SyncKind;
   status: 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
   startedAt: string;
   scheduledAt: string;

@@ -39,6 +39,7 @@ export interface ColumnFlags {
   idColumn?: string;
   keepColumns?: string;
   encoding?: string;
+  sheet?: string;
 }
 
 function columnOptions(flags: ColumnFlags): {
@@ -46,6 +47,7 @@ function columnOptions(flags: ColumnFlags): {
   idColumn?: string;
   keepColumns?: string[];
   encoding?: InputEncoding;
+  sheet?: string;
 } {
   const keep = list(flags.keepColumns);
   if (flags.encoding !== undefined && !(INPUT_ENCODINGS as readonly string[]).includes(flags.encoding)) {
@@ -53,6 +55,7 @@ function columnOptions(flags: ColumnFlags): {
   }
   return {
     ...(flags.encoding !== undefined && flags.encoding !== 'auto' ? { encoding: flags.encoding as InputEncoding } : {}),
+    ...(flags.sheet !== undefined ? { sheet: flags.sheet } : {}),
     ...(flags.column !== undefined ? { column: flags.column } : {}),
     ...(flags.idColumn !== undefined ? { idColumn: flags.idColumn } : {}),
     ...(keep && keep.length > 0 ? { keepColumns: keep } : {}),

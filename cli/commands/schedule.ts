@@ -129,14 +129,14 @@ const FEED_KINDS: readonly FeedKind[] = ['company-search', 'contact-search', 'in
 /** Flags that only some kinds take, with the kinds that take them (a flag given to another kind is a mistake). */
 const FLAG_KINDS: Record<string, readonly string[]> = {
   watchlist: ['push'],
-  input: ['enrich'],
-  idColumn: ['enrich'],
-  keepColumns: ['enrich'],
-  column: ['push', 'enrich'],
-  limit: ['push', 'enrich'],
+  input: ['enrich', 'enrich-contacts'],
+  idColumn: ['enrich', 'enrich-contacts'],
+  keepColumns: ['enrich', 'enrich-contacts'],
+  column: ['push', 'enrich', 'enrich-contacts'],
+  limit: ['push', 'enrich', 'enrich-contacts'],
   signalSubtypes: ['push'],
   lookback: ['push'],
-  signalTypes: ['push', 'company-search', 'contact-search', 'enrich'],
+  signalTypes: ['push', 'company-search', 'contact-search', 'enrich', 'enrich-contacts'],
   industries: ['company-search'],
   employeeCountMin: ['company-search'],
   employeeCountMax: ['company-search'],
@@ -248,26 +248,27 @@ function runBounds(values: CreateFlags): { since?: string; maxCredits?: number; 
 export function parseScheduleCreate(values: CreateFlags): ScheduleDefinition {
   const kind = values.kind ?? 'push';
   if (kind === 'push') return parseCreate(values);
-  if (kind === 'enrich') return parseSyncCreate(values);
-  if (kind === 'enrich-contacts') {
-    throw new UsageError('--kind enrich-contacts is not available yet: schedule --kind enrich for accounts');
-  }
+  if (kind === 'enrich' || kind === 'enrich-contacts') return parseSyncCreate(kind, values);
   const feed = FEED_KINDS.find((k) => k === kind);
-  if (!feed) throw new UsageError(`--kind must be one of push, enrich, ${FEED_KINDS.join(', ')}, got "${kind}"`);
+  if (!feed) {
+    throw new UsageError(
+      `--kind must be one of push, enrich, enrich-contacts, ${FEED_KINDS.join(', ')}, got "${kind}"`,
+    );
+  }
   return parseFeedCreate(feed, values);
 }
 
-/** `schedule create --kind enrich`: the nightly CRM sync of an export (docs/nightly-crm-enrichment.md). */
-export function parseSyncCreate(values: CreateFlags): SyncScheduleDefinition {
+/** `schedule create --kind enrich|enrich-contacts`: the nightly CRM sync of an export (docs/nightly-crm-enrichment.md). */
+export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: CreateFlags): SyncScheduleDefinition {
   for (const [key, kinds] of Object.entries(FLAG_KINDS)) {
-    if (values[key as keyof CreateFlags] !== undefined && !kinds.includes('enrich'))
-      throw new UsageError(`${flagName(key)} does not apply to --kind enrich`);
+    if (values[key as keyof CreateFlags] !== undefined && !kinds.includes(kind))
+      throw new UsageError(`${flagName(key)} does not apply to --kind ${kind}`);
   }
   const { limit, types } = signalFilters(values);
   const keepColumns = list(values.keepColumns);
   const definition: SyncScheduleDefinition = {
     name: pushName('name', values.name, 'create'),
-    kind: 'enrich',
+    kind,
     input: watchlistUrl('input', values.input),
     output: locationUrl('output', values.output),
     everyMs: parseEvery('every', values.every),

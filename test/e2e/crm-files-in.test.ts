@@ -159,6 +159,46 @@ describe('CRM files in as their tools write them', () => {
     });
   }
 
+  it('hubspot-companies.xlsx: the first sheet, streamed, each cell as the sheet shows it, every record once', async () => {
+    await copyFile(join(FIXTURES, 'hubspot-companies.xlsx'), join(dir, 'hubspot-companies.xlsx'));
+    const result = await cli(
+      [
+        'enrich',
+        '--input',
+        'hubspot-companies.xlsx',
+        '--output',
+        'out',
+        '--job-id',
+        'hubspot-xlsx',
+        '--format',
+        'csv',
+      ].concat(['--keep-columns', 'Company name,Create Date,Phone Number', '--wait']),
+      120_000,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const [header, ...rows] = await readCsvWithPython(join(dir, 'out', 'hubspot-xlsx', 'rows.csv'));
+    expect(header?.slice(0, 4)).toEqual(['Record ID', 'Company name', 'Create Date', 'Phone Number']);
+    // As the workbook holds them (test/fixtures/crm/real, written as HubSpot writes its .xlsx export).
+    expect(rows.map((cells) => cells.slice(0, 4))).toEqual([
+      ['9130001', 'Crème Brûlée Café', '2025-03-14', '+1 425 555 0101'],
+      ['9130002', 'Müller & Söhne GmbH', '2024-11-02', ''],
+      ['9130003', 'Señor Frío S.A.', '2026-01-05', '-'],
+    ]);
+    // --sheet reads another sheet; one the workbook lacks is named in the failure.
+    const notes = await cli([
+      'enrich',
+      '--input',
+      'hubspot-companies.xlsx',
+      '--output',
+      'out',
+      '--sheet',
+      'Nope',
+      '--dry-run',
+    ]);
+    expect(notes.code).not.toBe(0);
+    expect(notes.stderr).toContain('no sheet named "Nope"');
+  });
+
   it('refuses a file that is neither UTF-8 nor Windows-1252 before anything starts (exit 2), naming row and byte', async () => {
     const mixed = Buffer.concat([
       Buffer.from('Id,Name,Website\r\n1,Café,cafe.example\r\n', 'utf8'),

@@ -30,8 +30,14 @@ export type CsvRow = Record<string, string>;
 export async function readCsvWithHeader(store: Store, url: string): Promise<{ header: string[]; rows: CsvRow[] }> {
   const text = await store.readText(url.slice(store.url.length + 1));
   const [header = [], ...records] = parse(text) as string[][];
-  const names = new Map(rowsTable('enrich').columns.map((c) => [crmColumnName(c.name, 'salesforce'), c.name]));
-  const keys = header.map((h) => (h === 'Id' ? 'record_id' : (names.get(h) ?? h)));
+  const names = new Map<string, string>();
+  for (const kind of ['enrich', 'enrich-contacts'] as const) {
+    for (const c of rowsTable(kind).columns) {
+      names.set(crmColumnName(c.name, 'salesforce'), c.name);
+      names.set(crmColumnName(c.name, 'labels'), c.name);
+    }
+  }
+  const keys = header.map((h, i) => (i === 0 && (h === 'Id' || h === 'Record ID') ? 'record_id' : (names.get(h) ?? h)));
   return { header, rows: records.map((values) => Object.fromEntries(keys.map((k, i) => [k, values[i] ?? '']))) };
 }
 

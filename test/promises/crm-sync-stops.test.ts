@@ -97,6 +97,23 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
     }
   });
 
+  /** Starts a night (not waited for) at the sandbox's clock, its answers of `path` held `delayMs` after their charge. */
+  async function startHeld(workflowId: string, input: object, path: string, delayMs: number) {
+    const c = env.config();
+    env.sandbox.setFaults({ answerDelayMs: delayMs, answerDelayPaths: [path] });
+    const args = [
+      { ...input, runAt: new Date(now).toISOString(), taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue },
+    ];
+    return env.client.workflow.start('crmSync', { workflowId, taskQueue: c.taskQueue, args });
+  }
+
+  /** How many objects under `prefix` match `pattern`. */
+  async function countKeys(store: Store, prefix: string, pattern: RegExp): Promise<number> {
+    let n = 0;
+    for await (const object of store.list(prefix)) if (pattern.test(object.key)) n += 1;
+    return n;
+  }
+
   /** A schedule's export of `count` accounts and its output folder, run one at a time. */
   async function schedule(name: string, count: number) {
     const dir = await tempDir(`crm-sync-${name}`);
@@ -157,18 +174,8 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
     const { store, records, base } = await schedule('stopped', 1000);
     now = FIRST_RUN_AT + 20 * DAY;
     const mark = env.sandbox.truth.lastCall();
-    const c = env.config();
-    env.sandbox.setFaults({ answerDelayMs: 1_500, answerDelayPaths: [PATHS.enrichBulk] });
-    const handle = await env.client.workflow.start('crmSync', {
-      workflowId: 'crm-sync-stopped-0',
-      taskQueue: c.taskQueue,
-      args: [{ ...base, runAt: new Date(now).toISOString(), taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
-    });
-    const answers = async () => {
-      let n = 0;
-      for await (const object of store.list('stopped/work/')) if (/answer-\d+\.json$/.test(object.key)) n += 1;
-      return n;
-    };
+    const handle = await startHeld('crm-sync-stopped-0', base, PATHS.enrichBulk, 1_500);
+    const answers = () => countKeys(store, 'stopped/work/', /answer-\d+\.json$/);
     await until('a saved answer', async () => (await answers()) >= 1);
     await handle.terminate('stopped half way (a drill)');
     env.sandbox.setFaults({});
@@ -191,6 +198,47 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
     expect(manifest.state.carried_from).toBeDefined();
     const rows = await readCsv(store, next.rowsUrl);
     expect(rows.map((r) => r['record_id']).sort()).toEqual(records.map((r) => r.id).sort());
+    expect(rows.filter((r) => r['status'] === 'error')).toEqual([]);
+  });
+
+  it('carries a contacts night stopped inside a batch into the next run: each contact paid once', async () => {
+    const dir = await tempDir('crm-sync-contacts-stopped');
+    const people = env.sandbox.truth
+      .intentContacts({ topic_ids: ['b2b_901', 'b2b_902', 'b2b_903'] })
+      .map((item) => item.contact.email)
+      .filter((email, i, all): email is string => !!email && all.indexOf(email) === i)
+      .slice(0, 60);
+    const csv = ['Record ID,Email', ...people.map((email, i) => `80${i},${email}`)].join('\n');
+    await writeFile(join(dir, 'contacts.csv'), `${csv}\n`);
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const store = openStore(output);
+    const night = {
+      ...{ name: 'contacts-stopped', kind: 'enrich-contacts' as const, output, limit: LIMIT, concurrency: 1 },
+      input: pathToFileURL(join(dir, 'contacts.csv')).href,
+    };
+    now = FIRST_RUN_AT + 40 * DAY;
+    const mark = env.sandbox.truth.lastCall();
+    const handle = await startHeld('crm-sync-contacts-stopped-0', night, '/v1/contacts/enrich', 300);
+    const receipts = () => countKeys(store, 'contacts-stopped/work/', /answer-\d+-\d{3}\.json$/);
+    await until('a few contacts answered', async () => (await receipts()) >= 5);
+    await handle.terminate('stopped inside a batch (a drill)');
+    env.sandbox.setFaults({});
+    const calls = () => callsTo(env.sandbox, '/v1/contacts/enrich', mark).filter((call) => call.status !== null);
+    await until('the stopped run to settle', async () => calls().length > 0 && calls().length === (await receipts()));
+    expect(calls().length).toBeLessThan(people.length);
+
+    // The next night, at the same sandbox clock: together the two nights pay each contact's answer once.
+    const next = await runSync(env, 'crm-sync-contacts-stopped-1', {
+      ...night,
+      runAt: new Date(now + 60_000).toISOString(),
+    });
+    expect(next.status).toBe('completed');
+    const ideal = env.sandbox.truth
+      .contactSignals(people)
+      .reduce((sum, t) => sum + (t.status === 'ok' ? 2 * Math.min(LIMIT, t.signals.length) : 0), 0);
+    expect(chargedSince(env.sandbox, mark)).toBe(ideal);
+    const rows = await readCsv(store, next.rowsUrl);
+    expect(rows).toHaveLength(people.length);
     expect(rows.filter((r) => r['status'] === 'error')).toEqual([]);
   });
 });

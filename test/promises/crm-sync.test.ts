@@ -1,3 +1,6 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
@@ -223,5 +226,58 @@ describe('nightly CRM sync keeps its promises over three nights with the clock m
     // The scenario covered what it claims: changes each night, and fewer than the whole export after the first.
     expect(changesSeen[1]).toBeGreaterThan(0);
     expect(changesSeen[1]).toBeLessThan(nights[1]!.records.length / 2);
+  });
+
+  it('a contacts export (--kind enrich-contacts): every record once, each contact paid only for what is new', async () => {
+    const output = 's3://crm-sync/contacts';
+    const store = openStore(output);
+    const people = env.sandbox.truth
+      .intentContacts({ topic_ids: ['b2b_901', 'b2b_902', 'b2b_903'] })
+      .map((item) => item.contact)
+      .filter((c, i, all) => c.email && all.findIndex((o) => o.email === c.email) === i)
+      .slice(0, 30);
+    // HubSpot's contacts export: every fifth person by LinkedIn only, a twin of the first, an address nobody knows.
+    const rows = people.map((p, i) => ({
+      id: `70${i}`,
+      email: i % 5 === 4 && p.linkedin_url ? '' : p.email!,
+      linkedin: i % 5 === 4 && p.linkedin_url ? p.linkedin_url : '',
+    }));
+    rows.push({ id: '7099', email: ` ${people[0]!.email!.toUpperCase()} `, linkedin: '' });
+    rows.push({ id: '7098', email: 'pat.doe.1970@gmail.com', linkedin: '' });
+    const csv = ['Record ID,Email,LinkedIn URL', ...rows.map((r) => `${r.id},${r.email},${r.linkedin}`)].join('\n');
+    await writeFile(join(dir, 'contacts.csv'), `${csv}\n`);
+    const input = pathToFileURL(join(dir, 'contacts.csv')).href;
+    const sent = (r: (typeof rows)[number]) => (r.email ? r.email.trim().toLowerCase() : r.linkedin);
+    const distinct = [...new Set(rows.map(sent))];
+
+    const night = { name: 'contacts', kind: 'enrich-contacts' as const, input, output, limit: LIMIT };
+    const held = new Map<string, number>();
+    let previous: number | undefined;
+    for (const [n, at] of [now + 10 * DAY, now + 100 * DAY].entries()) {
+      now = at;
+      let ideal = 0;
+      for (const truth of env.sandbox.truth.contactSignals(distinct, previous ? { detected_after: previous } : {})) {
+        const bought = truth.status === 'ok' ? Math.min(LIMIT, truth.signals.length) : 0;
+        ideal += 2 * bought;
+        held.set(truth.input, (held.get(truth.input) ?? 0) + bought);
+      }
+      const mark = env.sandbox.truth.lastCall();
+      const result = await runSync(env, `crm-sync-contacts-${n}`, { ...night, runAt: new Date(now).toISOString() });
+      expect(result.status).toBe('completed');
+      expect(chargedSince(env.sandbox, mark)).toBe(ideal);
+      const { header, rows: written } = await readCsvWithHeader(store, result.rowsUrl);
+      expect(header[0]).toBe('Record ID');
+      expect(header).toContain('Signal Count');
+      expect(written.map((r) => r['record_id']).sort()).toEqual(rows.map((r) => r.id).sort());
+      const byId = new Map(written.map((r) => [r['record_id'], r]));
+      for (const r of rows) {
+        const row = byId.get(r.id)!;
+        if (row['status'] === 'ok') expect(Number(row['signal_count']), r.id).toBe(held.get(sent(r)));
+      }
+      expect(byId.get('7098')!['status']).toBe('not_found');
+      expect(written.filter((r) => r['status'] === 'ok').length).toBeGreaterThan(20);
+      if (n === 1) expect(ideal).toBeGreaterThan(0);
+      previous = now;
+    }
   });
 });

@@ -72,7 +72,7 @@ describe('schedule create --kind', () => {
   });
 
   it.each([
-    [['--kind', 'everything'], /--kind must be one of push, enrich, company-search/],
+    [['--kind', 'everything'], /--kind must be one of push, enrich, enrich-contacts, company-search/],
     [['--kind', 'intent-contacts'], /--topics is required/],
     [['--kind', 'intent-contacts', '--topics', 'crm'], /--topics must be b2b_<number> ids/],
     [
