@@ -46,18 +46,15 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'load-bounds-'));
-    server = await startPostgres();
+    [dir, server] = await Promise.all([mkdtemp(join(tmpdir(), 'load-bounds-')), startPostgres()]);
     url = await server.createDatabase('load_bounds');
     db = new pg.Client({ connectionString: url });
     await db.connect();
   });
 
-  afterAll(async () => {
-    await db?.end();
-    await server?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    Promise.all([db?.end().then(() => server?.stop()), dir ? rm(dir, { recursive: true, force: true }) : undefined]),
+  );
 
   /** A job's folder under its own output, its manifest listing `parts` (written there by `write`). */
   async function plantJob(jobId: string, parts: Planted[]): Promise<string> {
@@ -83,7 +80,15 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
     return path;
   }
 
-  const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+  /** A signals part as its manifest lists it, true to its bytes. */
+  const signalsPart = (key: string, bytes: Buffer, lines: number): Planted => ({
+    key,
+    bytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    table: 'signals',
+    format: key.endsWith('.parquet') ? 'parquet' : 'jsonl',
+    lines,
+  });
 
   async function load(manifest: string, prefix: string) {
     const result = await runProgram(
@@ -99,6 +104,17 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
 
   const tablesOf = async (prefix: string) =>
     (await db.query(`select table_name from information_schema.tables where table_name like '${prefix}%'`)).rows;
+
+  /** The job with this one part is refused, saying `says`, within the memory bound, and no table is left. */
+  async function expectRefusedWithinBound(jobId: string, part: Planted, says: string): Promise<void> {
+    const prefix = `${jobId.replace('-', '_')}_`;
+    const result = await load(await plantJob(jobId, [part]), prefix);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`part ${part.key}`);
+    expect(result.stderr).toContain(says);
+    expect(result.peakMb).toBeLessThan(PEAK_BOUND_MB);
+    expect(await tablesOf(prefix)).toEqual([]);
+  }
 
   it('refuses a gzip part that inflates a thousandfold (1 MiB to 1 GiB), by name, within the memory bound', async () => {
     const jobId = 'gzip-bomb';
@@ -116,15 +132,7 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
     );
     const bytes = await readFile(path);
     expect(bytes.length).toBeLessThan(2 * MiB);
-    const manifest = await plantJob(jobId, [
-      { key, bytes: bytes.length, sha256: sha(bytes), table: 'signals', format: 'jsonl', lines: 1024 },
-    ]);
-    const result = await load(manifest, 'gzip_bomb_');
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`part ${key}`);
-    expect(result.stderr).toContain('inflates past');
-    expect(result.peakMb).toBeLessThan(PEAK_BOUND_MB);
-    expect(await tablesOf('gzip_bomb_')).toEqual([]);
+    await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1024), 'inflates past');
   });
 
   it('refuses a small ZSTD Parquet part holding a ~300 MB cell, by name, within the memory bound', async () => {
@@ -138,15 +146,7 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
     const bytes = encodeTable('parquet', SIGNALS_TABLE, [row], undefined);
     expect(bytes.length).toBeLessThan(MiB);
     await writeFile(await partPath(jobId, key), bytes);
-    const manifest = await plantJob(jobId, [
-      { key, bytes: bytes.length, sha256: sha(bytes), table: 'signals', format: 'parquet', lines: 1 },
-    ]);
-    const result = await load(manifest, 'parquet_bomb_');
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`part ${key}`);
-    expect(result.stderr).toContain('inflates past');
-    expect(result.peakMb).toBeLessThan(PEAK_BOUND_MB);
-    expect(await tablesOf('parquet_bomb_')).toEqual([]);
+    await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1), 'inflates past');
   });
 
   it('refuses a 1.5 GiB part its manifest calls 100 bytes before reading it, within the memory bound', async () => {
@@ -156,13 +156,10 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
     const file = await open(path, 'w');
     await file.truncate(1536 * MiB);
     await file.close();
-    const manifest = await plantJob(jobId, [
+    await expectRefusedWithinBound(
+      jobId,
       { key, bytes: 100, sha256: '0'.repeat(64), table: 'signals', format: 'jsonl', lines: 1 },
-    ]);
-    const result = await load(manifest, 'understated_');
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`part ${key} does not match its manifest (its size differs`);
-    expect(result.peakMb).toBeLessThan(PEAK_BOUND_MB);
-    expect(await tablesOf('understated_')).toEqual([]);
+      'does not match its manifest (its size differs',
+    );
   });
 });
