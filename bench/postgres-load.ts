@@ -71,7 +71,13 @@ export function signal(i: number): SignalLike & { domain: string } {
 }
 
 /** The parts where the manifests' `output` and keys put them, and the CSV twins B copies. */
-const FOLDERS = { jsonl: 'out/bench/tables/signals', parquet: 'out/bench-parquet/tables/signals', csv: 'signals-csv' };
+/** A push run's folder, as the push writes it (a manifest is loaded only from the run's own folder). */
+const RUN_FOLDER = (name: string) => `${name}/signals/dt=2026-03-01/run-20260301T060000Z`;
+const FOLDERS = {
+  jsonl: `out/${RUN_FOLDER('bench')}/tables/signals`,
+  parquet: `out/${RUN_FOLDER('bench-parquet')}/tables/signals`,
+  csv: 'signals-csv',
+};
 
 interface Written {
   /** The run's manifest listing its JSONL parts, and the same run's listing its Parquet parts. */
@@ -102,7 +108,7 @@ async function writeManifest(dir: string, name: string, parts: PartEntry[]): Pro
     finished_at: '2026-03-01T06:10:00.000Z',
     parts,
   };
-  const path = join(dir, 'out', name, '_manifest.json');
+  const path = join(dir, 'out', RUN_FOLDER(name), '_manifest.json');
   await writeFile(path, JSON.stringify(manifest));
   return pathToFileURL(path).href;
 }

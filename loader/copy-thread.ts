@@ -42,12 +42,26 @@ function rebuilt(error: WorkerError): Error {
   return rebuiltError;
 }
 
-/** One part's chunks as they arrive; the error, if any, is thrown when the stream reaches it (never unheard). */
+/**
+ * Converted chunks the converter may have sent and the main thread not yet read (copy-worker.ts waits for more
+ * room): with COPY slower than the conversion, what waits in memory is these few chunks, never a whole part.
+ */
+export const CHUNKS_AHEAD = 4;
+
+/**
+ * One part's chunks as they arrive; the error, if any, is thrown when the stream reaches it (never unheard). Each chunk
+ * read is told to the converter (`read`), which sends the next.
+ */
 class PartChunks {
   readonly chunks: Buffer[] = [];
   done = false;
   error: Error | undefined;
   #wake: (() => void) | undefined;
+  readonly #read: () => void;
+
+  constructor(read: () => void) {
+    this.#read = read;
+  }
 
   notify(): void {
     this.#wake?.();
@@ -57,8 +71,10 @@ class PartChunks {
   async *read(): AsyncGenerator<Buffer> {
     for (;;) {
       const chunk = this.chunks.shift();
-      if (chunk) yield chunk;
-      else if (this.error) throw this.error;
+      if (chunk) {
+        this.#read();
+        yield chunk;
+      } else if (this.error) throw this.error;
       else if (this.done) return;
       else await new Promise<void>((resolve) => (this.#wake = resolve));
     }
@@ -103,7 +119,7 @@ export class CopyThread {
 
   /** The part's COPY text, converted in the other thread; `bytes` is handed over (not to be used after). */
   convert(spec: PartCopySpec, key: string, bytes: Buffer): Readable {
-    const part = new PartChunks();
+    const part = new PartChunks(() => this.#worker.postMessage({ read: 1 }));
     if (this.#failure) part.error = this.#failure;
     else {
       const id = this.#next++;
@@ -111,7 +127,8 @@ export class CopyThread {
       const [data, transfer] = transferable(bytes);
       this.#worker.postMessage({ id, key, bytes: data, spec }, transfer);
     }
-    return Readable.from(part.read());
+    // One chunk at a time: the stream reading ahead would tell the converter to send more than CHUNKS_AHEAD.
+    return Readable.from(part.read(), { highWaterMark: 1 });
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,7 @@
  * Parts are converted one after the other, in the order they were sent.
  */
 import { parentPort } from 'node:worker_threads';
-import { transferable } from './copy-thread.ts';
+import { CHUNKS_AHEAD, transferable } from './copy-thread.ts';
 import { type PartCopySpec, partCopyText } from './part-copy.ts';
 
 export interface ConvertRequest {
@@ -14,14 +14,25 @@ export interface ConvertRequest {
   spec: PartCopySpec;
 }
 
+/**
+ * Chunks this thread may send before the main thread has read them: the main thread says each time it has read one
+ * (`{ read: 1 }`), so that a part converted faster than COPY takes it waits here, converted no further ahead.
+ */
+let credits = CHUNKS_AHEAD;
+let wake: (() => void) | undefined;
+
+async function send(port: NonNullable<typeof parentPort>, id: number, chunk: Buffer): Promise<void> {
+  while (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));
+  credits -= 1;
+  const [data, transfer] = transferable(chunk);
+  port.postMessage({ id, chunk: data }, transfer);
+}
+
 async function convert(request: ConvertRequest, port: NonNullable<typeof parentPort>): Promise<void> {
   const { id, key, spec } = request;
   try {
     const bytes = Buffer.from(request.bytes.buffer, request.bytes.byteOffset, request.bytes.byteLength);
-    for await (const chunk of partCopyText(spec, key, bytes)) {
-      const [data, transfer] = transferable(chunk);
-      port.postMessage({ id, chunk: data }, transfer);
-    }
+    for await (const chunk of partCopyText(spec, key, bytes)) await send(port, id, chunk);
     port.postMessage({ id, done: true });
   } catch (error) {
     const e = error as { name?: string; message?: string; url?: string };
@@ -32,7 +43,13 @@ async function convert(request: ConvertRequest, port: NonNullable<typeof parentP
 const port = parentPort;
 if (port) {
   let queue = Promise.resolve();
-  port.on('message', (request: ConvertRequest) => {
-    queue = queue.then(() => convert(request, port));
+  port.on('message', (message: ConvertRequest | { read: number }) => {
+    if ('read' in message) {
+      credits += message.read;
+      wake?.();
+      wake = undefined;
+      return;
+    }
+    queue = queue.then(() => convert(message, port));
   });
 }

@@ -4,9 +4,17 @@
  * `YYYY-MM-DD`, JSON columns as their JSON text (not parsed only to be serialized again), lists as arrays.
  */
 import * as zlib from 'node:zlib';
-import { type Compressors, type FileMetaData, parquetMetadata, parquetRead, parquetSchema } from 'hyparquet';
+import {
+  type Compressors,
+  type FileMetaData,
+  parquetMetadata,
+  parquetRead,
+  parquetSchema,
+  snappyUncompress,
+} from 'hyparquet';
 import type { TableDef } from '../activities/tables/columns.ts';
 import { ManifestError } from '../connectors/errors.ts';
+import { inflatedPast, inflateLimit } from './limits.ts';
 
 const utf8 = new TextDecoder();
 
@@ -48,17 +56,48 @@ const PARSERS = {
   jsonFromBytes: (bytes: Uint8Array) => bytes && utf8.decode(bytes),
 };
 
+/** A row group's pages decompressed so far, against the part's limit. */
+interface Budget {
+  left: number;
+}
+
 /**
- * The codecs Node has (hyparquet has SNAPPY built in): the kit's writer uses ZSTD where Node has it
- * (activities/tables/encode.ts); GZIP and BROTLI for parts written by other tools.
+ * The codecs Node has, and hyparquet's SNAPPY: the kit's writer uses ZSTD where Node has it
+ * (activities/tables/encode.ts); GZIP and BROTLI for parts written by other tools. Each page's size is taken from its
+ * header and charged to the row group's budget before it is decompressed, and decompression stops at that size, so a
+ * page whose header or stream lies takes no more than the budget.
  */
-const COMPRESSORS: Compressors = {
-  GZIP: (input) => zlib.gunzipSync(input),
-  BROTLI: (input) => zlib.brotliDecompressSync(input),
-  ...(typeof zlib.zstdDecompressSync === 'function'
-    ? { ZSTD: (input: Uint8Array) => zlib.zstdDecompressSync(input) }
-    : {}),
-};
+function boundedCompressors(budget: Budget, refuse: () => Error): Compressors {
+  const charge = (outputLength: number) => {
+    if (outputLength > budget.left) throw refuse();
+    budget.left -= outputLength;
+    return { maxOutputLength: Math.max(1, outputLength) };
+  };
+  const wrap = (inflate: (input: Uint8Array, limit: { maxOutputLength: number }) => Uint8Array) => {
+    return (input: Uint8Array, outputLength: number) => {
+      const limit = charge(outputLength);
+      try {
+        return inflate(input, limit);
+      } catch (error) {
+        if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw refuse();
+        throw error;
+      }
+    };
+  };
+  return {
+    GZIP: wrap((input, limit) => zlib.gunzipSync(input, limit)),
+    BROTLI: wrap((input, limit) => zlib.brotliDecompressSync(input, limit)),
+    SNAPPY: (input, outputLength) => {
+      charge(outputLength);
+      const page = new Uint8Array(outputLength);
+      snappyUncompress(input, page);
+      return page;
+    },
+    ...(typeof zlib.zstdDecompressSync === 'function'
+      ? { ZSTD: wrap((input, limit) => zlib.zstdDecompressSync(input, limit)) }
+      : {}),
+  };
+}
 
 /** The part's bytes as hyparquet reads them (an ArrayBuffer holding exactly the file). */
 function arrayBuffer(bytes: Buffer): ArrayBuffer {
@@ -103,11 +142,24 @@ export function parquetRowGroups(bytes: Buffer, def: TableDef, where: PartAt): (
     throw unreadable(where, error);
   }
   checkColumns(metadata, def, where.manifestUrl, where.key);
+  // Every row group is decoded whole: its pages, decompressed, must stay within the part's limit. The footer's own
+  // sizes are checked first (a group that says it is bigger is refused before a page is read), the pages' headers
+  // as each is read (a footer that understates is caught there).
+  const limit = inflateLimit(bytes.length);
+  const refuse = () => inflatedPast(where.manifestUrl, where.key, limit);
+  for (const group of metadata.row_groups) {
+    const declared = group.columns.reduce(
+      (sum, chunk) => sum + Number(chunk.meta_data?.total_uncompressed_size ?? 0),
+      0,
+    );
+    if (declared > limit) throw refuse();
+  }
   return async function* rowGroups() {
     let start = 0;
     for (const group of metadata.row_groups) {
       const end = start + Number(group.num_rows);
       let rows: unknown[][] = [];
+      const compressors = boundedCompressors({ left: limit }, refuse);
       try {
         await parquetRead({
           file,
@@ -116,12 +168,13 @@ export function parquetRowGroups(bytes: Buffer, def: TableDef, where: PartAt): (
           rowEnd: end,
           rowFormat: 'array',
           parsers: PARSERS,
-          compressors: COMPRESSORS,
+          compressors,
           onComplete: (read) => {
             rows = read;
           },
         });
       } catch (error) {
+        if (error instanceof ManifestError) throw error;
         throw unreadable(where, error);
       }
       yield rows;

@@ -3,11 +3,11 @@
  * slice (jsonl-copy.ts, with a parsing way for lines of another shape), a Parquet part one row group at a time. Pure
  * computation on plain data, so that it runs in the load's converter thread (copy-worker.ts) as well as here.
  */
-import { gunzipSync } from 'node:zlib';
 import type { TableDef } from '../activities/tables/columns.ts';
 import { ManifestError } from '../connectors/errors.ts';
 import { copyTextField, type PgColumn } from '../connectors/postgres/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
+import { gunzipPart } from './limits.ts';
 import { parquetRowGroups } from './parquet-rows.ts';
 
 const CHUNK_BYTES = 256 * 1024;
@@ -107,7 +107,7 @@ function* jsonlChunks(raw: Buffer, spec: PartCopySpec, key: string): Generator<B
 /** A part's COPY text: the part's bytes as its manifest lists them (gzip when its key ends in .gz). */
 export async function* partCopyText(spec: PartCopySpec, key: string, bytes: Buffer): AsyncGenerator<Buffer> {
   if (spec.from === 'jsonl') {
-    yield* jsonlChunks(key.endsWith('.gz') ? gunzipSync(bytes) : bytes, spec, key);
+    yield* jsonlChunks(key.endsWith('.gz') ? gunzipPart(bytes, spec.manifestUrl, key) : bytes, spec, key);
     return;
   }
   const groups = parquetRowGroups(bytes, spec.def, { manifestUrl: spec.manifestUrl, key })();

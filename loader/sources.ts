@@ -7,12 +7,12 @@
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { gunzipSync } from 'node:zlib';
 import type { TableRow } from '../activities/tables/columns.ts';
 import { PartChecksumError } from '../connectors/errors.ts';
 import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
 import { CopyThread } from './copy-thread.ts';
+import { gunzipPart } from './limits.ts';
 import type { LoadPart } from './manifest.ts';
 import { encodeRows, type PartCopySpec } from './part-copy.ts';
 import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
@@ -45,8 +45,8 @@ export async function readVerifiedPart(store: Store, part: LoadPart): Promise<Bu
 }
 
 /** A part's JSON lines (gunzipped when its key ends in .gz). */
-export function partLines(part: LoadPart, bytes: Buffer): string[] {
-  const text = (part.key.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+export function partLines(part: LoadPart, bytes: Buffer, manifestUrl: string): string[] {
+  const text = (part.key.endsWith('.gz') ? gunzipPart(bytes, manifestUrl, part.key) : bytes).toString('utf8');
   return text.split('\n').filter((line) => line !== '');
 }
 
@@ -104,7 +104,7 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
   async function prepare(part: LoadPart, thread: CopyThread | undefined): Promise<CopySource> {
     const bytes = await readVerifiedPart(options.store, part);
     if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes) };
-    const rows = options.rowsOf(partLines(part, bytes), part);
+    const rows = options.rowsOf(partLines(part, bytes, options.manifestUrl), part);
     return { name: part.key, body: Readable.from(encodeRows(rows, ownColumns, suffix, byName, serialize)) };
   }
 

@@ -5,7 +5,7 @@
  *  - the whole job cannot go on (the file cannot be read past a point, there is nothing to do, the input or the
  *    bucket is missing, the key is refused, the balance is spent): a non-zero exit and a message naming the problem
  *    and, where there is one, the line;
- *  - only a row is bad (a non-JSON line, bytes that are not UTF-8, an over-long JSONL line): an `invalid` record
+ *  - only a row is bad (a non-JSON line, an over-long JSONL line): an `invalid` record
  *    naming the row and the reason, the other rows enriched, exit 0.
  * Nothing already written is lost or corrupted: parts published before a failure stay intact and manifested, and a
  * re-run after the fix pays only for what was not done.
@@ -21,6 +21,7 @@ import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../.
 import { removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { checkJobOutput, readCheckedParts } from '../../testkit/job-output.ts';
+import { readJobOutput } from '../helpers/output.ts';
 import { answeredDomains, enrichTruthCredits } from '../helpers/truth-checks.ts';
 import { callsTo, enrichIdeal, PATHS } from '../promises/oracle.ts';
 
@@ -162,18 +163,32 @@ describe('drill: bad inputs and settings through the CLI', () => {
     expect(String(invalid['raw']).length).toBeLessThan(2_000);
   });
 
-  it('bytes that are not UTF-8: that row is an invalid record saying so, the rest enriched', async () => {
+  it('a byte that is not UTF-8 after plain ASCII: the file is Windows-1252, every row read with its accent', async () => {
     const input = await file(
       'latin1.csv',
       Buffer.concat([
         Buffer.from('id,website\n1,alpha-one.com\n2,caf'),
-        Buffer.from([0xe9]), // "é" in Latin-1: not UTF-8
+        Buffer.from([0xe9]), // "é" in Windows-1252: not UTF-8
         Buffer.from('-paris.fr\n3,gamma-three.com\n'),
       ]),
     );
-    const invalid = await expectRow2Invalid(await enrich(input, 'bad-utf8'), 'bad-utf8');
-    expect(invalid['row']).toBe(2);
-    expect(invalid['error']).toMatch(/not valid UTF-8/);
+    const job = expectDone(await enrich(input, 'bad-utf8'));
+    expect(job.counts.input_rows).toBe(3);
+    const { lines } = await readJobOutput(out, 'bad-utf8');
+    const row2 = lines.find((line) => line['row'] === 2);
+    expect(row2?.['input']).toBe('café-paris.fr');
+  });
+
+  it('UTF-8 text, then a byte that is not, past what the command reads ahead: the job fails naming row and byte', async () => {
+    const rows = Array.from({ length: 4_000 }, (_, i) => `${i},row-${i}-é.example`); // UTF-8 accents: 80 KB
+    const input = await file(
+      'mixed-late.csv',
+      Buffer.concat([Buffer.from(`id,website\n${rows.join('\n')}\n`), Buffer.from([0x39, 0x39, 0x2c, 0xe9, 0x0a])]),
+    );
+    expectFailure(
+      await enrich(input, 'bad-mixed'),
+      /row 4001 \(line 4002\), byte \d+ is UTF-8 up to a byte that is not/,
+    );
   });
 
   it('an empty file: exit 1, the message says there are no rows', async () => {
@@ -191,11 +206,10 @@ describe('drill: bad inputs and settings through the CLI', () => {
     expect(invalid['error']).toMatch(/not valid JSON/);
   });
 
-  it('an input URL that does not exist: exit 1, the message names it', async () => {
-    expectFailure(
-      await enrich('s3://drills/nowhere/crm.csv', 'bad-missing-input'),
-      /s3:\/\/drills\/nowhere\/crm\.csv does not exist/,
-    );
+  it('an input URL that does not exist: exit 2 before anything starts (the command can read the bucket), else exit 1 from the job; the message names it', async () => {
+    const missing = await enrich('s3://drills/nowhere/crm.csv', 'bad-missing-input');
+    expect(missing.code, missing.stderr).toBe(2);
+    expect(missing.stderr).toMatch(/s3:\/\/drills\/nowhere\/crm\.csv does not exist/);
     expectFailure(
       await enrich('s3://no-such-bucket/crm.csv', 'bad-missing-input-bucket'),
       /bucket "no-such-bucket" does not exist/,
