@@ -15,4 +15,11 @@ async function main(argv: string[]): Promise<number> {
   return runCli(argv, readPackageVersion());
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// Exit as soon as the command is done (once what it printed is written): a call the Temporal client still retries in
+// a timer (a progress query left behind at the end of a --wait that rode out an outage) must not run against the
+// closed connection and crash the process after its result was printed.
+const code = await main(process.argv.slice(2));
+const written = (stream: NodeJS.WriteStream) =>
+  stream.writableLength === 0 ? Promise.resolve() : new Promise((resolve) => stream.once('drain', resolve));
+await Promise.all([written(process.stdout), written(process.stderr)]);
+process.exit(code);

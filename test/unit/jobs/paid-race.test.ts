@@ -162,13 +162,20 @@ describe('two attempts of one batch at once: paid once, or the second payment is
   });
 
   it('finalize waits for the answer of a cancelled attempt still on its way, and counts what it cost', async () => {
-    const { client, finalize, first } = await cancelledWhileRedone('race-finalize', 'f.com');
+    const { client, finalize, first, store } = await cancelledWhileRedone('race-finalize', 'f.com');
     // Every batch is saved: the job finalizes while the first attempt's charged answer is still on its way.
+    let markerReads = 0;
+    const readText = store.readText.bind(store);
+    store.readText = (key: string) => {
+      if (key.includes('/work/calls/')) markerReads += 1;
+      return readText(key);
+    };
     let finalized = false;
     const finalizing = finalize().finally(() => {
       finalized = true;
     });
-    await sleep(400);
+    // Finalize has looked at the awaited marker again and again (not a time: its own rounds), and still waits.
+    await until(() => markerReads >= 3);
     expect(finalized).toBe(false);
     release(0, 4);
     await expect(first).rejects.toThrow('heartbeat timed out');
