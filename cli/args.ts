@@ -1,11 +1,9 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { UsageError } from '../connectors/errors.ts';
 import { MAX_SIGNAL_SUBTYPES, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 
-/** A command-line mistake, named by its flag; exits with code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError } from '../connectors/errors.ts';
 
 export function list(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;

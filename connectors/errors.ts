@@ -491,3 +491,29 @@ export class DatabaseError extends KitError {
     return this.code === '' || TRANSIENT_SQLSTATE.test(this.code);
   }
 }
+
+/**
+ * A caller's mistake in what it asked (a flag, a schedule's name or settings), named by its field: never retried, the
+ * command exits with code 2.
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/**
+ * A run of the schedule is in progress, so another one now would read the same watermarks (or state), fetch the same
+ * new signals again and pay for them twice. Not retried: the caller waits for that run to finish.
+ */
+export class PushRunInProgressError extends Error {
+  override readonly name = 'PushRunInProgressError';
+  readonly push: string;
+  readonly running: readonly string[];
+  constructor(push: string, running: readonly string[]) {
+    super(
+      `a run of push "${push}" is in progress (${running.join(', ')}): wait for it to finish ` +
+        `(temporal workflow result --workflow-id ${running[0]}), then run again`,
+    );
+    this.push = push;
+    this.running = running;
+  }
+}

@@ -6,8 +6,7 @@ import { PUSH_NAME } from '../../activities/push/layout.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
-import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
-import { EXIT, exitCodeOf } from '../job-outcome.ts';
+import type { ScheduleKindName } from '../../library/schedules/kinds.ts';
 import {
   createPushSchedule,
   deletePushSchedule,
@@ -24,11 +23,13 @@ import {
   startPushRun,
   triggerPushSchedule,
   unpausePushSchedule,
-} from '../push-schedules.ts';
+} from '../../library/schedules/service.ts';
+import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
+import { EXIT, exitCodeOf } from '../job-outcome.ts';
 import { connectClient } from '../temporal.ts';
 import { tableFormats } from './job-commands.ts';
 
-// `signal-kit schedule …`: flags in, one operation of the push schedules service (cli/push-schedules.ts), JSON out.
+// `signal-kit schedule …`: flags in, one operation of the schedules service (library/schedules/), JSON out.
 // A schedule `signal-kit-push-<name>` starts the `scheduledPush` workflow every `--every`; each run fetches only the
 // signals after each domain's watermark.
 
@@ -244,18 +245,26 @@ function runBounds(values: CreateFlags): { since?: string; maxCredits?: number; 
   };
 }
 
+/** How `schedule create` reads its flags for each `--kind` (a push when none is given). */
+const CREATE_PARSERS: Record<ScheduleKindName, (values: CreateFlags) => ScheduleDefinition> = {
+  push: (values) => parseCreate(values),
+  'company-search': (values) => parseFeedCreate('company-search', values),
+  'contact-search': (values) => parseFeedCreate('contact-search', values),
+  'intent-contacts': (values) => parseFeedCreate('intent-contacts', values),
+  enrich: (values) => parseSyncCreate('enrich', values),
+  'enrich-contacts': (values) => parseSyncCreate('enrich-contacts', values),
+};
+
 /** `schedule create`'s flags as the push, feed or CRM sync to create (by `--kind`); every mistake names its flag. */
 export function parseScheduleCreate(values: CreateFlags): ScheduleDefinition {
   const kind = values.kind ?? 'push';
-  if (kind === 'push') return parseCreate(values);
-  if (kind === 'enrich' || kind === 'enrich-contacts') return parseSyncCreate(kind, values);
-  const feed = FEED_KINDS.find((k) => k === kind);
-  if (!feed) {
+  const parse = Object.hasOwn(CREATE_PARSERS, kind) ? CREATE_PARSERS[kind as ScheduleKindName] : undefined;
+  if (!parse) {
     throw new UsageError(
       `--kind must be one of push, enrich, enrich-contacts, ${FEED_KINDS.join(', ')}, got "${kind}"`,
     );
   }
-  return parseFeedCreate(feed, values);
+  return parse(values);
 }
 
 /** `schedule create --kind enrich|enrich-contacts`: the nightly CRM sync of an export (docs/nightly-crm-enrichment.md). */

@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PushManifest, PushResult } from '../../activities/push/types.ts';
-import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../cli/push-schedules.ts';
 import { openStore } from '../../config/storage.ts';
+import { type PushScheduleDetails, type PushScheduleInfo, scheduleIdOf } from '../../library/schedules/service.ts';
 import { runIdOf } from '../../workflows/scheduled-push.ts';
 import { useScheduleEnv } from '../helpers/schedule-cli.ts';
 

@@ -6,7 +6,7 @@ import {
   parseSubcommand as subcommandFromFlags,
 } from '../../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../../cli/program.ts';
-import { formatEvery, pushInputOf, scheduleIdOf } from '../../../cli/push-schedules.ts';
+import { formatEvery, scheduleIdOf, scheduleInputOf } from '../../../library/schedules/service.ts';
 import { runIdOf } from '../../../workflows/scheduled-push.ts';
 
 /** argv through the real command list (which flags each subcommand takes), then the command's own checks. */
@@ -69,7 +69,7 @@ describe('schedule command parsing', () => {
       taskQueue: 'q',
       apiTaskQueue: 'qa',
     };
-    expect(pushInputOf(definition, temporal)).toEqual({
+    expect(scheduleInputOf(definition, temporal)).toEqual({
       name: 'crm',
       watchlist: 's3://b/watch.csv',
       output: 's3://b/out',

@@ -1,0 +1,178 @@
+import type { ScheduleOverlapPolicy } from '@temporalio/client';
+import type { FeedKind, FeedResult } from '../../activities/feeds/types.ts';
+import { watermarksKey } from '../../activities/push/layout.ts';
+import type { PushResult } from '../../activities/push/types.ts';
+import { readPushState, resetPushState } from '../../activities/push/watermarks.ts';
+import { syncStatePointerKey } from '../../activities/sync/layout.ts';
+import { readSyncPointer, resetSyncState } from '../../activities/sync/state.ts';
+import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
+import { openStore } from '../../config/storage.ts';
+import { type CrmSyncInput, crmSync } from '../../workflows/crm-sync.ts';
+import { type ScheduledFeedInput, scheduledFeed } from '../../workflows/scheduled-feed.ts';
+import { type ScheduledPushInput, scheduledPush } from '../../workflows/scheduled-push.ts';
+
+// The kinds of schedule, one entry each in SCHEDULE_KINDS: the workflow a run starts and how the service reads,
+// shows and resets the state a run keeps beside its output. A push names no kind in its input; every other kind does.
+
+/** When a schedule runs and how it starts: every definition has it beside its kind's settings. */
+export interface ScheduleTiming {
+  everyMs: number;
+  overlap?: ScheduleOverlapPolicy;
+  paused?: boolean;
+  note?: string;
+}
+
+/** What `create` needs: the push settings a user picks (the workflow's input) plus the schedule's timing and state. */
+export interface PushScheduleDefinition
+  extends Pick<
+      ScheduledPushInput,
+      | 'name'
+      | 'watchlist'
+      | 'output'
+      | 'column'
+      | 'signalTypes'
+      | 'signalSubtypes'
+      | 'limit'
+      | 'since'
+      | 'maxCredits'
+      | 'concurrency'
+      | 'lookbackMs'
+      | 'formats'
+    >,
+    ScheduleTiming {}
+
+/** What `create --kind company-search|contact-search|intent-contacts` needs: the feed and the schedule's timing. */
+export interface FeedScheduleDefinition
+  extends Pick<
+      ScheduledFeedInput,
+      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+    >,
+    ScheduleTiming {}
+
+/** What `create --kind enrich` needs: the nightly CRM sync (docs/nightly-crm-enrichment.md) and its timing. */
+export interface SyncScheduleDefinition
+  extends Pick<
+      CrmSyncInput,
+      | 'name'
+      | 'kind'
+      | 'input'
+      | 'output'
+      | 'column'
+      | 'idColumn'
+      | 'keepColumns'
+      | 'signalTypes'
+      | 'limit'
+      | 'maxCredits'
+      | 'concurrency'
+      | 'formats'
+    >,
+    ScheduleTiming {}
+
+export type ScheduleDefinition = PushScheduleDefinition | FeedScheduleDefinition | SyncScheduleDefinition;
+
+/** The input every run of a schedule is started with. */
+export type ScheduleInput = ScheduledPushInput | ScheduledFeedInput | CrmSyncInput;
+
+export type ScheduleRunResult = PushResult | FeedResult | SyncResult;
+
+/** What `schedule state` shows and `schedule reset` does to the state a kind keeps under `<output>/<name>/`. */
+interface ScheduleStateKeeper {
+  /** The last run that committed the state, or null. */
+  lastRun(output: string, name: string): Promise<object | null>;
+  view(output: string, name: string, options: { domains?: string[]; all?: boolean }): Promise<Record<string, unknown>>;
+  /** Forgets the state (all, or of `domains` where the kind keeps it per domain). */
+  reset(output: string, name: string, domains?: string[]): Promise<Record<string, unknown>>;
+}
+
+export interface ScheduleKind {
+  /** The workflow each run starts (its input: the definition without the timing, plus the task queues). */
+  workflow: (input: never) => Promise<ScheduleRunResult>;
+  /** The schedule's `signal-kit` memo, as the Temporal UI shows it. */
+  memo: string;
+  /** Whether `schedule run --full-refresh` and `schedule backfill` apply (only a push keeps per-domain windows). */
+  backfills: boolean;
+  state: ScheduleStateKeeper;
+}
+
+/** A push's (and a feed's) state: the watermarks, the signals remembered above them, the last run. */
+const watermarkState: ScheduleStateKeeper = {
+  lastRun: async (output, name) => (await readPushState(openStore(output), name)).lastRun ?? null,
+  async view(output, name, options) {
+    const state = await readPushState(openStore(output), name);
+    const times = [...state.marks.values()].sort();
+    const view: Record<string, unknown> = {
+      name,
+      state: openStore(output).urlOf(watermarksKey(name)),
+      committedBy: state.runId,
+      domains: state.marks.size,
+      watermarks: new Set(times).size,
+      oldest: times[0] ?? null,
+      newest: times.at(-1) ?? null,
+      remembering: state.pushed.size,
+      lastRun: state.lastRun ?? null,
+    };
+    const wanted = options.all ? [...state.marks.keys(), ...state.pushed.keys()] : (options.domains ?? []);
+    if (wanted.length > 0) {
+      view['perDomain'] = Object.fromEntries(
+        [...new Set(wanted)].sort().map((domain) => [
+          domain,
+          {
+            watermark: state.marks.get(domain) ?? null,
+            pushedAboveWatermark: state.pushed.get(domain)?.length ?? 0,
+          },
+        ]),
+      );
+    }
+    return view;
+  },
+  async reset(output, name, domains) {
+    const reset = await resetPushState(openStore(output), name, domains);
+    return { name, reset: domains ?? 'all', ...reset };
+  },
+};
+
+/** A CRM sync's state: where it is, which run committed it, its companies, the last run. */
+const syncState: ScheduleStateKeeper = {
+  lastRun: async (output, name) => (await readSyncPointer(openStore(output), name))?.last_run ?? null,
+  async view(output, name) {
+    const store = openStore(output);
+    const pointer = await readSyncPointer(store, name);
+    return {
+      name,
+      state: store.urlOf(syncStatePointerKey(name)),
+      committedBy: pointer?.run_id ?? null,
+      updatedAt: pointer?.updated_at ?? null,
+      companies: pointer?.companies ?? 0,
+      lastRun: pointer?.last_run ?? null,
+    };
+  },
+  async reset(output, name) {
+    await resetSyncState(openStore(output), name);
+    return { name, reset: 'all' };
+  },
+};
+
+const push: ScheduleKind = { workflow: scheduledPush, memo: 'scheduled-push', backfills: true, state: watermarkState };
+const feed: ScheduleKind = { workflow: scheduledFeed, memo: 'scheduled-feed', backfills: false, state: watermarkState };
+const sync: ScheduleKind = { workflow: crmSync, memo: 'crm-sync', backfills: false, state: syncState };
+
+export type ScheduleKindName = 'push' | FeedKind | SyncKind;
+
+/** Every kind of schedule. A new kind is a line here (and its definition, its flags in the `schedule` command). */
+export const SCHEDULE_KINDS: Record<ScheduleKindName, ScheduleKind> = {
+  push,
+  'company-search': feed,
+  'contact-search': feed,
+  'intent-contacts': feed,
+  enrich: sync,
+  'enrich-contacts': sync,
+};
+
+/** A schedule's kind, from its definition or its workflow input (a push's names none). */
+export function kindOf(given: ScheduleDefinition | ScheduleInput | { kind?: unknown }): ScheduleKind {
+  const name = 'kind' in given ? given.kind : undefined;
+  if (name === undefined) return SCHEDULE_KINDS.push;
+  const kind = SCHEDULE_KINDS[name as ScheduleKindName];
+  if (!kind) throw new TypeError(`unknown schedule kind "${String(name)}"`);
+  return kind;
+}
