@@ -1,6 +1,6 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import {
   answerKey,
   feedManifestKey,
@@ -12,16 +12,9 @@ import {
 } from '../push/layout.ts';
 import type { DomainOutcome } from '../push/types.ts';
 import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
+import { finalizeRun } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import {
-  encodeTableParts,
-  readPartLines,
-  storedPart,
-  writeManifest,
-  writePart,
-  writeTableParts,
-  zeroCounts,
-} from '../run/parts.ts';
+import { encodeTableParts, readPartLines, storedPart, writePart, writeTableParts, zeroCounts } from '../run/parts.ts';
 import type { ManifestPart } from '../run/types.ts';
 import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
@@ -34,12 +27,34 @@ export const FEED_PART_LINES = 10_000;
 /** The folder a feed's lines go to under its name, and the name of its flat table. */
 export const feedDir = (kind: FeedKind): FeedTableName => (kind === 'company-search' ? 'companies' : 'contacts');
 
+type PushState = Awaited<ReturnType<typeof readPushState>>;
+
 interface Found {
   key: string;
   item: Record<string, unknown>;
   /** When its newest matching signal was detected (search), or null (buyer intent has no time). */
   at: string | null;
   signalId: string | null;
+}
+
+/** What a feed run's saved answers hold, merged. */
+interface FeedGathered {
+  plan: FeedPlan;
+  state: PushState;
+  /** One entry per distinct company or contact: of repeats across slices, the one with the newest signal. */
+  found: Map<string, Found>;
+  returned: number;
+  /** Credits of the saved answers (the unsaved ones are added when the markers are settled). */
+  credits: number;
+  calls: number;
+  split: number;
+  savedCalls: Map<number, Set<string>>;
+}
+
+/** What a feed run delivers: the entries earlier runs did not, and their parts. */
+interface FeedWritten {
+  fresh: Found[];
+  parts: ManifestPart[];
 }
 
 /**
@@ -53,6 +68,25 @@ export async function finalizeFeedRun(
   request: FinalizeFeedRequest,
   wait: AnswerWait = answerWait(),
 ): Promise<FeedResult> {
+  const { run } = request;
+  return finalizeRun(
+    store,
+    {
+      // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call
+      // whose outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
+      markers: { callsPrefix: pushCallsPrefix(run) },
+      manifestKey: feedManifestKey(run, feedDir(run.kind)),
+      gather: () => gatherFeedRun(store, request),
+      write: (gathered) => writeFeedParts(store, request, gathered),
+      manifest: (gathered, written, unsaved) => feedManifest(store, request, gathered, written, unsaved),
+      afterManifest: (manifest, gathered, written) => commitFeedRun(store, request, manifest, gathered, written),
+    },
+    wait,
+  );
+}
+
+/** Reads every saved answer of the run and merges what they found. */
+async function gatherFeedRun(store: Store, request: FinalizeFeedRequest): Promise<FeedGathered> {
   const { run } = request;
   const plan = (await readJsonIfPresent<FeedPlan>(store, planKey(run))) ?? {
     detected_after: null,
@@ -82,14 +116,18 @@ export async function finalizeFeedRun(
       }
     }
   }
+  return { plan, state, found, returned, credits, calls, split, savedCalls };
+}
 
-  // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call whose
-  // outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
-  const unsaved = await countUnsavedAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
-  credits += unsaved.credits;
-
+/** Writes what earlier runs did not deliver as parts: the flat table in each of the run's formats, then the lines. */
+async function writeFeedParts(
+  store: Store,
+  request: FinalizeFeedRequest,
+  gathered: FeedGathered,
+): Promise<FeedWritten> {
+  const { run } = request;
   const fresh: Found[] = [];
-  for (const entry of found.values()) if (isNew(entry, state)) fresh.push(entry);
+  for (const entry of gathered.found.values()) if (isNew(entry, gathered.state)) fresh.push(entry);
   fresh.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
   const dir = feedDir(run.kind);
@@ -117,10 +155,22 @@ export async function finalizeFeedRun(
       ...written,
     );
   }
+  return { fresh, parts };
+}
 
+function feedManifest(
+  store: Store,
+  request: FinalizeFeedRequest,
+  gathered: FeedGathered,
+  written: FeedWritten,
+  unsaved: UnsavedAnswers,
+): FeedManifest {
+  const { run } = request;
+  const { plan, found, calls } = gathered;
+  const { fresh } = written;
   let status = request.status;
   if (status === 'completed' && request.incomplete.length > 0) status = 'completed_with_errors';
-  const manifest: FeedManifest = {
+  return {
     schema_version: MANIFEST_SCHEMA_VERSION,
     name: run.name,
     kind: run.kind,
@@ -133,24 +183,42 @@ export async function finalizeFeedRun(
     status,
     filters: request.filters,
     detected_after: plan.detected_after,
-    counts: { returned, distinct: found.size, new: fresh.length, already_delivered: found.size - fresh.length },
-    credits_charged: credits,
+    counts: {
+      returned: gathered.returned,
+      distinct: found.size,
+      new: fresh.length,
+      already_delivered: found.size - fresh.length,
+    },
+    credits_charged: gathered.credits + unsaved.credits,
     unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
     calls,
-    ...(run.kind === 'intent-contacts' ? {} : { slices: { total: calls, split } }),
+    ...(run.kind === 'intent-contacts' ? {} : { slices: { total: calls, split: gathered.split } }),
     incomplete: request.incomplete.slice(0, 100),
-    parts,
+    parts: written.parts,
     state: { key: watermarksKey(run.name), from_run: plan.state_from, keys_advanced: fresh.length },
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  await writeManifest(store, feedManifestKey(run, dir), manifest);
+}
 
-  // Only now, with the manifest published, may the state say these were delivered. A run that stopped (an output
-  // that refuses writes) leaves the state alone and is recorded as stopped: the next run of the feed resumes it
-  // (plan.ts `stoppedFeedRun`), answered from what it saved and the worker's spool, writes this folder again whole
-  // and commits it (committed now, the resumed run would take these lines as delivered, and would skip the older
-  // matches of the questions this run never asked).
+/**
+ * Only now, with the manifest published, may the state say these were delivered. A run that stopped (an output
+ * that refuses writes) leaves the state alone and is recorded as stopped: the next run of the feed resumes it
+ * (plan.ts `stoppedFeedRun`), answered from what it saved and the worker's spool, writes this folder again whole
+ * and commits it (committed now, the resumed run would take these lines as delivered, and would skip the older
+ * matches of the questions this run never asked).
+ */
+async function commitFeedRun(
+  store: Store,
+  request: FinalizeFeedRequest,
+  manifest: FeedManifest,
+  gathered: FeedGathered,
+  written: FeedWritten,
+): Promise<FeedResult> {
+  const { run } = request;
+  const { status, calls, credits_charged: credits } = manifest;
+  const { fresh } = written;
+  const dir = feedDir(run.kind);
   const outcomes = new Map<string, DomainOutcome>();
   for (const entry of fresh) {
     outcomes.set(entry.key, {
@@ -162,11 +230,11 @@ export async function finalizeFeedRun(
     const stopped: StoppedFeedRun = {
       run_id: run.runId,
       scheduled_at: request.scheduledAt,
-      state_from: plan.state_from,
+      state_from: gathered.plan.state_from,
       feed: feedHash(run.kind, request.filters),
     };
     await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
-  } else if (outcomes.size > 0 || state.runId === null) {
+  } else if (outcomes.size > 0 || gathered.state.runId === null) {
     await commitPushState(store, run.name, run.runId, outcomes, {
       lastRun: {
         run_id: run.runId,
@@ -193,10 +261,10 @@ export async function finalizeFeedRun(
     status,
     manifestUrl: store.urlOf(feedManifestKey(run, dir)),
     new: fresh.length,
-    returned,
+    returned: gathered.returned,
     credits,
     calls,
-    parts: parts.filter((part) => part.table === 'lines').length,
+    parts: manifest.parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,
   };
 }
@@ -224,7 +292,7 @@ async function readAnswer(
 }
 
 /** Delivered before: the same key with the same newest signal (or, for buyer intent, the key at all). */
-function isNew(entry: Found, state: Awaited<ReturnType<typeof readPushState>>): boolean {
+function isNew(entry: Found, state: PushState): boolean {
   const mark = state.marks.get(entry.key);
   if (mark === undefined) return true;
   if (entry.at === null) return false;

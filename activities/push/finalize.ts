@@ -1,8 +1,8 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { finalizeRun } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import { writeManifest } from '../run/parts.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushCallsPrefix, pushManifestKey, watermarksKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
@@ -20,6 +20,25 @@ const READ_CONCURRENCY = 16;
 const SAMPLES = 100;
 const NAMED_IN_RESULT = 20;
 
+/** What a push run's batches recorded, added up. */
+interface PushGathered {
+  plan: StoredPlan;
+  total: number;
+  done: number;
+  failed: number;
+  counts: PushManifest['counts'];
+  outcomes: Map<string, DomainOutcome>;
+  /** The first domains left behind or unreachable (all of them counted in `counts.incomplete`). */
+  incomplete: IncompleteDomain[];
+  errors: PushManifest['errors'];
+  parts: PushManifest['parts'];
+  overlap: { signals: number; credits: number };
+  calls: { total: number; first_round: number; catch_up: number };
+  /** Credits of the saved answers (the unsaved ones are added when the markers are settled). */
+  credits: number;
+  savedCalls: Map<number, Set<string>>;
+}
+
 /**
  * Ends a run in two steps, in this order:
  * 1. writes the run's `_manifest.json` from what its batches recorded (parts, counts, credits, overlap, calls,
@@ -34,6 +53,23 @@ export async function finalizePushRun(
   request: FinalizePushRequest,
   wait: AnswerWait = answerWait(),
 ): Promise<PushResult> {
+  const { run } = request;
+  return finalizeRun(
+    store,
+    {
+      markers: { callsPrefix: pushCallsPrefix(run) },
+      manifestKey: pushManifestKey(run),
+      gather: () => gatherPushRun(store, request),
+      write: async () => undefined,
+      manifest: (gathered, _written, unsaved) => pushManifest(store, request, gathered, unsaved),
+      afterManifest: (manifest, gathered) => commitPushRun(store, request, manifest, gathered),
+    },
+    wait,
+  );
+}
+
+/** Reads every batch record of the run and adds them up. */
+async function gatherPushRun(store: Store, request: FinalizePushRequest): Promise<PushGathered> {
   const { run } = request;
   const plan = JSON.parse(await store.readText(planKey(run))) as StoredPlan;
   const total = plan.batches + request.rounds.reduce((sum, round) => sum + round.count, 0);
@@ -91,14 +127,31 @@ export async function finalizePushRun(
     }
   }
   for (const [domain, outcome] of narrowed) outcomes.set(domain, outcome);
-  // Calls paid for and not saved (an answer the output refused, another attempt's answer that lost the race to be
-  // saved, a call whose outcome nobody knows): counted the way a job counts them (activities/paid/unsaved-answers.ts),
-  // after waiting for the answers still on their way to an attempt Temporal timed out.
-  const unsaved = await countUnsavedAnswers(store, { callsPrefix: pushCallsPrefix(run) }, savedCalls, wait);
-  credits += unsaved.credits;
   counts.domains = counts.ok + counts.not_found + counts.error;
   parts.sort((a, b) => (a.key < b.key ? -1 : 1));
+  const incomplete = incompleteDomains(outcomes, counts);
+  return {
+    plan,
+    total,
+    done: records.length,
+    failed,
+    counts,
+    outcomes,
+    incomplete,
+    errors,
+    parts,
+    overlap,
+    calls,
+    credits,
+    savedCalls,
+  };
+}
 
+/** The domains a run left behind or could not reach, counted, and the first of them named. */
+function incompleteDomains(
+  outcomes: ReadonlyMap<string, DomainOutcome>,
+  counts: PushManifest['counts'],
+): IncompleteDomain[] {
   const incomplete: IncompleteDomain[] = [];
   for (const [domain, outcome] of outcomes) {
     if (!outcome.behind && outcome.missing === undefined) continue;
@@ -110,12 +163,25 @@ export async function finalizePushRun(
         : { domain, reason: 'unreachable', ...(outcome.missing ? { missing: outcome.missing } : {}) },
     );
   }
+  return incomplete;
+}
 
+/**
+ * The run's manifest. Calls paid for and not saved (an answer the output refused, another attempt's answer that
+ * lost the race to be saved, a call whose outcome nobody knows) are counted the way a job counts them.
+ */
+function pushManifest(
+  store: Store,
+  request: FinalizePushRequest,
+  gathered: PushGathered,
+  unsaved: UnsavedAnswers,
+): PushManifest {
+  const { run } = request;
+  const { plan, counts, outcomes, overlap, calls, incomplete } = gathered;
   let status = request.status;
-  if (status === 'completed' && (failed > 0 || counts.incomplete > 0)) status = 'completed_with_errors';
+  if (status === 'completed' && (gathered.failed > 0 || counts.incomplete > 0)) status = 'completed_with_errors';
   const mode: PushManifest['mode'] = request.window ? 'backfill' : request.fullRefresh ? 'full_refresh' : 'incremental';
-  const commits = mode !== 'backfill';
-  const manifest: PushManifest = {
+  return {
     schema_version: MANIFEST_SCHEMA_VERSION,
     name: run.name,
     run_id: run.runId,
@@ -130,29 +196,38 @@ export async function finalizePushRun(
     ...(request.window ? { window: request.window } : {}),
     ...(request.lookbackMs ? { lookback_ms: request.lookbackMs } : {}),
     counts,
-    credits_charged: credits,
+    credits_charged: gathered.credits + unsaved.credits,
     unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
     overlap,
     calls,
-    batches: { total, done: records.length, failed },
-    parts,
+    batches: { total: gathered.total, done: gathered.done, failed: gathered.failed },
+    parts: gathered.parts,
     incomplete_domains: incomplete,
-    errors,
+    errors: gathered.errors,
     invalid_rows: plan.invalid_rows,
     watermarks: {
       key: watermarksKey(run.name),
       from_run: plan.watermarksFrom,
       domains_advanced: [...outcomes.values()].filter((o) => o.through !== null).length,
-      committed: commits,
+      committed: mode !== 'backfill',
     },
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  await writeManifest(store, pushManifestKey(run), manifest);
+}
 
-  // Only now, with the manifest published, may the watermarks move past what this run wrote.
-  const committed = commits
-    ? await commitPushState(store, run.name, run.runId, outcomes, {
+/** Only now, with the manifest published, may the watermarks move past what this run wrote. */
+async function commitPushRun(
+  store: Store,
+  request: FinalizePushRequest,
+  manifest: PushManifest,
+  gathered: PushGathered,
+): Promise<PushResult> {
+  const { run } = request;
+  const { status, mode, counts, overlap, calls, credits_charged: credits } = manifest;
+  const named = manifest.incomplete_domains.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain);
+  const committed = manifest.watermarks.committed
+    ? await commitPushState(store, run.name, run.runId, gathered.outcomes, {
         replace: mode === 'full_refresh',
         lookbackMs: request.lookbackMs ?? 0,
         lastRun: {
@@ -166,7 +241,7 @@ export async function finalizePushRun(
           overlap_credits: overlap.credits,
           calls: calls.total,
           incomplete: counts.incomplete,
-          incomplete_domains: incomplete.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain),
+          incomplete_domains: named,
         },
       })
     : { advanced: 0 };
@@ -180,11 +255,11 @@ export async function finalizePushRun(
     credits,
     overlapCredits: overlap.credits,
     calls: calls.total,
-    parts: parts.filter((part) => part.table === 'lines').length,
+    parts: manifest.parts.filter((part) => part.table === 'lines').length,
     domains: counts.domains,
     errors: counts.error,
     incomplete: counts.incomplete,
-    incompleteDomains: incomplete.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain),
+    incompleteDomains: named,
     watermarksAdvanced: committed.advanced,
   };
 }

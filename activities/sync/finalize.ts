@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
-import { type AnswerWait, answerWait, countUnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { finalizeRun } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import { writeManifest } from '../run/parts.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
 import { crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
@@ -40,6 +40,23 @@ export async function finalizeSyncRun(
   wait: AnswerWait = answerWait(),
 ): Promise<SyncResult> {
   const run = request.run;
+  return finalizeRun(
+    store,
+    {
+      markers: { callsPrefix: syncCallsPrefix(run) },
+      manifestKey: syncManifestKey(run),
+      gather: () => gatherSyncRun(store, request),
+      write: (gathered) => writeSyncFiles(store, request, gathered),
+      manifest: (gathered, written, unsaved) => syncManifest(store, request, gathered, written, unsaved),
+      afterManifest: (manifest, gathered, written) => commitSyncRun(store, request, manifest, gathered, written),
+    },
+    wait,
+  );
+}
+
+/** Step 1: the state the run started from, with every saved answer of the run taken into it. */
+async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
+  const run = request.run;
   const base = await readBaseState(store, run.name, run.runId);
   const plan = JSON.parse(await store.readText(syncPlanKey(run))) as SyncPlan;
   const companies = new Map(base.companies);
@@ -61,8 +78,16 @@ export async function finalizeSyncRun(
       paid.newSignals += added;
     }
   }
-  const unsaved = await countUnsavedAnswers(store, { callsPrefix: syncCallsPrefix(run) }, savedCalls, wait);
+  return { base, plan, companies, tonight, savedCalls, paid };
+}
 
+type SyncGathered = Awaited<ReturnType<typeof gatherSyncRun>>;
+type SyncWritten = Awaited<ReturnType<typeof writeSyncFiles>>;
+
+/** Step 2: every record's row, which of them are new, changed, unchanged or gone, and the files that hold them. */
+async function writeSyncFiles(store: Store, request: FinalizeSyncRequest, gathered: SyncGathered) {
+  const run = request.run;
+  const { base, plan, companies, tonight } = gathered;
   const records = await readSyncRecords(store, run);
   const resolved = new Map(base.resolved);
   for (const [key, domain] of await readResolutions(store, run, plan.resolveBatches ?? 0)) {
@@ -103,8 +128,6 @@ export async function finalizeSyncRun(
     await writeBody(store, key, body, { contentType: tableContentType(format, 'gzip') });
     parts.push({ key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format });
   }
-
-  const credits = paid.credits + unsaved.credits;
   const summary = {
     total: records.length,
     new: outcome.new.length,
@@ -112,10 +135,23 @@ export async function finalizeSyncRun(
     unchanged: outcome.unchanged,
     gone: outcome.gone.length,
   };
+  return { records, resolved, fingerprints, outcome, statuses, summary, parts };
+}
+
+/** Step 3: the manifest. */
+function syncManifest(
+  store: Store,
+  request: FinalizeSyncRequest,
+  gathered: SyncGathered,
+  written: SyncWritten,
+  unsaved: UnsavedAnswers,
+) {
+  const run = request.run;
+  const { base, plan, paid } = gathered;
+  const { statuses, outcome } = written;
   let status = request.status;
   if (status === 'completed' && statuses.error > 0) status = 'completed_with_errors';
-  const finishedAt = new Date().toISOString();
-  const manifest = {
+  return {
     schema_version: MANIFEST_SCHEMA_VERSION,
     kind: 'crm-sync',
     name: run.name,
@@ -123,30 +159,30 @@ export async function finalizeSyncRun(
     dt: run.date,
     scheduled_at: request.scheduledAt,
     started_at: request.startedAt,
-    finished_at: finishedAt,
+    finished_at: new Date().toISOString(),
     status,
     input: request.input,
     output: store.url,
     counts: {
       input_rows: plan.rows,
-      records: records.length,
+      records: written.records.length,
       ...statuses,
       companies: plan.companies,
       new_companies: plan.newCompanies,
       new_signals: paid.newSignals,
     },
     records: {
-      ...summary,
+      ...written.summary,
       new_ids: outcome.new,
       changed_ids: outcome.changed,
       gone_ids: outcome.gone,
     },
-    credits_charged: credits,
+    credits_charged: paid.credits + unsaved.credits,
     unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
     overlap: { credits: paid.overlapCredits },
     calls: paid.calls,
     batches: { total: plan.batches, done: paid.answered },
-    parts,
+    parts: written.parts,
     state: {
       key: syncStatePointerKey(run.name),
       from_run: base.runId,
@@ -155,17 +191,35 @@ export async function finalizeSyncRun(
     ...(request.error ? { error: request.error } : {}),
     ...(request.details ? { details: request.details } : {}),
   };
-  await writeManifest(store, syncManifestKey(run), manifest);
+}
 
-  const next: SyncState = { runId: run.runId, companies, records: fingerprints, resolved };
-  // A failed night (an output that refused an answer, a fatal error) is not committed: the next night carries it on,
-  // with the answers a worker's spool kept for it, so it pays for none of them again.
+/**
+ * Step 4: commits the state. A failed night (an output that refused an answer, a fatal error) is not committed: the
+ * next night carries it on, with the answers a worker's spool kept for it, so it pays for none of them again.
+ */
+async function commitSyncRun(
+  store: Store,
+  request: FinalizeSyncRequest,
+  manifest: ReturnType<typeof syncManifest>,
+  gathered: SyncGathered,
+  written: SyncWritten,
+): Promise<SyncResult> {
+  const run = request.run;
+  const { status, credits_charged: credits } = manifest;
+  const { paid } = gathered;
+  const { summary } = written;
+  const next: SyncState = {
+    runId: run.runId,
+    companies: gathered.companies,
+    records: written.fingerprints,
+    resolved: written.resolved,
+  };
   if (status !== 'failed')
     await commitSyncState(store, run.name, run.runId, next, {
       run_id: run.runId,
       status,
       manifest: syncManifestKey(run),
-      finished_at: finishedAt,
+      finished_at: manifest.finished_at,
       credits,
       calls: paid.calls,
       new_signals: paid.newSignals,
