@@ -2,7 +2,8 @@ import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
-import { answerWait, countUnsavedAnswers, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { finalizeRun } from '../run/finalize-run.ts';
 import { ReadableManifestSchema, readCheckedManifest } from '../run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import {
@@ -10,7 +11,6 @@ import {
   readPartLines,
   redoneIdentity,
   storedPart,
-  writeManifest,
   writeTableParts,
   zeroCounts,
 } from '../run/parts.ts';
@@ -55,116 +55,196 @@ async function withMetadata(store: Store, info: ObjectInfo): Promise<ObjectInfo 
   return Object.keys(info.metadata).length > 0 ? info : store.stat(info.key);
 }
 
+/** What a job's own parts (or an intent export's record) hold, added up. */
+interface JobGathered {
+  counts: Manifest['counts'];
+  parts: ManifestPart[];
+  /** The lines parts manifested, whose tables are written or found next. */
+  manifested: string[];
+  summary: VerificationSummary | undefined;
+  credits: number;
+  done: number;
+  failed: number;
+  calls: { bulk: number; single: number };
+  redone: { key: string; reason: string }[];
+  ignored: { key: string; reason: string }[];
+  savedCalls: Map<number, Set<string>>;
+  unsaved?: UnsavedAnswers;
+}
+
+/** What a job writes besides its parts: the fold's record read, the tables, the CRM's CSV. */
+interface JobWritten {
+  fold: FoldRecord | undefined;
+  /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
+  crmCsv: ManifestPart | undefined;
+}
+
 /**
  * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
  * the manifest describes exactly what is in the bucket.
  */
-export async function finalizeJob(store: Store, request: FinalizeRequest): Promise<JobResult> {
-  const { job, prepared } = request;
-  const parts: ManifestPart[] = [];
-  const counts: Manifest['counts'] = {
-    input_rows: prepared?.rows ?? 0,
-    distinct: (prepared?.distinct ?? 0) + (prepared?.singles ?? 0),
-    duplicates: prepared?.duplicates ?? 0,
-    ok: 0,
-    not_found: 0,
-    error: 0,
-    invalid: 0,
-    lines: 0,
-    ...(prepared?.skippedLines ? { skipped_lines: prepared.skippedLines } : {}),
+export async function finalizeJob(
+  store: Store,
+  request: FinalizeRequest,
+  wait: AnswerWait = answerWait(),
+): Promise<JobResult> {
+  const { job } = request;
+  return finalizeRun(
+    store,
+    {
+      // Answers still on their way to attempts Temporal gave up on are waited for: they say what they cost.
+      markers: job,
+      manifestKey: manifestKey(job),
+      gather: () => (job.kind === 'intent-export' ? gatherExport(store, request) : gatherJobParts(store, request)),
+      write: (gathered) => writeJobExtras(store, request, gathered),
+      manifest: (gathered, written, unsaved) => jobManifest(store, request, gathered, written, unsaved),
+      afterManifest: async (manifest) => {
+        if (manifest.status === 'completed') await removeWork(store, job);
+        return toResult(store, job, manifest);
+      },
+      // A job stopped by an output that refuses writes (a full disk) may find its manifest refused too: what it was
+      // charged is still its result, which the command prints; the run that finishes the job writes the manifest.
+      manifestRefused: (error, manifest) =>
+        request.status === 'failed' && error instanceof StorageRefusedError
+          ? { ...toResult(store, job, manifest), manifestRefused: error.message }
+          : undefined,
+    },
+    wait,
+  );
+}
+
+function emptyGathered(request: FinalizeRequest): JobGathered {
+  const { prepared } = request;
+  return {
+    counts: {
+      input_rows: prepared?.rows ?? 0,
+      distinct: (prepared?.distinct ?? 0) + (prepared?.singles ?? 0),
+      duplicates: prepared?.duplicates ?? 0,
+      ok: 0,
+      not_found: 0,
+      error: 0,
+      invalid: 0,
+      lines: 0,
+      ...(prepared?.skippedLines ? { skipped_lines: prepared.skippedLines } : {}),
+    },
+    parts: [],
+    manifested: [],
+    summary: undefined,
+    credits: 0,
+    done: 0,
+    failed: 0,
+    calls: { bulk: 0, single: 0 },
+    redone: [],
+    ignored: [],
+    savedCalls: new Map(),
   };
-  let summary: VerificationSummary | undefined;
-  let credits = 0;
-  let lost: UnsavedAnswers = { credits: 0, unknownCalls: 0 };
-  let done = 0;
-  /** The job's rows as one CSV (with `--format csv`): not a part, the file a CRM imports. */
-  let crmCsv: ManifestPart | undefined;
-  let failed = 0;
-  const calls = { bulk: 0, single: 0 };
-  let fold: FoldRecord | undefined;
-  const redone: { key: string; reason: string }[] = [];
-  const ignored: { key: string; reason: string }[] = [];
+}
 
-  if (job.kind === 'intent-export') {
-    const record = await readExportRecord(store, job);
-    credits += record?.credits ?? 0;
-    lost = exportUnsaved(record);
-    if (record?.part && request.status !== 'failed') {
-      parts.push(record.part);
-      counts.lines = counts.ok = counts.input_rows = counts.distinct = record.part.lines;
-      done = 1;
-    }
-  } else {
-    const listed: ObjectInfo[] = [];
-    // Only this job's own parts: a listing by prefix also returns deeper keys (another job's `<id>/parts/...` if an
-    // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
-    for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
-    // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
-    const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
-      const { table, index } = partTableOf(job, info.key);
-      const size = partTableSize(prepared, table, INVALID_PER_PART);
-      // A job that failed before its input was read through has no batch count: the batches that ran are still
-      // its own (their identity is checked below), and what was paid for them is kept.
-      if (!(index >= 0 && (index < size || !prepared))) {
-        return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
-      }
-      return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
-    });
-    const savedCalls = new Map<number, Set<string>>();
-    const manifested: string[] = [];
-    for (const { key, read } of stored) {
-      const part = read.part;
-      if (!part) {
-        // Not this job's (another job's, past its batches, its metadata spoiled): neither counted nor manifested.
-        if (read.distrusted && ignored.length < REPORTED_PARTS) ignored.push({ key, reason: read.distrusted });
-        continue;
-      }
-      if (part.redone && redone.length < REPORTED_PARTS) redone.push({ key, reason: part.redone });
-      manifested.push(key);
-      const batch = partIndexOf(key);
-      if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
-      parts.push({
-        key,
-        lines: part.counts.lines,
-        bytes: part.bytes,
-        sha256: part.sha256,
-        table: 'lines',
-        format: 'jsonl',
-      });
-      const c = part.counts;
-      const name = key.slice(key.lastIndexOf('/') + 1);
-      const single = /^single-\d/.test(name);
-      const batchPart = name.startsWith('part-') || single;
-      if (single) calls.single += c.calls ?? 0;
-      else if (name.startsWith('part-')) calls.bulk += c.calls ?? (c.lines > 0 ? 1 : 0);
-      counts.ok += c.ok;
-      counts.not_found += c.not_found;
-      counts.error += c.error;
-      counts.invalid += c.invalid;
-      counts.lines += c.lines;
-      credits += c.credits;
-      if (batchPart && !part.partial) {
-        done += 1;
-        if (part.failed) failed += 1;
-      }
-      if (c.summary) summary = addSummary(summary, c.summary);
-    }
-    // Answers still on their way to attempts Temporal gave up on are waited for: they say what they cost.
-    lost = await countUnsavedAnswers(store, job, savedCalls, answerWait());
-    fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
-    if (fold) counts.duplicates += fold.folded;
-    parts.push(...(await tableParts(store, job, manifested)));
-    if (job.formats?.includes('csv')) {
-      crmCsv = await writeCrmCsv(store, job, parts, prepared?.columns).catch((error: unknown) => {
-        // A job stopped by a full disk still writes its manifest (what it was charged) without its rows file.
-        if (request.status === 'failed' && error instanceof StorageRefusedError) return undefined;
-        throw error;
-      });
-    }
+/** An intent export: its one part and what it paid, from its own record. */
+async function gatherExport(store: Store, request: FinalizeRequest): Promise<JobGathered> {
+  const gathered = emptyGathered(request);
+  const { counts } = gathered;
+  const record = await readExportRecord(store, request.job);
+  gathered.credits += record?.credits ?? 0;
+  gathered.unsaved = exportUnsaved(record);
+  if (record?.part && request.status !== 'failed') {
+    gathered.parts.push(record.part);
+    counts.lines = counts.ok = counts.input_rows = counts.distinct = record.part.lines;
+    gathered.done = 1;
   }
+  return gathered;
+}
 
+/** Every part that proves it is this job's, counted; the others named (at most `REPORTED_PARTS`) and left out. */
+async function gatherJobParts(store: Store, request: FinalizeRequest): Promise<JobGathered> {
+  const { job, prepared } = request;
+  const gathered = emptyGathered(request);
+  const { counts, parts, calls, redone, ignored, savedCalls, manifested } = gathered;
+  const listed: ObjectInfo[] = [];
+  // Only this job's own parts: a listing by prefix also returns deeper keys (another job's `<id>/parts/...` if an
+  // id ever nested there, or anything else put under the folder), which are neither counted nor manifested.
+  for await (const info of store.list(partsPrefix(job))) if (isOwnPartKey(job, info.key)) listed.push(info);
+  // The listing's metadata where the store lists it (no second round trip per part), else the part's own.
+  const stored = await mapLimited(listed, STAT_CONCURRENCY, async (info) => {
+    const { table, index } = partTableOf(job, info.key);
+    const size = partTableSize(prepared, table, INVALID_PER_PART);
+    // A job that failed before its input was read through has no batch count: the batches that ran are still
+    // its own (their identity is checked below), and what was paid for them is kept.
+    if (!(index >= 0 && (index < size || !prepared))) {
+      return { key: info.key, read: { distrusted: `the job has no ${table} ${index} (it has ${size})` } };
+    }
+    return { key: info.key, read: storedPart(await withMetadata(store, info), jobPartIdentity(job, index, table)) };
+  });
+  for (const { key, read } of stored) {
+    const part = read.part;
+    if (!part) {
+      // Not this job's (another job's, past its batches, its metadata spoiled): neither counted nor manifested.
+      if (read.distrusted && ignored.length < REPORTED_PARTS) ignored.push({ key, reason: read.distrusted });
+      continue;
+    }
+    if (part.redone && redone.length < REPORTED_PARTS) redone.push({ key, reason: part.redone });
+    manifested.push(key);
+    const batch = partIndexOf(key);
+    if (batch !== undefined && part.calls.length > 0) savedCalls.set(batch, new Set(part.calls));
+    parts.push({
+      key,
+      lines: part.counts.lines,
+      bytes: part.bytes,
+      sha256: part.sha256,
+      table: 'lines',
+      format: 'jsonl',
+    });
+    const c = part.counts;
+    const name = key.slice(key.lastIndexOf('/') + 1);
+    const single = /^single-\d/.test(name);
+    const batchPart = name.startsWith('part-') || single;
+    if (single) calls.single += c.calls ?? 0;
+    else if (name.startsWith('part-')) calls.bulk += c.calls ?? (c.lines > 0 ? 1 : 0);
+    counts.ok += c.ok;
+    counts.not_found += c.not_found;
+    counts.error += c.error;
+    counts.invalid += c.invalid;
+    counts.lines += c.lines;
+    gathered.credits += c.credits;
+    if (batchPart && !part.partial) {
+      gathered.done += 1;
+      if (part.failed) gathered.failed += 1;
+    }
+    if (c.summary) gathered.summary = addSummary(gathered.summary, c.summary);
+  }
+  return gathered;
+}
+
+/** The fold's duplicates, the table parts of the manifested lines, and the CRM's CSV (with `--format csv`). */
+async function writeJobExtras(store: Store, request: FinalizeRequest, gathered: JobGathered): Promise<JobWritten> {
+  const { job, prepared } = request;
+  if (job.kind === 'intent-export') return { fold: undefined, crmCsv: undefined };
+  const fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
+  if (fold) gathered.counts.duplicates += fold.folded;
+  gathered.parts.push(...(await tableParts(store, job, gathered.manifested)));
+  let crmCsv: ManifestPart | undefined;
+  if (job.formats?.includes('csv')) {
+    crmCsv = await writeCrmCsv(store, job, gathered.parts, prepared?.columns).catch((error: unknown) => {
+      // A job stopped by a full disk still writes its manifest (what it was charged) without its rows file.
+      if (request.status === 'failed' && error instanceof StorageRefusedError) return undefined;
+      throw error;
+    });
+  }
+  return { fold, crmCsv };
+}
+
+function jobManifest(
+  store: Store,
+  request: FinalizeRequest,
+  gathered: JobGathered,
+  written: JobWritten,
+  lost: UnsavedAnswers,
+): Manifest {
+  const { job, prepared } = request;
+  const { counts, summary, calls, done, failed, redone, ignored } = gathered;
+  const { fold, crmCsv } = written;
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
-  const manifest: Manifest = {
+  return {
     schema_version: MANIFEST_SCHEMA_VERSION,
     job_id: job.jobId,
     kind: job.kind,
@@ -176,7 +256,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
     counts,
     ...(job.kind === 'verify-emails' ? { summary: summary ?? emptySummary() } : {}),
     // What the service charged as far as any answer said: saved answers plus answers paid for and then lost.
-    credits_charged: credits + lost.credits,
+    credits_charged: gathered.credits + lost.credits,
     unsaved_answers: { credits: lost.credits, unknown_calls: lost.unknownCalls },
     ...(job.kind === 'intent-export' ? {} : { calls }),
     ...(fold ? { overlap: fold.overlap } : {}),
@@ -186,7 +266,7 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
       done,
       failed,
     },
-    parts,
+    parts: gathered.parts,
     ...(crmCsv ? { rows_csv: crmCsv } : {}),
     ...(request.error ? { error: request.error } : {}),
     ...(request.details || redone.length || ignored.length
@@ -199,16 +279,6 @@ export async function finalizeJob(store: Store, request: FinalizeRequest): Promi
         }
       : {}),
   };
-  try {
-    await writeManifest(store, manifestKey(job), manifest);
-  } catch (error) {
-    // A job stopped by an output that refuses writes (a full disk) may find its manifest refused too: what it was
-    // charged is still its result, which the command prints; the run that finishes the job writes the manifest.
-    if (request.status !== 'failed' || !(error instanceof StorageRefusedError)) throw error;
-    return { ...toResult(store, job, manifest), manifestRefused: error.message };
-  }
-  if (manifest.status === 'completed') await removeWork(store, job);
-  return toResult(store, job, manifest);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import { finalizeRun } from '../run/finalize-run.ts';
+import { finalizeRun, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { readBatchRecord } from './fetch.ts';
 import { planKey, pushCallsPrefix, pushManifestKey, watermarksKey } from './layout.ts';
@@ -183,13 +183,7 @@ function pushManifest(
   const mode: PushManifest['mode'] = request.window ? 'backfill' : request.fullRefresh ? 'full_refresh' : 'incremental';
   return {
     schema_version: MANIFEST_SCHEMA_VERSION,
-    name: run.name,
-    run_id: run.runId,
-    dt: run.date,
-    scheduled_at: request.scheduledAt,
-    started_at: request.startedAt,
-    finished_at: new Date().toISOString(),
-    status,
+    ...scheduledRunHead(run, request, status),
     watchlist: request.watchlist,
     output: store.url,
     mode,

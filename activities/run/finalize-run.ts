@@ -11,9 +11,11 @@ import { writeManifest } from './parts.ts';
 export interface Gathered {
   /** Per batch (or call) index, the paid calls whose answers it saved: their markers are settled, the rest counted. */
   savedCalls: ReadonlyMap<number, ReadonlySet<string>>;
+  /** A run that keeps its own count of answers paid for and not saved (an intent export's record) settles no markers. */
+  unsaved?: UnsavedAnswers;
 }
 
-/** What one kind of run (push, feed, sync) brings to the shared end of a run. */
+/** What one kind of run (job, push, feed, sync) brings to the shared end of a run. */
 export interface FinalizeHooks<G extends Gathered, W, M, R> {
   /** Where the run's paid-call markers are. */
   markers: MarkerFolder;
@@ -27,6 +29,8 @@ export interface FinalizeHooks<G extends Gathered, W, M, R> {
   manifest(gathered: G, written: W, unsaved: UnsavedAnswers): M;
   /** Once the manifest is published: commits the run's state, cleans up, and says what the run did. */
   afterManifest(manifest: M, gathered: G, written: W, unsaved: UnsavedAnswers): Promise<R>;
+  /** A manifest the output refused: the run's result all the same (a job stopped by a full disk), else rethrown. */
+  manifestRefused?(error: unknown, manifest: M): R | undefined;
 }
 
 /**
@@ -40,9 +44,32 @@ export async function finalizeRun<G extends Gathered, W, M, R>(
   wait: AnswerWait,
 ): Promise<R> {
   const gathered = await hooks.gather();
-  const unsaved = await countUnsavedAnswers(store, hooks.markers, gathered.savedCalls, wait);
+  const unsaved = gathered.unsaved ?? (await countUnsavedAnswers(store, hooks.markers, gathered.savedCalls, wait));
   const written = await hooks.write(gathered, unsaved);
   const manifest = hooks.manifest(gathered, written, unsaved);
-  await writeManifest(store, hooks.manifestKey, manifest);
+  try {
+    await writeManifest(store, hooks.manifestKey, manifest);
+  } catch (error) {
+    const result = hooks.manifestRefused?.(error, manifest);
+    if (result === undefined) throw error;
+    return result;
+  }
   return hooks.afterManifest(manifest, gathered, written, unsaved);
+}
+
+/** Whose run a scheduled run's manifest is, and when it ran: the fields a push's and a sync's manifest start with. */
+export function scheduledRunHead<S extends string>(
+  run: { name: string; runId: string; date: string },
+  request: { scheduledAt: string; startedAt: string },
+  status: S,
+) {
+  return {
+    name: run.name,
+    run_id: run.runId,
+    dt: run.date,
+    scheduled_at: request.scheduledAt,
+    started_at: request.startedAt,
+    finished_at: new Date().toISOString(),
+    status,
+  };
 }

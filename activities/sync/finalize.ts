@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
 import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import { finalizeRun } from '../run/finalize-run.ts';
+import { finalizeRun, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
 import { crmFileColumns } from '../tables/crm-file.ts';
@@ -154,13 +154,7 @@ function syncManifest(
   return {
     schema_version: MANIFEST_SCHEMA_VERSION,
     kind: 'crm-sync',
-    name: run.name,
-    run_id: run.runId,
-    dt: run.date,
-    scheduled_at: request.scheduledAt,
-    started_at: request.startedAt,
-    finished_at: new Date().toISOString(),
-    status,
+    ...scheduledRunHead(run, request, status),
     input: request.input,
     output: store.url,
     counts: {
