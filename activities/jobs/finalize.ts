@@ -6,14 +6,7 @@ import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsave
 import { finalizeRun } from '../run/finalize-run.ts';
 import { ReadableManifestSchema, readCheckedManifest } from '../run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import {
-  readPart,
-  readPartLines,
-  redoneIdentity,
-  storedPart,
-  writeTableParts,
-  zeroCounts,
-} from '../run/parts.ts';
+import { readPart, readPartLines, redoneIdentity, storedPart, writeTableParts, zeroCounts } from '../run/parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
