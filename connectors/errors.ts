@@ -531,3 +531,8 @@ export class RateLimiterUnavailableError extends KitError {
     super(`the account's rate limiter (workflow ${workflowId}) does not answer: ${why}`, options);
   }
 }
+
+/** The worker's webhook destinations are misconfigured (the message names the destination's field). Not retried. */
+export class WebhookConfigError extends Error {
+  override readonly name = 'WebhookConfigError';
+}
