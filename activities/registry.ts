@@ -25,7 +25,7 @@ import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
-import { fetchSyncBatch } from './sync/fetch.ts';
+import { fetchSyncBatch, publishKeptSyncAnswers } from './sync/fetch.ts';
 import { fetchSyncContacts } from './sync/fetch-contacts.ts';
 import { finalizeSyncRun } from './sync/finalize.ts';
 import { packSyncRun, prepareSyncRun } from './sync/plan.ts';
@@ -103,6 +103,8 @@ export function createApiActivities(deps: ActivityDeps) {
       recoverKeptAnswers(openStore(request.run.output), request, spool),
     resolveSyncCompanies: (request: Parameters<typeof resolveSyncCompanies>[2]) =>
       resolveSyncCompanies(client, openStore(request.run.output), request),
+    publishKeptSyncAnswers: (request: Parameters<typeof publishKeptSyncAnswers>[1]) =>
+      publishKeptSyncAnswers(openStore(request.run.output), request, attempt()),
     fetchSyncContacts: (request: Parameters<typeof fetchSyncContacts>[2]) =>
       fetchSyncContacts(client, openStore(request.run.output), request, attempt()),
     fetchSyncBatch: (request: Parameters<typeof fetchSyncBatch>[2]) =>

@@ -1,7 +1,8 @@
 /**
  * Checks an input's header against the columns a job needs before the job starts, so that a file without a usable
- * column is refused at once (exit 2, naming its columns and the flag), not by a failed job later. Only what the CLI
- * can read is checked: an input it cannot open (a bucket only the worker may read) is left to the job.
+ * column is refused at once (exit 2, naming its columns and the flag), not by a failed job later; so is a local file
+ * whose encoding cannot be told, wherever the byte that says so lies. Only what the CLI can read is checked: an input
+ * it cannot open (a bucket only the worker may read) is left to the job.
  */
 import { columnRequest } from '../activities/input/identify.ts';
 import { InputError } from '../connectors/errors.ts';
@@ -39,6 +40,12 @@ export async function checkInputColumns(job: JobStart, openStore: (url: string) 
       break;
     }
     source.body.destroy();
+    // A local file is read through once more, for its encoding alone, so that a byte that makes it undecidable
+    // anywhere in it is refused before the job pays for its first rows (a bucket's input: by the job, as it reads).
+    if (job.input.input.startsWith('file:') || !job.input.input.includes('://')) {
+      const whole = await openInput(openStore, job.input.input, job.input.encoding);
+      for await (const _ of whole.text) void _;
+    }
   } catch (error) {
     // What the file itself says no to (missing, not a CSV or JSONL, its encoding undecidable) is refused before
     // anything starts; what the command cannot reach (a bucket only the worker may read) is left to the job.

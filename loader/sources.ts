@@ -9,7 +9,13 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { TableRow } from '../activities/tables/columns.ts';
 import { PartChecksumError } from '../connectors/errors.ts';
-import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../connectors/postgres/index.ts';
+import {
+  type CopySource,
+  copyTextField,
+  type NulCount,
+  type PgColumn,
+  writableColumns,
+} from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
 import { CopyThread } from './copy-thread.ts';
 import { gunzipPart } from './limits.ts';
@@ -68,6 +74,8 @@ export interface SourceOptions {
   rowsOf: RowsOf;
   manifestUrl: string;
   finishedAt: string;
+  /** The NULs replaced by their stand-in in the last pass over the parts (each pass starts it at 0). */
+  count: NulCount;
 }
 
 /** The columns a load writes, in COPY order. */
@@ -103,13 +111,15 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
   /** A part read, checked and made ready to stream (a flat part converted by `thread`). */
   async function prepare(part: LoadPart, thread: CopyThread | undefined): Promise<CopySource> {
     const bytes = await readVerifiedPart(options.store, part);
-    if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes) };
+    if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes, options.count) };
     const rows = options.rowsOf(partLines(part, bytes, options.manifestUrl), part);
-    return { name: part.key, body: Readable.from(encodeRows(rows, ownColumns, suffix, byName, serialize)) };
+    const text = encodeRows(rows, ownColumns, suffix, byName, serialize, options.count);
+    return { name: part.key, body: Readable.from(text) };
   }
 
   return async function* open() {
     const { parts } = options;
+    options.count.nul = 0;
     // One converter thread per pass over a table's flat parts: with it, a part is converted while the one before it
     // is copied, and no more than the next part waits converted.
     const thread = spec && parts.length > 0 ? new CopyThread() : undefined;

@@ -1,4 +1,4 @@
-import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { JobStatus } from '../activities/run/types.ts';
 import type { SyncFilters, SyncKind, SyncPlan, SyncResult, SyncRunRef } from '../activities/sync/types.ts';
@@ -58,6 +58,9 @@ export interface CrmSyncProgress {
   runId: string;
 }
 
+/** Nights started before a night published the answers an earlier night's output refused replay without that step. */
+export const PUBLISH_KEPT_PATCH = 'crm-sync-publish-kept-answers';
+
 export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
 
 /**
@@ -93,6 +96,11 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
     runId: run.runId,
   }));
 
+  if (!plan && patched(PUBLISH_KEPT_PATCH)) {
+    // Before the plan: answers of an earlier night that its output refused and this worker kept are published, so
+    // the night that carries it on takes them in instead of paying for them again.
+    await api.publishKeptSyncAnswers({ run });
+  }
   plan ??= await jobs.prepareSyncRun({
     run,
     ...(input.kind === 'enrich-contacts' ? { kind: input.kind } : {}),

@@ -8,8 +8,28 @@ import { type AttemptContext, lostRace, type PaidAnswer, publishPaidPart } from 
 import type { PartIdentity, PartRead } from '../run/parts.ts';
 import { optionsHash, readPart, readPartLines, writePart, zeroCounts } from '../run/parts.ts';
 import type { BatchResult, PartCounts } from '../run/types.ts';
-import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders } from './layout.ts';
-import type { CompanyAnswer, HeldSignal, SyncAnswer, SyncBatch, SyncBatchRequest, SyncFilters } from './types.ts';
+import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders, syncWorkRoot } from './layout.ts';
+import type {
+  CompanyAnswer,
+  HeldSignal,
+  SyncAnswer,
+  SyncBatch,
+  SyncBatchRequest,
+  SyncFilters,
+  SyncRunRef,
+} from './types.ts';
+
+/**
+ * Publishes the answers of any earlier run of the schedule that its output refused and this worker's spool kept,
+ * before the night plans: the night that carries that run on then takes them in, and asks none of them again.
+ */
+export async function publishKeptSyncAnswers(
+  store: Store,
+  request: { run: SyncRunRef },
+  attempt: AttemptContext,
+): Promise<void> {
+  await publishSpooled(store, [syncWorkRoot(request.run.name)], attempt);
+}
 
 /** A batch of a sync run asked of the service: its API client, the output, the batch, the attempt running it. */
 export type SyncFetch = (

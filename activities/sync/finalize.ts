@@ -158,16 +158,19 @@ export async function finalizeSyncRun(
   await writeManifest(store, syncManifestKey(run), manifest);
 
   const next: SyncState = { runId: run.runId, companies, records: fingerprints, resolved };
-  await commitSyncState(store, run.name, run.runId, next, {
-    run_id: run.runId,
-    status,
-    manifest: syncManifestKey(run),
-    finished_at: finishedAt,
-    credits,
-    calls: paid.calls,
-    new_signals: paid.newSignals,
-    records: summary,
-  });
+  // A failed night (an output that refused an answer, a fatal error) is not committed: the next night carries it on,
+  // with the answers a worker's spool kept for it, so it pays for none of them again.
+  if (status !== 'failed')
+    await commitSyncState(store, run.name, run.runId, next, {
+      run_id: run.runId,
+      status,
+      manifest: syncManifestKey(run),
+      finished_at: finishedAt,
+      credits,
+      calls: paid.calls,
+      new_signals: paid.newSignals,
+      records: summary,
+    });
   return {
     status,
     records: summary,

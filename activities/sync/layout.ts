@@ -46,3 +46,5 @@ export const syncAnswerKey = (name: string, runId: string, index: number) =>
 export const syncCallsPrefix = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}calls/`;
 /** Where the worker's spool may hold a run's refused writes. */
 export const syncRunFolders = (run: SyncRunRef) => [syncWorkPrefix(run.name, run.runId)];
+/** Where the worker's spool may hold refused writes of any run of the schedule. */
+export const syncWorkRoot = (name: string) => `${name}/work/`;

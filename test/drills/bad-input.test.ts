@@ -179,16 +179,17 @@ describe('drill: bad inputs and settings through the CLI', () => {
     expect(row2?.['input']).toBe('café-paris.fr');
   });
 
-  it('UTF-8 text, then a byte that is not, past what the command reads ahead: the job fails naming row and byte', async () => {
+  it('UTF-8 text, then a byte that is not, deep in a local file: exit 2 before anything starts, naming row and byte', async () => {
     const rows = Array.from({ length: 4_000 }, (_, i) => `${i},row-${i}-é.example`); // UTF-8 accents: 80 KB
     const input = await file(
       'mixed-late.csv',
       Buffer.concat([Buffer.from(`id,website\n${rows.join('\n')}\n`), Buffer.from([0x39, 0x39, 0x2c, 0xe9, 0x0a])]),
     );
-    expectFailure(
-      await enrich(input, 'bad-mixed'),
-      /row 4001 \(line 4002\), byte \d+ is UTF-8 up to a byte that is not/,
-    );
+    const mark = env.sandbox.truth.lastCall();
+    const result = await enrich(input, 'bad-mixed');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/row 4001 \(line 4002\), byte \d+ is UTF-8 up to a byte that is not/);
+    expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
   });
 
   it('an empty file: exit 1, the message says there are no rows', async () => {

@@ -446,4 +446,66 @@ describe('signal-kit load into PostgreSQL', () => {
       expect(table, table.table).toMatchObject({ inserted: 0, updated: 0 });
     }
   });
+
+  it('loads a job whose kept column and API answers hold NUL: each NUL as U+FFFD, counted in the report (JSONL and Parquet parts)', async () => {
+    const NOTES = ['plain', 'nul\0inside', '\0', 'two\0nul\0s'];
+    const csv = ['id,website,note', ...Array.from({ length: 8 }, (_, i) => `n${i},nul${i}.com,${NOTES[i % 4]}`)];
+    await writeFile(join(job.dir, 'nul.csv'), `${csv.join('\n')}\n`);
+    const c = job.env.config();
+    job.env.sandbox.setFaults({ answerNul: true });
+    try {
+      for (const format of ['jsonl', 'parquet'] as const) {
+        const output = pathToFileURL(join(job.dir, `nul-${format}`)).href;
+        const jobId = `load-nul-${format}`;
+        const result: JobResult = await job.env.client.workflow.execute('bulkEnrich', {
+          workflowId: jobId,
+          taskQueue: c.taskQueue,
+          args: [
+            {
+              jobId,
+              input: pathToFileURL(join(job.dir, 'nul.csv')).href,
+              output,
+              options: { limit: 5 },
+              keepColumns: ['note'],
+              formats: [format],
+              taskQueue: c.taskQueue,
+              apiTaskQueue: c.apiTaskQueue,
+            } satisfies BulkEnrichInput,
+          ],
+        });
+        expect(result.status).toBe('completed');
+        const prefix = `nul_${format}_`;
+        const loaded = await load(`${output}/${jobId}/_manifest.json`, '--table-prefix', prefix);
+        expect(loaded.code, loaded.stderr).toBe(0);
+        const report = JSON.parse(loaded.stdout) as { tables: { table: string; nul_replaced: number }[] };
+        const replaced = (table: string) => report.tables.find((t) => t.table === `${prefix}${table}`)?.nul_replaced;
+        // The kept column: each NUL of the input, as U+FFFD.
+        const notes = await query<{ record_id: string; note: string }>(
+          `select record_id, note from ${prefix}enrich_rows order by "row"`,
+        );
+        expect(notes.map((row) => row.note)).toEqual(
+          csv.slice(1).map((line) => line.split(',')[2]?.replaceAll('\0', '\uFFFD')),
+        );
+        // The answers: every signal's summary starts with the stand-in, and data's note holds it.
+        const signals = await query<{ summary: string | null; note: string }>(
+          `select summary, data->>'sandbox_note' as note from ${prefix}signals`,
+        );
+        expect(signals.length).toBeGreaterThan(0);
+        for (const signal of signals) {
+          expect(signal.note).toBe('a\uFFFDb');
+          if (signal.summary !== null) expect(signal.summary.startsWith('\uFFFD')).toBe(true);
+        }
+        // Each table's count is the stand-ins it holds (neither the input nor the sandbox writes U+FFFD otherwise).
+        for (const table of ['enrich_rows', 'signals']) {
+          const [held] = await query<{ n: number }>(
+            `select coalesce(sum(length(t::text) - length(replace(t::text, U&'\\FFFD', ''))), 0)::int as n from ${prefix}${table} t`,
+          );
+          expect(replaced(table), `${format} ${table}`).toBe(held?.n);
+        }
+        expect(replaced('enrich_rows')).toBeGreaterThanOrEqual(csv.join('').split('\0').length - 1);
+      }
+    } finally {
+      job.env.sandbox.setFaults({});
+    }
+  });
 });

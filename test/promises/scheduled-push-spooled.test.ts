@@ -15,13 +15,19 @@ import type { WorkerHandle } from '../../workers/worker.ts';
 import { runIdOf } from '../../workflows/push-ids.ts';
 import { startRefusingWorker } from '../helpers/refusing-store.ts';
 import { rejectionOf } from '../helpers/workflow-failure.ts';
+import { readCsv, runSync, writeExport } from './crm-sync-helpers.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, runPush, sorted, writeWatchlist } from './push-helpers.ts';
 
-/** A run's answers: its lines parts and its flat tables' parts (its manifest and work/ are still written). */
-const isAnswerKey = (key: string) => /\/signals\/dt=[^/]+\/run-[^/]+\/(tables\/signals\/)?part-/.test(key);
+/**
+ * A push run's answers: its lines parts and its flat tables' parts (its manifest and work/ are still written); a
+ * night of the CRM sync's: its saved answers.
+ */
+const isAnswerKey = (key: string) =>
+  /\/signals\/dt=[^/]+\/run-[^/]+\/(tables\/signals\/)?part-/.test(key) ||
+  /\/work\/run-[^/]+\/answer-\d+\.json$/.test(key);
 
-describe('promise: a push answer the output refused is not paid for again', () => {
+describe('promise: a push (or CRM sync) answer the output refused is not paid for again', () => {
   let env: JobEnv;
   let worker: WorkerHandle | undefined;
   let refusing = false;
@@ -130,5 +136,39 @@ describe('promise: a push answer the output refused is not paid for again', () =
     expect(first.manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
     expect(second.manifest.credits_charged).toBe(chargedSince(env.sandbox, refusedCall?.seq));
     expect(second.manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
+  });
+
+  it('a night of the CRM sync: fails, keeps the answer, and the next night takes it in first: each company paid once', async () => {
+    const limit = 5;
+    const dir = await tempDir('crm-sync-spooled');
+    const records = Array.from({ length: 150 }, (_, i) => ({
+      id: `sp-${i}`,
+      website: `spool-co${i}.com`,
+      industry: 'x',
+    }));
+    const input = await writeExport(dir, records);
+    const output = pathToFileURL(join(dir, 'out')).href;
+    const night = { name: 'spooled', kind: 'enrich' as const, input, output, limit, concurrency: 1 };
+    const mark = env.sandbox.truth.lastCall();
+
+    refusing = true;
+    const failure = await rejectionOf(
+      runSync(env, 'crm-sync-spooled-0', { ...night, runAt: new Date(now).toISOString() }),
+    );
+    refusing = false;
+    expect(String((failure as { cause?: unknown } | undefined)?.cause)).toMatch(/refused \(ENOSPC\)/);
+    // Stopped before the next paid call: the first batch's call and none after it.
+    expect(callsTo(env.sandbox, PATHS.enrichBulk, mark)).toHaveLength(1);
+
+    // The next night, at the same sandbox clock: the two nights together pay each company's answer once.
+    const next = await runSync(env, 'crm-sync-spooled-1', { ...night, runAt: new Date(now + 60_000).toISOString() });
+    expect(next.status).toBe('completed');
+    const truth = env.sandbox.truth.companySignals(records.map((r) => r.website));
+    expect(chargedSince(env.sandbox, mark)).toBe(
+      truth.reduce((sum, t) => sum + 2 * t.signals.slice(0, limit).length, 0),
+    );
+    const rows = await readCsv(openStore(output), next.rowsUrl);
+    expect(rows.map((r) => r['record_id']).sort()).toEqual(records.map((r) => r.id).sort());
+    expect(rows.filter((r) => r['status'] === 'error')).toEqual([]);
   });
 });
