@@ -29,6 +29,7 @@ import {
 } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { batchSummary, type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
+import type { JobActivityProxy } from './run-state.ts';
 
 /** The patch id of running a job's first window while its whole input is still being prepared. */
 export const PREPARE_START_PATCH = 'prepare-input-start';
@@ -179,7 +180,7 @@ interface JobRun {
   readonly input: BatchJobInput;
   readonly spec: BatchJobSpec;
   readonly job: JobRef;
-  readonly jobs: ReturnType<typeof proxyActivities<JobActivities>>;
+  readonly jobs: JobActivityProxy;
   readonly startedAt: string;
   readonly totals: BatchTotals;
   readonly concurrency: number;

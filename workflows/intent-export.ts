@@ -15,6 +15,7 @@ import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
+import type { ApiActivityProxy, JobActivityProxy } from './run-state.ts';
 
 /** Fresh download links fetched for one export before the job gives up. */
 const MAX_LINK_REFRESHES = 3;
@@ -73,8 +74,8 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
 interface ExportRun {
   readonly input: IntentExportInput;
   readonly job: JobRef;
-  readonly jobs: ReturnType<typeof proxyActivities<JobActivities>>;
-  readonly api: ReturnType<typeof proxyActivities<ApiActivities>>;
+  readonly jobs: JobActivityProxy;
+  readonly api: ApiActivityProxy;
   readonly download: ReturnType<typeof proxyActivities<ExportActivities>>;
   readonly startedAt: string;
   lines: number;

@@ -19,6 +19,7 @@ import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { SEARCH_CAP, splitSlice } from './feed-slices.ts';
 import { runIdOf } from './push-ids.ts';
+import type { ScheduledRunState } from './run-state.ts';
 
 /** The target of a feed schedule: one run that delivers the search or intent results new since the last run. */
 export interface ScheduledFeedInput {
@@ -104,13 +105,7 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
 }
 
 /** One run of a feed, up to its continue-as-new: what its steps share. */
-interface FeedRun {
-  readonly input: ScheduledFeedInput;
-  readonly run: FeedRunRef;
-  readonly jobs: ReturnType<typeof proxyActivities<JobActivities>>;
-  readonly api: ReturnType<typeof proxyActivities<ApiActivities>>;
-  readonly scheduledAt: string;
-  readonly startedAt: string;
+interface FeedRun extends ScheduledRunState<ScheduledFeedInput, FeedRunRef> {
   /** The feed's lower time bound (planned by the chain's first run). */
   detectedAfter: string | null;
   readonly maxCalls: number;

@@ -8,6 +8,7 @@ import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './ac
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
+import type { ScheduledRunState } from './run-state.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
@@ -96,13 +97,7 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
 type WindowOutcome = Awaited<ReturnType<typeof runWindow>>;
 
 /** One run of a push, up to its continue-as-new: what its steps share. */
-interface PushRun {
-  readonly input: ScheduledPushInput;
-  readonly run: PushRunRef;
-  readonly jobs: ReturnType<typeof proxyActivities<JobActivities>>;
-  readonly api: ReturnType<typeof proxyActivities<ApiActivities>>;
-  readonly scheduledAt: string;
-  readonly startedAt: string;
+interface PushRun extends ScheduledRunState<ScheduledPushInput, PushRunRef> {
   readonly totals: BatchTotals;
   readonly filters: PushFilters;
   /** A backfill's window, a full refresh, a lookback: what planning and finalizing are told. */
