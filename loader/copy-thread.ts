@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { isMarkedAsUntransferable, Worker } from 'node:worker_threads';
 import { ManifestError } from '../connectors/errors.ts';
+import type { NulCount } from '../connectors/postgres/index.ts';
 import type { PartCopySpec } from './part-copy.ts';
 
 /**
@@ -58,9 +59,12 @@ class PartChunks {
   error: Error | undefined;
   #wake: (() => void) | undefined;
   readonly #read: () => void;
+  /** Where the NULs the converter replaced in this part are added. */
+  readonly count: NulCount;
 
-  constructor(read: () => void) {
+  constructor(read: () => void, count: NulCount) {
     this.#read = read;
+    this.count = count;
   }
 
   notify(): void {
@@ -93,13 +97,15 @@ export class CopyThread {
     this.#worker = new Worker(workerFile);
     // A load that stops early (an error elsewhere) must not be kept alive by its converter.
     this.#worker.unref();
-    this.#worker.on('message', (message: { id: number; chunk?: Uint8Array; done?: true; error?: WorkerError }) => {
+    type Message = { id: number; chunk?: Uint8Array; done?: true; nul?: number; error?: WorkerError };
+    this.#worker.on('message', (message: Message) => {
       const part = this.#parts.get(message.id);
       if (!part) return;
       if (message.chunk)
         part.chunks.push(Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
       else {
         if (message.error) part.error = rebuilt(message.error);
+        if (message.nul) part.count.nul += message.nul;
         part.done = true;
         this.#parts.delete(message.id);
       }
@@ -117,9 +123,12 @@ export class CopyThread {
     this.#worker.on('exit', (code) => fail(new Error(`the load's converter thread stopped (exit code ${code})`)));
   }
 
-  /** The part's COPY text, converted in the other thread; `bytes` is handed over (not to be used after). */
-  convert(spec: PartCopySpec, key: string, bytes: Buffer): Readable {
-    const part = new PartChunks(() => this.#worker.postMessage({ read: 1 }));
+  /**
+   * The part's COPY text, converted in the other thread; `bytes` is handed over (not to be used after). The NULs
+   * replaced by their stand-in are added to `count` once the part is converted.
+   */
+  convert(spec: PartCopySpec, key: string, bytes: Buffer, count: NulCount): Readable {
+    const part = new PartChunks(() => this.#worker.postMessage({ read: 1 }), count);
     if (this.#failure) part.error = this.#failure;
     else {
       const id = this.#next++;

@@ -32,8 +32,9 @@ async function convert(request: ConvertRequest, port: NonNullable<typeof parentP
   const { id, key, spec } = request;
   try {
     const bytes = Buffer.from(request.bytes.buffer, request.bytes.byteOffset, request.bytes.byteLength);
-    for await (const chunk of partCopyText(spec, key, bytes)) await send(port, id, chunk);
-    port.postMessage({ id, done: true });
+    const count = { nul: 0 };
+    for await (const chunk of partCopyText(spec, key, bytes, count)) await send(port, id, chunk);
+    port.postMessage({ id, done: true, nul: count.nul });
   } catch (error) {
     const e = error as { name?: string; message?: string; url?: string };
     port.postMessage({ id, error: { name: e.name ?? 'Error', message: e.message ?? String(error), url: e.url } });

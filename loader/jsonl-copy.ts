@@ -8,6 +8,8 @@
  * the parsing path (undefined).
  */
 
+import type { NulCount } from '../connectors/postgres/index.ts';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
@@ -19,6 +21,8 @@ const TAB = 0x09;
 export interface JsonlCopyColumns {
   /** The table's columns in the part's key order. */
   names: readonly string[];
+  /** Which of them are jsonb (their text is JSON, whose `\u0000` PostgreSQL refuses). */
+  json?: readonly boolean[];
   /** Bytes appended to every line (the columns load adds, already COPY text, each after a tab). */
   suffix: Buffer;
 }
@@ -70,13 +74,26 @@ function unicodeEscape(input: Buffer, at: number): number {
   return cp;
 }
 
+/** Whether `u0000` starts at `at`. */
+function isNulEscape(input: Buffer, at: number): boolean {
+  return (
+    input[at] === 0x75 &&
+    input[at + 1] === 0x30 &&
+    input[at + 2] === 0x30 &&
+    input[at + 3] === 0x30 &&
+    input[at + 4] === 0x30
+  );
+}
+
+const UFFFD = Buffer.from('ufffd');
+
 /** `convert` ran out of room in `out` (a typed array drops writes past its end: every line's end checks). */
 const OVERFLOW = -2;
 /** `convert` met a line of another shape. */
 const OTHER_SHAPE = -1;
 
 /** The COPY text of a whole JSONL part, or undefined when a line is not of the expected shape. */
-export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffer | undefined {
+export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns, count?: NulCount): Buffer | undefined {
   let lines = 1;
   for (let at = input.indexOf(NEWLINE); at !== -1; at = input.indexOf(NEWLINE, at + 1)) lines++;
   // A line's COPY text is shorter than its JSON (each key becomes a tab, `null` becomes `\N`), but for backslashes in
@@ -84,16 +101,20 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns): Buffe
   // which are converted again with room for the worst case. Half the allocation is half the collector's work.
   const suffixes = lines * (columns.suffix.length + 1);
   let out = Buffer.allocUnsafe(input.length + suffixes);
-  let o = convert(input, columns, out);
+  const nul = { nul: 0 };
+  let o = convert(input, columns, out, nul);
   if (o === OVERFLOW) {
     out = Buffer.allocUnsafe(input.length * 2 + lines * (columns.suffix.length + 2 * columns.names.length + 2));
-    o = convert(input, columns, out);
+    nul.nul = 0;
+    o = convert(input, columns, out, nul);
   }
-  return o < 0 ? undefined : out.subarray(0, o);
+  if (o < 0) return undefined;
+  if (count) count.nul += nul.nul;
+  return out.subarray(0, o);
 }
 
 /** Converts `input` into `out`: the bytes written, or OVERFLOW, or OTHER_SHAPE. */
-function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer): number {
+function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer, count: NulCount): number {
   // Plain locals and no closures in the loops below: this runs once per byte of every part.
   const keys = columns.names.map((name, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(name)}:`));
   const suffix = columns.suffix;
@@ -108,6 +129,7 @@ function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer): number 
     for (let c = 0; c < keys.length; c++) {
       const key = keys[c] as Buffer;
       if (p + key.length > end) return OTHER_SHAPE;
+      const json = columns.json?.[c] === true;
       for (let k = 0; k < key.length; k++) if (input[p + k] !== key[k]) return OTHER_SHAPE;
       p += key.length;
       if (c > 0) out[o++] = TAB;
@@ -134,6 +156,8 @@ function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer): number 
             continue;
           }
           const next = input[p + 1];
+          // A jsonb column's text holding the escape `\u0000` (a NUL PostgreSQL refuses): the parsing way replaces it.
+          if (json && next === BACKSLASH && isNulEscape(input, p + 2)) return OTHER_SHAPE;
           if (next === BACKSLASH || next === 0x6e || next === 0x72 || next === 0x74) {
             out[o++] = BACKSLASH;
             out[o++] = next;
@@ -157,6 +181,11 @@ function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer): number 
                 p += 6;
               } else cp = 0xfffd;
             } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
+            else if (cp === 0) {
+              // NUL, which PostgreSQL cannot hold in text: its stand-in (copy-text.ts), counted.
+              cp = 0xfffd;
+              count.nul += 1;
+            }
             o = writeCodePoint(out, o, cp);
           } else return OTHER_SHAPE;
         }
@@ -173,6 +202,13 @@ function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer): number 
             if (byte === BACKSLASH) {
               out[o++] = BACKSLASH;
               out[o++] = BACKSLASH;
+              if (isNulEscape(input, p + 1)) {
+                // `\u0000` inside an array or object: jsonb refuses it; its stand-in's escape, counted.
+                for (const b of UFFFD) out[o++] = b;
+                count.nul += 1;
+                p += 6;
+                continue;
+              }
               const escaped = input[p + 1] as number;
               if (escaped === BACKSLASH) {
                 out[o++] = BACKSLASH;

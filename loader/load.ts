@@ -32,6 +32,8 @@ export interface TableLoad extends UpsertResult {
   from: 'table' | 'lines';
   format?: 'jsonl' | 'parquet';
   parts: number;
+  /** NUL characters (PostgreSQL holds none, in text or jsonb) loaded as U+FFFD. */
+  nul_replaced: number;
 }
 
 export interface LoadReport {
@@ -126,7 +128,9 @@ export async function loadManifest(options: LoadOptions): Promise<LoadReport> {
       const loaded: TableLoad[] = [];
       for (const plan of plans) {
         await tx.ensureTable(plan.table.pg);
+        const count = { nul: 0 };
         const open = tableSources({
+          count,
           store,
           table: plan.table,
           parts: plan.parts,
@@ -138,7 +142,13 @@ export async function loadManifest(options: LoadOptions): Promise<LoadReport> {
         const columns = plan.table.pg.columns.filter((column) => !column.generatedAs).map((column) => column.name);
         const result = await tx.upsert(plan.table.pg, { columns, format: 'text', open });
         const from = plan.from === 'lines' ? { from: 'lines' as const } : { from: 'table' as const, format: plan.from };
-        loaded.push({ table: plan.table.pg.name, ...from, parts: plan.parts.length, ...result });
+        loaded.push({
+          table: plan.table.pg.name,
+          ...from,
+          parts: plan.parts.length,
+          ...result,
+          nul_replaced: count.nul,
+        });
       }
       return loaded;
     });

@@ -5,7 +5,7 @@
  */
 import type { TableDef } from '../activities/tables/columns.ts';
 import { ManifestError } from '../connectors/errors.ts';
-import { copyTextField, type PgColumn } from '../connectors/postgres/index.ts';
+import { copyTextField, type NulCount, type PgColumn } from '../connectors/postgres/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
 import { gunzipPart } from './limits.ts';
 import { parquetRowGroups } from './parquet-rows.ts';
@@ -17,6 +17,8 @@ const SLICE_BYTES = 512 * 1024;
 /** What converting a table's flat parts needs: plain data a thread can be sent. */
 export interface PartCopySpec {
   from: 'jsonl' | 'parquet';
+  /** The flat table's column names, as its parts hold them (a PostgreSQL name may be cut: tables.ts). */
+  names: string[];
   /** The flat table's columns, in COPY order. */
   columns: PgColumn[];
   /** The text every line ends with (the provenance columns), starting with a tab. */
@@ -35,6 +37,7 @@ export function* encodeRows<R>(
   suffix: string,
   cell: (row: R, i: number) => unknown,
   serialize: readonly boolean[] = [],
+  count?: NulCount,
 ): Generator<Buffer> {
   let text = '';
   for (const row of rows) {
@@ -43,7 +46,7 @@ export function* encodeRows<R>(
       let value = cell(row, i);
       if (serialize[i] && value !== null && value !== undefined) value = JSON.stringify(value);
       if (i > 0) text += '\t';
-      text += copyTextField(value, column.type);
+      text += copyTextField(value, column.type, count);
     }
     text += `${suffix}\n`;
     if (text.length >= CHUNK_BYTES) {
@@ -81,35 +84,44 @@ export function parseLines(
   });
 }
 
-function* jsonlChunks(raw: Buffer, spec: PartCopySpec, key: string): Generator<Buffer> {
-  const names = spec.columns.map((column) => column.name);
-  const fast = { names, suffix: Buffer.from(spec.suffix) };
+function* jsonlChunks(raw: Buffer, spec: PartCopySpec, key: string, count: NulCount): Generator<Buffer> {
+  const names = spec.names;
+  const json = spec.columns.map((column) => column.type === 'jsonb');
+  const fast = { names, json, suffix: Buffer.from(spec.suffix) };
   const byName = (row: Record<string, unknown>, i: number) => row[names[i] as string];
   let line = 1;
   for (let start = 0; start < raw.length; ) {
     const cut = raw.indexOf(0x0a, Math.min(raw.length, start + SLICE_BYTES));
     const stop = cut < 0 ? raw.length : cut + 1;
     const slice = raw.subarray(start, stop);
-    const text = jsonlToCopyText(slice, fast);
+    const text = jsonlToCopyText(slice, fast, count);
     if (text) yield text;
     else {
       const lines = slice
         .toString('utf8')
         .split('\n')
         .filter((line) => line !== '');
-      yield* encodeRows(parseLines(lines, spec.manifestUrl, key, line), spec.columns, spec.suffix, byName);
+      yield* encodeRows(parseLines(lines, spec.manifestUrl, key, line), spec.columns, spec.suffix, byName, [], count);
     }
     for (let at = slice.indexOf(0x0a); at !== -1; at = slice.indexOf(0x0a, at + 1)) line += 1;
     start = stop;
   }
 }
 
-/** A part's COPY text: the part's bytes as its manifest lists them (gzip when its key ends in .gz). */
-export async function* partCopyText(spec: PartCopySpec, key: string, bytes: Buffer): AsyncGenerator<Buffer> {
+/**
+ * A part's COPY text: the part's bytes as its manifest lists them (gzip when its key ends in .gz); the NULs replaced
+ * by their stand-in are added to `count`.
+ */
+export async function* partCopyText(
+  spec: PartCopySpec,
+  key: string,
+  bytes: Buffer,
+  count: NulCount,
+): AsyncGenerator<Buffer> {
   if (spec.from === 'jsonl') {
-    yield* jsonlChunks(key.endsWith('.gz') ? gunzipPart(bytes, spec.manifestUrl, key) : bytes, spec, key);
+    yield* jsonlChunks(key.endsWith('.gz') ? gunzipPart(bytes, spec.manifestUrl, key) : bytes, spec, key, count);
     return;
   }
   const groups = parquetRowGroups(bytes, spec.def, { manifestUrl: spec.manifestUrl, key })();
-  for await (const rows of groups) yield* encodeRows(rows, spec.columns, spec.suffix, byIndex);
+  for await (const rows of groups) yield* encodeRows(rows, spec.columns, spec.suffix, byIndex, [], count);
 }

@@ -9,13 +9,19 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { TableRow } from '../activities/tables/columns.ts';
 import { PartChecksumError } from '../connectors/errors.ts';
-import { type CopySource, copyTextField, type PgColumn, writableColumns } from '../connectors/postgres/index.ts';
+import {
+  type CopySource,
+  copyTextField,
+  type NulCount,
+  type PgColumn,
+  writableColumns,
+} from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
 import { CopyThread } from './copy-thread.ts';
 import { gunzipPart } from './limits.ts';
 import type { LoadPart } from './manifest.ts';
 import { encodeRows, type PartCopySpec } from './part-copy.ts';
-import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
+import { type LoadTable, pgColumnNames, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
 /**
  * A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's: its size is checked before
@@ -68,6 +74,8 @@ export interface SourceOptions {
   rowsOf: RowsOf;
   manifestUrl: string;
   finishedAt: string;
+  /** The NULs replaced by their stand-in in the last pass over the parts (each pass starts it at 0). */
+  count: NulCount;
 }
 
 /** The columns a load writes, in COPY order. */
@@ -84,7 +92,8 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
     [SOURCE_FINISHED_AT]: options.finishedAt,
   };
   const tail = columns.slice(own.length);
-  if (own.some((column, i) => columns[i]?.name !== column.name) || tail.some((c) => !(c.name in provenance))) {
+  const pgNames = pgColumnNames(own.map((column) => column.name));
+  if (pgNames.some((name, i) => columns[i]?.name !== name) || tail.some((c) => !(c.name in provenance))) {
     throw new Error(`the columns of ${options.table.pg.name} are not the flat table's followed by the provenance`);
   }
   const ownColumns = columns.slice(0, own.length);
@@ -98,18 +107,27 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
   const spec: PartCopySpec | undefined =
     options.from === 'lines'
       ? undefined
-      : { from: options.from, columns: ownColumns, suffix, def: options.table.def, manifestUrl: options.manifestUrl };
+      : {
+          from: options.from,
+          names,
+          columns: ownColumns,
+          suffix,
+          def: options.table.def,
+          manifestUrl: options.manifestUrl,
+        };
 
   /** A part read, checked and made ready to stream (a flat part converted by `thread`). */
   async function prepare(part: LoadPart, thread: CopyThread | undefined): Promise<CopySource> {
     const bytes = await readVerifiedPart(options.store, part);
-    if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes) };
+    if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes, options.count) };
     const rows = options.rowsOf(partLines(part, bytes, options.manifestUrl), part);
-    return { name: part.key, body: Readable.from(encodeRows(rows, ownColumns, suffix, byName, serialize)) };
+    const text = encodeRows(rows, ownColumns, suffix, byName, serialize, options.count);
+    return { name: part.key, body: Readable.from(text) };
   }
 
   return async function* open() {
     const { parts } = options;
+    options.count.nul = 0;
     // One converter thread per pass over a table's flat parts: with it, a part is converted while the one before it
     // is copied, and no more than the next part waits converted.
     const thread = spec && parts.length > 0 ? new CopyThread() : undefined;

@@ -50,6 +50,11 @@ export interface FaultOptions {
   answerPaddingBytes?: number;
   answerPaddingPaths?: string[];
   answerPaddingMax?: number;
+  /**
+   * Writes a NUL (`\u0000`, valid JSON) into each successful answer's text: at the start of every `summary`, and as a
+   * `sandbox_note` field of every `data` object (a field without a column of its own). What PostgreSQL cannot hold.
+   */
+  answerNul?: boolean;
 }
 
 /** How the answer of a call that did its work and was charged is lost. */

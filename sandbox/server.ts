@@ -95,6 +95,13 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
     return `{"sandbox_padding":[${items.join(',')}],${json.slice(1)}`;
   }
 
+  /** The `answerNul` fault: a NUL escape at the start of every `summary` and in a field of every `data` object. */
+  function withNul(json: string): string {
+    return json
+      .replace(/"summary":"/g, '"summary":"\\u0000')
+      .replace(/"data":\{(\}?)/g, (_, close: string) => `"data":{"sandbox_note":"a\\u0000b"${close ? '}' : ','}`);
+  }
+
   function send(
     res: ServerResponse,
     status: number,
@@ -359,7 +366,8 @@ export function createSandboxServer(deps: ServerDeps): SandboxServer {
     call.status = res.destroyed || req.socket.destroyed ? null : (out.status ?? 200);
     const padding = ctx.faults.answerPadding(url.pathname);
     if (padding > 0) call.fault = 'padded';
-    send(res, out.status ?? 200, padded(JSON.stringify(out.body), padding), {
+    const answer = padded(JSON.stringify(out.body), padding);
+    send(res, out.status ?? 200, ctx.faults.current.answerNul ? withNul(answer) : answer, {
       ...authed(),
       ...rateHeaders,
       ...out.headers,

@@ -11,13 +11,49 @@ const SPECIALS = /[\\\t\n\r]/g;
 
 const escapeText = (text: string) => (SPECIAL.test(text) ? text.replace(SPECIALS, (c) => ESCAPES[c] as string) : text);
 
-/** One field of a COPY text line. */
-export function copyTextField(value: unknown, type: PgType): string {
+/**
+ * What PostgreSQL cannot hold: NUL, in `text` (SQLSTATE 22021) or as `\u0000` in `jsonb` (22P05). Such a character
+ * is loaded as U+FFFD, the Unicode replacement character, and counted (`NulCount`), so that one value never makes a
+ * whole load fail.
+ */
+export const NUL_STAND_IN = '\uFFFD';
+
+/** NUL characters a load replaced by NUL_STAND_IN. */
+export interface NulCount {
+  nul: number;
+}
+
+/** A JSON text's escapes, read pair by pair (so that `\\u0000`, a backslash and then `u0000`, is no NUL). */
+const JSON_ESCAPES = /\\(u[0-9a-fA-F]{4}|[\s\S])/g;
+const JSON_ESCAPED_NUL = '\\u0000';
+
+function withoutNul(text: string, json: boolean, count: NulCount | undefined): string {
+  let out = text;
+  if (out.includes('\0')) {
+    out = out.replace(/\0/g, () => {
+      if (count) count.nul += 1;
+      return NUL_STAND_IN;
+    });
+  }
+  if (json && out.includes(JSON_ESCAPED_NUL)) {
+    out = out.replace(JSON_ESCAPES, (pair) => {
+      if (pair !== JSON_ESCAPED_NUL) return pair;
+      if (count) count.nul += 1;
+      return '\\ufffd';
+    });
+  }
+  return out;
+}
+
+/**
+ * One field of a COPY text line; a NUL it holds becomes NUL_STAND_IN, counted in `count` when given.
+ */
+export function copyTextField(value: unknown, type: PgType, count?: NulCount): string {
   if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'string') return escapeText(value);
+  if (typeof value === 'string') return escapeText(withoutNul(value, type === 'jsonb', count));
   if (typeof value === 'number') return type === 'timestamptz' ? new Date(value).toISOString() : String(value);
   if (typeof value === 'boolean') return value ? 't' : 'f';
-  return escapeText(JSON.stringify(value));
+  return escapeText(withoutNul(JSON.stringify(value), true, count));
 }
 
 /** One COPY text line (with its newline) for a record, the columns in order. */

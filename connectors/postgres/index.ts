@@ -1,4 +1,4 @@
-export { copyTextField, copyTextLine } from './copy-text.ts';
+export { copyTextField, copyTextLine, NUL_STAND_IN, type NulCount } from './copy-text.ts';
 export {
   type CopyInput,
   type CopySource,

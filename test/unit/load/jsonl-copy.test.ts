@@ -91,4 +91,26 @@ describe('flat JSONL part to COPY text', () => {
       expect(jsonlToCopyText(Buffer.from(`${part}${line}\n`), { names, suffix })).toBeUndefined();
     }
   });
+
+  it('loads NUL, which PostgreSQL cannot hold, as U+FFFD and counts it; a jsonb value holding one goes the parsing way', () => {
+    const json = columns.slice(0, names.length).map((c) => c.type === 'jsonb');
+    const base = rows()[0] as TableRow;
+    const inText = encodeTable(
+      'jsonl',
+      SIGNALS_TABLE,
+      [{ ...base, summary: 'a\u0000b', highlights: ['x\u0000y', 'not a NUL: \\u0000'], data: { t: 'ok' } }],
+      'none',
+    );
+    const record = { ...(JSON.parse(inText.toString('utf8')) as Record<string, unknown>), ...provenance };
+    const parsed = { nul: 0 };
+    const expected = `${columns.map((c) => copyTextField(record[c.name] ?? null, c.type, parsed)).join('\t')}\n`;
+    const count = { nul: 0 };
+    const fast = jsonlToCopyText(inText, { names, json, suffix }, count);
+    expect(fast?.toString('utf8')).toBe(expected);
+    expect(expected).not.toContain('\u0000');
+    expect(expected).toContain('a\uFFFDb');
+    expect([count.nul, parsed.nul]).toEqual([2, 2]);
+    const inJson = encodeTable('jsonl', SIGNALS_TABLE, [{ ...base, data: { t: 'a\u0000b' } }], 'none');
+    expect(jsonlToCopyText(inJson, { names, json, suffix }, { nul: 0 })).toBeUndefined();
+  });
 });
