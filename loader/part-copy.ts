@@ -17,6 +17,8 @@ const SLICE_BYTES = 512 * 1024;
 /** What converting a table's flat parts needs: plain data a thread can be sent. */
 export interface PartCopySpec {
   from: 'jsonl' | 'parquet';
+  /** The flat table's column names, as its parts hold them (a PostgreSQL name may be cut: tables.ts). */
+  names: string[];
   /** The flat table's columns, in COPY order. */
   columns: PgColumn[];
   /** The text every line ends with (the provenance columns), starting with a tab. */
@@ -83,7 +85,7 @@ export function parseLines(
 }
 
 function* jsonlChunks(raw: Buffer, spec: PartCopySpec, key: string, count: NulCount): Generator<Buffer> {
-  const names = spec.columns.map((column) => column.name);
+  const names = spec.names;
   const json = spec.columns.map((column) => column.type === 'jsonb');
   const fast = { names, json, suffix: Buffer.from(spec.suffix) };
   const byName = (row: Record<string, unknown>, i: number) => row[names[i] as string];

@@ -21,7 +21,7 @@ import { CopyThread } from './copy-thread.ts';
 import { gunzipPart } from './limits.ts';
 import type { LoadPart } from './manifest.ts';
 import { encodeRows, type PartCopySpec } from './part-copy.ts';
-import { type LoadTable, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
+import { type LoadTable, pgColumnNames, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
 /**
  * A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's: its size is checked before
@@ -92,7 +92,8 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
     [SOURCE_FINISHED_AT]: options.finishedAt,
   };
   const tail = columns.slice(own.length);
-  if (own.some((column, i) => columns[i]?.name !== column.name) || tail.some((c) => !(c.name in provenance))) {
+  const pgNames = pgColumnNames(own.map((column) => column.name));
+  if (pgNames.some((name, i) => columns[i]?.name !== name) || tail.some((c) => !(c.name in provenance))) {
     throw new Error(`the columns of ${options.table.pg.name} are not the flat table's followed by the provenance`);
   }
   const ownColumns = columns.slice(0, own.length);
@@ -106,7 +107,14 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
   const spec: PartCopySpec | undefined =
     options.from === 'lines'
       ? undefined
-      : { from: options.from, columns: ownColumns, suffix, def: options.table.def, manifestUrl: options.manifestUrl };
+      : {
+          from: options.from,
+          names,
+          columns: ownColumns,
+          suffix,
+          def: options.table.def,
+          manifestUrl: options.manifestUrl,
+        };
 
   /** A part read, checked and made ready to stream (a flat part converted by `thread`). */
   async function prepare(part: LoadPart, thread: CopyThread | undefined): Promise<CopySource> {

@@ -47,16 +47,48 @@ export interface LoadTable {
   def: TableDef;
 }
 
-const pgColumn = (column: Column): PgColumn => ({
-  name: column.name,
+const pgColumn = (column: Column, name: string): PgColumn => ({
+  name,
   type: PG_TYPE[column.type],
   ...(column.nullable ? {} : { notNull: true }),
 });
 
+/** PostgreSQL keeps the first 63 bytes of a name (NAMEDATALEN - 1) and drops the rest. */
+export const PG_NAME_BYTES = 63;
+
+/** `name` cut to at most `bytes` UTF-8 bytes, never inside a character. */
+function cutTo(name: string, bytes: number): string {
+  let out = '';
+  let size = 0;
+  for (const char of name) {
+    size += Buffer.byteLength(char);
+    if (size > bytes) break;
+    out += char;
+  }
+  return out;
+}
+
+/**
+ * The flat table's column names as PostgreSQL keeps them, distinct: a name of at most 63 bytes stays as it is; a
+ * longer one (a kept input header) is cut to 63 bytes, and when that cut is a name taken already (compared without
+ * case, as the kept columns' own names are), it is cut shorter and numbered, `_2`, `_3`, … until it is free.
+ */
+export function pgColumnNames(names: readonly string[]): string[] {
+  const taken = new Set(names.filter((name) => Buffer.byteLength(name) <= PG_NAME_BYTES).map((n) => n.toLowerCase()));
+  return names.map((name) => {
+    if (Buffer.byteLength(name) <= PG_NAME_BYTES) return name;
+    let out = cutTo(name, PG_NAME_BYTES);
+    for (let n = 2; taken.has(out.toLowerCase()); n++) out = `${cutTo(name, PG_NAME_BYTES - `_${n}`.length)}_${n}`;
+    taken.add(out.toLowerCase());
+    return out;
+  });
+}
+
 function columnsOf(def: TableDef, url: string): PgColumn[] {
-  const clash = def.columns.find((column) => PROVENANCE.some((p) => p.name === column.name));
-  if (clash) throw new ManifestError(url, `the kept input column "${clash.name}" has the name of a column load adds`);
-  return [...def.columns.map(pgColumn), ...PROVENANCE];
+  const names = pgColumnNames(def.columns.map((column) => column.name));
+  const clash = names.find((name) => PROVENANCE.some((p) => p.name === name));
+  if (clash) throw new ManifestError(url, `the kept input column "${clash}" has the name of a column load adds`);
+  return [...def.columns.map((column, i) => pgColumn(column, names[i] as string)), ...PROVENANCE];
 }
 
 export const PREFIX = /^[a-z_][a-z0-9_]{0,39}$/;

@@ -46,6 +46,27 @@ describe('signal-kit load into PostgreSQL', () => {
   const manifestOf = (name: string, jobId: string) => `${outputs[name]}/${jobId}/_manifest.json`;
   const query = async <T extends pg.QueryResultRow>(sql: string) => (await db.query<T>(sql)).rows;
 
+  /** Runs an enrich job on `csv` (a file in the job's folder) to completion; its manifest's URL. */
+  async function enrichJob(jobId: string, csv: string, extra: Partial<BulkEnrichInput>): Promise<string> {
+    const c = job.env.config();
+    const output = pathToFileURL(join(job.dir, `${jobId}-out`)).href;
+    const input: BulkEnrichInput = {
+      jobId,
+      input: pathToFileURL(join(job.dir, csv)).href,
+      output,
+      taskQueue: c.taskQueue,
+      apiTaskQueue: c.apiTaskQueue,
+      ...extra,
+    };
+    const result: JobResult = await job.env.client.workflow.execute('bulkEnrich', {
+      workflowId: jobId,
+      taskQueue: c.taskQueue,
+      args: [input],
+    });
+    expect(result.status).toBe('completed');
+    return `${output}/${jobId}/_manifest.json`;
+  }
+
   beforeAll(async () => {
     server = await startPostgres();
     url = await server.createDatabase('load');
@@ -451,31 +472,17 @@ describe('signal-kit load into PostgreSQL', () => {
     const NOTES = ['plain', 'nul\0inside', '\0', 'two\0nul\0s'];
     const csv = ['id,website,note', ...Array.from({ length: 8 }, (_, i) => `n${i},nul${i}.com,${NOTES[i % 4]}`)];
     await writeFile(join(job.dir, 'nul.csv'), `${csv.join('\n')}\n`);
-    const c = job.env.config();
     job.env.sandbox.setFaults({ answerNul: true });
     try {
       for (const format of ['jsonl', 'parquet'] as const) {
-        const output = pathToFileURL(join(job.dir, `nul-${format}`)).href;
-        const jobId = `load-nul-${format}`;
-        const result: JobResult = await job.env.client.workflow.execute('bulkEnrich', {
-          workflowId: jobId,
-          taskQueue: c.taskQueue,
-          args: [
-            {
-              jobId,
-              input: pathToFileURL(join(job.dir, 'nul.csv')).href,
-              output,
-              options: { limit: 5 },
-              keepColumns: ['note'],
-              formats: [format],
-              taskQueue: c.taskQueue,
-              apiTaskQueue: c.apiTaskQueue,
-            } satisfies BulkEnrichInput,
-          ],
+        const options = { limit: 5 };
+        const manifest = await enrichJob(`load-nul-${format}`, 'nul.csv', {
+          options,
+          keepColumns: ['note'],
+          formats: [format],
         });
-        expect(result.status).toBe('completed');
         const prefix = `nul_${format}_`;
-        const loaded = await load(`${output}/${jobId}/_manifest.json`, '--table-prefix', prefix);
+        const loaded = await load(manifest, '--table-prefix', prefix);
         expect(loaded.code, loaded.stderr).toBe(0);
         const report = JSON.parse(loaded.stdout) as { tables: { table: string; nul_replaced: number }[] };
         const replaced = (table: string) => report.tables.find((t) => t.table === `${prefix}${table}`)?.nul_replaced;
@@ -507,5 +514,49 @@ describe('signal-kit load into PostgreSQL', () => {
     } finally {
       job.env.sandbox.setFaults({});
     }
+  });
+
+  it('loads kept columns whose names PostgreSQL would cut alike (past 63 bytes) under distinct names, by the documented rule', async () => {
+    const stem = 'Quarterly pipeline forecast owner, approved by regional leadership';
+    const headers = [
+      `${stem} (EMEA)`,
+      `${stem} (APAC)`,
+      `Prévision trimestrielle validée par la direction régionale é`,
+    ];
+    const csv = ['id,website', ...Array.from({ length: 4 }, (_, i) => `l${i},long${i}.com`)].map(
+      (line, i) =>
+        `${line},${(i === 0 ? headers : headers.map((h) => `${h.slice(-6)} ${i}`)).map((v) => `"${v}"`).join(',')}`,
+    );
+    await writeFile(join(job.dir, 'long.csv'), `${csv.join('\n')}\n`);
+    const manifest = await enrichJob('load-long', 'long.csv', {
+      options: { limit: 2 },
+      keepColumns: headers,
+      formats: ['jsonl'],
+    });
+    const loaded = await load(manifest, '--table-prefix', 'long_');
+    expect(loaded.code, loaded.stderr).toBe(0);
+    // The rule (docs/load.md): cut to 63 bytes at a character's end; a cut already taken is cut shorter and numbered.
+    const cut = (name: string, bytes: number) => {
+      let out = '';
+      for (const ch of name)
+        if (Buffer.byteLength(out + ch) <= bytes) out += ch;
+        else break;
+      return out;
+    };
+    const expected = [
+      cut(headers[0] as string, 63),
+      `${cut(headers[1] as string, 61)}_2`,
+      cut(headers[2] as string, 63),
+    ];
+    const names = (
+      await query<{ column_name: string }>(
+        `select column_name from information_schema.columns where table_name = 'long_enrich_rows' order by ordinal_position`,
+      )
+    ).map((row) => row.column_name);
+    for (const name of expected) expect(names).toContain(name);
+    const rows = await query<Record<string, string>>(`select * from long_enrich_rows order by "row"`);
+    expect(rows.map((row) => expected.map((name) => row[name]))).toEqual(
+      [1, 2, 3, 4].map((i) => headers.map((h) => `${h.slice(-6)} ${i}`)),
+    );
   });
 });

@@ -8,7 +8,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchFeedPage } from '../../../activities/feeds/fetch.ts';
 import { feedDir, finalizeFeedRun } from '../../../activities/feeds/finalize.ts';
@@ -60,11 +59,6 @@ function heldService() {
   return { client, ...held };
 }
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await sleep(10);
-  expect(check()).toBe(true);
-};
-
 async function finalized(
   store: Store,
   run: FeedRunRef,
@@ -93,9 +87,9 @@ describe('a feed page fetched by two attempts at once', () => {
     const service = heldService();
     // Attempt 1's heartbeat lapsed while its answer was on its way: Temporal started attempt 2.
     const first = fetchFeedPage(service.client, store, page(run), { attempt: 1 });
-    await until(() => service.waiting.length === 1);
+    await service.held(1);
     const second = fetchFeedPage(service.client, store, page(run), { attempt: 2 });
-    await until(() => service.waiting.length === 2);
+    await service.held(2);
     service.waiting[1]!();
     expect(await second).toMatchObject({ calls: 1, count: 3, credits: 3 });
     service.waiting[0]!();
@@ -114,9 +108,9 @@ describe('a feed page fetched by two attempts at once', () => {
     const service = heldService();
     // Attempt 1 sent its call and its worker stopped (SIGKILL): its answer is never read.
     void fetchFeedPage(service.client, store, page(run), { attempt: 1 });
-    await until(() => service.waiting.length === 1);
+    await service.held(1);
     const second = fetchFeedPage(service.client, store, page(run), { attempt: 2 });
-    await until(() => service.waiting.length === 2);
+    await service.held(2);
     service.waiting[1]!();
     await second;
     // Finalized once the dead call can no longer be answered (its timeout is behind the clock).
@@ -145,7 +139,7 @@ describe('a feed answer the output refused', () => {
     const service = heldService();
     const refusing = refusingStore(store, { refused: (key) => key.includes('/answer-') });
     const fetching = fetchFeedPage(service.client, refusing, page(run), { attempt: 1, spool });
-    await until(() => service.waiting.length === 1);
+    await service.held(1);
     service.waiting[0]!();
     await expect(fetching).rejects.toThrow(/refused \(ENOSPC\)/);
     const stopped = await finalized(store, run, 'failed');

@@ -10,7 +10,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { enrichBatch } from '../../../activities/jobs/enrich.ts';
@@ -20,6 +19,7 @@ import type { JobRef } from '../../../activities/jobs/types.ts';
 import { verifyBatch } from '../../../activities/jobs/verify.ts';
 import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
+import { changes } from '../../helpers/changes.ts';
 import { finalizeCompleted } from '../../helpers/finalize.ts';
 import { type RecordedRequest, sendJson, signalBody, startTestServer, type TestServer } from '../client/server.ts';
 
@@ -49,6 +49,7 @@ function answer(req: RecordedRequest, res: ServerResponse) {
 
 function hold(send: () => void) {
   waiting.push(send);
+  watched.changed();
 }
 
 /** Releases the answer of call `n` (0-based, in arrival order) and counts what it charged. */
@@ -71,10 +72,9 @@ afterEach(() => {
   charged = 0;
 });
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await sleep(10);
-  expect(check()).toBe(true);
-};
+/** Calls arriving and finalize reading markers wake the test's waits (`until`), never a clock. */
+const watched = changes();
+const until = watched.until;
 
 async function setUp(jobId: string, kind: JobRef['kind'], values: string[]) {
   const output = pathToFileURL(dir).href;
@@ -167,7 +167,10 @@ describe('two attempts of one batch at once: paid once, or the second payment is
     let markerReads = 0;
     const readText = store.readText.bind(store);
     store.readText = (key: string) => {
-      if (key.includes('/work/calls/')) markerReads += 1;
+      if (key.includes('/work/calls/')) {
+        markerReads += 1;
+        watched.changed();
+      }
       return readText(key);
     };
     let finalized = false;

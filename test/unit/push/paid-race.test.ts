@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PartSpool } from '../../../activities/paid/spool.ts';
 import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/paid/unsaved-answers.ts';
@@ -81,11 +80,6 @@ function heldService() {
   return { client, ...held };
 }
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await sleep(10);
-  expect(check()).toBe(true);
-};
-
 /** Finalizes the run; `wait` is how it waits for answers still on their way (default: as a worker would). */
 async function finalized(store: Store, run: PushRunRef, wait: AnswerWait = {}): Promise<PushManifest> {
   const request = {
@@ -106,9 +100,9 @@ describe('a push batch fetched by two attempts at once', () => {
     const service = heldService();
     // Attempt 1's heartbeat lapsed while its answer was on its way: Temporal started attempt 2.
     const first = fetchPushBatch(service.client, store, { run, index: 0, filters }, { attempt: 1 });
-    await until(() => service.waiting.length === 1);
+    await service.held(1);
     const second = fetchPushBatch(service.client, store, { run, index: 0, filters }, { attempt: 2 });
-    await until(() => service.waiting.length === 2);
+    await service.held(2);
     service.waiting[1]!();
     expect(await second).toMatchObject({ reused: false, counts: { lines: 3, credits: 6 } });
     service.waiting[0]!();
@@ -127,9 +121,9 @@ describe('a push batch fetched by two attempts at once', () => {
     const service = heldService();
     // Attempt 1 sent its call and its worker stopped (SIGKILL): its answer is never read.
     void fetchPushBatch(service.client, store, { run, index: 0, filters }, { attempt: 1 });
-    await until(() => service.waiting.length === 1);
+    await service.held(1);
     const second = fetchPushBatch(service.client, store, { run, index: 0, filters }, { attempt: 2 });
-    await until(() => service.waiting.length === 2);
+    await service.held(2);
     service.waiting[1]!();
     await second;
 
@@ -160,7 +154,7 @@ describe('an answer the output refused', () => {
     const service = heldService();
     const refusing = refusingStore(store, { refused: (key) => key.includes('/signals/') && key.includes('part-') });
     const fetching = fetchPushBatch(service.client, refusing, { run, index: 0, filters }, { attempt: 1, spool });
-    await until(() => service.waiting.length === 1);
+    await service.held(1);
     service.waiting[0]!();
     await expect(fetching).rejects.toThrow(/refused \(ENOSPC\)/);
     const stopped = await finalized(store, run);
