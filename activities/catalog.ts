@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { SignalApiError } from '../connectors/errors.ts';
+import { FAILURE_RULES, FAILURE_TYPE, SignalApiError } from '../connectors/errors.ts';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 
 /** One look-up in the service's free catalogs, as `signal-kit topics search` and `signal-kit signal-types` ask. */
@@ -22,9 +22,6 @@ export interface CatalogSignalType {
 export type CatalogAnswer =
   | { what: 'topics'; topics: CatalogTopic[]; next_cursor: string | null }
   | { what: 'signal-types'; types: CatalogSignalType[] };
-
-/** The failure type of a look-up the service refused; its details hold the error's fields for the CLI's message. */
-export const CATALOG_API_ERROR = 'CatalogApiError';
 
 /**
  * Makes one catalog call (both are free). It runs on the rate-limited API queue like every other call, so a user
@@ -63,8 +60,8 @@ export async function lookupCatalog(client: SignalClient, request: CatalogReques
     if (!(error instanceof SignalApiError) || error.retryable) throw error;
     throw ApplicationFailure.create({
       message: error.message,
-      type: CATALOG_API_ERROR,
-      nonRetryable: true,
+      type: FAILURE_TYPE.catalogApi,
+      nonRetryable: !FAILURE_RULES.catalogApi.retryable,
       details: [error.toJSON()],
     });
   }

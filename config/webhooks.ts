@@ -1,20 +1,18 @@
 /**
  * The webhook settings. The worker's delivery: `SIGNAL_KIT_WEBHOOK_DESTINATIONS`, `SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL`
- * and `SIGNAL_KIT_WEBHOOK_ALLOWLIST` (their shapes: connectors/webhooks/destinations.ts); the destinations and their
+ * and `SIGNAL_KIT_WEBHOOK_ALLOWLIST` (their shapes: config/webhook-destinations.ts); the destinations and their
  * secrets stay in worker configuration, workflows only ever see destination ids, kinds and filters. The intake's
  * authentication (`webhooks serve`): `SIGNAL_KIT_WEBHOOK_SECRETS` or `SIGNAL_KIT_WEBHOOK_TOKEN` (and their options).
  */
 import { z } from 'zod';
+import { WebhookConfigError } from '../connectors/errors.ts';
 import { parseStorageUrl } from '../connectors/storage/url.ts';
-import {
-  WebhookConfigError,
-  type WebhookDeliveryConfig,
-  webhookDeliveryConfigFromEnv,
-} from '../connectors/webhooks/destinations.ts';
+import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { AddressAllowlist } from '../connectors/webhooks/safe-dispatcher.ts';
 import { isWebhookSecret } from '../connectors/webhooks/signature.ts';
 import type { ReceiverAuth } from '../intake/options.ts';
 import { ConfigError } from './errors.ts';
+import { webhookDeliveryConfigFromEnv } from './webhook-destinations.ts';
 
 type Env = Record<string, string | undefined>;
 

@@ -79,6 +79,8 @@ export const FAILURE_TYPE = {
   downloadLinkExpired: 'DownloadLinkExpired',
   jobFailed: 'JobFailed',
   database: 'DatabaseError',
+  rateLimiterUnavailable: 'RateLimiterUnavailableError',
+  catalogApi: 'CatalogApiError',
 } as const;
 
 export type FailureType = (typeof FAILURE_TYPE)[keyof typeof FAILURE_TYPE];
@@ -123,6 +125,10 @@ export const FAILURE_RULES = {
   downloadLinkExpired: rule(FAILURE_TYPE.downloadLinkExpired, false, false),
   jobFailed: rule(FAILURE_TYPE.jobFailed, false, false),
   database: rule(FAILURE_TYPE.database, false, true),
+  /** The account's rate limiter does not answer: retried, it may be back (a worker that can run it started). */
+  rateLimiterUnavailable: rule(FAILURE_TYPE.rateLimiterUnavailable, true, false),
+  /** The service refused a catalog look-up (topics, signal types): asking again would be refused again. */
+  catalogApi: rule(FAILURE_TYPE.catalogApi, false, false),
 } satisfies Record<keyof typeof FAILURE_TYPE, FailureRule>;
 
 /** Failure types that end the whole job (workflows stop scheduling batches on them). */
@@ -516,4 +522,17 @@ export class PushRunInProgressError extends Error {
     this.push = push;
     this.running = running;
   }
+}
+
+/** API calls cannot get a slot: the account's rate limiter does not answer; the message says why when it can. */
+export class RateLimiterUnavailableError extends KitError {
+  readonly rule = FAILURE_RULES.rateLimiterUnavailable;
+  constructor(workflowId: string, why: string, options?: { cause?: unknown }) {
+    super(`the account's rate limiter (workflow ${workflowId}) does not answer: ${why}`, options);
+  }
+}
+
+/** The worker's webhook destinations are misconfigured (the message names the destination's field). Not retried. */
+export class WebhookConfigError extends Error {
+  override readonly name = 'WebhookConfigError';
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
+import { RateLimiterUnavailableError } from '../connectors/errors.ts';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/rate-limiter.ts';
 import {
   MAX_LEAD_MS,
@@ -257,14 +258,6 @@ export class RateLimiterPermits {
       `no worker polls task queue "${taskQueue}", where it runs: start \`signal-kit worker\` ` +
       '(same SIGNAL_KIT_TASK_QUEUE and Temporal settings)'
     );
-  }
-}
-
-/** API calls cannot get a slot: the account's rate limiter does not answer; the message says why when it can. */
-export class RateLimiterUnavailableError extends Error {
-  override readonly name = 'RateLimiterUnavailableError';
-  constructor(workflowId: string, why: string, options?: ErrorOptions) {
-    super(`the account's rate limiter (workflow ${workflowId}) does not answer: ${why}`, options);
   }
 }
 

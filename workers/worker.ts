@@ -131,49 +131,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   // With metrics, the client's connection pool records every answer; the worker then closes that pool itself.
   const dispatcher = options.metrics && !options.deps?.client ? new Agent(API_POOL) : undefined;
-  const client =
-    options.deps?.client ??
-    new SignalClient({
-      baseUrl: config.url,
-      apiKey: config.apiKey,
-      auth: config.auth,
-      timeoutMs: config.timeoutMs,
-      retry: false,
-      ...(config.ratePerMinute <= UNPACED_ABOVE_PER_MINUTE
-        ? {
-            beforeRequest: options.metrics ? timedSlots(permits.acquire, options.metrics) : permits.acquire,
-            beforeParse: permits.beforeBusyWork,
-          }
-        : {}),
-      ...(dispatcher && options.metrics ? { dispatcher: meteredDispatcher(options.metrics, dispatcher) } : {}),
-    });
+  const client = options.deps?.client ?? signalClientFor(config, permits, dispatcher, options.metrics);
   const deps: ActivityDeps = {
     client,
     openStore: options.deps?.openStore ?? cachedStoreOpener(),
     spool,
   };
-  // Every activity heartbeats and reaches Temporal with its failure classified; then the telemetry, when asked for.
-  const activity = [activityFailureInterceptor, ...(options.metrics ? [telemetryInterceptor(options.metrics)] : [])];
-  const interceptors = { interceptors: { activity } };
-  const versioning = options.versioning
-    ? {
-        workerDeploymentOptions: {
-          useWorkerVersioning: true as const,
-          version: { deploymentName: options.versioning.deploymentName, buildId: options.versioning.buildId },
-          defaultVersioningBehavior: options.versioning.behavior,
-        },
-      }
-    : {};
-  const graceMs = shutdownGraceMs(config);
-  const shutdown = { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 15_000 };
-  const common = {
-    connection,
-    namespace: config.namespace,
-    ...encryption,
-    ...interceptors,
-    ...shutdown,
-    ...versioning,
-  };
+  const common = { connection, namespace: config.namespace, ...encryption, ...sharedWorkerOptions(options) };
   const main = await Worker.create({
     ...common,
     taskQueue: config.taskQueue,
@@ -197,40 +161,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     if (!options.deps?.client) await client.close();
     await dispatcher?.close();
   });
-  const checks: Record<string, HealthCheck> = {
-    workers: async () => {
-      const states = { [config.taskQueue]: main.getState(), [config.apiTaskQueue]: api.getState() };
-      const summary = Object.entries(states)
-        .map(([queue, state]) => `${queue} ${state}`)
-        .join(', ');
-      if (Object.values(states).some((state) => state !== 'RUNNING')) throw new Error(summary);
-      return summary;
-    },
-    temporal: () => temporalAnswers(connection, config.address),
-  };
   return {
     done,
-    checks,
-    async makeCurrentVersion(timeoutMs = 60_000) {
-      const version = options.versioning;
-      if (!version) throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        try {
-          await connection.workflowService.setWorkerDeploymentCurrentVersion({
-            namespace: config.namespace,
-            deploymentName: version.deploymentName,
-            buildId: version.buildId,
-            identity: `signal-kit worker ${process.pid}`,
-          });
-          return;
-        } catch (error) {
-          // The version exists server-side only once its pollers were seen; until then the call is refused.
-          if (Date.now() > deadline) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 500));
-        }
-      }
-    },
+    checks: healthChecks(config, main, api, connection),
+    makeCurrentVersion: (timeoutMs = 60_000) => makeCurrentVersion(connection, config, options.versioning, timeoutMs),
     async shutdown() {
       // The API queue drains first: its running calls wait for slots from the rate limiter, a workflow that only the
       // main worker runs. Stopped together, a lone worker's calls waited for a limiter nobody served until the grace
@@ -241,4 +175,95 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       await done;
     },
   };
+}
+
+/** The API client of the worker's calls: paced by the account's rate limiter, metered when metrics are on. */
+function signalClientFor(
+  config: WorkerConfig,
+  permits: RateLimiterPermits,
+  dispatcher: Agent | undefined,
+  metrics: KitMetrics | undefined,
+): SignalClient {
+  return new SignalClient({
+    baseUrl: config.url,
+    apiKey: config.apiKey,
+    auth: config.auth,
+    timeoutMs: config.timeoutMs,
+    retry: false,
+    ...(config.ratePerMinute <= UNPACED_ABOVE_PER_MINUTE
+      ? {
+          beforeRequest: metrics ? timedSlots(permits.acquire, metrics) : permits.acquire,
+          beforeParse: permits.beforeBusyWork,
+        }
+      : {}),
+    ...(dispatcher && metrics ? { dispatcher: meteredDispatcher(metrics, dispatcher) } : {}),
+  });
+}
+
+/** What both workers of a process share: interceptors, shutdown grace, versioning. */
+function sharedWorkerOptions(options: StartWorkerOptions) {
+  // Every activity heartbeats and reaches Temporal with its failure classified; then the telemetry, when asked for.
+  const activity = [activityFailureInterceptor, ...(options.metrics ? [telemetryInterceptor(options.metrics)] : [])];
+  const versioning = options.versioning
+    ? {
+        workerDeploymentOptions: {
+          useWorkerVersioning: true as const,
+          version: { deploymentName: options.versioning.deploymentName, buildId: options.versioning.buildId },
+          defaultVersioningBehavior: options.versioning.behavior,
+        },
+      }
+    : {};
+  const graceMs = shutdownGraceMs(options.config);
+  return {
+    interceptors: { activity },
+    shutdownGraceTime: graceMs,
+    shutdownForceTime: graceMs + 15_000,
+    ...versioning,
+  };
+}
+
+/** The process's health: both workers running, Temporal answering. */
+function healthChecks(
+  config: WorkerConfig,
+  main: Worker,
+  api: Worker,
+  connection: NativeConnection,
+): Record<string, HealthCheck> {
+  return {
+    workers: async () => {
+      const states = { [config.taskQueue]: main.getState(), [config.apiTaskQueue]: api.getState() };
+      const summary = Object.entries(states)
+        .map(([queue, state]) => `${queue} ${state}`)
+        .join(', ');
+      if (Object.values(states).some((state) => state !== 'RUNNING')) throw new Error(summary);
+      return summary;
+    },
+    temporal: () => temporalAnswers(connection, config.address),
+  };
+}
+
+/** Makes this worker's build the deployment's current version, once the server has seen its pollers. */
+async function makeCurrentVersion(
+  connection: NativeConnection,
+  config: WorkerConfig,
+  version: WorkerVersion | undefined,
+  timeoutMs: number,
+): Promise<void> {
+  if (!version) throw new ConfigError('--make-current: set SIGNAL_KIT_DEPLOYMENT_NAME to version this worker');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await connection.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace: config.namespace,
+        deploymentName: version.deploymentName,
+        buildId: version.buildId,
+        identity: `signal-kit worker ${process.pid}`,
+      });
+      return;
+    } catch (error) {
+      // The version exists server-side only once its pollers were seen; until then the call is refused.
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }

@@ -29,6 +29,7 @@ import {
 } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { batchSummary, type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
+import type { JobActivityProxy } from './run-state.ts';
 
 /** The patch id of running a job's first window while its whole input is still being prepared. */
 export const PREPARE_START_PATCH = 'prepare-input-start';
@@ -152,177 +153,251 @@ export function batchApiActivities(input: BatchJobInput) {
 export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Promise<JobResult> {
   const badJobId = jobIdProblem(input.jobId);
   if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, FAILURE_TYPE.input);
-  const job: JobRef = {
-    jobId: input.jobId,
-    kind: spec.kind,
-    output: input.output,
-    compression: input.compression ?? 'gzip',
-    ...(input.formats?.length ? { formats: input.formats } : {}),
-    ...(spec.options ? { options: spec.options } : {}),
-  };
-  const jobs = proxyActivities<JobActivities>(
-    storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.heartbeatTimeoutMs),
-  );
-  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
-  const totals = input.carried?.totals ?? emptyTotals();
-  let prepared = input.carried?.prepared;
-  let phase: JobProgress['status'] = prepared ? 'running' : 'preparing';
-
-  const progress = (): JobProgress => ({
-    jobId: job.jobId,
-    kind: job.kind,
-    status: phase,
-    batchesTotal: (prepared?.batches ?? 0) + (spec.singles ? (prepared?.singleBatches ?? 0) : 0),
-    ...totals,
-    rows: prepared?.rows ?? 0,
-    distinct: prepared?.distinct ?? 0,
-    invalid: prepared?.invalid ?? 0,
-  });
-  setHandler(progressQuery, progress);
-  /** The job's progress where Temporal's web UI shows it (the workflow's current details). */
-  const showProgress = () => setCurrentDetails(progressDetails(progress()));
-  showProgress();
-
-  const concurrency = Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY);
-  // A large input takes seconds to prepare, during which the account's budget would go unused: the job's first
-  // window of batches is written first and runs while the whole input is prepared (the same batch files).
-  let preparing: Promise<PreparedInput> | undefined;
-  let startBatches = 0;
-  if (!prepared) {
-    const finished = await jobs.findFinishedJob({
-      job,
-      input: input.input,
-      ...(input.column ? { column: input.column } : {}),
-    });
+  const run = openJobRun(input, spec);
+  if (!run.prepared) {
+    const finished = await prepareWhileRunning(run);
     if (finished) return finished;
-    const request = {
-      job,
-      input: input.input,
-      column: input.column,
-      ...(input.idColumn !== undefined ? { idColumn: input.idColumn } : {}),
-      ...(input.keepColumns !== undefined ? { keepColumns: input.keepColumns } : {}),
-      ...(input.encoding !== undefined ? { encoding: input.encoding } : {}),
-      ...(input.sheet !== undefined ? { sheet: input.sheet } : {}),
-      batchSize: spec.batchSize,
-    };
-    // Jobs started before the first window could run early prepared their whole input first: they replay that way.
-    const start = patched(PREPARE_START_PATCH)
-      ? await jobs.prepareInputStart({ ...request, batches: concurrency })
-      : await jobs.prepareInput(request);
-    if ('complete' in start) {
-      startBatches = start.batches;
-      preparing = jobs.prepareInput(request).then((whole) => {
-        prepared = whole;
-        phase = 'running';
-        showProgress();
-        return whole;
-      });
-    } else {
-      prepared = start;
-      phase = 'running';
-    }
-    showProgress();
   }
-  const call = (index: number): ActivityOptions => ({
-    summary: batchSummary(job, index, spec.batchSize, prepared),
-  });
-  /** Items of batch `index`: a full batch but for the input's last one (a full batch until that is known). */
-  const sizeOf = (index: number) =>
-    prepared && index === prepared.batches - 1
-      ? prepared.distinct - (prepared.batches - 1) * prepared.batchSize
-      : spec.batchSize;
-  const singleBatches = (plan: PreparedInput | undefined) => (spec.singles ? (plan?.singleBatches ?? 0) : 0);
-  let folded = input.carried?.folded ?? false;
-  const carriedOn = (plan: PreparedInput, next: number, singlesNext?: number) =>
-    spec.continueAsNew({
-      prepared: plan,
-      next,
-      totals,
-      startedAt,
-      ...(singlesNext !== undefined ? { singlesNext } : {}),
-      ...(folded ? { folded } : {}),
-    });
-
   // Rows without a domain first: each single call resolves a company, and its domain is then not paid again by a
   // bulk call (the fold). Their window runs once the whole input is prepared.
   let outcome: WindowOutcome | undefined;
-  if (prepared && singleBatches(prepared) > 0 && !folded) {
-    const plan = prepared;
-    const singles = spec.singles!;
-    const perBatch = plan.singleBatchSize ?? 1;
-    const singleSize = (index: number) =>
-      index === singleBatches(plan) - 1 ? (plan.singles ?? 0) - index * perBatch : perBatch;
-    outcome = await runWindow({
-      from: input.carried?.singlesNext ?? 0,
-      total: singleBatches(plan),
-      concurrency,
-      limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
-      maxCredits: spec.maxCredits,
-      worstCaseCredits: (index) => spec.worstCaseCredits(singleSize(index)),
-      totals,
-      run: (index) => guarded(index, () => singles.run(job, index), 'single'),
-      capped: {
-        run: (index, creditCap) =>
-          guarded(index, () => capped(() => singles.runCapped(job, index, creditCap)), 'single'),
-        worstCaseItem: spec.worstCaseCredits(1),
-      },
-    });
+  const plan = run.prepared;
+  if (plan && singleBatches(run, plan) > 0 && !run.folded) {
+    outcome = await runSinglesWindow(run, plan);
     if (outcome.fatal === undefined && !outcome.budgetExhausted) {
-      if (outcome.next < singleBatches(plan)) return carriedOn(plan, input.carried?.next ?? 0, outcome.next);
-      if (spec.foldSingles !== false) await jobs.foldResolved({ job, prepared: plan });
-      folded = true;
+      if (outcome.next < singleBatches(run, plan)) return carryOn(run, plan, input.carried?.next ?? 0, outcome.next);
+      if (spec.foldSingles !== false) await run.jobs.foldResolved({ job: run.job, prepared: plan });
+      run.folded = true;
       outcome = undefined;
     }
   }
+  outcome ??= await runBulkWindow(run);
+  return carryOnOrFinish(run, outcome);
+}
 
-  outcome ??= await runWindow({
-    from: input.carried?.next ?? 0,
-    total: prepared?.batches ?? startBatches,
+/** One run of a batch job, up to its continue-as-new: what its steps share. */
+interface JobRun {
+  readonly input: BatchJobInput;
+  readonly spec: BatchJobSpec;
+  readonly job: JobRef;
+  readonly jobs: JobActivityProxy;
+  readonly startedAt: string;
+  readonly totals: BatchTotals;
+  readonly concurrency: number;
+  /** The whole input's plan once it is known (carried over, or prepared by this run). */
+  prepared: PreparedInput | undefined;
+  /** The whole input being prepared while the first window of batches runs. */
+  preparing: Promise<PreparedInput> | undefined;
+  /** The batches written before the whole input is prepared (the first window's). */
+  startBatches: number;
+  phase: JobProgress['status'];
+  /** The single batches are done and their domains folded into the bulk batches. */
+  folded: boolean;
+  /** The job's progress where Temporal's web UI shows it (the workflow's current details). */
+  showProgress: () => void;
+}
+
+/** The run's shared state, carried over or fresh, with its progress answered to the `progress` query. */
+function openJobRun(input: BatchJobInput, spec: BatchJobSpec): JobRun {
+  const run: JobRun = {
+    input,
+    spec,
+    job: {
+      jobId: input.jobId,
+      kind: spec.kind,
+      output: input.output,
+      compression: input.compression ?? 'gzip',
+      ...(input.formats?.length ? { formats: input.formats } : {}),
+      ...(spec.options ? { options: spec.options } : {}),
+    },
+    jobs: proxyActivities<JobActivities>(
+      storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.heartbeatTimeoutMs),
+    ),
+    startedAt: input.carried?.startedAt ?? new Date().toISOString(),
+    totals: input.carried?.totals ?? emptyTotals(),
+    concurrency: Math.max(1, input.concurrency ?? DEFAULT_BATCH_CONCURRENCY),
+    prepared: input.carried?.prepared,
+    preparing: undefined,
+    startBatches: 0,
+    phase: input.carried?.prepared ? 'running' : 'preparing',
+    folded: input.carried?.folded ?? false,
+    showProgress: () => setCurrentDetails(progressDetails(progress())),
+  };
+  const progress = (): JobProgress => ({
+    jobId: run.job.jobId,
+    kind: run.job.kind,
+    status: run.phase,
+    batchesTotal: (run.prepared?.batches ?? 0) + (spec.singles ? (run.prepared?.singleBatches ?? 0) : 0),
+    ...run.totals,
+    rows: run.prepared?.rows ?? 0,
+    distinct: run.prepared?.distinct ?? 0,
+    invalid: run.prepared?.invalid ?? 0,
+  });
+  setHandler(progressQuery, progress);
+  run.showProgress();
+  return run;
+}
+
+/**
+ * A job's first run: its result when an earlier job with the same id already finished; otherwise the first window's
+ * batches are written and the whole input is prepared while they run. A large input takes seconds to prepare,
+ * during which the account's budget would go unused.
+ */
+async function prepareWhileRunning(run: JobRun): Promise<JobResult | undefined> {
+  const { input, spec, job, jobs } = run;
+  const finished = await jobs.findFinishedJob({
+    job,
+    input: input.input,
+    ...(input.column ? { column: input.column } : {}),
+  });
+  if (finished) return finished;
+  const request = {
+    job,
+    input: input.input,
+    column: input.column,
+    ...(input.idColumn !== undefined ? { idColumn: input.idColumn } : {}),
+    ...(input.keepColumns !== undefined ? { keepColumns: input.keepColumns } : {}),
+    ...(input.encoding !== undefined ? { encoding: input.encoding } : {}),
+    ...(input.sheet !== undefined ? { sheet: input.sheet } : {}),
+    batchSize: spec.batchSize,
+  };
+  // Jobs started before the first window could run early prepared their whole input first: they replay that way.
+  const start = patched(PREPARE_START_PATCH)
+    ? await jobs.prepareInputStart({ ...request, batches: run.concurrency })
+    : await jobs.prepareInput(request);
+  if ('complete' in start) {
+    run.startBatches = start.batches;
+    run.preparing = jobs.prepareInput(request).then((whole) => {
+      run.prepared = whole;
+      run.phase = 'running';
+      run.showProgress();
+      return whole;
+    });
+  } else {
+    run.prepared = start;
+    run.phase = 'running';
+  }
+  run.showProgress();
+  return undefined;
+}
+
+const singleBatches = (run: JobRun, plan: PreparedInput | undefined) =>
+  run.spec.singles ? (plan?.singleBatches ?? 0) : 0;
+
+/** The single batches' window: several paced single calls per batch, from where the last run stopped. */
+function runSinglesWindow(run: JobRun, plan: PreparedInput): Promise<WindowOutcome> {
+  const { spec, job } = run;
+  const singles = spec.singles!;
+  const perBatch = plan.singleBatchSize ?? 1;
+  const singleSize = (index: number) =>
+    index === singleBatches(run, plan) - 1 ? (plan.singles ?? 0) - index * perBatch : perBatch;
+  return runWindow({
+    from: run.input.carried?.singlesNext ?? 0,
+    total: singleBatches(run, plan),
+    concurrency: run.concurrency,
+    limit: run.input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+    maxCredits: spec.maxCredits,
+    worstCaseCredits: (index) => spec.worstCaseCredits(singleSize(index)),
+    totals: run.totals,
+    run: (index) => guarded(run, index, () => singles.run(job, index), 'single'),
+    capped: {
+      run: (index, creditCap) =>
+        guarded(run, index, () => capped(() => singles.runCapped(job, index, creditCap)), 'single'),
+      worstCaseItem: spec.worstCaseCredits(1),
+    },
+  });
+}
+
+/** The bulk batches' window, from where the last run stopped; it may start before the whole input is prepared. */
+function runBulkWindow(run: JobRun): Promise<WindowOutcome> {
+  const { spec, job } = run;
+  const call = (index: number): ActivityOptions => ({
+    summary: batchSummary(job, index, spec.batchSize, run.prepared),
+  });
+  /** Items of batch `index`: a full batch but for the input's last one (a full batch until that is known). */
+  const sizeOf = (index: number) =>
+    run.prepared && index === run.prepared.batches - 1
+      ? run.prepared.distinct - (run.prepared.batches - 1) * run.prepared.batchSize
+      : spec.batchSize;
+  const startBatches = run.startBatches;
+  return runWindow({
+    from: run.input.carried?.next ?? 0,
+    total: run.prepared?.batches ?? startBatches,
     // An input with rows to answer by single calls stops after its first bulk batches: the rest waits for the fold.
-    ...(preparing
-      ? { totalLater: preparing.then((whole) => (singleBatches(whole) > 0 ? startBatches : whole.batches)) }
+    ...(run.preparing
+      ? {
+          totalLater: run.preparing.then((whole) => (singleBatches(run, whole) > 0 ? startBatches : whole.batches)),
+        }
       : {}),
-    concurrency,
-    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+    concurrency: run.concurrency,
+    limit: run.input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
     maxCredits: spec.maxCredits,
     worstCaseCredits: (index) => spec.worstCaseCredits(sizeOf(index)),
-    totals,
-    onSettled: showProgress,
-    run: (index) => guarded(index, () => spec.runBatch(job, index, call(index), folded)),
+    totals: run.totals,
+    onSettled: run.showProgress,
+    run: (index) => guarded(run, index, () => spec.runBatch(job, index, call(index), run.folded)),
     ...(spec.runCappedBatch
       ? {
           capped: {
             run: (index: number, creditCap: number) =>
-              guarded(index, () => capped(() => spec.runCappedBatch!(job, index, creditCap, call(index), folded))),
+              guarded(run, index, () =>
+                capped(() => spec.runCappedBatch!(job, index, creditCap, call(index), run.folded)),
+              ),
             worstCaseItem: spec.worstCaseCredits(1),
           },
         }
       : {}),
   });
+}
 
-  async function guarded(index: number, attempt: () => Promise<BatchResult>, series?: 'single'): Promise<BatchResult> {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (isFatalFailure(error)) throw error;
-      // Retries are spent: the batch's rows become error records and a re-run of the job retries it.
-      return jobs.recordFailedBatch({ job, index, message: failureMessage(error), ...(series ? { series } : {}) });
-    }
+/** A batch whose retries are spent: its rows become error records and a re-run of the job retries it. */
+async function guarded(
+  run: JobRun,
+  index: number,
+  attempt: () => Promise<BatchResult>,
+  series?: 'single',
+): Promise<BatchResult> {
+  try {
+    return await attempt();
+  } catch (error) {
+    if (isFatalFailure(error)) throw error;
+    return run.jobs.recordFailedBatch({
+      job: run.job,
+      index,
+      message: failureMessage(error),
+      ...(series ? { series } : {}),
+    });
   }
+}
 
-  /** One capped call after another (each on the rate-limited queue) until the batch is done or nothing fits. */
-  async function capped(run: () => Promise<BatchResult>): Promise<BatchResult> {
-    for (;;) {
-      const result = await run();
-      if (!result.partial || result.reused) return result;
-    }
+/** One capped call after another (each on the rate-limited queue) until the batch is done or nothing fits. */
+async function capped(call: () => Promise<BatchResult>): Promise<BatchResult> {
+  for (;;) {
+    const result = await call();
+    if (!result.partial || result.reused) return result;
   }
+}
 
+/** Continues as new with the plan and the batch (and single batch) to go on from. */
+function carryOn(run: JobRun, plan: PreparedInput, next: number, singlesNext?: number): Promise<JobResult> {
+  return run.spec.continueAsNew({
+    prepared: plan,
+    next,
+    totals: run.totals,
+    startedAt: run.startedAt,
+    ...(singlesNext !== undefined ? { singlesNext } : {}),
+    ...(run.folded ? { folded: run.folded } : {}),
+  });
+}
+
+/** After the window: continue as new while batches are left, else answer the duplicates and finalize the job. */
+async function carryOnOrFinish(run: JobRun, outcome: WindowOutcome): Promise<JobResult> {
+  const { input, spec, job, jobs } = run;
   // Settled by now unless the run stopped early (its batch limit, a fatal failure): it carries the whole plan.
-  const plan = prepared ?? (await preparing?.catch(() => undefined));
+  const plan = run.prepared ?? (await run.preparing?.catch(() => undefined));
   if (plan && outcome.fatal === undefined && !outcome.budgetExhausted) {
-    if (singleBatches(plan) > 0 && !folded) return carriedOn(plan, outcome.next, 0);
-    if (outcome.next < plan.batches) return carriedOn(plan, outcome.next);
+    if (singleBatches(run, plan) > 0 && !run.folded) return carryOn(run, plan, outcome.next, 0);
+    if (outcome.next < plan.batches) return carryOn(run, plan, outcome.next);
   }
   // Every row repeating another's identifier gets its line, answered from the line it repeats (no API call).
   if (plan?.duplicateFiles && outcome.fatal === undefined) await jobs.answerDuplicates({ job });
@@ -330,13 +405,20 @@ export async function runBatchJob(input: BatchJobInput, spec: BatchJobSpec): Pro
   const details = { ...spec.details, max_credits: spec.maxCredits ?? null };
   return finishRun(
     outcome,
-    totals,
+    run.totals,
     `job ${job.jobId}`,
-    (p) => {
-      phase = p;
-      showProgress();
+    (phase) => {
+      run.phase = phase;
+      run.showProgress();
     },
     (ending) =>
-      jobs.finalizeJob({ job, input: input.input, startedAt, ...(plan ? { prepared: plan } : {}), ...ending, details }),
+      jobs.finalizeJob({
+        job,
+        input: input.input,
+        startedAt: run.startedAt,
+        ...(plan ? { prepared: plan } : {}),
+        ...ending,
+        details,
+      }),
   );
 }

@@ -15,6 +15,7 @@ import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { jobIdProblem } from './job-id.ts';
 import { type JobProgress, type JobResult, progressDetails, progressQuery } from './job-progress.ts';
+import type { ApiActivityProxy, JobActivityProxy } from './run-state.ts';
 
 /** Fresh download links fetched for one export before the job gives up. */
 const MAX_LINK_REFRESHES = 3;
@@ -50,90 +51,132 @@ const WAITING_STATUSES = new Set(['queued', 'running', 'pending', 'processing', 
 export async function intentExport(input: IntentExportInput): Promise<JobResult> {
   const badJobId = jobIdProblem(input.jobId);
   if (badJobId) throw ApplicationFailure.nonRetryable(badJobId, FAILURE_TYPE.input);
-  const job: JobRef = {
-    jobId: input.jobId,
-    kind: 'intent-export',
-    output: input.output,
-    compression: input.compression ?? 'gzip',
-  };
-  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
-  const download = proxyActivities<ExportActivities>({
-    ...storageActivityOptions(taskQueue),
-    startToCloseTimeout: '2 hours',
-    heartbeatTimeout: '1 minute',
+  const ex = openExportRun(input);
+  const finished = await ex.jobs.findFinishedJob({ job: ex.job, input: null, options: { ...input.request } });
+  if (finished) return finished;
+  const submitted = await submitExport(ex);
+  await waitUntilReady(ex, submitted.exportId);
+  const stored = await downloadExport(ex, submitted.exportId);
+  ex.lines = stored.lines;
+  ex.enter('finalizing');
+  const result = await ex.jobs.finalizeJob({
+    job: ex.job,
+    input: null,
+    status: 'completed',
+    startedAt: ex.startedAt,
+    details: { export_id: submitted.exportId, request: input.request, submit_credits: submitted.credits },
   });
-  const startedAt = new Date().toISOString();
+  ex.enter('completed');
+  return result;
+}
+
+/** One export job: what its steps share. */
+interface ExportRun {
+  readonly input: IntentExportInput;
+  readonly job: JobRef;
+  readonly jobs: JobActivityProxy;
+  readonly api: ApiActivityProxy;
+  readonly download: ReturnType<typeof proxyActivities<ExportActivities>>;
+  readonly startedAt: string;
+  lines: number;
+  credits: number;
+  /** Enters a phase, shown where Temporal's web UI shows the job's progress (the workflow's current details). */
+  enter: (phase: JobProgress['status']) => void;
+}
+
+/** The job's state, with its progress answered to the `progress` query; it enters `submitting`. */
+function openExportRun(input: IntentExportInput): ExportRun {
+  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
   let phase: JobProgress['status'] = 'submitting';
-  let lines = 0;
-  let credits = 0;
+  const ex: ExportRun = {
+    input,
+    job: { jobId: input.jobId, kind: 'intent-export', output: input.output, compression: input.compression ?? 'gzip' },
+    jobs: proxyActivities<JobActivities>(storageActivityOptions(taskQueue)),
+    api: proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE)),
+    download: proxyActivities<ExportActivities>({
+      ...storageActivityOptions(taskQueue),
+      startToCloseTimeout: '2 hours',
+      heartbeatTimeout: '1 minute',
+    }),
+    startedAt: new Date().toISOString(),
+    lines: 0,
+    credits: 0,
+    enter: (next) => {
+      phase = next;
+      setCurrentDetails(progressDetails(progress()));
+    },
+  };
   const progress = (): JobProgress => ({
-    jobId: job.jobId,
-    kind: job.kind,
+    jobId: ex.job.jobId,
+    kind: ex.job.kind,
     status: phase,
     batchesTotal: 1,
     batchesDone: phase === 'completed' ? 1 : 0,
     batchesFailed: phase === 'failed' ? 1 : 0,
-    rows: lines,
-    distinct: lines,
+    rows: ex.lines,
+    distinct: ex.lines,
     invalid: 0,
-    ok: lines,
+    ok: ex.lines,
     not_found: 0,
     error: 0,
-    credits,
+    credits: ex.credits,
   });
   setHandler(progressQuery, progress);
-  /** Each phase where Temporal's web UI shows the job's progress (the workflow's current details). */
-  const enter = (next: JobProgress['status']) => {
-    phase = next;
-    setCurrentDetails(progressDetails(progress()));
-  };
-  enter('submitting');
+  ex.enter('submitting');
+  return ex;
+}
 
-  const finished = await jobs.findFinishedJob({ job, input: null, options: { ...input.request } });
-  if (finished) return finished;
-
+/** Submits the export (its credits are counted from then on); a refused submit fails the job. */
+async function submitExport(ex: ExportRun): Promise<Awaited<ReturnType<ApiActivities['submitIntentExport']>>> {
+  const { input, job } = ex;
   let submitted: Awaited<ReturnType<ApiActivities['submitIntentExport']>>;
   try {
-    submitted = await api.submitIntentExport.executeWithOptions(
+    submitted = await ex.api.submitIntentExport.executeWithOptions(
       { summary: `submit the export of topics ${input.request.topic_ids.join(', ')} · job ${job.jobId}` },
       [{ job, request: input.request, ...(input.resubmit ? { resubmit: true } : {}) }],
     );
   } catch (error) {
-    return fail(failureMessage(error));
+    return failExport(ex, failureMessage(error));
   }
-  credits = submitted.credits;
-  enter('waiting');
+  ex.credits = submitted.credits;
+  ex.enter('waiting');
+  return submitted;
+}
 
+/**
+ * Polls the export's status, backing off, until it is ready (or has a download link under a status of another name);
+ * it fails the job when the export failed or expired, is not ready in time, or keeps a status the kit does not know.
+ */
+async function waitUntilReady(ex: ExportRun, id: string): Promise<void> {
   const {
     initialMs = 1000,
     factor = 1.5,
     maxMs = 30_000,
     timeoutMs = 6 * 3600_000,
     unknownStatusTimeoutMs = 10 * 60_000,
-  } = input.poll ?? {};
+  } = ex.input.poll ?? {};
   let delay = initialMs;
   let waited = 0;
   let waitedOnUnknown = 0;
   for (;;) {
-    const state = await api.getIntentExportStatus({ job, exportId: submitted.exportId });
-    const id = submitted.exportId;
-    if (state.status === 'ready') break;
+    const state = await ex.api.getIntentExportStatus({ job: ex.job, exportId: id });
+    if (state.status === 'ready') return;
     if (state.status === 'failed' || state.status === 'expired') {
-      return fail(
+      return failExport(
+        ex,
         `export ${id} ended ${state.status}: ${state.reason ?? 'no reason given'}; the service said ${state.said}`,
       );
     }
     const known = state.status !== undefined && WAITING_STATUSES.has(state.status);
     // Tolerant in: a status of another name with a download link is taken as ready.
-    if (!known && state.downloadable) break;
+    if (!known && state.downloadable) return;
     if (waited >= timeoutMs) {
-      return fail(`export ${id} was not ready after ${timeoutMs} ms; the service said ${state.said}`);
+      return failExport(ex, `export ${id} was not ready after ${timeoutMs} ms; the service said ${state.said}`);
     }
     if (!known && waitedOnUnknown >= unknownStatusTimeoutMs) {
       const status = state.status === undefined ? 'no status' : `status "${state.status}"`;
-      return fail(
+      return failExport(
+        ex,
         `export ${id} reported ${status}, which the kit does not know, for ${unknownStatusTimeoutMs} ms; ` +
           `the service said ${state.said}`,
       );
@@ -143,47 +186,39 @@ export async function intentExport(input: IntentExportInput): Promise<JobResult>
     waitedOnUnknown = known ? 0 : waitedOnUnknown + delay;
     delay = Math.min(maxMs, Math.ceil(delay * factor));
   }
+}
 
-  enter('downloading');
-  let stored: { lines: number };
+/** Streams the export's download into the bucket; an expired signed link is refreshed by a status call. */
+async function downloadExport(ex: ExportRun, id: string): Promise<{ lines: number }> {
+  const { job } = ex;
+  ex.enter('downloading');
   for (let refreshes = 0; ; refreshes++) {
     try {
-      stored = await download.downloadIntentExport.executeWithOptions(
-        { summary: `download export ${submitted.exportId} into the bucket · job ${job.jobId}` },
-        [{ job, exportId: submitted.exportId }],
+      return await ex.download.downloadIntentExport.executeWithOptions(
+        { summary: `download export ${id} into the bucket · job ${job.jobId}` },
+        [{ job, exportId: id }],
       );
-      break;
     } catch (error) {
-      if (!isLinkExpired(error) || refreshes >= MAX_LINK_REFRESHES) return fail(failureMessage(error));
+      if (!isLinkExpired(error) || refreshes >= MAX_LINK_REFRESHES) return failExport(ex, failureMessage(error));
     }
     // The signed link expired (or was never recorded): a fresh one comes from a status call on the API queue.
-    const state = await api.getIntentExportStatus({ job, exportId: submitted.exportId });
+    const state = await ex.api.getIntentExportStatus({ job, exportId: id });
     if (state.status !== 'ready' && !state.downloadable) {
-      return fail(`export ${submitted.exportId} is not ready for download; the service said ${state.said}`);
+      return failExport(ex, `export ${id} is not ready for download; the service said ${state.said}`);
     }
   }
-  lines = stored.lines;
-  enter('finalizing');
-  const result = await jobs.finalizeJob({
-    job,
-    input: null,
-    status: 'completed',
-    startedAt,
-    details: { export_id: submitted.exportId, request: input.request, submit_credits: submitted.credits },
-  });
-  enter('completed');
-  return result;
+}
 
-  async function fail(message: string): Promise<never> {
-    enter('failed');
-    await jobs.finalizeJob({
-      job,
-      input: null,
-      status: 'failed',
-      startedAt,
-      error: message,
-      details: { request: input.request },
-    });
-    throw ApplicationFailure.nonRetryable(`job ${job.jobId} failed: ${message}`, FAILURE_TYPE.jobFailed);
-  }
+/** Finalizes the job as failed with its reason, then fails the workflow. */
+async function failExport(ex: ExportRun, message: string): Promise<never> {
+  ex.enter('failed');
+  await ex.jobs.finalizeJob({
+    job: ex.job,
+    input: null,
+    status: 'failed',
+    startedAt: ex.startedAt,
+    error: message,
+    details: { request: ex.input.request },
+  });
+  throw ApplicationFailure.nonRetryable(`job ${ex.job.jobId} failed: ${message}`, FAILURE_TYPE.jobFailed);
 }

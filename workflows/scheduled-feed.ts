@@ -19,6 +19,7 @@ import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { SEARCH_CAP, splitSlice } from './feed-slices.ts';
 import { runIdOf } from './push-ids.ts';
+import type { ScheduledRunState } from './run-state.ts';
 
 /** The target of a feed schedule: one run that delivers the search or intent results new since the last run. */
 export interface ScheduledFeedInput {
@@ -97,6 +98,34 @@ const DEFAULT_PAGE_SIZE = 1000;
  * contacts not delivered before, the manifest, and the new state, under `<output>/<name>/<dir>/dt=<date>/run-<id>/`.
  */
 export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResult> {
+  const feed = await openFeedRun(input);
+  if (input.kind === 'intent-contacts') await pageIntent(feed);
+  else await searchInSlices(feed);
+  return finalizeFeed(feed);
+}
+
+/** One run of a feed, up to its continue-as-new: what its steps share. */
+interface FeedRun extends ScheduledRunState<ScheduledFeedInput, FeedRunRef> {
+  /** The feed's lower time bound (planned by the chain's first run). */
+  detectedAfter: string | null;
+  readonly maxCalls: number;
+  readonly incomplete: IncompleteSlice[];
+  phase: FeedProgress['status'];
+  /** Calls made (search: slices numbered) so far, across the runs of the chain. */
+  next: number;
+  credits: number;
+  returned: number;
+  /** The first call's failure, for the manifest. */
+  error: string | undefined;
+  /** A failure no retry cures: the run asks nothing more and is finalized as `failed`. */
+  fatal: string | undefined;
+}
+
+/**
+ * The run's state, carried over or fresh (a stopped run's id taken over, the feed's lower time bound planned), with
+ * its progress answered to the `progress` query.
+ */
+async function openFeedRun(input: ScheduledFeedInput): Promise<FeedRun> {
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
   const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
   const carried = input.carried;
@@ -114,155 +143,190 @@ export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResu
     date: scheduledAt.slice(0, 10),
     ...(input.formats?.length ? { formats: input.formats } : {}),
   };
-  const startedAt = carried?.startedAt ?? new Date().toISOString();
-  let phase: FeedProgress['status'] = carried ? 'running' : 'planning';
-  let next = carried?.next ?? 0;
-  let credits = carried?.credits ?? 0;
-  let returned = 0;
-  const incomplete: IncompleteSlice[] = carried?.incomplete ?? [];
+  const feed: FeedRun = {
+    input,
+    run,
+    jobs,
+    api,
+    scheduledAt,
+    startedAt: carried?.startedAt ?? new Date().toISOString(),
+    detectedAfter: carried?.detectedAfter ?? null,
+    maxCalls: input.maxCalls ?? DEFAULT_MAX_CALLS,
+    incomplete: carried?.incomplete ?? [],
+    phase: carried ? 'running' : 'planning',
+    next: carried?.next ?? 0,
+    credits: carried?.credits ?? 0,
+    returned: 0,
+    error: undefined,
+    fatal: undefined,
+  };
   setHandler(feedProgressQuery, () => ({
     name: run.name,
     kind: run.kind,
     runId: run.runId,
-    status: phase,
-    calls: next,
-    returned,
-    credits,
+    status: feed.phase,
+    calls: feed.next,
+    returned: feed.returned,
+    credits: feed.credits,
   }));
+  if (carried?.detectedAfter === undefined) {
+    const planned = await jobs.prepareFeedRun({ run, scheduledAt, ...(input.since ? { since: input.since } : {}) });
+    feed.detectedAfter = planned.detected_after;
+  }
+  feed.phase = 'running';
+  return feed;
+}
 
-  const detectedAfter =
-    carried?.detectedAfter !== undefined
-      ? carried.detectedAfter
-      : (await jobs.prepareFeedRun({ run, scheduledAt, ...(input.since ? { since: input.since } : {}) }))
-          .detected_after;
-  phase = 'running';
-  const maxCalls = input.maxCalls ?? DEFAULT_MAX_CALLS;
-  const budgetLeft = (worst: number) => input.maxCredits === undefined || credits + worst <= input.maxCredits;
-  const callsThisRun = () => next - (carried?.next ?? 0);
-  const carry = (queue: FeedSlice[], cursor?: string | null): Promise<never> =>
-    continueAsNew<typeof scheduledFeed>({
-      ...input,
-      carried: {
-        scheduledAt,
-        startedAt,
-        detectedAfter,
-        queue,
-        ...(cursor !== undefined ? { cursor } : {}),
-        next,
-        credits,
-        incomplete,
-      },
-    });
-  let error: string | undefined;
-  let fatal: string | undefined;
-  /**
-   * A failure no retry cures (the output refuses writes for good): the run asks nothing more and is finalized as
-   * `failed`, so that its manifest says what was paid for and not saved (the answer waits in the worker's spool).
-   */
-  const stops = (failure: unknown): void => {
-    if (!isFatalFailure(failure)) return;
-    if (!patched(FEED_FINALIZE_FAILED_PATCH)) throw failure;
-    fatal ??= failureMessage(failure);
-  };
+/** The calls this run has made (the chain's earlier runs made the rest). */
+const callsThisRun = (feed: FeedRun) => feed.next - (feed.input.carried?.next ?? 0);
 
-  if (input.kind === 'intent-contacts') {
-    const filters = input.filters as IntentFilters;
-    const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
-    let cursor: string | null | undefined = carried ? carried.cursor : null;
-    while (cursor !== undefined) {
-      if (next >= maxCalls) {
-        incomplete.push({ reason: 'slice_limit' });
-        break;
-      }
-      if (!budgetLeft(pageSize)) {
-        incomplete.push({ reason: 'budget' });
-        break;
-      }
-      if (callsThisRun() >= CALLS_PER_RUN) return carry([], cursor);
-      try {
-        const page = await api.fetchFeedPage({ run, index: next, filters, cursor, pageSize });
-        next += 1;
-        credits += page.credits;
-        returned += page.count;
-        cursor = page.next_cursor ?? undefined;
-      } catch (failure) {
-        stops(failure);
-        error = failureMessage(failure);
-        incomplete.push({ reason: 'failed' });
-        break;
-      }
+/** Continues as new with the slices (or the page cursor) still to ask. */
+function carryOn(feed: FeedRun, queue: FeedSlice[], cursor?: string | null): Promise<never> {
+  return continueAsNew<typeof scheduledFeed>({
+    ...feed.input,
+    carried: {
+      scheduledAt: feed.scheduledAt,
+      startedAt: feed.startedAt,
+      detectedAfter: feed.detectedAfter,
+      queue,
+      ...(cursor !== undefined ? { cursor } : {}),
+      next: feed.next,
+      credits: feed.credits,
+      incomplete: feed.incomplete,
+    },
+  });
+}
+
+/**
+ * A failure no retry cures (the output refuses writes for good): the run asks nothing more and is finalized as
+ * `failed`, so that its manifest says what was paid for and not saved (the answer waits in the worker's spool).
+ */
+function stops(feed: FeedRun, failure: unknown): void {
+  if (!isFatalFailure(failure)) return;
+  if (!patched(FEED_FINALIZE_FAILED_PATCH)) throw failure;
+  feed.fatal ??= failureMessage(failure);
+}
+
+/** A buyer-intent feed: its pages through `next_cursor`, to the last one or the run's bounds. */
+async function pageIntent(feed: FeedRun): Promise<void> {
+  const { input, run } = feed;
+  const filters = input.filters as IntentFilters;
+  const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
+  let cursor: string | null | undefined = input.carried ? input.carried.cursor : null;
+  while (cursor !== undefined) {
+    if (feed.next >= feed.maxCalls) {
+      feed.incomplete.push({ reason: 'slice_limit' });
+      break;
     }
-  } else {
-    const queue: FeedSlice[] = carried?.queue ?? [{ index: 0, filters: input.filters as SearchFilters }];
-    if (!carried) next = 1;
-    const concurrency = Math.max(1, input.concurrency ?? 4);
-    while (queue.length > 0) {
-      if (callsThisRun() >= CALLS_PER_RUN) return carry(queue);
-      const wave = queue.splice(0, concurrency);
-      // Each call may return (and cost) up to SEARCH_CAP items; those that could cross the budget are not made.
-      const room =
-        input.maxCredits === undefined
-          ? wave.length
-          : Math.max(0, Math.floor((input.maxCredits - credits) / SEARCH_CAP));
-      const fits = wave.slice(0, room);
-      for (const slice of wave.slice(room)) incomplete.push(named(slice, 'budget'));
-      const answers = await Promise.all(
-        fits.map(async (slice): Promise<[FeedSlice, FeedCallResult | string]> => {
-          try {
-            return [
-              slice,
-              await api.fetchFeedSearch({ run, index: slice.index, slice, detected_after: detectedAfter }),
-            ];
-          } catch (failure) {
-            stops(failure);
-            return [slice, failureMessage(failure)];
-          }
-        }),
-      );
-      for (const [slice, answer] of answers) {
-        if (typeof answer === 'string') {
-          error ??= answer;
-          incomplete.push(named(slice, 'failed'));
-          continue;
-        }
-        credits += answer.credits;
-        returned += answer.count;
-        if (!answer.capped) continue;
-        const narrower = splitSlice(input.kind, slice.filters, answer.types ?? []);
-        if (!narrower) {
-          incomplete.push({ ...named(slice, 'capped'), returned: answer.count });
-          continue;
-        }
-        if (next + narrower.length > maxCalls) {
-          incomplete.push({ ...named(slice, 'slice_limit'), returned: answer.count });
-          continue;
-        }
-        for (const { filters, via } of narrower) {
-          queue.push({ index: next, filters, via: slice.via ? `${slice.via}, ${via}` : via });
-          next += 1;
-        }
-      }
-      // Stopped: no slice left is asked (each is named incomplete).
-      if (fatal !== undefined) for (const slice of queue.splice(0)) incomplete.push(named(slice, 'failed'));
+    if (input.maxCredits !== undefined && feed.credits + pageSize > input.maxCredits) {
+      feed.incomplete.push({ reason: 'budget' });
+      break;
+    }
+    if (callsThisRun(feed) >= CALLS_PER_RUN) return carryOn(feed, [], cursor);
+    try {
+      const page = await feed.api.fetchFeedPage({ run, index: feed.next, filters, cursor, pageSize });
+      feed.next += 1;
+      feed.credits += page.credits;
+      feed.returned += page.count;
+      cursor = page.next_cursor ?? undefined;
+    } catch (failure) {
+      stops(feed, failure);
+      feed.error = failureMessage(failure);
+      feed.incomplete.push({ reason: 'failed' });
+      break;
     }
   }
+}
 
-  phase = 'finalizing';
-  const result = await jobs.finalizeFeedRun({
+/** A search feed: its search asked in waves of slices, a full answer split into narrower slices until each fits. */
+async function searchInSlices(feed: FeedRun): Promise<void> {
+  const { input } = feed;
+  const queue: FeedSlice[] = input.carried?.queue ?? [{ index: 0, filters: input.filters as SearchFilters }];
+  if (!input.carried) feed.next = 1;
+  const concurrency = Math.max(1, input.concurrency ?? 4);
+  while (queue.length > 0) {
+    if (callsThisRun(feed) >= CALLS_PER_RUN) return carryOn(feed, queue);
+    const wave = queue.splice(0, concurrency);
+    // Each call may return (and cost) up to SEARCH_CAP items; those that could cross the budget are not made.
+    const room =
+      input.maxCredits === undefined
+        ? wave.length
+        : Math.max(0, Math.floor((input.maxCredits - feed.credits) / SEARCH_CAP));
+    const fits = wave.slice(0, room);
+    for (const slice of wave.slice(room)) feed.incomplete.push(named(slice, 'budget'));
+    const answers = await askWave(feed, fits);
+    for (const [slice, answer] of answers) takeAnswer(feed, queue, slice, answer);
+    // Stopped: no slice left is asked (each is named incomplete).
+    if (feed.fatal !== undefined) for (const slice of queue.splice(0)) feed.incomplete.push(named(slice, 'failed'));
+  }
+}
+
+/** One wave of slices asked at once; a slice's failure is its message. */
+function askWave(feed: FeedRun, slices: FeedSlice[]): Promise<[FeedSlice, FeedCallResult | string][]> {
+  return Promise.all(
+    slices.map(async (slice): Promise<[FeedSlice, FeedCallResult | string]> => {
+      try {
+        return [
+          slice,
+          await feed.api.fetchFeedSearch({
+            run: feed.run,
+            index: slice.index,
+            slice,
+            detected_after: feed.detectedAfter,
+          }),
+        ];
+      } catch (failure) {
+        stops(feed, failure);
+        return [slice, failureMessage(failure)];
+      }
+    }),
+  );
+}
+
+/** A slice's answer counted; a full one is split into narrower slices queued after the rest, or named incomplete. */
+function takeAnswer(feed: FeedRun, queue: FeedSlice[], slice: FeedSlice, answer: FeedCallResult | string): void {
+  if (typeof answer === 'string') {
+    feed.error ??= answer;
+    feed.incomplete.push(named(slice, 'failed'));
+    return;
+  }
+  feed.credits += answer.credits;
+  feed.returned += answer.count;
+  if (!answer.capped) return;
+  const narrower = splitSlice(feed.input.kind, slice.filters, answer.types ?? []);
+  if (!narrower) {
+    feed.incomplete.push({ ...named(slice, 'capped'), returned: answer.count });
+    return;
+  }
+  if (feed.next + narrower.length > feed.maxCalls) {
+    feed.incomplete.push({ ...named(slice, 'slice_limit'), returned: answer.count });
+    return;
+  }
+  for (const { filters, via } of narrower) {
+    queue.push({ index: feed.next, filters, via: slice.via ? `${slice.via}, ${via}` : via });
+    feed.next += 1;
+  }
+}
+
+/** Writes the run's new lines, manifest and state; a run stopped by a fatal failure then fails with that result. */
+async function finalizeFeed(feed: FeedRun): Promise<FeedResult> {
+  const { input, run } = feed;
+  feed.phase = 'finalizing';
+  const result = await feed.jobs.finalizeFeedRun({
     run,
-    status: fatal === undefined ? 'completed' : 'failed',
-    startedAt,
-    scheduledAt,
-    calls: next,
-    incomplete,
+    status: feed.fatal === undefined ? 'completed' : 'failed',
+    startedAt: feed.startedAt,
+    scheduledAt: feed.scheduledAt,
+    calls: feed.next,
+    incomplete: feed.incomplete,
     filters: input.filters,
     ...(input.compression ? { compression: input.compression } : {}),
-    ...(fatal || error ? { error: fatal ?? error } : {}),
+    ...(feed.fatal || feed.error ? { error: feed.fatal ?? feed.error } : {}),
     details: { workflow_id: workflowInfo().workflowId, max_credits: input.maxCredits ?? null },
   });
-  if (fatal !== undefined) {
+  if (feed.fatal !== undefined) {
     throw ApplicationFailure.nonRetryable(
-      `feed ${run.name} run ${run.runId} failed: ${fatal}`,
+      `feed ${run.name} run ${run.runId} failed: ${feed.fatal}`,
       FAILURE_TYPE.jobFailed,
       result,
     );

@@ -8,6 +8,7 @@ import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './ac
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
+import type { ScheduledRunState } from './run-state.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
@@ -87,73 +88,110 @@ export const RECOVER_KEPT_PATCH = 'push-recover-kept-answers';
  * writes the same keys, and its finished batches are not fetched (or paid for) again.
  */
 export async function scheduledPush(input: ScheduledPushInput): Promise<PushResult> {
-  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(taskQueue));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
-  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
-  const run: PushRunRef = {
-    name: input.name,
-    output: input.output,
-    runId: input.window ? backfillRunId(input.window) : runIdOf(scheduledAt),
-    date: (input.window?.from ? new Date(input.window.from).toISOString() : scheduledAt).slice(0, 10),
-    ...(input.formats?.length ? { formats: input.formats } : {}),
-  };
-  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
-  const totals = input.carried?.totals ?? emptyTotals();
-  const filters: PushFilters = {
-    ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
-    ...(input.signalSubtypes?.length ? { signal_subtypes: input.signalSubtypes } : {}),
-    limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
-  };
-  let plan = input.carried?.plan;
-  let phase: PushProgress['status'] = plan ? 'running' : 'planning';
-  let signals = input.carried?.signals ?? 0;
+  const push = openPushRun(input);
+  const plan = push.plan ?? (await planPush(push));
+  const outcome = await runRounds(push, plan);
+  return finalizePush(push, outcome);
+}
 
+type WindowOutcome = Awaited<ReturnType<typeof runWindow>>;
+
+/** One run of a push, up to its continue-as-new: what its steps share. */
+interface PushRun extends ScheduledRunState<ScheduledPushInput, PushRunRef> {
+  readonly totals: BatchTotals;
+  readonly filters: PushFilters;
+  /** A backfill's window, a full refresh, a lookback: what planning and finalizing are told. */
+  readonly mode: Pick<ScheduledPushInput, 'window' | 'fullRefresh' | 'lookbackMs'>;
+  /** The catch-up rounds planned so far (the last is the one running). */
+  readonly rounds: PushRound[];
+  plan: PushPlan | undefined;
+  phase: PushProgress['status'];
+  signals: number;
+}
+
+/** The run's state, carried over or fresh, with its progress answered to the `progress` query. */
+function openPushRun(input: ScheduledPushInput): PushRun {
+  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
+  const push: PushRun = {
+    input,
+    run: {
+      name: input.name,
+      output: input.output,
+      runId: input.window ? backfillRunId(input.window) : runIdOf(scheduledAt),
+      date: (input.window?.from ? new Date(input.window.from).toISOString() : scheduledAt).slice(0, 10),
+      ...(input.formats?.length ? { formats: input.formats } : {}),
+    },
+    jobs: proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE)),
+    api: proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE)),
+    scheduledAt,
+    startedAt: input.carried?.startedAt ?? new Date().toISOString(),
+    totals: input.carried?.totals ?? emptyTotals(),
+    filters: {
+      ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
+      ...(input.signalSubtypes?.length ? { signal_subtypes: input.signalSubtypes } : {}),
+      limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+    },
+    mode: {
+      ...(input.window ? { window: input.window } : {}),
+      ...(input.fullRefresh ? { fullRefresh: true } : {}),
+      ...(input.lookbackMs ? { lookbackMs: input.lookbackMs } : {}),
+    },
+    rounds: input.carried?.rounds ?? [],
+    plan: input.carried?.plan,
+    phase: input.carried?.plan ? 'running' : 'planning',
+    signals: input.carried?.signals ?? 0,
+  };
+  const { run, totals } = push;
   setHandler(pushProgressQuery, () => ({
     name: run.name,
     runId: run.runId,
-    status: phase,
-    batchesTotal: plan?.batches ?? 0,
+    status: push.phase,
+    batchesTotal: push.plan?.batches ?? 0,
     batchesDone: totals.batchesDone,
     batchesFailed: totals.batchesFailed,
     domains: totals.ok + totals.not_found + totals.error,
-    signals,
+    signals: push.signals,
     credits: totals.credits,
   }));
+  return push;
+}
 
-  const mode = {
-    ...(input.window ? { window: input.window } : {}),
-    ...(input.fullRefresh ? { fullRefresh: true } : {}),
-    ...(input.lookbackMs ? { lookbackMs: input.lookbackMs } : {}),
-  };
-  if (!plan && !input.window && !input.fullRefresh && patched(RECOVER_KEPT_PATCH)) {
+/** A run's first step: an earlier run's kept answers recovered, then the watchlist planned into bulk calls. */
+async function planPush(push: PushRun): Promise<PushPlan> {
+  const { input, run, filters } = push;
+  if (!input.window && !input.fullRefresh && patched(RECOVER_KEPT_PATCH)) {
     // Before the watermarks are read: an earlier run's answers that its output refused and a worker kept are
     // published and that run finalized with them, so that this run does not pay for them again.
-    await api.recoverKeptPushAnswers({ run, filters });
+    await push.api.recoverKeptPushAnswers({ run, filters });
   }
-  plan ??= await jobs.preparePushRun({
+  push.plan = await push.jobs.preparePushRun({
     run,
     watchlist: input.watchlist,
     limit: filters.limit,
-    ...mode,
+    ...push.mode,
     ...(input.column ? { column: input.column } : {}),
     ...(input.since ? { since: input.since } : {}),
   });
-  phase = 'running';
-  const planned = plan;
-  const rounds: PushRound[] = input.carried?.rounds ?? [];
+  return push.plan;
+}
+
+/**
+ * The planned calls, then the catch-up rounds: round 1 asks the domains that filled a small first limit again with
+ * 500, round 2 the domains still cut at 500 once per signal type they have. Continues as new between windows.
+ */
+async function runRounds(push: PushRun, planned: PushPlan): Promise<WindowOutcome> {
+  const { input, run, filters, rounds, totals } = push;
+  push.phase = 'running';
   let next = input.carried?.next ?? 0;
   const current = () => rounds.at(-1);
   // The most one call can cost: its domains (a catch-up call has at most the domains left behind) × limit × 2.
   const worstCase = (limit: number) =>
     Math.min(100, current()?.domains ?? planned.distinct) * limit * CREDITS.perEnrichedSignal;
-
-  let outcome: Awaited<ReturnType<typeof runWindow>>;
   for (;;) {
     const round = current();
     const total = round ? round.first + round.count : planned.batches;
     const limit = round ? MAX_SIGNALS_PER_CALL : filters.limit;
-    outcome = await runWindow({
+    const outcome = await runWindow({
       from: next,
       total,
       concurrency: Math.max(1, input.concurrency ?? 4),
@@ -161,34 +199,21 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
       maxCredits: input.maxCredits,
       worstCaseCredits: () => worstCase(limit),
       totals,
-      run: async (index) => {
-        try {
-          // Its line in Temporal's web UI: which batch of which push run, not a bare activity name.
-          const summary = `push ${run.name} batch ${index + 1} of ${total} · run ${run.runId}`;
-          const result = await api.fetchPushBatch.executeWithOptions({ summary }, [{ run, index, filters }]);
-          signals += result.counts.lines;
-          return result;
-        } catch (error) {
-          if (isFatalFailure(error)) throw error;
-          // Retries are spent: the batch's domains keep their watermarks, and the next run asks for them again.
-          return jobs.recordFailedPushBatch({ run, index, message: failureMessage(error) });
-        }
-      },
+      run: (index) => fetchBatch(push, index, total),
     });
     const stopped = outcome.fatal !== undefined || outcome.budgetExhausted;
     if (!stopped && outcome.next < total) {
+      const { scheduledAt, startedAt, signals } = push;
       return continueAsNew<typeof scheduledPush>({
         ...input,
         carried: { scheduledAt, startedAt, plan: planned, rounds, next: outcome.next, totals, signals },
       });
     }
-    if (stopped) break;
-    // Round 1: domains that filled a small first limit, asked again with 500. Round 2: domains still cut at 500,
-    // asked once per signal type they have.
+    if (stopped) return outcome;
     const done = round?.round ?? 0;
     const kind = done === 0 && filters.limit < MAX_SIGNALS_PER_CALL ? 'limit' : done < 2 ? 'narrow' : undefined;
-    if (kind === undefined) break;
-    const nextRound = await jobs.preparePushCatchUp({
+    if (kind === undefined) return outcome;
+    const nextRound = await push.jobs.preparePushCatchUp({
       run,
       round: kind === 'limit' ? 1 : 2,
       kind,
@@ -200,9 +225,28 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
     rounds.push(nextRound);
     next = nextRound.first;
   }
+}
 
+/** One bulk call of the run; a call whose retries are spent leaves its domains' watermarks for the next run. */
+async function fetchBatch(push: PushRun, index: number, total: number) {
+  const { run, filters } = push;
+  try {
+    // Its line in Temporal's web UI: which batch of which push run, not a bare activity name.
+    const summary = `push ${run.name} batch ${index + 1} of ${total} · run ${run.runId}`;
+    const result = await push.api.fetchPushBatch.executeWithOptions({ summary }, [{ run, index, filters }]);
+    push.signals += result.counts.lines;
+    return result;
+  } catch (error) {
+    if (isFatalFailure(error)) throw error;
+    return push.jobs.recordFailedPushBatch({ run, index, message: failureMessage(error) });
+  }
+}
+
+/** Writes the run's manifest and, unless it stopped, the new watermarks. */
+function finalizePush(push: PushRun, outcome: WindowOutcome): Promise<PushResult> {
+  const { input, run } = push;
   const details = {
-    filters,
+    filters: push.filters,
     since: input.since ?? null,
     lookback_ms: input.lookbackMs ?? 0,
     max_credits: input.maxCredits ?? null,
@@ -210,17 +254,19 @@ export async function scheduledPush(input: ScheduledPushInput): Promise<PushResu
   };
   return finishRun(
     outcome,
-    totals,
+    push.totals,
     `push ${run.name} run ${run.runId}`,
-    (p) => (phase = p),
+    (phase) => {
+      push.phase = phase;
+    },
     (ending) =>
-      jobs.finalizePushRun({
+      push.jobs.finalizePushRun({
         run,
         watchlist: input.watchlist,
-        startedAt,
-        scheduledAt,
-        rounds,
-        ...mode,
+        startedAt: push.startedAt,
+        scheduledAt: push.scheduledAt,
+        rounds: push.rounds,
+        ...push.mode,
         ...ending,
         details,
       }),

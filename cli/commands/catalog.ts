@@ -1,7 +1,6 @@
 import type { CatalogAnswer, CatalogRequest, CatalogSignalType, CatalogTopic } from '../../activities/catalog.ts';
-import { CATALOG_API_ERROR } from '../../activities/catalog.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
-import { SignalApiError, ValidationError } from '../../connectors/errors.ts';
+import { FAILURE_TYPE, SignalApiError, ValidationError } from '../../connectors/errors.ts';
 import { lookupCatalog } from '../../workflows/catalog-lookup.ts';
 import { positiveInt, UsageError } from '../args.ts';
 import { connectClient } from '../temporal.ts';
@@ -87,7 +86,7 @@ export async function lookupThroughWorker(
       apiTaskQueue: temporal.apiTaskQueue,
     });
   } catch (error) {
-    throw apiErrorOf(error, CATALOG_API_ERROR) ?? error;
+    throw apiErrorOf(error, FAILURE_TYPE.catalogApi) ?? error;
   } finally {
     await client.connection.close();
   }

@@ -10,13 +10,13 @@
  * filled with a ballast file the moment the job's first part is saved, leaving less room than a part needs but
  * enough for the small objects (call markers, the manifest): a full disk refuses the big write first.
  */
-import { execFileSync } from 'node:child_process';
-import { open, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../testkit/cli-process.ts';
 import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
+import { fillDisk, mountSmallDisk, type SmallDisk } from '../../testkit/full-disk.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
 import type { WorkerHandle } from '../../workers/worker.ts';
@@ -32,24 +32,21 @@ describe('drill: the output disk fills up mid-run', () => {
   let worker: WorkerHandle | undefined;
   let dir: string;
   let disk: string;
-  let mounted = false;
+  let small: SmallDisk | undefined;
   let input: DrillInput;
 
   beforeAll(async () => {
     env = await startJobEnv({ sandbox: { seed: 53, faults: { latencyMs: 100 } } });
     dir = await tempDir('full-disk');
-    disk = join(dir, 'disk');
-    execFileSync('mkdir', ['-p', disk]);
-    // A real file system of its own, so that filling it fills nothing else (mount needs root: CI runs as root).
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m,mode=0700', 'tmpfs', disk]);
-    mounted = true;
+    small = mountSmallDisk(join(dir, 'disk'), '24m');
+    disk = small.path;
     input = await writeDomainsCsv(dir, 'crm.csv', { distinct: DISTINCT, seed: 53, duplicates: 0 });
     worker = await env.startWorker({ spoolDir: join(disk, 'spool') });
   });
   afterAll(async () => {
     await worker?.shutdown();
     await env?.stop();
-    if (mounted) execFileSync('umount', ['-l', disk]);
+    small?.unmount();
     await removeTempDirs();
   });
 
@@ -58,25 +55,6 @@ describe('drill: the output disk fills up mid-run', () => {
     return (await readdir(join(disk, 'out', JOB, 'parts')).catch(() => [] as string[])).filter((name) =>
       /^part-\d+\.jsonl$/.test(name),
     );
-  }
-
-  /**
-   * Fills the disk, then frees `room` bytes of it (less than a part needs, enough for call markers and the manifest):
-   * written until the disk refuses, so that what the job writes meanwhile does not matter.
-   */
-  async function fillDisk(room: number): Promise<string> {
-    const ballast = join(disk, 'ballast');
-    const handle = await open(ballast, 'w');
-    const chunk = Buffer.alloc(64 * 1024, 1);
-    let size = 0;
-    try {
-      for (;;) size += (await handle.write(chunk)).bytesWritten;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-    }
-    await handle.truncate(Math.max(0, size - room));
-    await handle.close();
-    return ballast;
   }
 
   it('the failed run says what it was charged, keeps every paid answer, and the re-run pays for nothing again', async () => {
@@ -108,7 +86,7 @@ describe('drill: the output disk fills up mid-run', () => {
     await until('the first part to be saved', async () => (await savedParts()).length > 0, 120_000);
     const [firstPart] = await savedParts();
     const partBytes = (await readFile(join(disk, 'out', JOB, 'parts', firstPart!))).length;
-    const ballast = await fillDisk(Math.floor(partBytes / 2));
+    const ballast = await fillDisk(disk, Math.floor(partBytes / 2));
     const failed = await first;
     const chargedFirst = env.sandbox.ledger.total() - before;
 

@@ -18,7 +18,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
-import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
+import { webhookDeliveryConfig } from '../../config/webhook-destinations.ts';
 import { temporalEnqueue } from '../../intake/temporal-enqueue.ts';
 import { runCli } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';

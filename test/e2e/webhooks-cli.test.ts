@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
+import { webhookDeliveryConfig } from '../../config/webhook-destinations.ts';
 import { generateWebhookSecret, signWebhook } from '../../index.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { signalCreatedEvent } from '../../testkit/signal-event.ts';

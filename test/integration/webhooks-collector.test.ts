@@ -15,13 +15,9 @@ import { type CollectorManifest, createCollectorActivities } from '../../activit
 import { readPart } from '../../activities/run/parts.ts';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
 import { openStore } from '../../config/storage.ts';
+import { type DestinationInput, webhookDeliveryConfig } from '../../config/webhook-destinations.ts';
 import type { Store } from '../../connectors/storage/index.ts';
-import {
-  collectorWorkflowId,
-  type DestinationInput,
-  type WebhookDeliveryConfig,
-  webhookDeliveryConfig,
-} from '../../connectors/webhooks/destinations.ts';
+import { collectorWorkflowId, type WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
 import { type SignalCreatedEvent, SignalCreatedEventSchema } from '../../connectors/webhooks/events.ts';
 import { s3ClientFor } from '../../devstack/index.ts';
 import type { bucketCollector, CollectorStatus } from '../../workflows/bucket-collector.ts';

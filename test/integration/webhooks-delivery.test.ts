@@ -17,11 +17,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCollectorActivities } from '../../activities/collector.ts';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery.ts';
 import { openStore } from '../../config/storage.ts';
-import {
-  type DestinationInput,
-  type DestinationRef,
-  webhookDeliveryConfig,
-} from '../../connectors/webhooks/destinations.ts';
+import { type DestinationInput, webhookDeliveryConfig } from '../../config/webhook-destinations.ts';
+import type { DestinationRef } from '../../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../../connectors/webhooks/events.ts';
 import type { Resolver } from '../../connectors/webhooks/safe-dispatcher.ts';
 import { generateWebhookSecret, signWebhook } from '../../connectors/webhooks/signature.ts';
@@ -474,7 +471,7 @@ describe('webhook delivery (Temporal)', () => {
       import { createWebhookDeliveryActivities } from ${JSON.stringify(join(repo, 'activities/webhook-delivery.ts'))};
       import { createCollectorActivities } from ${JSON.stringify(join(repo, 'activities/collector.ts'))};
       import { openStore } from ${JSON.stringify(join(repo, 'config/storage.ts'))};
-      import { webhookDeliveryConfig } from ${JSON.stringify(join(repo, 'connectors/webhooks/destinations.ts'))};
+      import { webhookDeliveryConfig } from ${JSON.stringify(join(repo, 'config/webhook-destinations.ts'))};
       Runtime.install({ logger: new DefaultLogger('WARN') });
       const env = JSON.parse(process.env.WEBHOOK_CHILD);
       const config = webhookDeliveryConfig({ destinations: env.destinations, deadLetterUrl: env.deadLetterUrl, allowlist: ['127.0.0.1/32'] });

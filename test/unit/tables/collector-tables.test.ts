@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { type CollectorManifest, createCollectorActivities } from '../../../activities/collector.ts';
 import { collectorManifestKey, collectorStagingKey } from '../../../activities/webhook-layout.ts';
 import { openStore } from '../../../config/storage.ts';
-import { webhookDeliveryConfig } from '../../../connectors/webhooks/destinations.ts';
+import { webhookDeliveryConfig } from '../../../config/webhook-destinations.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
 import { openDuck, sqlString } from '../../helpers/tables.ts';
 

@@ -11,14 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliveryActivities } from '../../../activities/webhook-delivery.ts';
 import { collectorPartKey } from '../../../activities/webhook-layout.ts';
 import { openStore } from '../../../config/storage.ts';
-import { parseRetryAfter } from '../../../connectors/retry-after.ts';
-import { MAX_RETRY_AFTER_MS } from '../../../connectors/signal-api/limits.ts';
 import {
   parseDestinations,
-  WebhookConfigError,
   webhookDeliveryConfig,
   webhookDeliveryConfigFromEnv,
-} from '../../../connectors/webhooks/destinations.ts';
+} from '../../../config/webhook-destinations.ts';
+import { WebhookConfigError } from '../../../connectors/errors.ts';
+import { parseRetryAfter } from '../../../connectors/retry-after.ts';
+import { MAX_RETRY_AFTER_MS } from '../../../connectors/signal-api/limits.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
 import { generateWebhookSecret } from '../../../connectors/webhooks/signature.ts';
 
