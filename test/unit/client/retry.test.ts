@@ -231,33 +231,48 @@ describe('retries off', () => {
 
 describe('timeouts and aborts', () => {
   it('a slow answer is a NetworkError timeout; retried, the next attempt succeeds', async () => {
+    // The slow answer comes only once the client has given up on it (not after a time it might outlast on a loaded
+    // machine); the timeout leaves the answer that is not held a whole second.
+    const held: (() => void)[] = [];
     const slow: Step = (res) => {
-      setTimeout(() => ok(res, undefined as never), 400);
+      held.push(() => ok(res, undefined as never));
     };
-    const off = new SignalClient({ baseUrl: server.url, apiKey: 'k_timeout', retry: false, timeoutMs: 100 });
+    const answerHeld = () => {
+      for (const answer of held.splice(0)) answer();
+    };
+    const off = new SignalClient({ baseUrl: server.url, apiKey: 'k_timeout', retry: false, timeoutMs: 1000 });
     script = [slow];
     const err = await settle(off.enrichCompany({ domain: 'acme.com' }));
+    answerHeld();
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).code).toBe('timeout');
-    expect((err as NetworkError).message).toMatch(/within 100 ms/);
+    expect((err as NetworkError).message).toMatch(/within 1000 ms/);
     await off.close();
 
     const on = new SignalClient({
       baseUrl: server.url,
       apiKey: 'k_timeout',
-      timeoutMs: 100,
+      timeoutMs: 1000,
       retry: { baseDelayMs: 1 },
     });
     script = [slow];
-    expect((await on.enrichCompany({ domain: 'acme.com' })).credits).toBe(2);
+    const answered = await on.enrichCompany({ domain: 'acme.com' });
+    answerHeld();
+    expect(answered.credits).toBe(2);
+    expect(server.requests).toHaveLength(3);
     await on.close();
   });
 
   it('an abort during a retry wait rejects with the abort reason and sends nothing more', async () => {
-    const client = makeClient();
-    script = [fail(429, 'rate_limited', { 'retry-after': '5' })];
     const ac = new AbortController();
-    setTimeout(() => ac.abort(new Error('stop now')), 100);
+    // Aborted once the 5 s wait the 429 asked for has begun (the client announces each retry wait), not at a time.
+    const client = new SignalClient({
+      baseUrl: server.url,
+      apiKey: 'sk_test_retry',
+      timeoutMs: 2000,
+      onRetry: () => setImmediate(() => ac.abort(new Error('stop now'))),
+    });
+    script = [fail(429, 'rate_limited', { 'retry-after': '5' })];
     const err = await settle(client.enrichCompany({ domain: 'acme.com' }, { signal: ac.signal }));
     expect((err as Error).message).toBe('stop now');
     expect(server.requests).toHaveLength(1);
