@@ -2,6 +2,8 @@
  * `--dry-run`: what a job would read and could cost, from the input and the output location alone. Nothing is
  * started and the Signal Data Service is never called (not even its free endpoints).
  */
+
+import type { InputReading } from '../activities/input/identify.ts';
 import { manifestKey } from '../activities/jobs/layout.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
@@ -49,22 +51,25 @@ export interface SkippedManifest {
 const HISTORY_MANIFESTS = 50;
 const HISTORY_KEYS = 10_000;
 
+/** How a job reads its input, from its start request (the same reading the job's own preparation does). */
+function inputReading(input: Exclude<JobStart, { workflow: 'intentExport' }>['input']): InputReading {
+  return {
+    input: input.input,
+    column: input.column,
+    idColumn: input.idColumn,
+    encoding: input.encoding,
+    sheet: input.sheet,
+    keepColumns: input.keepColumns,
+  };
+}
+
 export async function dryRun(job: JobStart, openStore: (url: string) => Store): Promise<DryRunReport> {
   const out = openStore(job.input.output);
   if (job.workflow === 'intentExport') return dryRunExport(job, out);
   if (job.workflow === 'enrichContacts') return dryRunContacts(job, openStore, out);
   const kind = job.workflow === 'bulkEnrich' ? 'enrich' : 'verify-emails';
   const batchSize = kind === 'enrich' ? ENRICH_BATCH_SIZE : VERIFY_CHUNK_SIZE;
-  const scan = await scanInput(openStore, {
-    kind,
-    input: job.input.input,
-    column: job.input.column,
-    idColumn: job.input.idColumn,
-    encoding: job.input.encoding,
-    sheet: job.input.sheet,
-    keepColumns: job.input.keepColumns,
-    batchSize,
-  });
+  const scan = await scanInput(openStore, { kind, ...inputReading(job.input), batchSize });
   const singles = scan.singles ?? 0;
   const { maxCredits } = job.input;
   const options = job.workflow === 'bulkEnrich' ? (job.input.options ?? {}) : {};
@@ -131,16 +136,7 @@ async function dryRunContacts(
   openStore: (url: string) => Store,
   out: Store,
 ): Promise<DryRunReport> {
-  const scan = await scanInput(openStore, {
-    kind: 'enrich-contacts',
-    input: job.input.input,
-    column: job.input.column,
-    idColumn: job.input.idColumn,
-    encoding: job.input.encoding,
-    sheet: job.input.sheet,
-    keepColumns: job.input.keepColumns,
-    batchSize: 1,
-  });
+  const scan = await scanInput(openStore, { kind: 'enrich-contacts', ...inputReading(job.input), batchSize: 1 });
   const contacts = scan.distinct + (scan.singles ?? 0);
   const options = job.input.options ?? {};
   const perContact = (options.limit ?? MAX_SIGNALS_PER_CALL) * CREDITS.perEnrichedSignal;

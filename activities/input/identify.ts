@@ -1,6 +1,8 @@
-import type { ColumnRequest, IdentifierRole } from '../../connectors/normalize/columns.ts';
+import type { ColumnChoice, ColumnRequest, IdentifierRole } from '../../connectors/normalize/columns.ts';
 import { firstUsable, type Identified } from '../../connectors/normalize/identifiers.ts';
-import type { InputRecord } from './read-input.ts';
+import type { Store } from '../../connectors/storage/store.ts';
+import type { InputEncoding } from './encoding.ts';
+import { type InputRecord, openInput, readInputRecords } from './read-input.ts';
 
 /**
  * How a row of the user's file is matched, the same for every kind of run that reads one (a job, the dry run's scan,
@@ -39,4 +41,40 @@ export function identifyRecord(record: InputRecord): Identified {
     return { ok: false, reason: 'not valid UTF-8 (is the file in another encoding?)' };
   }
   return outcome;
+}
+
+/** What a job reads its input by: the file, its columns (`--column`, `--id-column`, `--keep-columns`), encoding, sheet. */
+export interface InputReading extends ColumnFlags {
+  input: string;
+  encoding?: InputEncoding | undefined;
+  sheet?: string | undefined;
+}
+
+/**
+ * A job's input as records, read as every kind of run reads it, with what the reading learns on the way: the columns
+ * chosen (once the header is read) and the lines that are no records (blank lines, a report's footer).
+ */
+export async function openInputRecords(
+  openStore: (url: string) => Store,
+  kind: string,
+  reading: InputReading,
+): Promise<{
+  records: AsyncGenerator<InputRecord>;
+  columns: () => ColumnChoice | undefined;
+  skippedLines: () => number;
+}> {
+  let columns: ColumnChoice | undefined;
+  let skipped = 0;
+  const source = await openInput(openStore, reading.input, reading.encoding, reading.sheet);
+  const records = readInputRecords(
+    source,
+    columnRequest(kind, reading),
+    (choice) => {
+      columns = choice;
+    },
+    (lines) => {
+      skipped += lines;
+    },
+  );
+  return { records, columns: () => columns, skippedLines: () => skipped };
 }

@@ -3,9 +3,8 @@ import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice, type IdentifierRole } from '../../connectors/normalize/columns.ts';
 import type { Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import type { InputEncoding } from '../input/encoding.ts';
-import { columnRequest, identifyRecord } from '../input/identify.ts';
-import { type InputRecord, openInput, readInputRecords } from '../input/read-input.ts';
+import { type InputReading, identifyRecord, openInputRecords } from '../input/identify.ts';
+import type { InputRecord } from '../input/read-input.ts';
 import { zeroCounts } from '../run/parts.ts';
 import { type BatchItem, recordFields } from './batch-file.ts';
 import { DuplicateSpill } from './duplicate-spill.ts';
@@ -14,19 +13,9 @@ import { SpillingDedupe } from './spilling-dedupe.ts';
 import { writeJobPart } from './tables.ts';
 import type { JobKind, JobRef, PreparedInput, PreparedStart } from './types.ts';
 
-export interface PrepareRequest {
+/** The job's input and how it is read (its columns, encoding, sheet: activities/input/identify.ts). */
+export interface PrepareRequest extends InputReading {
   job: JobRef;
-  input: string;
-  /** The one identifier column (`--column`); by default every column whose header names an identifier is used. */
-  column?: string | undefined;
-  /** The record id column (`--id-column`); by default the one whose header names an id (Id, Record ID, ...). */
-  idColumn?: string | undefined;
-  /** Columns carried into every output line (`--keep-columns`). */
-  keepColumns?: string[] | undefined;
-  /** The input's text encoding (`--encoding`); found from the file when absent. */
-  encoding?: InputEncoding | undefined;
-  /** The sheet of an .xlsx input (`--sheet`); the first when absent. */
-  sheet?: string | undefined;
   batchSize: number;
 }
 
@@ -78,7 +67,6 @@ async function prepare(
   const sizes: Record<BatchSeries, number> = { bulk: batchSize, single: SINGLE_BATCH_SIZE };
   let invalid: unknown[] = [];
   const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0, invalidParts: 0 };
-  let columns: ColumnChoice | undefined;
   const pending = new Set<Promise<unknown>>();
   const heartbeat = throttle(() => Context.current().heartbeat(stats.rows), 5000);
 
@@ -115,20 +103,10 @@ async function prepare(
   const seen = new SpillingDedupe();
   const duplicates = new DuplicateSpill();
   let duplicateFiles = 0;
-  let skipped = 0;
+  let reading: Awaited<ReturnType<typeof openInputRecords>> | undefined;
   try {
-    const source = await openInput(openStore, request.input, request.encoding, request.sheet);
-    const records = readInputRecords(
-      source,
-      columnRequest(job.kind, request),
-      (choice) => {
-        columns = choice;
-      },
-      (lines) => {
-        skipped += lines;
-      },
-    );
-    for await (const record of records) {
+    reading = await openInputRecords(openStore, job.kind, request);
+    for await (const record of reading.records) {
       if (bulkBatchesStarted() >= stopAfterBatches) break;
       stats.rows += 1;
       heartbeat();
@@ -176,6 +154,8 @@ async function prepare(
   }
   if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
 
+  const columns = reading?.columns();
+  const skipped = reading?.skippedLines() ?? 0;
   const prepared: PreparedInput = {
     input: request.input,
     rows: stats.rows,

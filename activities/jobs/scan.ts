@@ -1,22 +1,13 @@
 import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import type { InputEncoding } from '../input/encoding.ts';
-import { columnRequest, identifyRecord } from '../input/identify.ts';
-import { openInput, readInputRecords } from '../input/read-input.ts';
+import { type InputReading, identifyRecord, openInputRecords } from '../input/identify.ts';
 import { SINGLE_BATCH_SIZE } from './prepare.ts';
 import { SpillingDedupe } from './spilling-dedupe.ts';
 import type { JobKind, PreparedInput } from './types.ts';
 
-export interface ScanRequest {
+export interface ScanRequest extends InputReading {
   kind: Exclude<JobKind, 'intent-export'>;
-  input: string;
-  column?: string | undefined;
-  idColumn?: string | undefined;
-  keepColumns?: string[] | undefined;
-  encoding?: InputEncoding | undefined;
-  /** The sheet of an .xlsx input (`--sheet`); the first when absent. */
-  sheet?: string | undefined;
   batchSize: number;
 }
 
@@ -27,26 +18,15 @@ export interface ScanRequest {
  */
 export async function scanInput(openStore: (url: string) => Store, request: ScanRequest): Promise<PreparedInput> {
   const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0 };
-  let columns: ColumnChoice | undefined;
   const seen = new SpillingDedupe();
-  let skippedLines = 0;
   const count = (key: string) => {
     if (key.includes(':') && !key.includes('@')) stats.singles += 1;
     else stats.distinct += 1;
   };
+  let reading: Awaited<ReturnType<typeof openInputRecords>> | undefined;
   try {
-    const source = await openInput(openStore, request.input, request.encoding, request.sheet);
-    const records = readInputRecords(
-      source,
-      columnRequest(request.kind, request),
-      (choice) => {
-        columns = choice;
-      },
-      (lines) => {
-        skippedLines += lines;
-      },
-    );
-    for await (const record of records) {
+    reading = await openInputRecords(openStore, request.kind, request);
+    for await (const record of reading.records) {
       stats.rows += 1;
       const outcome = identifyRecord(record);
       if (!outcome.ok) stats.invalid += 1;
@@ -61,6 +41,8 @@ export async function scanInput(openStore: (url: string) => Store, request: Scan
   } finally {
     await seen.close();
   }
+  const columns = reading?.columns();
+  const skippedLines = reading?.skippedLines() ?? 0;
   if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
   const { singles, ...rest } = stats;
   return {
