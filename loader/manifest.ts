@@ -4,40 +4,23 @@
  */
 import { z } from 'zod';
 import type { FeedKind } from '../activities/feeds/types.ts';
+import { type CheckedManifest, readCheckedManifest } from '../activities/run/manifest-read.ts';
+import {
+  FeedManifestSchema,
+  type ManifestPartSchema,
+  ManifestSchema,
+  PushManifestSchema,
+} from '../activities/run/manifest-schemas.ts';
 import { openStore } from '../config/storage.ts';
 import { ManifestError } from '../connectors/errors.ts';
 
-const PartSchema = z.looseObject({
-  key: z.string().min(1),
-  lines: z.int().nonnegative(),
-  bytes: z.int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  table: z.string().optional(),
-  format: z.string().optional(),
-});
-
-const ManifestSchema = z.looseObject({
-  schema_version: z.int().positive(),
-  output: z.string().min(1),
-  status: z.string(),
-  finished_at: z.iso.datetime(),
-  parts: z.array(PartSchema),
-  job_id: z.string().optional(),
-  kind: z.string().optional(),
-  name: z.string().optional(),
-  run_id: z.string().optional(),
-  columns: z.looseObject({ kept: z.array(z.string()).optional() }).optional(),
-});
-
-export type LoadPart = z.infer<typeof PartSchema>;
+export type LoadPart = z.infer<typeof ManifestPartSchema>;
 
 /** What a manifest's tables come from: a bulk job of a kind, a scheduled push's run, or a scheduled feed's run. */
 export type ManifestSource =
   | { kind: 'job'; jobKind: 'enrich' | 'enrich-contacts' | 'verify-emails'; jobId: string }
   | { kind: 'push'; name: string; runId: string }
   | { kind: 'feed'; feedKind: FeedKind; name: string; runId: string };
-
-const FEED_KINDS: readonly string[] = ['company-search', 'contact-search', 'intent-contacts'] satisfies FeedKind[];
 
 export interface LoadManifest {
   /** The manifest's own URL, as given. */
@@ -94,51 +77,67 @@ function checkFolder(url: string, base: string, output: string, source: Manifest
   });
 }
 
-export async function readLoadManifest(url: string): Promise<LoadManifest> {
-  const { base, key } = split(url);
-  let text: string;
+/**
+ * The manifest as the kit writes it, under the one manifest contract (activities/run/manifest-schemas.ts): a job's
+ * (it names its `job_id`), a feed run's (its `kind` without a job id) or a push run's; read as the kit reads its own
+ * manifests back (at most 1 MiB, nested no deeper than 32, JSON, then the schema), each problem named by its field.
+ */
+async function readShipped(url: string, base: string, key: string) {
+  let read: CheckedManifest<Record<string, unknown>> | undefined;
   try {
-    text = await openStore(base).readText(key);
+    read = await readCheckedManifest(openStore(base), key, z.record(z.string(), z.unknown()));
   } catch (error) {
     throw new ManifestError(url, `cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
     });
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new ManifestError(url, 'is not JSON', { cause: error });
+  if (read === undefined) throw new ManifestError(url, 'cannot be read: there is no such manifest');
+  if (read.skipped !== undefined) throw new ManifestError(url, `is ${read.skipped}`);
+  const raw = read.manifest;
+  const fieldError = (error: z.ZodError) => {
+    const issue = error.issues[0];
+    return new ManifestError(
+      url,
+      `field "${issue?.path.join('.') || '(the manifest)'}": ${issue?.message ?? 'invalid'}`,
+    );
+  };
+  if (raw['job_id'] !== undefined) {
+    const job = ManifestSchema.safeParse(raw);
+    if (!job.success) throw fieldError(job.error);
+    return { type: 'job' as const, manifest: job.data };
   }
-  const parsed = ManifestSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') || '(the manifest)';
-    throw new ManifestError(url, `field "${field}": ${issue?.message ?? 'invalid'}`);
+  if (raw['kind'] !== undefined) {
+    const feed = FeedManifestSchema.safeParse(raw);
+    if (!feed.success) throw fieldError(feed.error);
+    return { type: 'feed' as const, manifest: feed.data };
   }
-  const manifest = parsed.data;
+  if (raw['name'] === undefined || raw['run_id'] === undefined) {
+    throw new ManifestError(url, 'neither a job manifest (job_id) nor a scheduled run manifest (name, run_id)');
+  }
+  const push = PushManifestSchema.safeParse(raw);
+  if (!push.success) throw fieldError(push.error);
+  return { type: 'push' as const, manifest: push.data };
+}
+
+export async function readLoadManifest(url: string): Promise<LoadManifest> {
+  const { base, key } = split(url);
+  const read = await readShipped(url, base, key);
+  const manifest = read.manifest;
   let source: ManifestSource;
-  if (manifest.job_id !== undefined) {
-    if (manifest.kind !== 'enrich' && manifest.kind !== 'enrich-contacts' && manifest.kind !== 'verify-emails') {
+  if (read.type === 'job') {
+    const kind = read.manifest.kind;
+    if (kind === 'intent-export') {
       throw new ManifestError(
         url,
-        `field "kind": ${manifest.kind} jobs have no tables to load (enrich, enrich-contacts and verify-emails do)`,
+        `field "kind": ${kind} jobs have no tables to load (enrich, enrich-contacts and verify-emails do)`,
       );
     }
-    source = { kind: 'job', jobKind: manifest.kind, jobId: manifest.job_id };
-  } else if (manifest.kind !== undefined) {
-    // A scheduled feed's run (a push run's manifest names no kind): its lines are companies or people.
-    if (!FEED_KINDS.includes(manifest.kind)) {
-      throw new ManifestError(url, `field "kind": ${manifest.kind} is neither a job's kind nor a feed's`);
-    }
-    if (manifest.name === undefined || manifest.run_id === undefined) {
-      throw new ManifestError(url, `field "${manifest.name === undefined ? 'name' : 'run_id'}": a feed run names it`);
-    }
-    source = { kind: 'feed', feedKind: manifest.kind as FeedKind, name: manifest.name, runId: manifest.run_id };
-  } else if (manifest.name !== undefined && manifest.run_id !== undefined) {
-    source = { kind: 'push', name: manifest.name, runId: manifest.run_id };
+    source = { kind: 'job', jobKind: kind, jobId: read.manifest.job_id };
+  } else if (read.type === 'feed') {
+    const feed = read.manifest;
+    source = { kind: 'feed', feedKind: feed.kind as FeedKind, name: feed.name, runId: feed.run_id };
   } else {
-    throw new ManifestError(url, 'neither a job manifest (job_id) nor a scheduled-push run manifest (name, run_id)');
+    source = { kind: 'push', name: read.manifest.name, runId: read.manifest.run_id };
   }
   checkFolder(url, base, manifest.output, source, manifest.parts);
   if (manifest.status === 'failed') {
@@ -151,6 +150,6 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
     finishedAt: manifest.finished_at,
     parts: manifest.parts,
     source,
-    kept: manifest.columns?.kept,
+    kept: read.type === 'job' ? read.manifest.columns?.kept : undefined,
   };
 }

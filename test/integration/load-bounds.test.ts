@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { createGzip } from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from '../../activities/run/manifest-schemas.ts';
 import type { TableRow } from '../../activities/tables/columns.ts';
 import { encodeTable } from '../../activities/tables/encode.ts';
 import { SIGNALS_TABLE } from '../../activities/tables/signals.ts';
@@ -29,6 +30,8 @@ const MiB = 1024 * 1024;
 const REPORT_PEAK = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\npeak-rss-kb '+/VmHWM:\\s*(\\d+)/.exec(process.getBuiltinModule('fs').readFileSync('/proc/self/status','utf8'))[1]+'\\n'))`;
 /** The bound: a loader refusing a bomb stays under this peak (the gzip bomb took 2.2 GB before it was bounded, the Parquet one 1.6 GB). */
 const PEAK_BOUND_MB = 400;
+/** Making a bomb takes a while on a loaded machine (a 300 MB string, 1 GiB gzipped): no bound on time is meant. */
+const MAKING_A_BOMB_MS = 240_000;
 
 interface Planted {
   key: string;
@@ -59,16 +62,20 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
   /** A job's folder under its own output, its manifest listing `parts` (written there by `write`). */
   async function plantJob(jobId: string, parts: Planted[]): Promise<string> {
     const output = pathToFileURL(join(dir, jobId, 'out')).href;
-    const manifest = {
-      schema_version: 1,
+    const manifest = ManifestSchema.parse({
+      schema_version: MANIFEST_SCHEMA_VERSION,
       job_id: jobId,
       kind: 'enrich',
+      input: pathToFileURL(join(dir, 'input.csv')).href,
       output,
       status: 'completed',
       started_at: '2026-01-01T00:00:00.000Z',
       finished_at: '2026-01-01T00:01:00.000Z',
+      counts: { input_rows: 1, distinct: 1, duplicates: 0, ok: 1, not_found: 0, error: 0, invalid: 0, lines: 1 },
+      credits_charged: 0,
+      batches: { total: 1, done: 1, failed: 0 },
       parts,
-    };
+    });
     const path = join(dir, jobId, 'out', jobId, '_manifest.json');
     await writeFile(path, JSON.stringify(manifest));
     return pathToFileURL(path).href;
@@ -116,38 +123,46 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
     expect(await tablesOf(prefix)).toEqual([]);
   }
 
-  it('refuses a gzip part that inflates a thousandfold (1 MiB to 1 GiB), by name, within the memory bound', async () => {
-    const jobId = 'gzip-bomb';
-    const key = `${jobId}/tables/signals-00000.jsonl.gz`;
-    const path = await partPath(jobId, key);
-    // 1 GiB of lines a MiB long each, gzipped as a stream (never whole in this process).
-    const block = Buffer.from(`${JSON.stringify({ signal_id: 'x'.repeat(MiB - 17) })}\n`);
-    expect(block.length).toBe(MiB);
-    await pipeline(
-      function* () {
-        for (let i = 0; i < 1024; i++) yield block;
-      },
-      createGzip({ level: 9 }),
-      createWriteStream(path),
-    );
-    const bytes = await readFile(path);
-    expect(bytes.length).toBeLessThan(2 * MiB);
-    await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1024), 'inflates past');
-  });
+  it(
+    'refuses a gzip part that inflates a thousandfold (1 MiB to 1 GiB), by name, within the memory bound',
+    async () => {
+      const jobId = 'gzip-bomb';
+      const key = `${jobId}/tables/signals-00000.jsonl.gz`;
+      const path = await partPath(jobId, key);
+      // 1 GiB of lines a MiB long each, gzipped as a stream (never whole in this process).
+      const block = Buffer.from(`${JSON.stringify({ signal_id: 'x'.repeat(MiB - 17) })}\n`);
+      expect(block.length).toBe(MiB);
+      await pipeline(
+        function* () {
+          for (let i = 0; i < 1024; i++) yield block;
+        },
+        createGzip({ level: 9 }),
+        createWriteStream(path),
+      );
+      const bytes = await readFile(path);
+      expect(bytes.length).toBeLessThan(2 * MiB);
+      await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1024), 'inflates past');
+    },
+    MAKING_A_BOMB_MS,
+  );
 
-  it('refuses a small ZSTD Parquet part holding a ~300 MB cell, by name, within the memory bound', async () => {
-    const jobId = 'parquet-bomb';
-    const key = `${jobId}/tables/signals-00000.parquet`;
-    const row: TableRow = {
-      signal_id: 's1',
-      signal_type: 'news',
-      data: JSON.stringify({ x: 'y'.repeat(300_000_000) }),
-    };
-    const bytes = encodeTable('parquet', SIGNALS_TABLE, [row], undefined);
-    expect(bytes.length).toBeLessThan(MiB);
-    await writeFile(await partPath(jobId, key), bytes);
-    await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1), 'inflates past');
-  });
+  it(
+    'refuses a small ZSTD Parquet part holding a ~300 MB cell, by name, within the memory bound',
+    async () => {
+      const jobId = 'parquet-bomb';
+      const key = `${jobId}/tables/signals-00000.parquet`;
+      const row: TableRow = {
+        signal_id: 's1',
+        signal_type: 'news',
+        data: JSON.stringify({ x: 'y'.repeat(300_000_000) }),
+      };
+      const bytes = encodeTable('parquet', SIGNALS_TABLE, [row], undefined);
+      expect(bytes.length).toBeLessThan(MiB);
+      await writeFile(await partPath(jobId, key), bytes);
+      await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1), 'inflates past');
+    },
+    MAKING_A_BOMB_MS,
+  );
 
   it('refuses a 1.5 GiB part its manifest calls 100 bytes before reading it, within the memory bound', async () => {
     const jobId = 'understated';

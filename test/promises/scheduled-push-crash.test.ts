@@ -7,6 +7,8 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedDir } from '../../activities/feeds/finalize.ts';
+import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
 import { openStore } from '../../config/storage.ts';
@@ -19,7 +21,9 @@ import { readCsv, writeExport } from './crm-sync-helpers.ts';
 import { BULK_DOMAINS, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, sorted, writeWatchlist } from './push-helpers.ts';
 
-describe('promise: a scheduled push, and a night of the CRM sync, survive a killed worker', () => {
+const FEED_PATH = '/v1/buyer-intent/contacts';
+
+describe('promise: a scheduled push, a feed run and a night of the CRM sync survive a killed worker', () => {
   let env: JobEnv;
   const now = FIRST_RUN_AT;
   const workers: ChildWorker[] = [];
@@ -37,17 +41,17 @@ describe('promise: a scheduled push, and a night of the CRM sync, survive a kill
   // long for the dead worker's calls to be answered before it counts them as unknown.
   const childEnv = () => env.childEnv({ SIGNAL_API_TIMEOUT_MS: '12000' });
 
-  /** Starts a run on a child worker, SIGKILLs it once a bulk answer is charged and held, and starts another. */
-  async function killMidRun<H>(start: () => Promise<H>): Promise<H> {
+  /** Starts a run on a child worker, SIGKILLs it once a paid answer (`path`) is charged and held, and starts another. */
+  async function killMidRun<H>(start: () => Promise<H>, path: string = PATHS.enrichBulk): Promise<H> {
     // The workers of an earlier drill go first: the run must be on the worker that dies.
     await Promise.allSettled(workers.splice(0).map((worker) => worker.kill()));
     const ledger0 = env.sandbox.ledger.entries.length;
-    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [PATHS.enrichBulk] });
+    env.sandbox.setFaults({ answerDelayMs: 8_000, answerDelayPaths: [path] });
     const first = await startChildWorker(childEnv());
     workers.push(first);
     const handle = await start();
-    await until('a bulk call to be charged', () =>
-      env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === PATHS.enrichBulk),
+    await until('a paid call to be charged', () =>
+      env.sandbox.ledger.entries.slice(ledger0).some((e) => e.path === path),
     );
     await first.kill();
     env.sandbox.setFaults({});
@@ -55,14 +59,17 @@ describe('promise: a scheduled push, and a night of the CRM sync, survive a kill
     return handle;
   }
 
-  /** The bulk calls after `mark`, once every charged one has finished (a held answer is recorded once sent or dropped). */
-  async function settledBulkCalls(mark: number, ledger0: number) {
-    const paid = () => env.sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === PATHS.enrichBulk).length;
+  /**
+   * The paid calls (`path`) after `mark`, once every charged one has finished (a held answer is recorded once sent or
+   * dropped).
+   */
+  async function settledBulkCalls(mark: number, ledger0: number, path: string = PATHS.enrichBulk) {
+    const paid = () => env.sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === path).length;
     await until(
       'every held answer to be sent or dropped',
-      () => callsTo(env.sandbox, PATHS.enrichBulk, mark).filter((call) => call.credits > 0).length === paid(),
+      () => callsTo(env.sandbox, path, mark).filter((call) => call.credits > 0).length === paid(),
     );
-    const calls = callsTo(env.sandbox, PATHS.enrichBulk, mark);
+    const calls = callsTo(env.sandbox, path, mark);
     const undelivered = calls.filter((call) => call.status === null);
     expect(undelivered.length).toBeGreaterThan(0);
     return { calls, undelivered, lost: undelivered.reduce((sum, call) => sum + call.credits, 0) };
@@ -142,6 +149,44 @@ describe('promise: a scheduled push, and a night of the CRM sync, survive a kill
       lost,
     );
     expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.valid / BULK_DOMAINS) + unknown);
+  });
+
+  it('a feed run: completes it, paying again only for the answers the dead worker never received', async () => {
+    const output = pathToFileURL(join(await tempDir('feed-crash'), 'out')).href;
+    const filters = { topic_ids: ['b2b_17', 'b2b_4242', 'b2b_30001'] };
+    const pageSize = 40;
+    const truth = env.sandbox.truth.intentContacts({ ...filters });
+    expect(truth.length).toBeGreaterThan(pageSize);
+    const runAt = new Date(now).toISOString();
+    const c = env.config();
+    const mark = env.sandbox.truth.lastCall();
+    const ledger0 = env.sandbox.ledger.entries.length;
+    const feed = { name: 'crash', kind: 'intent-contacts', filters, pageSize, output, runAt };
+    const handle = await killMidRun(
+      () =>
+        env.client.workflow.start('scheduledFeed', {
+          workflowId: 'crash-feed',
+          taskQueue: c.taskQueue,
+          args: [{ ...feed, taskQueue: c.taskQueue, apiTaskQueue: c.apiTaskQueue }],
+        }),
+      FEED_PATH,
+    );
+    const result = (await handle.result()) as FeedResult;
+    expect(result.status).toBe('completed');
+    const store = openStore(output);
+    const manifest = JSON.parse(
+      await store.readText(
+        `crash/${feedDir('intent-contacts')}/dt=${runAt.slice(0, 10)}/run-${result.runId}/_manifest.json`,
+      ),
+    ) as FeedManifest;
+
+    const { calls, undelivered, lost } = await settledBulkCalls(mark, ledger0, FEED_PATH);
+    const unknown = manifest.unsaved_answers?.unknown_calls ?? 0;
+    // Saved pages cost exactly 1 per contact, and the kit knows the cost of every call it saw answered.
+    expect(manifest.credits_charged).toBe(truth.length);
+    expect(manifest.unsaved_answers?.credits).toBe(0);
+    expectWithinWindow(chargedSince(env.sandbox, mark) - truth.length, unknown, calls, undelivered.length, lost);
+    expect(calls.length).toBeLessThanOrEqual(Math.ceil(truth.length / pageSize) + unknown);
   });
 
   it('a night of the CRM sync: completes it and pays again only for the answers the dead worker never saved', async () => {
