@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
-import { type ColumnChoice, describeChoice, type IdentifierRole } from '../../connectors/normalize/columns.ts';
+import { describeChoice, type IdentifierRole } from '../../connectors/normalize/columns.ts';
 import type { Identifier } from '../../connectors/normalize/identifiers.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { type InputReading, identifyRecord, openInputRecords } from '../input/identify.ts';

@@ -1,5 +1,5 @@
 import { InputError } from '../../connectors/errors.ts';
-import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
+import { describeChoice } from '../../connectors/normalize/columns.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { type InputReading, identifyRecord, openInputRecords } from '../input/identify.ts';
 import { SINGLE_BATCH_SIZE } from './prepare.ts';
