@@ -99,14 +99,41 @@ const partEntry = (key: string, bytes: Buffer, lines: number, format: string): P
 });
 
 async function writeManifest(dir: string, name: string, parts: PartEntry[]): Promise<string> {
+  const lines = parts.reduce((sum, part) => sum + Number(part['lines']), 0);
+  // A push run's manifest as the output contract has it (schemas/push-manifest.schema.json): load checks it so.
   const manifest = {
     schema_version: 2,
     name,
     run_id: '20260301T060000Z',
-    output: pathToFileURL(join(dir, 'out')).href,
-    status: 'completed',
+    dt: '2026-03-01',
+    scheduled_at: '2026-03-01T06:00:00.000Z',
+    started_at: '2026-03-01T06:00:00.000Z',
     finished_at: '2026-03-01T06:10:00.000Z',
+    status: 'completed',
+    watchlist: pathToFileURL(join(dir, 'watchlist.csv')).href,
+    output: pathToFileURL(join(dir, 'out')).href,
+    mode: 'incremental',
+    counts: {
+      input_rows: 0,
+      distinct: 0,
+      duplicates: 0,
+      invalid: 0,
+      domains: 0,
+      ok: 0,
+      not_found: 0,
+      error: 0,
+      signals: lines,
+      incomplete: 0,
+    },
+    credits_charged: 0,
+    overlap: { signals: 0, credits: 0 },
+    calls: { total: 0, first_round: 0, catch_up: 0 },
+    batches: { total: 0, done: 0, failed: 0 },
     parts,
+    incomplete_domains: [],
+    errors: [],
+    invalid_rows: [],
+    watermarks: { key: `${name}/_watermarks.json`, from_run: null, domains_advanced: 0, committed: true },
   };
   const path = join(dir, 'out', RUN_FOLDER(name), '_manifest.json');
   await writeFile(path, JSON.stringify(manifest));
