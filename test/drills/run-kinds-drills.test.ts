@@ -16,7 +16,7 @@
  * for and not saved (`unsaved_answers.credits`). A request is asked twice only if it was on its way at the fault.
  * Every wait is on an event (the proxy's record of calls, the workflow's pending activities), never a sleep.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ProxyCall } from '../../testkit/api-proxy.ts';
 import { startChildWorker } from '../../testkit/cli-process.ts';
 import { forgetStickyQueues, until } from '../../testkit/kill-drill.ts';
@@ -24,7 +24,7 @@ import { apiRateLimiterId } from '../../workflows/rate-limiter.ts';
 import { chargedSince } from '../promises/oracle.ts';
 import { DAY, FIRST_RUN_AT } from '../promises/push-helpers.ts';
 import { untilFinalizeRuns, useChildWorkerDrill } from './drill-job.ts';
-import { type DrillRun, drillRun, type RunKind } from './run-kinds.ts';
+import { drillRun, type RunKind } from './run-kinds.ts';
 
 const NOW = FIRST_RUN_AT + 60 * DAY;
 /**
@@ -136,11 +136,17 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     expect(judged.unsaved.credits).toBeGreaterThan(0);
   }
 
-  /** The drill's workers go (SIGKILL) once their drill is over; the next drill starts its own. */
-  async function retireWorkers(run: DrillRun) {
+  // A drill's workers go (SIGKILL) once it is over, whatever its outcome; the next drill starts its own.
+  afterEach(async () => {
+    for (const worker of drill.workers) {
+      try {
+        process.kill(-worker.pid, 'SIGCONT');
+      } catch {}
+    }
     await Promise.allSettled(drill.workers.splice(0).map((worker) => worker.kill()));
-    await forgetStickyQueues(drill.env, [run.workflowId, apiRateLimiterId(drill.env.config().apiTaskQueue)]);
-  }
+    drill.proxy?.releaseAnswers();
+    if (drill.env) await forgetStickyQueues(drill.env, [apiRateLimiterId(drill.env.config().apiTaskQueue)]);
+  });
 
   it('stall: SIGSTOP past the heartbeat timeout with a paid answer on its way, another worker takes over, SIGCONT: paid once but for the answers on their way, the manifest equal to the ledger', async () => {
     const { env, workers } = drill;
@@ -161,7 +167,6 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     process.kill(-stalled.pid, 'SIGCONT');
 
     await finishAndJudge(watched, fault, `${kind} stall drill`);
-    await retireWorkers(watched.run);
   }, 240_000);
 
   it('Temporal restart: the server killed past the heartbeat timeout with a paid answer on its way and started again on its port and database: the worker reconnects, the manifest equal to the ledger', async () => {
@@ -177,6 +182,5 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     await until('a call on its way to be asked again', again, 90_000);
 
     await finishAndJudge(watched, fault, `${kind} Temporal restart drill`);
-    await retireWorkers(watched.run);
   }, 240_000);
 });
