@@ -210,7 +210,7 @@ describe('a feed run under --max-credits', () => {
     // This run's calls are those asking for its industries (a run an earlier test left behind asks for others).
     const ours = env.sandbox.truth.calls({ after: mark }).filter((call) => {
       const asked = (call.asked as { body?: { industries?: string[] } } | undefined)?.body?.industries;
-      return asked !== undefined && asked.every((industry) => filters.industries.includes(industry));
+      return asked?.every((industry) => filters.industries.includes(industry));
     });
     const charged = ours.reduce((sum, call) => sum + call.credits, 0);
     expect(charged).toBeLessThanOrEqual(250);
