@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
 import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { finalizeRun, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
+import { writeManifest } from '../run/parts.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
 import { crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
@@ -33,6 +35,10 @@ import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResu
  *    included), the calls;
  * 4. commits the state (per company and per record), so the next run asks only after it.
  * A crash anywhere repeats it whole with the same result; a crash before step 4 leaves the state as it was.
+ *
+ * A failed night (its output refused an answer for good: a full disk) writes its manifest before its files, so that
+ * what it was charged is said while the disk still has room for a small file; then the files that still fit, and the
+ * manifest again naming them. A manifest refused as well still returns what the night was charged.
  */
 export async function finalizeSyncRun(
   store: Store,
@@ -46,9 +52,20 @@ export async function finalizeSyncRun(
       markers: { callsPrefix: syncCallsPrefix(run) },
       manifestKey: syncManifestKey(run),
       gather: () => gatherSyncRun(store, request),
-      write: (gathered) => writeSyncFiles(store, request, gathered),
+      write: async (gathered) => {
+        const files = await syncFiles(store, request, gathered);
+        if (request.status !== 'failed') files.parts = await writeSyncParts(store, files.bodies);
+        return files;
+      },
       manifest: (gathered, written, unsaved) => syncManifest(store, request, gathered, written, unsaved),
-      afterManifest: (manifest, gathered, written) => commitSyncRun(store, request, manifest, gathered, written),
+      afterManifest: async (manifest, gathered, written) => {
+        if (request.status === 'failed') await writeFailedNightFiles(store, request.run, manifest, written);
+        return commitSyncRun(store, request, manifest, gathered, written);
+      },
+      manifestRefused: (error, manifest) =>
+        request.status === 'failed' && error instanceof StorageRefusedError
+          ? syncResult(store, request, manifest)
+          : undefined,
     },
     wait,
   );
@@ -82,10 +99,29 @@ async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
 }
 
 type SyncGathered = Awaited<ReturnType<typeof gatherSyncRun>>;
-type SyncWritten = Awaited<ReturnType<typeof writeSyncFiles>>;
+type SyncWritten = Awaited<ReturnType<typeof syncFiles>>;
 
-/** Step 2: every record's row, which of them are new, changed, unchanged or gone, and the files that hold them. */
-async function writeSyncFiles(store: Store, request: FinalizeSyncRequest, gathered: SyncGathered) {
+/** A file of the night: its key, its bytes, and its entry in the manifest. */
+interface SyncFile {
+  body: Buffer;
+  contentType: string;
+  part: SyncPart;
+}
+
+interface SyncPart {
+  key: string;
+  lines: number;
+  bytes: number;
+  sha256: string;
+  table: 'rows';
+  format: string;
+}
+
+/**
+ * Step 2: every record's row, which of them are new, changed, unchanged or gone, and the files that hold them (their
+ * bytes; `parts` names those written).
+ */
+async function syncFiles(store: Store, request: FinalizeSyncRequest, gathered: SyncGathered) {
   const run = request.run;
   const { base, plan, companies, tonight } = gathered;
   const records = await readSyncRecords(store, run);
@@ -118,16 +154,14 @@ async function writeSyncFiles(store: Store, request: FinalizeSyncRequest, gather
   }
   for (const key of base.records.keys()) if (!fingerprints.has(key)) outcome.gone.push(key);
 
-  const parts = [
-    await writeCsv(store, syncRowsKey(run), file, rows),
-    await writeCsv(store, syncChangesKey(run), file, changed),
-  ];
+  const bodies = [csvFile(syncRowsKey(run), file, rows), csvFile(syncChangesKey(run), file, changed)];
   for (const format of run.formats ?? []) {
     const key = syncTableKey(run, format);
     const body = encodeTable(format, def, rows, 'gzip');
-    await writeBody(store, key, body, { contentType: tableContentType(format, 'gzip') });
-    parts.push({ key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format });
+    const part: SyncPart = { key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format };
+    bodies.push({ body, contentType: tableContentType(format, 'gzip'), part });
   }
+  const parts: SyncPart[] = [];
   const summary = {
     total: records.length,
     new: outcome.new.length,
@@ -135,7 +169,41 @@ async function writeSyncFiles(store: Store, request: FinalizeSyncRequest, gather
     unchanged: outcome.unchanged,
     gone: outcome.gone.length,
   };
-  return { records, resolved, fingerprints, outcome, statuses, summary, parts };
+  return { records, resolved, fingerprints, outcome, statuses, summary, bodies, parts };
+}
+
+/** Writes the night's files in order; returns their manifest entries. */
+async function writeSyncParts(store: Store, files: readonly SyncFile[]): Promise<SyncPart[]> {
+  const parts: SyncPart[] = [];
+  for (const { body, contentType, part } of files) {
+    await writeBody(store, part.key, body, { contentType });
+    parts.push(part);
+  }
+  return parts;
+}
+
+/**
+ * A failed night, its manifest written: its files, as many as the output takes (a full disk refuses the rest), and
+ * its manifest again naming those. When the output refuses that too, the manifest written first stands: what was
+ * charged, no files named.
+ */
+async function writeFailedNightFiles(
+  store: Store,
+  run: FinalizeSyncRequest['run'],
+  manifest: ReturnType<typeof syncManifest>,
+  written: SyncWritten,
+): Promise<void> {
+  const refused = (error: unknown) => {
+    if (!(error instanceof StorageRefusedError)) throw error;
+  };
+  for (const file of written.bodies) {
+    const wrote = await writeSyncParts(store, [file]).catch(refused);
+    if (!wrote) break;
+    written.parts.push(...wrote);
+  }
+  if (written.parts.length === 0) return;
+  manifest.parts = written.parts;
+  await writeManifest(store, syncManifestKey(run), manifest).catch(refused);
 }
 
 /** Step 3: the manifest. */
@@ -219,12 +287,19 @@ async function commitSyncRun(
       new_signals: paid.newSignals,
       records: summary,
     });
+  return syncResult(store, request, manifest);
+}
+
+/** What the night did, as its manifest says it. */
+function syncResult(store: Store, request: FinalizeSyncRequest, manifest: ReturnType<typeof syncManifest>): SyncResult {
+  const run = request.run;
+  const { total, new: added, changed, unchanged, gone } = manifest.records;
   return {
-    status,
-    records: summary,
-    credits,
-    calls: paid.calls,
-    newSignals: paid.newSignals,
+    status: manifest.status,
+    records: { total, new: added, changed, unchanged, gone },
+    credits: manifest.credits_charged,
+    calls: manifest.calls,
+    newSignals: manifest.counts.new_signals,
     manifestUrl: store.urlOf(syncManifestKey(run)),
     rowsUrl: store.urlOf(syncRowsKey(run)),
     changesUrl: store.urlOf(syncChangesKey(run)),
@@ -308,9 +383,16 @@ function sha256(body: Buffer): string {
 }
 
 /** A CRM import file: the export's id header, the kept columns, the enrichment columns under the CRM's names. */
-async function writeCsv(store: Store, key: string, file: ReturnType<typeof crmFileColumns>, rows: readonly TableRow[]) {
+function csvFile(key: string, file: ReturnType<typeof crmFileColumns>, rows: readonly TableRow[]): SyncFile {
   const lines = [csvHeader(file.header), ...rows.map((row) => csvRow(file.def, row))];
   const body = Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
-  await writeBody(store, key, body, { contentType: 'text/csv; charset=utf-8' });
-  return { key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format: 'csv' };
+  const part: SyncPart = {
+    key,
+    lines: rows.length,
+    bytes: body.length,
+    sha256: sha256(body),
+    table: 'rows',
+    format: 'csv',
+  };
+  return { body, contentType: 'text/csv; charset=utf-8', part };
 }
