@@ -65,6 +65,18 @@ describe('histories of earlier releases', () => {
     await Worker.runReplayHistory(replayOptions(), await history('crm-sync-budget-3465838.json'));
   });
 
+  it('a scheduled push run that caught up a domain over its limit (fda4322, before the run core) replays', {
+    timeout: 120_000,
+  }, async () => {
+    await Worker.runReplayHistory(replayOptions(), await history('scheduled-push-fda4322.json'));
+  });
+
+  it('an intent export that submitted, polled and downloaded (fda4322, before the run core) replays', {
+    timeout: 120_000,
+  }, async () => {
+    await Worker.runReplayHistory(replayOptions(), await history('intent-export-fda4322.json'));
+  });
+
   it('a webhook delivery that listed its destinations in an activity task (5bc930c) replays', {
     timeout: 120_000,
   }, async () => {
