@@ -2,9 +2,10 @@ import { INPUT_ENCODINGS, type InputEncoding } from '../../activities/input/enco
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
+import { TemporalOutageError } from '../../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { followJob, type JobStart, startJob } from '../../library/jobs.ts';
-import { resultThroughOutage, TemporalOutageError, throughOutage } from '../../library/temporal-outage.ts';
+import { resultThroughOutage, throughOutage } from '../../library/temporal-outage.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
