@@ -535,14 +535,18 @@ export class DatabaseError extends KitError {
   }
 }
 
+/** A `KitError` class that differs from it only in its rule; its name is its own class's (set by `KitError`). */
+function kitErrorWithRule(rule: FailureRule) {
+  return class extends KitError {
+    readonly rule = rule;
+  };
+}
+
 /**
  * A caller's mistake in what it asked (a flag, a schedule's name or settings), named by its field: never retried, the
  * command exits with code 2.
  */
-export class UsageError extends KitError {
-  readonly rule: FailureRule = FAILURE_RULES.usage;
-  override readonly name = 'UsageError';
-}
+export class UsageError extends kitErrorWithRule(FAILURE_RULES.usage) {}
 
 /**
  * A run of the schedule is in progress, so another one now would read the same watermarks (or state), fetch the same
@@ -550,7 +554,6 @@ export class UsageError extends KitError {
  */
 export class PushRunInProgressError extends KitError {
   readonly rule = FAILURE_RULES.pushRunInProgress;
-  override readonly name = 'PushRunInProgressError';
   readonly push: string;
   readonly running: readonly string[];
   constructor(push: string, running: readonly string[]) {
@@ -572,15 +575,11 @@ export class RateLimiterUnavailableError extends KitError {
 }
 
 /** The worker's webhook destinations are misconfigured (the message names the destination's field). Not retried. */
-export class WebhookConfigError extends KitError {
-  readonly rule = FAILURE_RULES.webhookConfig;
-  override readonly name = 'WebhookConfigError';
-}
+export class WebhookConfigError extends kitErrorWithRule(FAILURE_RULES.webhookConfig) {}
 
 /** A configuration problem, named by its setting, found before anything starts (the CLI exits 2). */
 export class ConfigError extends KitError {
   readonly rule: FailureRule = FAILURE_RULES.config;
-  override readonly name: string = 'ConfigError';
 }
 
 /**
@@ -588,7 +587,6 @@ export class ConfigError extends KitError {
  * address, the TLS settings or the profile, so the message names the setting that chose the address.
  */
 export class TemporalUnreachableError extends ConfigError {
-  override readonly name = 'TemporalUnreachableError';
   readonly address: string;
   readonly source: string;
   constructor(address: string, source: string, cause: unknown) {
@@ -601,7 +599,6 @@ export class TemporalUnreachableError extends ConfigError {
 
 /** Temporal stayed unreachable past the limit while a job was followed (exit 2, like any unreachable Temporal). */
 export class TemporalOutageError extends ConfigError {
-  override readonly name = 'TemporalOutageError';
   constructor(workflowId: string, outageMs: number, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     super(
@@ -618,7 +615,6 @@ export class TemporalOutageError extends ConfigError {
  * to run (or which setting to change).
  */
 export class UnsafeSpoolError extends ConfigError {
-  override readonly name = 'UnsafeSpoolError';
   readonly path: string;
   readonly fix: string;
   constructor(path: string, problem: string, fix: string) {
@@ -629,15 +625,11 @@ export class UnsafeSpoolError extends ConfigError {
 }
 
 /** No worker took a one-call command's call (`webhooks list`, `topics search`): nothing was sent to the service. */
-export class NoWorkerError extends KitError {
-  readonly rule = FAILURE_RULES.noWorker;
-  override readonly name = 'NoWorkerError';
-}
+export class NoWorkerError extends kitErrorWithRule(FAILURE_RULES.noWorker) {}
 
 /** A header that cannot serve the request: no usable identifier column, or a named column the file lacks. */
 export class ColumnError extends KitError {
   readonly rule = FAILURE_RULES.input;
-  override readonly name = 'ColumnError';
   readonly columns: string[];
   constructor(message: string, columns: string[]) {
     super(message);
@@ -648,42 +640,12 @@ export class ColumnError extends KitError {
 /** A JSONL line that is not JSON, named by its line; the start of the line is shown, never a runaway one whole. */
 export class JsonlSyntaxError extends KitError {
   readonly rule = FAILURE_RULES.input;
-  override readonly name = 'JsonlSyntaxError';
   readonly line: number;
   readonly raw: string;
   constructor(line: number, reason: string, raw: string) {
     super(`line ${line} is not valid JSON (${reason}): ${raw.length > 200 ? `${raw.slice(0, 200)}…` : raw}`);
     this.line = line;
     this.raw = raw;
-  }
-}
-
-/** Thrown (before any socket is opened) when a destination resolves to an address we refuse to reach. */
-export class DestinationBlockedError extends KitError {
-  readonly rule = FAILURE_RULES.destinationBlocked;
-  override readonly name = 'DestinationBlockedError';
-  readonly code = 'DESTINATION_BLOCKED';
-  readonly host: string;
-  readonly address: string;
-  /** Which blocked range matched, e.g. `private (10.0.0.0/8)`. */
-  readonly range: string;
-  constructor(host: string, address: string, range: string) {
-    super(`destination ${host} resolves to ${address}, a ${range} address, which is not allowlisted`);
-    this.host = host;
-    this.address = address;
-    this.range = range;
-  }
-}
-
-/** Thrown when the host does not resolve at all. */
-export class DestinationUnresolvableError extends KitError {
-  readonly rule = FAILURE_RULES.destinationUnresolvable;
-  override readonly name = 'DestinationUnresolvableError';
-  readonly code = 'DESTINATION_UNRESOLVABLE';
-  readonly host: string;
-  constructor(host: string, cause?: unknown) {
-    super(`destination ${host} does not resolve`, { cause });
-    this.host = host;
   }
 }
 
@@ -698,7 +660,6 @@ export type WebhookVerificationReason =
 /** Thrown by `verifyWebhook`; `reason` says which check failed. */
 export class WebhookVerificationError extends KitError {
   readonly rule = FAILURE_RULES.webhookVerification;
-  override readonly name = 'WebhookVerificationError';
   readonly reason: WebhookVerificationReason;
   constructor(reason: WebhookVerificationReason, message: string) {
     super(message);
@@ -706,10 +667,34 @@ export class WebhookVerificationError extends KitError {
   }
 }
 
+/** Thrown (before any socket is opened) when a destination resolves to an address we refuse to reach. */
+export class DestinationBlockedError extends KitError {
+  readonly rule = FAILURE_RULES.destinationBlocked;
+  readonly code = 'DESTINATION_BLOCKED';
+  readonly host: string;
+  readonly address: string;
+  /** Which blocked range matched, e.g. `private (10.0.0.0/8)`. */
+  readonly range: string;
+  constructor(host: string, address: string, range: string) {
+    super(`destination ${host} resolves to ${address}, a ${range} address, which is not allowlisted`);
+    this.host = host;
+    this.address = address;
+    this.range = range;
+  }
+}
+
 /** A payload the codec cannot open: unknown key id, data altered since it was sealed, or not sealed at all. */
-export class PayloadDecryptionError extends KitError {
-  readonly rule = FAILURE_RULES.payloadDecryption;
-  override readonly name = 'PayloadDecryptionError';
+export class PayloadDecryptionError extends kitErrorWithRule(FAILURE_RULES.payloadDecryption) {}
+
+/** Thrown when the host does not resolve at all. */
+export class DestinationUnresolvableError extends KitError {
+  readonly rule = FAILURE_RULES.destinationUnresolvable;
+  readonly code = 'DESTINATION_UNRESOLVABLE';
+  readonly host: string;
+  constructor(host: string, cause?: unknown) {
+    super(`destination ${host} does not resolve`, { cause });
+    this.host = host;
+  }
 }
 
 /** The webhook receiver's refusal of a request: its status, the `error` its answer body holds, extra headers. */
