@@ -1,33 +1,30 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import {
-  answerKey,
-  feedManifestKey,
-  feedPartKey,
-  feedTablePartKey,
-  planKey,
-  pushCallsPrefix,
-  watermarksKey,
-} from '../push/layout.ts';
-import type { DomainOutcome } from '../push/types.ts';
-import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
 import { finalizeRun } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { encodeTableParts, readPartLines, storedPart, writePart, writeTableParts, zeroCounts } from '../run/parts.ts';
+import { answerKey, callsPrefix, planKey, watermarksKey } from '../run/scheduled-layout.ts';
 import type { ManifestPart } from '../run/types.ts';
-import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
+import {
+  canonicalTime,
+  commitWatermarkState,
+  type KeyOutcome,
+  readWatermarkState,
+  type WatermarkState,
+} from '../run/watermarks.ts';
+import { FEED_TABLES, feedRow } from '../tables/feeds.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
+import type { FeedKind } from './kinds.ts';
+import { feedDir, feedManifestKey, feedPartKey, feedTablePartKey } from './layout.ts';
 import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
-import type { FeedKind, FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
+import type { FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
 
 /** Lines per part of a feed run. */
 export const FEED_PART_LINES = 10_000;
 
-/** The folder a feed's lines go to under its name, and the name of its flat table. */
-export const feedDir = (kind: FeedKind): FeedTableName => (kind === 'company-search' ? 'companies' : 'contacts');
-
-type PushState = Awaited<ReturnType<typeof readPushState>>;
+/** Where tests and readers found it before feeds had a layout of their own. */
+export { feedDir } from './layout.ts';
 
 interface Found {
   key: string;
@@ -40,7 +37,7 @@ interface Found {
 /** What a feed run's saved answers hold, merged. */
 interface FeedGathered {
   plan: FeedPlan;
-  state: PushState;
+  state: WatermarkState;
   /** One entry per distinct company or contact: of repeats across slices, the one with the newest signal. */
   found: Map<string, Found>;
   returned: number;
@@ -74,8 +71,8 @@ export async function finalizeFeedRun(
     {
       // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call
       // whose outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
-      markers: { callsPrefix: pushCallsPrefix(run) },
-      manifestKey: feedManifestKey(run, feedDir(run.kind)),
+      markers: { callsPrefix: callsPrefix(run) },
+      manifestKey: feedManifestKey(run),
       gather: () => gatherFeedRun(store, request),
       write: (gathered) => writeFeedParts(store, request, gathered),
       manifest: (gathered, written, unsaved) => feedManifest(store, request, gathered, written, unsaved),
@@ -93,7 +90,7 @@ async function gatherFeedRun(store: Store, request: FinalizeFeedRequest): Promis
     state_from: null,
     known: 0,
   };
-  const state = await readPushState(store, run.name);
+  const state = await readWatermarkState(store, run.name);
   const found = new Map<string, Found>();
   let returned = 0;
   let credits = 0;
@@ -135,7 +132,7 @@ async function writeFeedParts(
   for (let first = 0, index = 0; first < fresh.length; first += FEED_PART_LINES, index++) {
     const slice = fresh.slice(first, first + FEED_PART_LINES);
     const lines = slice.map((entry) => ({ key: entry.key, ...entry.item }));
-    const key = feedPartKey(run, dir, index, request.compression);
+    const key = feedPartKey(run, index, request.compression);
     const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
     // Written whole each time the run ends (never reused): its identity only names whose part it is.
     const identity = { owner: `${run.name}/run-${run.runId}`, options: '', index };
@@ -144,7 +141,7 @@ async function writeFeedParts(
       {
         formats: run.formats ?? [],
         compression: request.compression,
-        keyOf: (_table, format) => feedTablePartKey(run, dir, index, format, request.compression),
+        keyOf: (_table, format) => feedTablePartKey(run, index, format, request.compression),
       },
       [{ def: FEED_TABLES[dir], rows: slice.map((entry) => feedRow(dir, entry.key, entry.item)) }],
     );
@@ -218,8 +215,7 @@ async function commitFeedRun(
   const { run } = request;
   const { status, calls, credits_charged: credits } = manifest;
   const { fresh } = written;
-  const dir = feedDir(run.kind);
-  const outcomes = new Map<string, DomainOutcome>();
+  const outcomes = new Map<string, KeyOutcome>();
   for (const entry of fresh) {
     outcomes.set(entry.key, {
       through: entry.at ?? request.scheduledAt,
@@ -235,12 +231,12 @@ async function commitFeedRun(
     };
     await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
   } else if (outcomes.size > 0 || gathered.state.runId === null) {
-    await commitPushState(store, run.name, run.runId, outcomes, {
+    await commitWatermarkState(store, run.name, run.runId, outcomes, {
       lastRun: {
         run_id: run.runId,
         status,
         mode: run.kind,
-        manifest: feedManifestKey(run, dir),
+        manifest: feedManifestKey(run),
         finished_at: manifest.finished_at,
         signals: fresh.length,
         credits,
@@ -259,7 +255,7 @@ async function commitFeedRun(
     runId: run.runId,
     dt: run.date,
     status,
-    manifestUrl: store.urlOf(feedManifestKey(run, dir)),
+    manifestUrl: store.urlOf(feedManifestKey(run)),
     new: fresh.length,
     returned: gathered.returned,
     credits,
@@ -292,7 +288,7 @@ async function readAnswer(
 }
 
 /** Delivered before: the same key with the same newest signal (or, for buyer intent, the key at all). */
-function isNew(entry: Found, state: PushState): boolean {
+function isNew(entry: Found, state: WatermarkState): boolean {
   const mark = state.marks.get(entry.key);
   if (mark === undefined) return true;
   if (entry.at === null) return false;

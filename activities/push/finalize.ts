@@ -3,8 +3,10 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { finalizeRun, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
+import { callsPrefix, planKey, watermarksKey } from '../run/scheduled-layout.ts';
+import { commitWatermarkState } from '../run/watermarks.ts';
 import { readBatchRecord } from './fetch.ts';
-import { planKey, pushCallsPrefix, pushManifestKey, watermarksKey } from './layout.ts';
+import { pushManifestKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
 import type {
   DomainOutcome,
@@ -14,7 +16,6 @@ import type {
   PushManifest,
   PushResult,
 } from './types.ts';
-import { commitPushState } from './watermarks.ts';
 
 const READ_CONCURRENCY = 16;
 const SAMPLES = 100;
@@ -57,7 +58,7 @@ export async function finalizePushRun(
   return finalizeRun(
     store,
     {
-      markers: { callsPrefix: pushCallsPrefix(run) },
+      markers: { callsPrefix: callsPrefix(run) },
       manifestKey: pushManifestKey(run),
       gather: () => gatherPushRun(store, request),
       write: async () => undefined,
@@ -221,7 +222,7 @@ async function commitPushRun(
   const { status, mode, counts, overlap, calls, credits_charged: credits } = manifest;
   const named = manifest.incomplete_domains.slice(0, NAMED_IN_RESULT).map((entry) => entry.domain);
   const committed = manifest.watermarks.committed
-    ? await commitPushState(store, run.name, run.runId, gathered.outcomes, {
+    ? await commitWatermarkState(store, run.name, run.runId, gathered.outcomes, {
         replace: mode === 'full_refresh',
         lookbackMs: request.lookbackMs ?? 0,
         lastRun: {

@@ -51,7 +51,6 @@ describe('following a job across a Temporal outage', () => {
     expect((failure as Error).message).toMatch(/unreachable for \d+ s while following job-2/);
     expect((failure as Error).message).toContain('signal-kit status job-2');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(notices).toHaveLength(1);
   });
 
