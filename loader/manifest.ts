@@ -3,7 +3,7 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
-import type { FeedKind } from '../activities/feeds/types.ts';
+import type { FeedKind } from '../activities/feeds/kinds.ts';
 import { type CheckedManifest, readCheckedManifest } from '../activities/run/manifest-read.ts';
 import {
   FeedManifestSchema,

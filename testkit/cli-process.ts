@@ -60,21 +60,46 @@ export interface CliResult {
   ms: number;
   /** True when the command had to be killed at the deadline (it hung). */
   timedOut: boolean;
+  /** True when `until` held and the command was stopped there (SIGKILL), before its end. */
+  stoppedAtEvent: boolean;
 }
 
-/** Runs `node cli/main.ts ...args` to its end (SIGKILL at the deadline, reported as `timedOut`). */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+export interface CliRunOptions {
+  timeoutMs?: number;
+  /** Checked on every output chunk: once true, the command is killed and the run ends (an event, not a clock). */
+  until?: (output: { stdout: string; stderr: string }) => boolean;
+}
+
+/**
+ * Runs `node cli/main.ts ...args` to its end, or until `options.until` holds (SIGKILL, `stoppedAtEvent`), or to the
+ * deadline (SIGKILL, `timedOut`).
+ */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  options: number | CliRunOptions = {},
+): Promise<CliResult> {
+  const { timeoutMs = 60_000, until } = typeof options === 'number' ? { timeoutMs: options } : options;
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliMain, ...args], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    let stoppedAtEvent = false;
+    const checkUntil = () => {
+      if (until && !stoppedAtEvent && until({ stdout, stderr })) {
+        stoppedAtEvent = true;
+        child.kill('SIGKILL');
+      }
+    };
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
+      checkUntil();
     });
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
+      checkUntil();
     });
     const timer = setTimeout(() => {
       timedOut = true;
@@ -86,7 +111,7 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started, timedOut });
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started, timedOut, stoppedAtEvent });
     });
   });
 }

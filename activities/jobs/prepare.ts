@@ -52,111 +52,113 @@ export async function prepareInputStart(
 const seriesOf = (role: IdentifierRole, kind: JobKind): BatchSeries =>
   kind === 'enrich-contacts' ? 'single' : role === 'domain' || role === 'email' ? 'bulk' : 'single';
 
+type InputRecords = Awaited<ReturnType<typeof openInputRecords>>;
+
 async function prepare(
   openStore: (url: string) => Store,
   request: PrepareRequest,
   stopAfterBatches = Number.POSITIVE_INFINITY,
 ): Promise<PreparedInput | PreparedStart> {
-  const { job, batchSize } = request;
+  const { job } = request;
   const out = openStore(job.output);
   const done = await out.stat(preparedKey(job));
   if (done) return JSON.parse(await out.readText(preparedKey(job))) as PreparedInput;
 
-  const batches: Record<BatchSeries, string[]> = { bulk: [], single: [] };
-  const starts: Record<BatchSeries, number[]> = { bulk: [], single: [] };
-  const sizes: Record<BatchSeries, number> = { bulk: batchSize, single: SINGLE_BATCH_SIZE };
-  let invalid: unknown[] = [];
-  const stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0, invalidParts: 0 };
-  const pending = new Set<Promise<unknown>>();
-  const heartbeat = throttle(() => Context.current().heartbeat(stats.rows), 5000);
-
-  const enqueue = async (write: Promise<unknown>) => {
-    const tracked = write.finally(() => pending.delete(tracked));
-    pending.add(tracked);
-    if (pending.size >= PENDING_WRITES) await Promise.race(pending);
-  };
-  const flushBatch = async (series: BatchSeries) => {
-    const lines = batches[series].join('\n') + '\n';
-    const index = starts[series].length - 1;
-    await enqueue(out.writeText(seriesBatchKey(job, series, index), lines));
-    batches[series] = [];
-  };
-  const flushInvalid = async () => {
-    const counts = { ...zeroCounts(), lines: invalid.length, invalid: invalid.length };
-    await enqueue(
-      writeJobPart(out, job, invalidPartKey(job, stats.invalidParts++), invalid as Record<string, unknown>[], counts),
-    );
-    invalid = [];
-  };
-
-  const addToBatch = async (series: BatchSeries, line: string, row: number) => {
-    if (series === 'single') stats.singles += 1;
-    else stats.distinct += 1;
-    if (batches[series].length === 0) starts[series].push(row);
-    batches[series].push(line);
-    if (batches[series].length >= sizes[series]) await flushBatch(series);
-  };
-  const bulkBatchesStarted = () => starts.bulk.length - (batches.bulk.length > 0 ? 1 : 0);
-
+  const files = new BatchFiles(out, job, request.batchSize);
+  const heartbeat = throttle(() => Context.current().heartbeat(files.stats.rows), 5000);
   // Past a size, first occurrences are sorted out on local disk, so that memory stays flat as the input grows; so
   // are the duplicates, until the batches that answer them are known.
-  const seen = new SpillingDedupe();
-  const duplicates = new DuplicateSpill();
+  const sorting: Sorting = {
+    kind: job.kind,
+    files,
+    seen: new SpillingDedupe(),
+    duplicates: new DuplicateSpill(),
+    heartbeat,
+    stopAfterBatches,
+  };
+  let reading: InputRecords | undefined;
   let duplicateFiles = 0;
-  let reading: Awaited<ReturnType<typeof openInputRecords>> | undefined;
   try {
     reading = await openInputRecords(openStore, job.kind, request);
-    for await (const record of reading.records) {
-      if (bulkBatchesStarted() >= stopAfterBatches) break;
-      stats.rows += 1;
-      heartbeat();
-      const outcome = identifyRecord(record);
-      if (!outcome.ok) {
-        stats.invalid += 1;
-        invalid.push({
-          status: 'invalid',
-          row: record.row,
-          ...recordFields(record),
-          raw: clipRaw(record.raw),
-          error: outcome.reason,
-        });
-        if (invalid.length >= INVALID_PER_PART) await flushInvalid();
-        continue;
-      }
-      const series = seriesOf(outcome.role, job.kind);
-      const line = () => JSON.stringify(batchLine(record, outcome, job.kind));
-      const verdict = await seen.add(outcome.key, record.row, line);
-      if (verdict === 'duplicate') {
-        stats.duplicates += 1;
-        await duplicates.add(series, seen.firstOrder(outcome.key) ?? record.row, line());
-      } else if (verdict === 'new') await addToBatch(series, line(), record.row);
-    }
-    if (bulkBatchesStarted() < stopAfterBatches) {
-      const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text, job.kind), first, text);
-      for await (const deferred of seen.drain(onDuplicate)) {
-        heartbeat();
-        const parsed = JSON.parse(deferred) as BatchItem;
-        await addToBatch(seriesOfParsed(parsed, job.kind), deferred, parsed.row);
-      }
-      stats.duplicates += seen.deferredDuplicates;
-    }
-    if (bulkBatchesStarted() >= stopAfterBatches) {
+    await sortRecords(reading.records, sorting);
+    if (files.bulkBatchesStarted() < stopAfterBatches) await batchDeferredRecords(sorting);
+    if (files.bulkBatchesStarted() >= stopAfterBatches) {
       // The input goes on: the rest (and the invalid records so far) is the whole preparation's to write.
-      await Promise.all(pending);
-      return { complete: false, batches: bulkBatchesStarted() };
+      await files.settle();
+      return { complete: false, batches: files.bulkBatchesStarted() };
     }
-    for (const series of ['bulk', 'single'] as const) if (batches[series].length > 0) await flushBatch(series);
-    if (invalid.length > 0) await flushInvalid();
-    await Promise.all(pending);
-    duplicateFiles = await duplicates.publish(out, job, starts, heartbeat);
+    await files.writeRest();
+    duplicateFiles = await sorting.duplicates.publish(out, job, files.starts, heartbeat);
   } finally {
-    await Promise.all([seen.close(), duplicates.close()]);
+    await Promise.all([sorting.seen.close(), sorting.duplicates.close()]);
   }
-  if (stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
+  if (files.stats.rows === 0) throw new InputError(`input ${request.input} has no data rows`);
 
+  const prepared = summarize(request, files, reading, duplicateFiles);
+  await out.writeText(preparedKey(job), JSON.stringify(prepared, null, 2));
+  return prepared;
+}
+
+/** What sorting the input's records into batches works with. */
+interface Sorting {
+  kind: JobKind;
+  files: BatchFiles;
+  /** First occurrences, by identifier: a later row with the same one is a duplicate. */
+  seen: SpillingDedupe;
+  duplicates: DuplicateSpill;
+  heartbeat: () => void;
+  stopAfterBatches: number;
+}
+
+/**
+ * Identifies each record and sends it where it belongs: an invalid record to the invalid parts, a duplicate to the
+ * duplicate spill, a first occurrence to its series' batch (or, past the dedupe's memory, to its spill, see
+ * `batchDeferredRecords`). Stops once `stopAfterBatches` bulk batches are begun.
+ */
+async function sortRecords(records: AsyncIterable<InputRecord>, sorting: Sorting): Promise<void> {
+  const { kind, files, seen, duplicates } = sorting;
+  for await (const record of records) {
+    if (files.bulkBatchesStarted() >= sorting.stopAfterBatches) break;
+    files.stats.rows += 1;
+    sorting.heartbeat();
+    const outcome = identifyRecord(record);
+    if (!outcome.ok) {
+      await files.addInvalid(record, outcome.reason);
+      continue;
+    }
+    const series = seriesOf(outcome.role, kind);
+    const line = () => JSON.stringify(batchLine(record, outcome, kind));
+    const verdict = await seen.add(outcome.key, record.row, line);
+    if (verdict === 'duplicate') {
+      files.stats.duplicates += 1;
+      await duplicates.add(series, seen.firstOrder(outcome.key) ?? record.row, line());
+    } else if (verdict === 'new') await files.add(series, line(), record.row);
+  }
+}
+
+/** Batches the first occurrences the dedupe deferred to disk, now that every row has been read. */
+async function batchDeferredRecords(sorting: Sorting): Promise<void> {
+  const { kind, files, seen, duplicates } = sorting;
+  const onDuplicate = (first: number, text: string) => duplicates.add(seriesOfLine(text, kind), first, text);
+  for await (const deferred of seen.drain(onDuplicate)) {
+    sorting.heartbeat();
+    const parsed = JSON.parse(deferred) as BatchItem;
+    await files.add(seriesOfParsed(parsed, kind), deferred, parsed.row);
+  }
+  files.stats.duplicates += seen.deferredDuplicates;
+}
+
+/** `work/_prepared.json`: what the preparation read and wrote. */
+function summarize(
+  request: PrepareRequest,
+  files: BatchFiles,
+  reading: InputRecords | undefined,
+  duplicateFiles: number,
+): PreparedInput {
+  const { stats, starts } = files;
   const columns = reading?.columns();
   const skipped = reading?.skippedLines() ?? 0;
-  const prepared: PreparedInput = {
+  return {
     input: request.input,
     rows: stats.rows,
     distinct: stats.distinct,
@@ -164,15 +166,93 @@ async function prepare(
     invalid: stats.invalid,
     ...(skipped > 0 ? { skippedLines: skipped } : {}),
     batches: starts.bulk.length,
-    batchSize,
+    batchSize: request.batchSize,
     ...(stats.singles > 0
       ? { singles: stats.singles, singleBatches: starts.single.length, singleBatchSize: SINGLE_BATCH_SIZE }
       : {}),
     ...(duplicateFiles > 0 ? { duplicateFiles } : {}),
     ...(columns ? { columns: describeChoice(columns) } : {}),
   };
-  await out.writeText(preparedKey(job), JSON.stringify(prepared, null, 2));
-  return prepared;
+}
+
+/**
+ * The batch files and invalid parts being written, with the counts of what was read. Writes run in the background,
+ * at most `PENDING_WRITES` at once.
+ */
+class BatchFiles {
+  readonly stats = { rows: 0, distinct: 0, singles: 0, duplicates: 0, invalid: 0, invalidParts: 0 };
+  /** The first row of each batch begun, per series. */
+  readonly starts: Record<BatchSeries, number[]> = { bulk: [], single: [] };
+  private readonly out: Store;
+  private readonly job: JobRef;
+  private readonly sizes: Record<BatchSeries, number>;
+  private gathering: Record<BatchSeries, string[]> = { bulk: [], single: [] };
+  private invalid: Record<string, unknown>[] = [];
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(out: Store, job: JobRef, batchSize: number) {
+    this.out = out;
+    this.job = job;
+    this.sizes = { bulk: batchSize, single: SINGLE_BATCH_SIZE };
+  }
+
+  /** Bulk batches begun, not counting one still gathering its lines. */
+  bulkBatchesStarted(): number {
+    return this.starts.bulk.length - (this.gathering.bulk.length > 0 ? 1 : 0);
+  }
+
+  async add(series: BatchSeries, line: string, row: number): Promise<void> {
+    if (series === 'single') this.stats.singles += 1;
+    else this.stats.distinct += 1;
+    if (this.gathering[series].length === 0) this.starts[series].push(row);
+    this.gathering[series].push(line);
+    if (this.gathering[series].length >= this.sizes[series]) await this.writeBatch(series);
+  }
+
+  async addInvalid(record: InputRecord, reason: string): Promise<void> {
+    this.stats.invalid += 1;
+    this.invalid.push({
+      status: 'invalid',
+      row: record.row,
+      ...recordFields(record),
+      raw: clipRaw(record.raw),
+      error: reason,
+    });
+    if (this.invalid.length >= INVALID_PER_PART) await this.writeInvalid();
+  }
+
+  /** Writes the batches and invalid records still gathering, and waits for every write. */
+  async writeRest(): Promise<void> {
+    for (const series of ['bulk', 'single'] as const)
+      if (this.gathering[series].length > 0) await this.writeBatch(series);
+    if (this.invalid.length > 0) await this.writeInvalid();
+    await this.settle();
+  }
+
+  /** Waits for the writes in flight. */
+  async settle(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+
+  private async writeBatch(series: BatchSeries): Promise<void> {
+    const lines = this.gathering[series].join('\n') + '\n';
+    const index = this.starts[series].length - 1;
+    await this.enqueue(this.out.writeText(seriesBatchKey(this.job, series, index), lines));
+    this.gathering[series] = [];
+  }
+
+  private async writeInvalid(): Promise<void> {
+    const counts = { ...zeroCounts(), lines: this.invalid.length, invalid: this.invalid.length };
+    const key = invalidPartKey(this.job, this.stats.invalidParts++);
+    await this.enqueue(writeJobPart(this.out, this.job, key, this.invalid, counts));
+    this.invalid = [];
+  }
+
+  private async enqueue(write: Promise<unknown>): Promise<void> {
+    const tracked = write.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+    if (this.pending.size >= PENDING_WRITES) await Promise.race(this.pending);
+  }
 }
 
 function seriesOfLine(line: string, kind: JobKind): BatchSeries {

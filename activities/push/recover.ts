@@ -4,11 +4,12 @@ import type { PartSpool } from '../paid/spool.ts';
 import { readCheckedManifest } from '../run/manifest-read.ts';
 import { PushManifestSchema } from '../run/manifest-schemas.ts';
 import { readPart } from '../run/parts.ts';
+import { answerKey } from '../run/scheduled-layout.ts';
+import { readWatermarkState } from '../run/watermarks.ts';
 import { pushPartIdentity, recordSavedAnswer } from './fetch.ts';
 import { finalizePushRun } from './finalize.ts';
-import { answerKey, roundKey } from './layout.ts';
+import { roundKey } from './layout.ts';
 import type { PushFilters, PushManifest, PushRound, PushRunRef } from './types.ts';
-import { readPushState } from './watermarks.ts';
 
 export interface RecoverKeptRequest {
   /** The run about to plan. */
@@ -36,7 +37,7 @@ export async function recoverKeptAnswers(
   await spool.publish(store, [`${run.name}/`], published);
   const kept = keptAnswersByRun(run, published);
   if (kept.size === 0) return [];
-  const last = (await readPushState(store, run.name)).lastRun;
+  const last = (await readWatermarkState(store, run.name)).lastRun;
   const indexes = last ? kept.get(last.run_id) : undefined;
   if (!last || !indexes) return [];
   // Believed only when it is one (size, depth, the shipped schema); without it (never written, spoiled) the kept

@@ -16,12 +16,19 @@ const OUTPUTS = (key: string) => !key.includes('/work/');
  */
 export function refusingStore(
   store: Store,
-  options: { refused?: (key: string) => boolean; code?: string; while?: () => boolean } = {},
+  options: {
+    refused?: (key: string) => boolean;
+    code?: string;
+    while?: () => boolean;
+    /** Told each write it refuses (the test counts attempts: retrying a full disk is a bug). */
+    onRefused?: (key: string) => void;
+  } = {},
 ): Store {
   const { refused = OUTPUTS, code = 'ENOSPC' } = options;
   const refusing = Object.create(store) as Store;
   refusing.writeBytes = async (key, data, writeOptions) => {
     if ((options.while?.() ?? true) && refused(key)) {
+      options.onRefused?.(key);
       const cause = Object.assign(new Error(`${code}: no space left on device, write`), { code });
       throw storageFailure('write', { url: store.url, key }, cause);
     }

@@ -143,10 +143,9 @@ describe('deliverToEndpoint', () => {
       type: 'DeliveryFailed',
       nonRetryable: false,
     });
-    const started = Date.now();
+    // The destination never answers: only the 300 ms timeout ends this call (else the test's own limit fails it).
     const t = await failureOf(activities({ timeout_ms: 300 }).deliverToEndpoint(input('hang')));
     expect(t).toMatchObject({ type: 'DeliveryTimeout', nonRetryable: false });
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('a private destination is refused by the SSRF guard, non-retryable', async () => {
