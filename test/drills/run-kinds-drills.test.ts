@@ -89,7 +89,7 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
    * Releases the held answers once the run is finalizing, and judges the finished run: its output against the truth,
    * its manifest against the sandbox's ledger, and which requests were asked twice.
    */
-  async function finishAndJudge(watched: Watched, fault: Fault, label: string) {
+  async function finishAndJudge(watched: Watched, fault: Fault, label: string, options: { sentBefore: boolean }) {
     const { onTheirWay, lastSeq } = fault;
     const { env, proxy } = drill;
     const { run } = watched;
@@ -115,15 +115,18 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     // The drill did what it says: a paid answer was on its way at the fault, and its request was asked again.
     expect(onTheirWay.length).toBeGreaterThanOrEqual(1);
     expect(onTheirWay.some((call) => twice.includes(call.body))).toBe(true);
-    // Asked twice: only requests in flight at the fault (sent before it, at most the run's window of calls: an answer
-    // that had passed the proxy may not have been saved yet), and only once more.
+    // Asked twice: only requests in flight at the fault (at most the run's window of calls: an answer that had passed
+    // the proxy may not have been saved yet), and only once more. With `sentBefore`, each was sent before the fault;
+    // otherwise an attempt running at the fault may send its call after it (one waiting for its permit through a
+    // Temporal outage, which cannot ask the server whether it still counts: docs/paid-answers.md).
     expect(twice.length).toBeLessThanOrEqual(run.concurrency);
     const firstSeq = new Map<string, number>();
     for (const call of watched.paid()) if (!firstSeq.has(call.body)) firstSeq.set(call.body, call.seq);
     for (const body of twice) {
-      expect(firstSeq.get(body)!, `asked twice, first after the fault: ${body.slice(0, 120)}`).toBeLessThanOrEqual(
-        lastSeq,
-      );
+      if (options.sentBefore) {
+        const first = firstSeq.get(body)!;
+        expect(first, `asked twice, first after the fault: ${body.slice(0, 120)}`).toBeLessThanOrEqual(lastSeq);
+      }
       expect(asked.get(body)).toBe(2);
     }
     // The sandbox's call record and its ledger agree.
@@ -166,7 +169,8 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     // The stalled worker goes on: its attempts learn that Temporal timed them out, and read the answers they paid for.
     process.kill(-stalled.pid, 'SIGCONT');
 
-    await finishAndJudge(watched, fault, `${kind} stall drill`);
+    // A stopped worker sends nothing; after SIGCONT, its attempts that Temporal gave up on do not call.
+    await finishAndJudge(watched, fault, `${kind} stall drill`, { sentBefore: true });
   }, 240_000);
 
   it('Temporal restart: the server killed past the heartbeat timeout with a paid answer on its way and started again on its port and database: the worker reconnects, the manifest equal to the ledger', async () => {
@@ -181,6 +185,6 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     const again = () => fault.onTheirWay.some((c) => askedAgain(watched, c));
     await until('a call on its way to be asked again', again, 90_000);
 
-    await finishAndJudge(watched, fault, `${kind} Temporal restart drill`);
+    await finishAndJudge(watched, fault, `${kind} Temporal restart drill`, { sentBefore: false });
   }, 240_000);
 });
