@@ -42,6 +42,8 @@ export interface DrillRun {
   workflowId: string;
   /** The path of its paid calls. */
   paidPath: string;
+  /** Its activity that makes a paid call. */
+  paidActivity: string;
   /** Its finalize activity: the one that waits for answers still on their way. */
   finalizeActivity: string;
   /** Paid calls it makes at most at once. */
@@ -89,6 +91,7 @@ export async function drillRun(
     return {
       ...common,
       paidPath: PATHS.enrichBulk,
+      paidActivity: 'fetchPushBatch',
       finalizeActivity: 'finalizePushRun',
       start: () => start('scheduledPush', { name: id, watchlist: watchlist.url, since, concurrency: RUN_CONCURRENCY }),
       async judge(result) {
@@ -114,6 +117,7 @@ export async function drillRun(
       ...common,
       concurrency: 1,
       paidPath: '/v1/buyer-intent/contacts',
+      paidActivity: 'fetchFeedPage',
       finalizeActivity: 'finalizeFeedRun',
       start: () => start('scheduledFeed', feed),
       async judge(result) {
@@ -140,6 +144,7 @@ export async function drillRun(
   return {
     ...common,
     paidPath: PATHS.enrichBulk,
+    paidActivity: 'fetchSyncBatch',
     finalizeActivity: 'finalizeSyncRun',
     start: () => start('crmSync', { name: id, kind: 'enrich', input, limit: SYNC_LIMIT, concurrency: RUN_CONCURRENCY }),
     async judge(result) {
