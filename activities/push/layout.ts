@@ -1,3 +1,4 @@
+import type { ManifestClaims } from '../run/manifest-place.ts';
 import type { TableName } from '../tables/columns.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { PushRunRef } from './types.ts';
@@ -30,6 +31,24 @@ export const pushManifestKey = (run: PushRunRef) => `${runPrefix(run)}_manifest.
 /** `…/run-<id>/tables/signals/part-NNNNN.<ext>`: the flat table of part NNNNN (docs/tables.md). */
 export const pushTablePartKey = (run: PushRunRef, table: TableName, index: number, format: OutputFormat) =>
   `${runPrefix(run)}tables/${table}/part-${pad(index)}${tableExtension(format, 'gzip')}`;
+
+/**
+ * A push run's manifest lies in the run folder its own `name`, `dt` and `run_id` name (activities/run/manifest-place.ts);
+ * a feed run's in `feedRunPrefix`'s, with the folder of its kind as `dir`.
+ */
+export function runManifestClaims(
+  manifest: { name: string; dt: string; run_id: string; output: string; parts: readonly { key: string }[] },
+  dir = 'signals',
+): ManifestClaims {
+  const run = { name: manifest.name, output: manifest.output, runId: manifest.run_id, date: manifest.dt };
+  return {
+    folder: feedRunPrefix(run, dir).replace(/\/$/, ''),
+    folderField: 'run_id',
+    depth: 4,
+    output: manifest.output,
+    parts: manifest.parts,
+  };
+}
 
 export const workPrefix = (run: PushRunRef) => `${run.name}/work/run-${run.runId}/`;
 export const planKey = (run: PushRunRef) => `${workPrefix(run)}_plan.json`;
