@@ -14,13 +14,13 @@ import { type CollectorManifest, createCollectorActivities } from '../../../acti
 import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import type { Manifest } from '../../../activities/jobs/types.ts';
 import { placeManifest } from '../../../activities/run/manifest-place.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../../../activities/run/manifest-schemas.ts';
 import { collectorManifestKey, collectorStagingKey } from '../../../activities/webhook-layout.ts';
 import { dryRun } from '../../../cli/dry-run.ts';
 import { openStore } from '../../../config/storage.ts';
 import { webhookDeliveryConfig } from '../../../config/webhook-destinations.ts';
 import { ManifestPlaceError } from '../../../connectors/errors.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
+import { completedJobManifest } from '../../helpers/job-manifest.ts';
 
 const SECRET = 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n';
 const SECRET_SHA = createHash('sha256').update(SECRET).digest('hex');
@@ -66,21 +66,9 @@ function expectNoSecret(...values: unknown[]): void {
   expect(all).not.toContain('AWS_SECRET');
 }
 
-/** A completed enrich job's manifest as the kit writes one: 10 distinct domains for 40 credits, one part. */
-function jobManifest(jobId: string, over: Partial<Manifest> = {}): Manifest {
-  return {
-    schema_version: MANIFEST_SCHEMA_VERSION,
-    job_id: jobId,
-    kind: 'enrich',
-    input: 'file:///in.csv',
-    output,
-    status: 'completed',
-    started_at: '2026-11-20T10:00:00.000Z',
-    finished_at: '2026-11-20T10:01:00.000Z',
-    counts: { input_rows: 10, distinct: 10, duplicates: 0, ok: 10, not_found: 0, error: 0, invalid: 0, lines: 10 },
-    credits_charged: 40,
-    unsaved_answers: { credits: 0, unknown_calls: 0 },
-    batches: { total: 1, done: 1, failed: 0 },
+/** A completed enrich job's manifest as the kit writes one, with one part in its folder. */
+const jobManifest = (jobId: string, over: Partial<Manifest> = {}): Manifest =>
+  completedJobManifest(jobId, output, {
     parts: [
       {
         key: `${jobId}/parts/part-00000.jsonl.gz`,
@@ -91,10 +79,8 @@ function jobManifest(jobId: string, over: Partial<Manifest> = {}): Manifest {
         format: 'jsonl',
       },
     ],
-    details: { options: {} },
     ...over,
-  };
-}
+  });
 
 /** The secret as a part, under `key`, with its true size and sha256 (learnt elsewhere). */
 const secretPart = (key: string) => ({ key, lines: 1, bytes: Buffer.byteLength(SECRET), sha256: SECRET_SHA });
