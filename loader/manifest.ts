@@ -3,9 +3,9 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
-import { feedDir } from '../activities/feeds/finalize.ts';
-import type { FeedKind } from '../activities/feeds/types.ts';
-import { runManifestClaims } from '../activities/push/layout.ts';
+import type { FeedKind } from '../activities/feeds/kinds.ts';
+import { feedManifestClaims } from '../activities/feeds/layout.ts';
+import { pushManifestClaims } from '../activities/push/layout.ts';
 import { jobManifestClaims, placeManifest } from '../activities/run/manifest-place.ts';
 import { type CheckedManifest, readCheckedManifest } from '../activities/run/manifest-read.ts';
 import {
@@ -112,7 +112,9 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
     url,
     read.type === 'job'
       ? jobManifestClaims(read.manifest)
-      : runManifestClaims(read.manifest, read.type === 'feed' ? feedDir(read.manifest.kind as FeedKind) : 'signals'),
+      : read.type === 'feed'
+        ? feedManifestClaims({ ...read.manifest, kind: read.manifest.kind as FeedKind })
+        : pushManifestClaims(read.manifest),
   );
   if (manifest.status === 'failed') {
     throw new ManifestError(url, `field "status": the ${source.kind} failed; only a finished one's tables are loaded`);

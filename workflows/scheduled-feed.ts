@@ -1,9 +1,9 @@
 import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { FeedKind } from '../activities/feeds/kinds.ts';
 import type {
   FeedCallResult,
   FeedFilters,
-  FeedKind,
   FeedResult,
   FeedRunRef,
   FeedSlice,

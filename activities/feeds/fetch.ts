@@ -3,7 +3,6 @@ import type { CallOptions } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { publishSpooled } from '../paid/paid-batch.ts';
 import { type AttemptContext, lostRace, publishPaidPart, sendPaidCall } from '../paid/paid-call.ts';
-import { answerKey, pushCallsPrefix, workPrefix } from '../push/layout.ts';
 import {
   optionsHash,
   type PartIdentity,
@@ -13,6 +12,7 @@ import {
   writePart,
   zeroCounts,
 } from '../run/parts.ts';
+import { answerKey, callsPrefix, workPrefix } from '../run/scheduled-layout.ts';
 import type { FeedCallResult, FeedPageRequest, FeedRunRef, FeedSearchRequest } from './types.ts';
 
 /** The most items one search call returns; every feed search asks for that many. */
@@ -126,7 +126,7 @@ async function answerOnce(
 
   const { response, marker } = await sendPaidCall(
     store,
-    { callsPrefix: pushCallsPrefix(run) },
+    { callsPrefix: callsPrefix(run) },
     identity.index,
     attempt,
     paid,

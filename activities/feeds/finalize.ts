@@ -1,33 +1,31 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import {
-  answerKey,
-  feedManifestKey,
-  feedPartKey,
-  feedTablePartKey,
-  planKey,
-  pushCallsPrefix,
-  watermarksKey,
-} from '../push/layout.ts';
-import type { DomainOutcome } from '../push/types.ts';
-import { canonicalTime, commitPushState, readPushState } from '../push/watermarks.ts';
-import { finalizeRun } from '../run/finalize-run.ts';
+import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { encodeTableParts, readPartLines, storedPart, writePart, writeTableParts, zeroCounts } from '../run/parts.ts';
+import { answerKey, planKey, scheduledRunMarkers, watermarksKey } from '../run/scheduled-layout.ts';
 import type { ManifestPart } from '../run/types.ts';
-import { FEED_TABLES, type FeedTableName, feedRow } from '../tables/feeds.ts';
+import {
+  canonicalTime,
+  commitWatermarkState,
+  type KeyOutcome,
+  lastRunOf,
+  readWatermarkState,
+  type WatermarkState,
+} from '../run/watermarks.ts';
+import { FEED_TABLES, feedRow } from '../tables/feeds.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
+import type { FeedKind } from './kinds.ts';
+import { feedDir, feedManifestKey, feedPartKey, feedTablePartKey } from './layout.ts';
 import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
-import type { FeedKind, FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
+import type { FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
 
 /** Lines per part of a feed run. */
 export const FEED_PART_LINES = 10_000;
 
-/** The folder a feed's lines go to under its name, and the name of its flat table. */
-export const feedDir = (kind: FeedKind): FeedTableName => (kind === 'company-search' ? 'companies' : 'contacts');
-
-type PushState = Awaited<ReturnType<typeof readPushState>>;
+/** Where tests and readers found it before feeds had a layout of their own. */
+export { feedDir } from './layout.ts';
 
 interface Found {
   key: string;
@@ -40,7 +38,7 @@ interface Found {
 /** What a feed run's saved answers hold, merged. */
 interface FeedGathered {
   plan: FeedPlan;
-  state: PushState;
+  state: WatermarkState;
   /** One entry per distinct company or contact: of repeats across slices, the one with the newest signal. */
   found: Map<string, Found>;
   returned: number;
@@ -63,27 +61,14 @@ interface FeedWritten {
  * newest signal id), writes the new ones as parts, then the manifest, and only then commits the state. Every step is
  * idempotent: a crash in between is repaired by running it again.
  */
-export async function finalizeFeedRun(
-  store: Store,
-  request: FinalizeFeedRequest,
-  wait: AnswerWait = answerWait(),
-): Promise<FeedResult> {
-  const { run } = request;
-  return finalizeRun(
-    store,
-    {
-      // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call
-      // whose outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
-      markers: { callsPrefix: pushCallsPrefix(run) },
-      manifestKey: feedManifestKey(run, feedDir(run.kind)),
-      gather: () => gatherFeedRun(store, request),
-      write: (gathered) => writeFeedParts(store, request, gathered),
-      manifest: (gathered, written, unsaved) => feedManifest(store, request, gathered, written, unsaved),
-      afterManifest: (manifest, gathered, written) => commitFeedRun(store, request, manifest, gathered, written),
-    },
-    wait,
-  );
-}
+export const finalizeFeedRun = runFinalizer<FinalizeFeedRequest, FeedGathered, FeedWritten, FeedManifest, FeedResult>({
+  markers: scheduledRunMarkers,
+  manifestKey: ({ run }) => feedManifestKey(run),
+  gather: gatherFeedRun,
+  write: writeFeedParts,
+  manifest: feedManifest,
+  afterManifest: commitFeedRun,
+});
 
 /** Reads every saved answer of the run and merges what they found. */
 async function gatherFeedRun(store: Store, request: FinalizeFeedRequest): Promise<FeedGathered> {
@@ -93,7 +78,7 @@ async function gatherFeedRun(store: Store, request: FinalizeFeedRequest): Promis
     state_from: null,
     known: 0,
   };
-  const state = await readPushState(store, run.name);
+  const state = await readWatermarkState(store, run.name);
   const found = new Map<string, Found>();
   let returned = 0;
   let credits = 0;
@@ -135,7 +120,7 @@ async function writeFeedParts(
   for (let first = 0, index = 0; first < fresh.length; first += FEED_PART_LINES, index++) {
     const slice = fresh.slice(first, first + FEED_PART_LINES);
     const lines = slice.map((entry) => ({ key: entry.key, ...entry.item }));
-    const key = feedPartKey(run, dir, index, request.compression);
+    const key = feedPartKey(run, index, request.compression);
     const counts = { ...zeroCounts(), lines: lines.length, ok: lines.length };
     // Written whole each time the run ends (never reused): its identity only names whose part it is.
     const identity = { owner: `${run.name}/run-${run.runId}`, options: '', index };
@@ -144,7 +129,7 @@ async function writeFeedParts(
       {
         formats: run.formats ?? [],
         compression: request.compression,
-        keyOf: (_table, format) => feedTablePartKey(run, dir, index, format, request.compression),
+        keyOf: (_table, format) => feedTablePartKey(run, index, format, request.compression),
       },
       [{ def: FEED_TABLES[dir], rows: slice.map((entry) => feedRow(dir, entry.key, entry.item)) }],
     );
@@ -172,15 +157,9 @@ function feedManifest(
   if (status === 'completed' && request.incomplete.length > 0) status = 'completed_with_errors';
   return {
     schema_version: MANIFEST_SCHEMA_VERSION,
-    name: run.name,
     kind: run.kind,
-    run_id: run.runId,
-    dt: run.date,
+    ...scheduledRunHead(run, request, status),
     output: store.url,
-    scheduled_at: request.scheduledAt,
-    started_at: request.startedAt,
-    finished_at: new Date().toISOString(),
-    status,
     filters: request.filters,
     detected_after: plan.detected_after,
     counts: {
@@ -189,15 +168,13 @@ function feedManifest(
       new: fresh.length,
       already_delivered: found.size - fresh.length,
     },
-    credits_charged: gathered.credits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    ...chargedFields(gathered.credits, unsaved),
     calls,
     ...(run.kind === 'intent-contacts' ? {} : { slices: { total: calls, split: gathered.split } }),
     incomplete: request.incomplete.slice(0, 100),
     parts: written.parts,
     state: { key: watermarksKey(run.name), from_run: plan.state_from, keys_advanced: fresh.length },
-    ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...endingFields(request),
   };
 }
 
@@ -216,10 +193,9 @@ async function commitFeedRun(
   written: FeedWritten,
 ): Promise<FeedResult> {
   const { run } = request;
-  const { status, calls, credits_charged: credits } = manifest;
+  const { status, calls } = manifest;
   const { fresh } = written;
-  const dir = feedDir(run.kind);
-  const outcomes = new Map<string, DomainOutcome>();
+  const outcomes = new Map<string, KeyOutcome>();
   for (const entry of fresh) {
     outcomes.set(entry.key, {
       through: entry.at ?? request.scheduledAt,
@@ -235,20 +211,9 @@ async function commitFeedRun(
     };
     await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
   } else if (outcomes.size > 0 || gathered.state.runId === null) {
-    await commitPushState(store, run.name, run.runId, outcomes, {
-      lastRun: {
-        run_id: run.runId,
-        status,
-        mode: run.kind,
-        manifest: feedManifestKey(run, dir),
-        finished_at: manifest.finished_at,
-        signals: fresh.length,
-        credits,
-        overlap_credits: 0,
-        calls,
-        incomplete: request.incomplete.length,
-        incomplete_domains: [],
-      },
+    const did = { mode: run.kind, signals: fresh.length, calls, incomplete: request.incomplete.length };
+    await commitWatermarkState(store, run.name, run.runId, outcomes, {
+      lastRun: lastRunOf(run, feedManifestKey(run), manifest, did),
     });
   }
   // Finished (this run, or a stopped one it resumed): no later run resumes it.
@@ -259,10 +224,10 @@ async function commitFeedRun(
     runId: run.runId,
     dt: run.date,
     status,
-    manifestUrl: store.urlOf(feedManifestKey(run, dir)),
+    manifestUrl: store.urlOf(feedManifestKey(run)),
     new: fresh.length,
     returned: gathered.returned,
-    credits,
+    credits: manifest.credits_charged,
     calls,
     parts: manifest.parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,
@@ -292,7 +257,7 @@ async function readAnswer(
 }
 
 /** Delivered before: the same key with the same newest signal (or, for buyer intent, the key at all). */
-function isNew(entry: Found, state: PushState): boolean {
+function isNew(entry: Found, state: WatermarkState): boolean {
   const mark = state.marks.get(entry.key);
   if (mark === undefined) return true;
   if (entry.at === null) return false;

@@ -1,9 +1,10 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { planKey } from '../push/layout.ts';
-import { readPushState } from '../push/watermarks.ts';
 import { optionsHash } from '../run/parts.ts';
-import type { FeedFilters, FeedKind, FeedPlan, FeedRunRef } from './types.ts';
+import { planKey } from '../run/scheduled-layout.ts';
+import { readWatermarkState } from '../run/watermarks.ts';
+import type { FeedKind } from './kinds.ts';
+import type { FeedFilters, FeedPlan, FeedRunRef } from './types.ts';
 
 /** Where a feed's first run starts when it is given no `since`: a week before it. */
 export const FIRST_RUN_LOOKBACK_MS = 7 * 86_400_000;
@@ -24,7 +25,7 @@ export async function prepareFeedRun(store: Store, request: PrepareFeedRequest):
   const { run } = request;
   const saved = await readJsonIfPresent<FeedPlan>(store, planKey(run));
   if (saved) return saved;
-  const state = await readPushState(store, run.name);
+  const state = await readWatermarkState(store, run.name);
   let newest: string | null = null;
   for (const at of state.marks.values()) if (newest === null || at > newest) newest = at;
   const firstStart = request.since ?? new Date(Date.parse(request.scheduledAt) - FIRST_RUN_LOOKBACK_MS).toISOString();
@@ -69,6 +70,6 @@ export async function stoppedFeedRun(store: Store, request: StoppedRunRequest): 
   const stopped = await readJsonIfPresent<StoppedFeedRun>(store, stoppedRunKey(request.name)).catch(() => undefined);
   if (!stopped || typeof stopped.scheduled_at !== 'string') return null;
   if (stopped.feed !== feedHash(request.kind, request.filters)) return null;
-  const state = await readPushState(store, request.name);
+  const state = await readWatermarkState(store, request.name);
   return state.runId === stopped.state_from ? stopped.scheduled_at : null;
 }

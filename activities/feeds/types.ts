@@ -9,14 +9,12 @@ import type {
   SearchCompaniesParams,
   SearchContactsParams,
 } from '../../connectors/signal-api/types.ts';
-import type { PushRunRef } from '../push/types.ts';
 import type { FeedManifestSchema, Written } from '../run/manifest-schemas.ts';
-import type { JobStatus } from '../run/types.ts';
+import type { JobStatus, ScheduledRunRef } from '../run/types.ts';
+import type { FeedKind } from './kinds.ts';
 
-export type FeedKind = 'company-search' | 'contact-search' | 'intent-contacts';
-
-/** A feed's run: the same reference as a push run (name, output, run id from the scheduled time, `dt=` date). */
-export type FeedRunRef = PushRunRef & { kind: FeedKind };
+/** A feed's run: a scheduled run (name, output, run id from the scheduled time, `dt=` date) of one kind of feed. */
+export type FeedRunRef = ScheduledRunRef & { kind: FeedKind };
 
 /** `POST /v1/companies/search` filters a feed may carry (spec 4.4), in the API's field names. */
 export type CompanySearchFilters = Omit<SearchCompaniesParams, 'detected_after' | 'limit' | 'content_filters'> & {

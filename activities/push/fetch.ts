@@ -18,19 +18,12 @@ import {
   writeTableParts,
   zeroCounts,
 } from '../run/parts.ts';
+import { answerKey, callsPrefix } from '../run/scheduled-layout.ts';
 import type { BatchResult } from '../run/types.ts';
 import type { TableName } from '../tables/columns.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
-import {
-  answerKey,
-  batchDoneKey,
-  pushBatchKey,
-  pushCallsPrefix,
-  pushPartKey,
-  pushTablePartKey,
-  runFolders,
-} from './layout.ts';
+import { batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey, runFolders } from './layout.ts';
 import type {
   DomainOutcome,
   PushBatch,
@@ -80,7 +73,7 @@ export const fetchPushBatch: PaidBatchActivity<PushBatchRequest> = async (
 
   const batch = JSON.parse(await store.readText(pushBatchKey(run, index))) as PushBatch;
   const params = bulkRequest(batch, filters);
-  const folder = { callsPrefix: pushCallsPrefix(run) };
+  const folder = { callsPrefix: callsPrefix(run) };
   const { results, answered } = await sendBulkEnrich(client, store, folder, index, attempt, params);
 
   const { lines, record } = collect(batch, results);

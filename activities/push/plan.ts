@@ -3,8 +3,10 @@ import { InputError } from '../../connectors/errors.ts';
 import { domainFromWebsite, type Normalized } from '../../connectors/normalize/domain.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { openInput, readInputRecords } from '../input/read-input.ts';
+import { planKey, SCHEDULE_NAME } from '../run/scheduled-layout.ts';
+import { canonicalTime, readWatermarkState } from '../run/watermarks.ts';
 import { readBatchRecord } from './fetch.ts';
-import { PUSH_NAME, planKey, pushBatchKey, roundKey } from './layout.ts';
+import { pushBatchKey, roundKey } from './layout.ts';
 import { type PackedCall, packCalls } from './pack.ts';
 import type {
   DomainOutcome,
@@ -15,7 +17,6 @@ import type {
   PushRound,
   PushRunRef,
 } from './types.ts';
-import { canonicalTime, readPushState } from './watermarks.ts';
 
 /** Domains per `POST /v1/companies/enrich/bulk` call (spec 4.2). */
 export const PUSH_BATCH_SIZE = 100;
@@ -43,7 +44,7 @@ export async function preparePushRun(
   request: PreparePushRequest,
 ): Promise<PushPlan> {
   const { run } = request;
-  if (!PUSH_NAME.test(run.name)) {
+  if (!SCHEDULE_NAME.test(run.name)) {
     throw new InputError(`push name "${run.name}": use lower-case letters, digits, "-" and "_" (at most 63)`);
   }
   const batchSize = Math.min(PUSH_BATCH_SIZE, Math.max(1, request.batchSize ?? PUSH_BATCH_SIZE));
@@ -56,7 +57,7 @@ export async function preparePushRun(
     : undefined;
   const lookback = Math.max(0, request.lookbackMs ?? 0);
   const useState = !window && !request.fullRefresh;
-  const state = useState ? await readPushState(out, run.name) : undefined;
+  const state = useState ? await readWatermarkState(out, run.name) : undefined;
   const entries: PushBatchDomain[] = [];
   const seen = new Set<string>();
   const stats = { rows: 0, duplicates: 0, invalid: 0 };

@@ -4,11 +4,12 @@ import type { PartSpool } from '../paid/spool.ts';
 import { readPlacedManifest } from '../run/manifest-read.ts';
 import { PushManifestSchema } from '../run/manifest-schemas.ts';
 import { readPart } from '../run/parts.ts';
+import { answerKey } from '../run/scheduled-layout.ts';
+import { readWatermarkState } from '../run/watermarks.ts';
 import { pushPartIdentity, recordSavedAnswer } from './fetch.ts';
 import { finalizePushRun } from './finalize.ts';
-import { answerKey, roundKey, runManifestClaims } from './layout.ts';
+import { pushManifestClaims, roundKey } from './layout.ts';
 import type { PushFilters, PushManifest, PushRound, PushRunRef } from './types.ts';
-import { readPushState } from './watermarks.ts';
 
 export interface RecoverKeptRequest {
   /** The run about to plan. */
@@ -36,14 +37,15 @@ export async function recoverKeptAnswers(
   await spool.publish(store, [`${run.name}/`], published);
   const kept = keptAnswersByRun(run, published);
   if (kept.size === 0) return [];
-  const last = (await readPushState(store, run.name)).lastRun;
+  const last = (await readWatermarkState(store, run.name)).lastRun;
   const indexes = last ? kept.get(last.run_id) : undefined;
   if (!last || !indexes) return [];
   // Believed only when it is one (size, depth, the shipped schema) and that run's, in its place (this push, that run,
   // its own folder); without it (never written, spoiled, planted) the kept answers stay published in that run's
   // folders, and its batches are recorded by a try of that same run.
-  const manifest = (await readPlacedManifest(store, last.manifest, PushManifestSchema, (m) => runManifestClaims(m)))
-    ?.manifest as PushManifest | undefined;
+  const manifest = (await readPlacedManifest(store, last.manifest, PushManifestSchema, pushManifestClaims))?.manifest as
+    | PushManifest
+    | undefined;
   if (!manifest || manifest.mode === 'backfill' || manifest.name !== run.name || manifest.run_id !== last.run_id) {
     return [];
   }

@@ -4,22 +4,11 @@
  */
 import type { z } from 'zod';
 import type { PushManifestSchema, Written } from '../run/manifest-schemas.ts';
-import type { JobStatus, ManifestPart, PartCounts } from '../run/types.ts';
-import type { OutputFormat } from '../tables/formats.ts';
+import type { JobStatus, ManifestPart, PartCounts, ScheduledRunRef } from '../run/types.ts';
+import type { DeliveredId, KeyOutcome } from '../run/watermarks.ts';
 
-/** One run of one push: everything lives under `<output>/<name>/`; the run's files are keyed by `runId`. */
-export interface PushRunRef {
-  /** The push's name (also the schedule's): lower-case letters, digits, `-` and `_`. */
-  name: string;
-  /** Base output URL (file://, s3://, gs://). */
-  output: string;
-  /** `20260301T120000Z`: from the run's scheduled time, so that a retried run writes the same keys. */
-  runId: string;
-  /** `YYYY-MM-DD` (UTC) of the run's scheduled time: the `dt=` partition. */
-  date: string;
-  /** Formats of the flat signals table (`--format`), written beside each part; none when absent. */
-  formats?: OutputFormat[];
-}
+/** One run of one push: its signals go under `<output>/<name>/signals/` (activities/push/layout.ts). */
+export type PushRunRef = ScheduledRunRef;
 
 /** Filters sent with every bulk call of a push (spec 4.1 field names). */
 export interface PushFilters {
@@ -92,9 +81,6 @@ export interface PushRound {
   domains: number;
 }
 
-/** `[signal_id, detected_at]` of a signal already pushed, kept to drop it when a later call returns it again. */
-export type PushedId = [string, string];
-
 /** One domain of a batch: from where it needs signals, and signals it must not push again. */
 export interface PushBatchDomain {
   domain: string;
@@ -103,7 +89,7 @@ export interface PushBatchDomain {
   /** Its watermark before this run (null: none). */
   through: string | null;
   /** Pushed signals this call may return again (above `through`, or inside the lookback window). */
-  pushed?: PushedId[];
+  pushed?: DeliveredId[];
   /** Lookback: every signal pushed after this time is among `pushed`, so a start this low pushes nothing twice. */
   cover?: string;
   /**
@@ -135,18 +121,15 @@ export interface PushBatchRequest {
   filters: PushFilters;
 }
 
-/** What one call established for one domain (only domains the service answered `ok` or `not_found`). */
-export interface DomainOutcome {
-  /** The new complete-through time (never earlier than the domain's previous one). */
-  through: string | null;
-  /** Pushed signals to remember (above `through` or inside the lookback window). */
-  pushed: PushedId[];
-  /** Lookback: the time after which `pushed` holds every signal pushed (see PushBatchDomain.cover). */
-  cover?: string;
+/**
+ * What one call established for one domain (only domains the service answered `ok` or `not_found`): what the state
+ * keeps of it (activities/run/watermarks.ts), and whether a catch-up round must ask it again.
+ */
+export interface DomainOutcome extends KeyOutcome {
   /** More signals exist after `through` than this call returned: a catch-up round asks again. */
   behind?: boolean;
   /** Cut at 500 in a call not yet narrowed: the types to ask one by one, and every signal pushed so far. */
-  narrow?: { types: string[]; received: PushedId[] };
+  narrow?: { types: string[]; received: DeliveredId[] };
   /**
    * Signals left out because more than 500 newer ones exist (answers are newest first): counted, not fetched, unless
    * a call per type (`narrow`) reaches them (0 when the

@@ -55,6 +55,18 @@ export const jobManifestClaims = (manifest: {
   listed: manifest.rows_csv ? [{ field: 'rows_csv.key', key: manifest.rows_csv.key }] : [],
 });
 
+/** A scheduled run's manifest (a push's, a feed's): it lies in the run folder `runFolder` its name, day and run id make. */
+export const runManifestClaims = (
+  manifest: { output: string; parts: readonly { key: string }[] },
+  runFolder: string,
+): ManifestClaims => ({
+  folder: runFolder.replace(/\/$/, ''),
+  folderField: 'run_id',
+  depth: 4,
+  output: manifest.output,
+  parts: manifest.parts,
+});
+
 /**
  * Places the manifest found at `url` (see the module's comment); a `ManifestPlaceError` naming the field that
  * disagrees (`job_id`/`run_id`, `output`, `parts.N.key`) otherwise.

@@ -6,6 +6,7 @@
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
+import { FEED_KINDS } from '../feeds/kinds.ts';
 import { TABLE_NAMES } from '../tables/columns.ts';
 import { TABLE_SCHEMAS } from '../tables/schemas.ts';
 
@@ -428,7 +429,7 @@ export const FeedManifestSchema = manifestSchema(
   {
     schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
     name: z.string().describe('the feed (and its schedule)'),
-    kind: z.enum(['company-search', 'contact-search', 'intent-contacts']),
+    kind: z.enum(FEED_KINDS),
     run_id: z.string().describe('from the scheduled time: a retried run keeps it'),
     dt: day.describe('the dt= partition: the UTC date of the scheduled time'),
     output: outputUrl,

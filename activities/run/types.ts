@@ -1,5 +1,6 @@
 /** Shapes every kind of run shares (jobs, pushes, feeds, syncs): statuses, part counts, batch results. */
 import type { z } from 'zod';
+import type { OutputFormat } from '../tables/formats.ts';
 import type { ManifestPartSchema, Written } from './manifest-schemas.ts';
 
 export type JobStatus = 'running' | 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
@@ -47,3 +48,17 @@ export interface BatchResult {
 }
 
 export type ManifestPart = Written<z.output<typeof ManifestPartSchema>>;
+
+/** One run of a schedule (a push, a feed): everything lives under `<output>/<name>/`; its files are keyed by `runId`. */
+export interface ScheduledRunRef {
+  /** The schedule's name: lower-case letters, digits, `-` and `_` (`SCHEDULE_NAME`). */
+  name: string;
+  /** Base output URL (file://, s3://, gs://). */
+  output: string;
+  /** `20260301T120000Z`: from the run's scheduled time, so that a retried run writes the same keys. */
+  runId: string;
+  /** `YYYY-MM-DD` (UTC) of the run's scheduled time: the `dt=` partition. */
+  date: string;
+  /** Formats of the flat table written beside each part (`--format`); none when absent. */
+  formats?: OutputFormat[];
+}

@@ -1,9 +1,10 @@
 import { type Client, ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import type { FeedKind, FeedResult, IntentFilters, SearchFilters } from '../../activities/feeds/types.ts';
-import { PUSH_NAME } from '../../activities/push/layout.ts';
+import { FEED_KINDS, type FeedKind, isFeedKind } from '../../activities/feeds/kinds.ts';
+import type { FeedResult, IntentFilters, SearchFilters } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
+import { SCHEDULE_NAME } from '../../activities/run/scheduled-layout.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import type { ScheduleKindName } from '../../library/schedules/kinds.ts';
@@ -71,7 +72,7 @@ function pushName(flag: string | undefined, value: string | undefined, command: 
   if (value === undefined || value === '') {
     throw new UsageError(flag ? `--${flag} is required` : `usage: signal-kit schedule ${command} NAME`);
   }
-  if (!PUSH_NAME.test(value)) {
+  if (!SCHEDULE_NAME.test(value)) {
     const what = flag ? `--${flag}` : 'NAME';
     throw new UsageError(`${what} must be lower-case letters, digits, "-" or "_" (at most 63), got "${value}"`);
   }
@@ -124,8 +125,6 @@ export interface CreateFlags {
   hasEmail?: boolean;
   hasMobile?: boolean;
 }
-
-const FEED_KINDS: readonly FeedKind[] = ['company-search', 'contact-search', 'intent-contacts'];
 
 /** Flags that only some kinds take, with the kinds that take them (a flag given to another kind is a mistake). */
 const FLAG_KINDS: Record<string, readonly string[]> = {
@@ -245,12 +244,9 @@ function runBounds(values: CreateFlags): { since?: string; maxCredits?: number; 
   };
 }
 
-/** How `schedule create` reads its flags for each `--kind` (a push when none is given). */
-const CREATE_PARSERS: Record<ScheduleKindName, (values: CreateFlags) => ScheduleDefinition> = {
+/** How `schedule create` reads its flags for each `--kind` but a feed's (a push when none is given). */
+const CREATE_PARSERS: Record<Exclude<ScheduleKindName, FeedKind>, (values: CreateFlags) => ScheduleDefinition> = {
   push: (values) => parseCreate(values),
-  'company-search': (values) => parseFeedCreate('company-search', values),
-  'contact-search': (values) => parseFeedCreate('contact-search', values),
-  'intent-contacts': (values) => parseFeedCreate('intent-contacts', values),
   enrich: (values) => parseSyncCreate('enrich', values),
   'enrich-contacts': (values) => parseSyncCreate('enrich-contacts', values),
 };
@@ -258,7 +254,8 @@ const CREATE_PARSERS: Record<ScheduleKindName, (values: CreateFlags) => Schedule
 /** `schedule create`'s flags as the push, feed or CRM sync to create (by `--kind`); every mistake names its flag. */
 export function parseScheduleCreate(values: CreateFlags): ScheduleDefinition {
   const kind = values.kind ?? 'push';
-  const parse = Object.hasOwn(CREATE_PARSERS, kind) ? CREATE_PARSERS[kind as ScheduleKindName] : undefined;
+  if (isFeedKind(kind)) return parseFeedCreate(kind, values);
+  const parse = Object.hasOwn(CREATE_PARSERS, kind) ? CREATE_PARSERS[kind as keyof typeof CREATE_PARSERS] : undefined;
   if (!parse) {
     throw new UsageError(
       `--kind must be one of push, enrich, enrich-contacts, ${FEED_KINDS.join(', ')}, got "${kind}"`,

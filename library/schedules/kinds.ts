@@ -1,8 +1,9 @@
 import type { ScheduleOverlapPolicy } from '@temporalio/client';
-import type { FeedKind, FeedResult } from '../../activities/feeds/types.ts';
-import { watermarksKey } from '../../activities/push/layout.ts';
+import { type FeedKind, isFeedKind } from '../../activities/feeds/kinds.ts';
+import type { FeedResult } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
-import { readPushState, resetPushState } from '../../activities/push/watermarks.ts';
+import { watermarksKey } from '../../activities/run/scheduled-layout.ts';
+import { readWatermarkState, resetWatermarkState } from '../../activities/run/watermarks.ts';
 import { syncStatePointerKey } from '../../activities/sync/layout.ts';
 import { readSyncPointer, resetSyncState } from '../../activities/sync/state.ts';
 import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
@@ -84,9 +85,10 @@ interface ScheduleStateKeeper {
   reset(output: string, name: string, domains?: string[]): Promise<Record<string, unknown>>;
 }
 
-export interface ScheduleKind {
+/** One kind of schedule, typed by the input its workflow takes. */
+export interface ScheduleKind<I extends ScheduleInput = ScheduleInput> {
   /** The workflow each run starts (its input: the definition without the timing, plus the task queues). */
-  workflow: (input: never) => Promise<ScheduleRunResult>;
+  workflow: (input: I) => Promise<ScheduleRunResult>;
   /** The schedule's `signal-kit` memo, as the Temporal UI shows it. */
   memo: string;
   /** Whether `schedule run --full-refresh` and `schedule backfill` apply (only a push keeps per-domain windows). */
@@ -96,9 +98,9 @@ export interface ScheduleKind {
 
 /** A push's (and a feed's) state: the watermarks, the signals remembered above them, the last run. */
 const watermarkState: ScheduleStateKeeper = {
-  lastRun: async (output, name) => (await readPushState(openStore(output), name)).lastRun ?? null,
+  lastRun: async (output, name) => (await readWatermarkState(openStore(output), name)).lastRun ?? null,
   async view(output, name, options) {
-    const state = await readPushState(openStore(output), name);
+    const state = await readWatermarkState(openStore(output), name);
     const times = [...state.marks.values()].sort();
     const view: Record<string, unknown> = {
       name,
@@ -126,7 +128,7 @@ const watermarkState: ScheduleStateKeeper = {
     return view;
   },
   async reset(output, name, domains) {
-    const reset = await resetPushState(openStore(output), name, domains);
+    const reset = await resetWatermarkState(openStore(output), name, domains);
     return { name, reset: domains ?? 'all', ...reset };
   },
 };
@@ -152,14 +154,28 @@ const syncState: ScheduleStateKeeper = {
   },
 };
 
-const push: ScheduleKind = { workflow: scheduledPush, memo: 'scheduled-push', backfills: true, state: watermarkState };
-const feed: ScheduleKind = { workflow: scheduledFeed, memo: 'scheduled-feed', backfills: false, state: watermarkState };
-const sync: ScheduleKind = { workflow: crmSync, memo: 'crm-sync', backfills: false, state: syncState };
+const push: ScheduleKind<ScheduledPushInput> = {
+  workflow: scheduledPush,
+  memo: 'scheduled-push',
+  backfills: true,
+  state: watermarkState,
+};
+const feed: ScheduleKind<ScheduledFeedInput> = {
+  workflow: scheduledFeed,
+  memo: 'scheduled-feed',
+  backfills: false,
+  state: watermarkState,
+};
+const sync: ScheduleKind<CrmSyncInput> = { workflow: crmSync, memo: 'crm-sync', backfills: false, state: syncState };
 
 export type ScheduleKindName = 'push' | FeedKind | SyncKind;
 
+/** Each kind with the input its workflow takes: every feed kind (activities/feeds/kinds.ts) runs `scheduledFeed`. */
+type ScheduleKinds = { push: ScheduleKind<ScheduledPushInput> } & Record<FeedKind, ScheduleKind<ScheduledFeedInput>> &
+  Record<SyncKind, ScheduleKind<CrmSyncInput>>;
+
 /** Every kind of schedule. A new kind is a line here (and its definition, its flags in the `schedule` command). */
-export const SCHEDULE_KINDS: Record<ScheduleKindName, ScheduleKind> = {
+export const SCHEDULE_KINDS: ScheduleKinds = {
   push,
   'company-search': feed,
   'contact-search': feed,
@@ -168,11 +184,30 @@ export const SCHEDULE_KINDS: Record<ScheduleKindName, ScheduleKind> = {
   'enrich-contacts': sync,
 };
 
-/** A schedule's kind, from its definition or its workflow input (a push's names none). */
-export function kindOf(given: ScheduleDefinition | ScheduleInput | { kind?: unknown }): ScheduleKind {
+/**
+ * A schedule's kind, from its definition or its workflow input (a push's names none): its memo, backfills and state.
+ * A run is started through `workflowStart`, which gives the workflow the input its kind takes.
+ */
+export function kindOf(given: ScheduleDefinition | ScheduleInput | { kind?: unknown }): ScheduleKind<never> {
   const name = 'kind' in given ? given.kind : undefined;
   if (name === undefined) return SCHEDULE_KINDS.push;
-  const kind = SCHEDULE_KINDS[name as ScheduleKindName];
+  const kind = Object.hasOwn(SCHEDULE_KINDS, String(name)) ? SCHEDULE_KINDS[name as ScheduleKindName] : undefined;
   if (!kind) throw new TypeError(`unknown schedule kind "${String(name)}"`);
   return kind;
+}
+
+/** The workflow a schedule's run starts and its arguments, each kind with its own input type. */
+export type WorkflowStart =
+  | { workflowType: ScheduleKind<ScheduledPushInput>['workflow']; args: [ScheduledPushInput] }
+  | { workflowType: ScheduleKind<ScheduledFeedInput>['workflow']; args: [ScheduledFeedInput] }
+  | { workflowType: ScheduleKind<CrmSyncInput>['workflow']; args: [CrmSyncInput] };
+
+export const isFeedInput = (input: ScheduleInput): input is ScheduledFeedInput =>
+  'kind' in input && isFeedKind(input.kind);
+
+/** What starts a run of `input`: the workflow of its kind, given the input its kind takes. */
+export function workflowStart(input: ScheduleInput): WorkflowStart {
+  if (isFeedInput(input)) return { workflowType: SCHEDULE_KINDS[input.kind].workflow, args: [input] };
+  if ('kind' in input) return { workflowType: SCHEDULE_KINDS[input.kind].workflow, args: [input] };
+  return { workflowType: SCHEDULE_KINDS.push.workflow, args: [input] };
 }

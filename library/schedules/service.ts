@@ -3,6 +3,7 @@ import {
   ScheduleAlreadyRunning,
   type ScheduleDescription,
   ScheduleNotFoundError,
+  type ScheduleOptionsAction,
   ScheduleOverlapPolicy,
   type ScheduleSummary,
   WorkflowExecutionAlreadyStartedError,
@@ -14,7 +15,7 @@ import { DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
 import { backfillRunId } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { resultThroughOutage } from '../temporal-outage.ts';
-import { kindOf, type ScheduleDefinition, type ScheduleInput, type ScheduleRunResult } from './kinds.ts';
+import { kindOf, type ScheduleDefinition, type ScheduleInput, type ScheduleRunResult, workflowStart } from './kinds.ts';
 
 export {
   type FeedScheduleDefinition,
@@ -69,7 +70,7 @@ export interface PushScheduleDetails extends PushScheduleInfo {
 /** The workflow input a schedule carries: its definition without the timing, with the task queues of its creator. */
 export function scheduleInputOf(definition: ScheduleDefinition, temporal: TemporalConfig): ScheduleInput {
   const { everyMs: _every, overlap: _overlap, paused: _paused, note: _note, ...input } = definition;
-  return { ...input, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue } as ScheduleInput;
+  return { ...input, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
 }
 
 export async function createPushSchedule(
@@ -79,17 +80,18 @@ export async function createPushSchedule(
 ): Promise<string> {
   const scheduleId = scheduleIdOf(definition.name);
   const kind = kindOf(definition);
+  // The workflow of the definition's kind with the input that kind takes (kinds.ts `workflowStart`).
+  const action: ScheduleOptionsAction = {
+    type: 'startWorkflow',
+    workflowId: scheduleId,
+    taskQueue: temporal.taskQueue,
+    ...workflowStart(scheduleInputOf(definition, temporal)),
+  };
   try {
     await client.schedule.create({
       scheduleId,
       spec: { intervals: [{ every: definition.everyMs }] },
-      action: {
-        type: 'startWorkflow',
-        workflowId: scheduleId,
-        taskQueue: temporal.taskQueue,
-        workflowType: kind.workflow as (input: ScheduleInput) => Promise<ScheduleRunResult>,
-        args: [scheduleInputOf(definition, temporal)],
-      },
+      action,
       policies: { overlap: definition.overlap ?? ScheduleOverlapPolicy.SKIP },
       memo: { 'signal-kit': kind.memo, name: definition.name },
       state: { paused: definition.paused ?? false, ...(definition.note ? { note: definition.note } : {}) },
@@ -197,10 +199,12 @@ export async function startPushRun(
     ...(options.window ? { window: options.window } : {}),
   };
   try {
-    const handle = await client.workflow.start(
-      kindOf(input).workflow as (input: ScheduleInput) => Promise<ScheduleRunResult>,
-      { workflowId, taskQueue: input.taskQueue ?? DEFAULT_TASK_QUEUE, args: [run] },
-    );
+    const { workflowType, args } = workflowStart(run);
+    const handle = await client.workflow.start(workflowType, {
+      workflowId,
+      taskQueue: input.taskQueue ?? DEFAULT_TASK_QUEUE,
+      args,
+    });
     return { workflowId, result: () => resultThroughOutage(handle) };
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError && !options.window)

@@ -10,8 +10,9 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedDir } from '../../activities/feeds/finalize.ts';
-import type { FeedKind, FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
+import type { FeedKind } from '../../activities/feeds/kinds.ts';
+import { feedDir } from '../../activities/feeds/layout.ts';
+import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';

@@ -8,8 +8,8 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { watermarksKey } from '../../activities/push/layout.ts';
-import { readPushState } from '../../activities/push/watermarks.ts';
+import { watermarksKey } from '../../activities/run/scheduled-layout.ts';
+import { readWatermarkState } from '../../activities/run/watermarks.ts';
 import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
@@ -125,7 +125,7 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
       allowance += newSignals(env.sandbox, [domain], { detected_after: from, detected_before: clock2 + 1 }).ids.length;
     }
     // The kit's own account of it, from the state run 2 committed: checked for consistency only, bounded above.
-    const state2 = await readPushState(store, 'late');
+    const state2 = await readWatermarkState(store, 'late');
     let reread = 0;
     for (const [domain, at] of state2.marks) {
       const own = Date.parse(at);
@@ -153,7 +153,7 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
     expect(sorted(run4.lines.map((l) => l.signal_id))).toEqual(sorted(all.ids));
     expect(sorted(pushed)).toEqual(sorted(all.ids));
     expect(run4.manifest.mode).toBe('full_refresh');
-    const state = await readPushState(store, 'late');
+    const state = await readWatermarkState(store, 'late');
     expect(state).toMatchObject({ runId: refresh.runId, lookbackMs: 0 });
     expect(state.pushed.size).toBe(0);
     expect(state.covered.size).toBe(0);
@@ -189,7 +189,7 @@ describe('scheduled push: backfill of a past window, lookback and full refresh (
     expect(chargedSince(env.sandbox, mark)).toBe(2 * run2.lines.length + run2.manifest.overlap.credits);
     // Re-read and dropped: at most `limit` per domain in the first call and again in a catch-up call.
     expect(run2.manifest.overlap.signals).toBeLessThanOrEqual(limit * (some.length + over.length));
-    expect((await readPushState(store, 'budget')).pushed.size).toBe(0);
+    expect((await readWatermarkState(store, 'budget')).pushed.size).toBe(0);
   });
 
   /** A watchlist file of its own for `list`. */

@@ -172,6 +172,20 @@ describe('folder rules', () => {
     expect(offenders).toEqual([]);
   });
 
+  // Written out, not read from the table: a row widened to let a feed reach into a push's or a job's code, or a push
+  // into a job's, fails here.
+  it('has feeds import nothing of pushes or jobs, nor pushes of jobs: what they share lives in run/ and paid/', () => {
+    const reaches = (from: string, into: string[]) =>
+      all
+        .filter((i) => i.file.startsWith(from) && into.some((folder) => i.target.startsWith(folder)))
+        .map((i) => `${i.file} -> ${i.target}`);
+    expect(
+      all.some((i) => i.file === 'activities/feeds/finalize.ts' && i.target === 'activities/run/watermarks.ts'),
+    ).toBe(true);
+    expect(reaches('activities/feeds/', ['activities/push/', 'activities/jobs/'])).toEqual([]);
+    expect(reaches('activities/push/', ['activities/jobs/'])).toEqual([]);
+  });
+
   it('has workflows import no package but the Temporal workflow SDK, and the sandbox only Node and zod', () => {
     const packages = (folder: string) =>
       all.filter(

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchFeedPage } from '../../../activities/feeds/fetch.ts';
-import { feedDir, finalizeFeedRun } from '../../../activities/feeds/finalize.ts';
+import { finalizeFeedRun } from '../../../activities/feeds/finalize.ts';
+import { feedManifestKey } from '../../../activities/feeds/layout.ts';
 import type { FeedManifest, FeedPageRequest, FeedRunRef } from '../../../activities/feeds/types.ts';
 import { PartSpool } from '../../../activities/paid/spool.ts';
 import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/paid/unsaved-answers.ts';
-import { feedManifestKey } from '../../../activities/push/layout.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { BuyerIntentContactsParams, CallOptions } from '../../../connectors/signal-api/types.ts';
@@ -78,7 +78,7 @@ async function finalized(
     },
     wait,
   );
-  return JSON.parse(await store.readText(feedManifestKey(run, feedDir(run.kind)))) as FeedManifest;
+  return JSON.parse(await store.readText(feedManifestKey(run))) as FeedManifest;
 }
 
 describe('a feed page fetched by two attempts at once', () => {

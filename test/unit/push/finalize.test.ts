@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchPushBatch, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
 import { finalizePushRun } from '../../../activities/push/finalize.ts';
-import { planKey, pushBatchKey, pushManifestKey, watermarksKey } from '../../../activities/push/layout.ts';
+import { pushBatchKey, pushManifestKey } from '../../../activities/push/layout.ts';
 import { preparePushCatchUp, type StoredPlan } from '../../../activities/push/plan.ts';
 import type { PushManifest, PushRound, PushRunRef } from '../../../activities/push/types.ts';
-import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
+import { planKey, watermarksKey } from '../../../activities/run/scheduled-layout.ts';
+import { commitWatermarkState, readWatermarkState } from '../../../activities/run/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { CallOptions, EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
@@ -76,7 +77,12 @@ const client = {
 describe('finalizePushRun', () => {
   it('publishes the manifest before the watermarks, and a failed batch leaves its domains where they were', async () => {
     const { store, writes } = recording(openStore(join(root, 'one')));
-    await commitPushState(store, 'p', 'r0', new Map([['c.com', { through: '2026-03-01T00:00:00.000Z', pushed: [] }]]));
+    await commitWatermarkState(
+      store,
+      'p',
+      'r0',
+      new Map([['c.com', { through: '2026-03-01T00:00:00.000Z', pushed: [] }]]),
+    );
     const run = runIn(store);
     const plan = storedPlan({ rows: 3, distinct: 3, batches: 2, groups: 2, watermarksFrom: 'r0' });
     await store.writeText(planKey(run), JSON.stringify(plan));
@@ -126,7 +132,7 @@ describe('finalizePushRun', () => {
       watermarks: { from_run: 'r0', domains_advanced: 2 },
     });
     expect(manifest.errors).toEqual([{ domain: 'c.com', code: 'batch_failed', message: 'service unavailable' }]);
-    const marks = await readPushState(store, 'p');
+    const marks = await readWatermarkState(store, 'p');
     expect(Object.fromEntries(marks.marks)).toEqual({
       'a.com': '2026-03-05T00:00:00.000Z',
       'b.com': '2026-03-05T00:00:00.000Z',
@@ -219,6 +225,6 @@ describe('a domain with more than 500 new signals', () => {
     expect(manifest.overlap.signals).toBe(2 + 2);
     expect(manifest.incomplete_domains).toEqual([{ domain: 'a.com', reason: 'unreachable', missing: 707 }]);
     expect(manifest.calls).toEqual({ total: 4, first_round: 1, catch_up: 3 });
-    expect((await readPushState(store, 'p')).marks.get('a.com')).toBe('2026-03-05T00:00:00.000Z');
+    expect((await readWatermarkState(store, 'p')).marks.get('a.com')).toBe('2026-03-05T00:00:00.000Z');
   });
 });

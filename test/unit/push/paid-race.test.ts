@@ -12,11 +12,12 @@ import { PartSpool } from '../../../activities/paid/spool.ts';
 import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/paid/unsaved-answers.ts';
 import { fetchPushBatch } from '../../../activities/push/fetch.ts';
 import { finalizePushRun } from '../../../activities/push/finalize.ts';
-import { planKey, pushBatchKey, pushManifestKey, pushPartKey } from '../../../activities/push/layout.ts';
+import { pushBatchKey, pushManifestKey, pushPartKey } from '../../../activities/push/layout.ts';
 import type { StoredPlan } from '../../../activities/push/plan.ts';
 import { recoverKeptAnswers } from '../../../activities/push/recover.ts';
 import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
-import { commitPushState, readPushState } from '../../../activities/push/watermarks.ts';
+import { planKey } from '../../../activities/run/scheduled-layout.ts';
+import { commitWatermarkState, readWatermarkState } from '../../../activities/run/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';
@@ -170,7 +171,7 @@ describe('an answer the output refused', () => {
     const manifest = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
     expect(manifest).toMatchObject({ status: 'completed', credits_charged: 4, counts: { signals: 2 } });
     expect(manifest.unsaved_answers).toEqual({ credits: 0, unknown_calls: 0 });
-    expect(Object.keys(Object.fromEntries((await readPushState(store, 'p')).marks))).toEqual(['a.com', 'b.com']);
+    expect(Object.keys(Object.fromEntries((await readWatermarkState(store, 'p')).marks))).toEqual(['a.com', 'b.com']);
   });
 
   it.each([
@@ -201,7 +202,7 @@ describe('an answer the output refused', () => {
   it('is published but not finalized into an older run: a later run committed the watermarks since', async () => {
     const spool = new PartSpool(join(root, `spool-${runs}`));
     const { store, run } = await refusedRun(spool);
-    await commitPushState(store, 'p', 'later', new Map(), { lastRun: { ...lastRunOf(run), run_id: 'later' } });
+    await commitWatermarkState(store, 'p', 'later', new Map(), { lastRun: { ...lastRunOf(run), run_id: 'later' } });
     const next = { ...run, runId: '20260308T000000Z', date: '2026-03-08' };
     expect(await recoverKeptAnswers(store, { run: next, filters }, spool)).toEqual([]);
     expect(await store.exists(pushPartKey(run, 0))).toBe(true);

@@ -7,7 +7,7 @@ import { pushBatchKey } from '../../../activities/push/layout.ts';
 import { packCalls } from '../../../activities/push/pack.ts';
 import { preparePushRun } from '../../../activities/push/plan.ts';
 import type { DomainOutcome, PushBatch, PushBatchDomain, PushRunRef } from '../../../activities/push/types.ts';
-import { commitPushState } from '../../../activities/push/watermarks.ts';
+import { commitWatermarkState } from '../../../activities/run/watermarks.ts';
 
 const marks = (entries: [string, string][]) =>
   new Map(entries.map(([domain, through]): [string, DomainOutcome] => [domain, { through, pushed: [] }]));
@@ -60,7 +60,7 @@ describe('preparePushRun', () => {
     rows.push('co1.com', 'CO2.COM', '', 'not a domain');
     writeFileSync(csv, `${rows.join('\n')}\n`);
     const store = openStore(dir);
-    await commitPushState(
+    await commitWatermarkState(
       store,
       'push',
       'earlier',
@@ -96,7 +96,7 @@ describe('preparePushRun', () => {
     ]);
 
     // Watermarks moved by a later run do not change this run's plan.
-    await commitPushState(store, 'push', 'later', marks([['co5.com', '2026-03-05T00:00:00Z']]));
+    await commitWatermarkState(store, 'push', 'later', marks([['co5.com', '2026-03-05T00:00:00Z']]));
     expect(await preparePushRun(openStore, request)).toEqual(plan);
   });
 

@@ -2,9 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { watermarksKey } from '../../../activities/push/layout.ts';
-import type { DomainOutcome } from '../../../activities/push/types.ts';
-import { commitPushState, readPushState, resetPushState } from '../../../activities/push/watermarks.ts';
+import { watermarksKey } from '../../../activities/run/scheduled-layout.ts';
+import {
+  commitWatermarkState,
+  type KeyOutcome,
+  readWatermarkState,
+  resetWatermarkState,
+} from '../../../activities/run/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-watermarks-'));
@@ -13,17 +17,15 @@ const freshStore = () => openStore(join(root, `store-${count++}`));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const marks = (entries: Record<string, string>) =>
-  new Map(
-    Object.entries(entries).map(([domain, through]): [string, DomainOutcome] => [domain, { through, pushed: [] }]),
-  );
+  new Map(Object.entries(entries).map(([domain, through]): [string, KeyOutcome] => [domain, { through, pushed: [] }]));
 const commitWatermarks = (
   store: ReturnType<typeof freshStore>,
   name: string,
   runId: string,
-  outcomes: Map<string, DomainOutcome>,
+  outcomes: Map<string, KeyOutcome>,
   shardSize?: number,
-) => commitPushState(store, name, runId, outcomes, shardSize ? { shardSize } : {});
-const readWatermarks = readPushState;
+) => commitWatermarkState(store, name, runId, outcomes, shardSize ? { shardSize } : {});
+const readWatermarks = readWatermarkState;
 
 describe('watermarks', () => {
   it('start empty and keep, per domain, the later of the stored and the committed time', async () => {
@@ -63,7 +65,7 @@ describe('watermarks', () => {
   it('keeps pushed signals per domain, and a reset forgets one domain or all of them', async () => {
     const store = freshStore();
     const outcomes = marks({ 'a.com': '2026-03-01T10:00:00Z', 'b.com': '2026-03-01T10:00:00Z' });
-    outcomes.set('c.com', { through: null, behind: true, pushed: [['sig_1', '2026-03-02T00:00:00Z']] });
+    outcomes.set('c.com', { through: null, pushed: [['sig_1', '2026-03-02T00:00:00Z']] });
     const lastRun = {
       run_id: 'r1',
       status: 'completed_with_errors',
@@ -77,19 +79,19 @@ describe('watermarks', () => {
       incomplete: 1,
       incomplete_domains: ['c.com'],
     };
-    await commitPushState(store, 'p', 'r1', outcomes, { lastRun });
-    const read = await readPushState(store, 'p');
+    await commitWatermarkState(store, 'p', 'r1', outcomes, { lastRun });
+    const read = await readWatermarkState(store, 'p');
     expect(read.pushed.get('c.com')).toEqual([['sig_1', '2026-03-02T00:00:00Z']]);
     expect(read.marks.has('c.com')).toBe(false);
     expect(read.lastRun).toEqual(lastRun);
 
-    expect(await resetPushState(store, 'p', ['a.com', 'c.com', 'x.com'])).toEqual({ removed: 1, remaining: 1 });
-    const after = await readPushState(store, 'p');
+    expect(await resetWatermarkState(store, 'p', ['a.com', 'c.com', 'x.com'])).toEqual({ removed: 1, remaining: 1 });
+    const after = await readWatermarkState(store, 'p');
     expect([...after.marks.keys()]).toEqual(['b.com']);
     expect(after.pushed.size).toBe(0);
     expect(after.lastRun).toEqual(lastRun);
-    expect(await resetPushState(store, 'p')).toEqual({ removed: 1, remaining: 0 });
-    expect((await readPushState(store, 'p')).marks.size).toBe(0);
+    expect(await resetWatermarkState(store, 'p')).toEqual({ removed: 1, remaining: 0 });
+    expect((await readWatermarkState(store, 'p')).marks.size).toBe(0);
   });
 
   it('shards a large set behind one pointer and removes shards no commit uses any more', async () => {

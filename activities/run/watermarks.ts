@@ -1,16 +1,15 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from './layout.ts';
-import type { DomainOutcome, PushedId } from './types.ts';
+import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from './scheduled-layout.ts';
 
 /**
- * The incremental state of a push (`<name>/_watermarks.json`): for each domain the time it is complete through (its
- * watermark: every signal detected at or before it that the service showed has been pushed), the pushed signals a
- * later call may return again (above the watermark, or inside the lookback window), and the last run.
+ * The incremental state of a scheduled run (`<name>/_watermarks.json`), the same for a push and a feed: for each key
+ * (a push's domain, a feed's company or contact) the time it is complete through (its watermark: what was detected
+ * at or before it has been delivered), the delivered signals a later call may return again, and the last run.
  *
- * A watermark is not the newest signal of its domain but the newest signal of the whole bulk call that answered it:
- * the service answered every domain of that call at one instant that was at least that late. So the domains of one
- * call share one watermark, and the next run asks them in one call again.
+ * A push's watermark is not the newest signal of its domain but the newest signal of the whole bulk call that
+ * answered it (the service answered every domain of that call at one instant that was at least that late); a feed's
+ * is the newest signal it delivered of that company or contact.
  *
  * Large sets of watermarks live in shards under `<name>/_watermarks/run-<id>/`; `_watermarks.json` points at them.
  * Either way a commit is one atomic replacement of `_watermarks.json`. Watermarks only move forward, except by an
@@ -20,7 +19,20 @@ import type { DomainOutcome, PushedId } from './types.ts';
 /** Domains per watermark object before the set is sharded. */
 export const WATERMARK_SHARD_SIZE = 50_000;
 
-/** What `schedule state` and `describe` show of a push's last committed run. */
+/** `[signal_id, detected_at]` of a signal already delivered, kept to drop it when a later call returns it again. */
+export type DeliveredId = [string, string];
+
+/** What a run established for one key: what the state keeps of it. */
+export interface KeyOutcome {
+  /** The new complete-through time (never earlier than the key's previous one). */
+  through: string | null;
+  /** Delivered signals to remember (above `through` or inside the lookback window). */
+  pushed: DeliveredId[];
+  /** Lookback: the time after which `pushed` holds every signal delivered, so that a start this low repeats none. */
+  cover?: string;
+}
+
+/** What `schedule state` and `describe` show of a schedule's last committed run. */
 export interface LastRun {
   run_id: string;
   status: string;
@@ -35,6 +47,32 @@ export interface LastRun {
   incomplete_domains: string[];
 }
 
+/**
+ * The record of the run that commits the state (`last_run`): who it was and what its manifest says of it (status,
+ * end, credits), with what else it did. A kind with no overlap or no domains to name leaves those out.
+ */
+export function lastRunOf(
+  run: { runId: string },
+  manifestKey: string,
+  manifest: { status: string; finished_at: string; credits_charged: number },
+  did: Pick<LastRun, 'mode' | 'signals' | 'calls' | 'incomplete'> &
+    Partial<Pick<LastRun, 'overlap_credits' | 'incomplete_domains'>>,
+): LastRun {
+  return {
+    run_id: run.runId,
+    status: manifest.status,
+    mode: did.mode,
+    manifest: manifestKey,
+    finished_at: manifest.finished_at,
+    signals: did.signals,
+    credits: manifest.credits_charged,
+    overlap_credits: did.overlap_credits ?? 0,
+    calls: did.calls,
+    incomplete: did.incomplete,
+    incomplete_domains: did.incomplete_domains ?? [],
+  };
+}
+
 interface StateFile {
   version: 1 | 2;
   name: string;
@@ -46,36 +84,33 @@ interface StateFile {
   domains?: Record<string, string>;
   /** Keys of the shard objects holding the watermarks (large sets). */
   shards?: string[];
-  /** domain → pushed signals a later call may return again. */
-  pushed?: Record<string, PushedId[]>;
+  /** key → delivered signals a later call may return again (`pushed`: the name the file has always had). */
+  pushed?: Record<string, DeliveredId[]>;
   /** The lookback of the run that committed (how far below the watermarks signals are remembered). */
   lookback_ms?: number;
-  /** domain → time after which every pushed signal is remembered (only while a lookback is on). */
+  /** key → time after which every delivered signal is remembered (only while a lookback is on). */
   covered?: Record<string, string>;
   last_run?: LastRun;
 }
 
-export interface PushState {
+export interface WatermarkState {
   marks: Map<string, string>;
-  pushed: Map<string, PushedId[]>;
-  /** domain → time after which every pushed signal is in `pushed` (a lookback may start there). */
+  pushed: Map<string, DeliveredId[]>;
+  /** key → time after which every delivered signal is in `pushed` (a lookback may start there). */
   covered: Map<string, string>;
-  /** The run that committed them; null when the push has none yet. */
+  /** The run that committed them; null when the schedule has none yet. */
   runId: string | null;
   /** How far below each watermark the remembered signals reach (0: only above it). */
   lookbackMs: number;
   lastRun?: LastRun;
 }
 
-/** Kept for callers that only need the watermarks. */
-export type Watermarks = PushState;
-
 const JSON_TYPE = { contentType: 'application/json' };
 
-export async function readPushState(store: Store, name: string): Promise<PushState> {
+export async function readWatermarkState(store: Store, name: string): Promise<WatermarkState> {
   const pointer = await readPointer(store, name);
   const marks = new Map<string, string>();
-  const pushed = new Map<string, PushedId[]>();
+  const pushed = new Map<string, DeliveredId[]>();
   const covered = new Map<string, string>();
   if (!pointer) return { marks, pushed, covered, runId: null, lookbackMs: 0 };
   const add = (domains: Record<string, string> | undefined) => {
@@ -98,8 +133,6 @@ export async function readPushState(store: Store, name: string): Promise<PushSta
   };
 }
 
-export const readWatermarks = readPushState;
-
 /** Normalizes a timestamp to the one form watermarks are stored in (`2026-03-01T12:00:00.000Z`). */
 export function canonicalTime(value: string): string {
   return new Date(value).toISOString();
@@ -111,53 +144,53 @@ export function isLater(candidate: string, current: string | null | undefined): 
 }
 
 /**
- * Merges a run's outcomes into the stored state: each domain keeps the later of its two watermarks and the run's
- * list of pushed signals. `replace` (a full refresh) drops every domain the run did not answer. Returns how many
+ * Merges a run's outcomes into the stored state: each key keeps the later of its two watermarks and the run's list
+ * of delivered signals. `replace` (a full refresh) drops every key the run did not answer. Returns how many
  * watermarks moved.
  */
-export async function commitPushState(
+export async function commitWatermarkState(
   store: Store,
   name: string,
   runId: string,
-  outcomes: ReadonlyMap<string, DomainOutcome>,
+  outcomes: ReadonlyMap<string, KeyOutcome>,
   options: { replace?: boolean; lastRun?: LastRun; shardSize?: number; lookbackMs?: number } = {},
 ): Promise<{ advanced: number; count: number }> {
   const current = options.replace
-    ? { marks: new Map<string, string>(), pushed: new Map<string, PushedId[]>(), covered: new Map<string, string>() }
-    : await readPushState(store, name);
+    ? { marks: new Map<string, string>(), pushed: new Map<string, DeliveredId[]>(), covered: new Map<string, string>() }
+    : await readWatermarkState(store, name);
   const { marks, pushed, covered } = current;
   let advanced = 0;
-  for (const [domain, outcome] of outcomes) {
-    if (outcome.through !== null && isLater(outcome.through, marks.get(domain))) {
-      marks.set(domain, canonicalTime(outcome.through));
+  for (const [key, outcome] of outcomes) {
+    if (outcome.through !== null && isLater(outcome.through, marks.get(key))) {
+      marks.set(key, canonicalTime(outcome.through));
       advanced += 1;
     }
-    if (outcome.pushed.length > 0) pushed.set(domain, outcome.pushed);
-    else pushed.delete(domain);
-    if (outcome.cover !== undefined) covered.set(domain, outcome.cover);
-    else covered.delete(domain);
+    if (outcome.pushed.length > 0) pushed.set(key, outcome.pushed);
+    else pushed.delete(key);
+    if (outcome.cover !== undefined) covered.set(key, outcome.cover);
+    else covered.delete(key);
   }
   await writeState(store, name, runId, { marks, pushed, covered, lookbackMs: options.lookbackMs ?? 0 }, options);
   return { advanced, count: marks.size };
 }
 
-/** Forgets the watermarks of `domains` (all when absent): their next run asks from `since` again. */
-export async function resetPushState(
+/** Forgets the watermarks of `keys` (all when absent): their next run asks from `since` again. */
+export async function resetWatermarkState(
   store: Store,
   name: string,
-  domains?: readonly string[],
+  keys?: readonly string[],
 ): Promise<{ removed: number; remaining: number }> {
-  const state = await readPushState(store, name);
+  const state = await readWatermarkState(store, name);
   const before = state.marks.size;
-  if (domains === undefined) {
+  if (keys === undefined) {
     state.marks.clear();
     state.pushed.clear();
     state.covered.clear();
   } else {
-    for (const domain of domains) {
-      state.marks.delete(domain);
-      state.pushed.delete(domain);
-      state.covered.delete(domain);
+    for (const key of keys) {
+      state.marks.delete(key);
+      state.pushed.delete(key);
+      state.covered.delete(key);
     }
   }
   const stamp = new Date().toISOString().replace(/[-:.]/g, '');
@@ -169,7 +202,7 @@ async function writeState(
   store: Store,
   name: string,
   runId: string,
-  state: Pick<PushState, 'marks' | 'pushed' | 'covered' | 'lookbackMs'>,
+  state: Pick<WatermarkState, 'marks' | 'pushed' | 'covered' | 'lookbackMs'>,
   options: { lastRun?: LastRun; shardSize?: number },
 ): Promise<void> {
   const { marks, pushed } = state;
