@@ -1,4 +1,4 @@
-import { type ManifestClaims, runManifestClaims } from '../run/manifest-place.ts';
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../run/manifest-place.ts';
 import type { FeedTableName } from '../tables/feeds.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { FeedKind } from './kinds.ts';
@@ -27,21 +27,5 @@ export const feedTablePartKey = (run: FeedRunRef, index: number, format: OutputF
   `${feedRunPrefix(run)}tables/${feedDir(run.kind)}/part-${pad(index)}${tableExtension(format, compression)}`;
 
 /** A feed run's manifest lies in the run folder its own `name`, `kind`, `dt` and `run_id` make (activities/run/manifest-place.ts). */
-export const feedManifestClaims = (manifest: {
-  name: string;
-  kind: FeedKind;
-  dt: string;
-  run_id: string;
-  output: string;
-  parts: readonly { key: string }[];
-}): ManifestClaims =>
-  runManifestClaims(
-    manifest,
-    feedRunPrefix({
-      name: manifest.name,
-      kind: manifest.kind,
-      output: manifest.output,
-      runId: manifest.run_id,
-      date: manifest.dt,
-    }),
-  );
+export const feedManifestClaims = (manifest: RunManifestIds & { kind: FeedKind }): ManifestClaims =>
+  runManifestClaims(manifest, (run) => feedRunPrefix({ ...run, kind: manifest.kind }));

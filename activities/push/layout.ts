@@ -1,4 +1,4 @@
-import { type ManifestClaims, runManifestClaims } from '../run/manifest-place.ts';
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../run/manifest-place.ts';
 import { workPrefix } from '../run/scheduled-layout.ts';
 import type { TableName } from '../tables/columns.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
@@ -24,17 +24,7 @@ export const pushTablePartKey = (run: PushRunRef, table: TableName, index: numbe
   `${runPrefix(run)}tables/${table}/part-${pad(index)}${tableExtension(format, 'gzip')}`;
 
 /** A push run's manifest lies in the run folder its own `name`, `dt` and `run_id` make (activities/run/manifest-place.ts). */
-export const pushManifestClaims = (manifest: {
-  name: string;
-  dt: string;
-  run_id: string;
-  output: string;
-  parts: readonly { key: string }[];
-}): ManifestClaims =>
-  runManifestClaims(
-    manifest,
-    runPrefix({ name: manifest.name, output: manifest.output, runId: manifest.run_id, date: manifest.dt }),
-  );
+export const pushManifestClaims = (manifest: RunManifestIds): ManifestClaims => runManifestClaims(manifest, runPrefix);
 
 export const pushBatchKey = (run: PushRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;
 export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(run)}done-${pad(index)}.json`;

@@ -8,6 +8,7 @@
  * refused by name before anything it names is read.
  */
 import { joinUrl, ManifestPlaceError } from '../../connectors/errors.ts';
+import type { ScheduledRunRef } from './types.ts';
 
 /** What a manifest says about where it and its parts lie. */
 export interface ManifestClaims {
@@ -55,17 +56,32 @@ export const jobManifestClaims = (manifest: {
   listed: manifest.rows_csv ? [{ field: 'rows_csv.key', key: manifest.rows_csv.key }] : [],
 });
 
-/** A scheduled run's manifest (a push's, a feed's): it lies in the run folder `runFolder` its name, day and run id make. */
-export const runManifestClaims = (
-  manifest: { output: string; parts: readonly { key: string }[] },
-  runFolder: string,
-): ManifestClaims => ({
-  folder: runFolder.replace(/\/$/, ''),
-  folderField: 'run_id',
-  depth: 4,
-  output: manifest.output,
-  parts: manifest.parts,
-});
+/** What a scheduled run's manifest (a push's, a feed's) names its run by. */
+export interface RunManifestIds {
+  name: string;
+  dt: string;
+  run_id: string;
+  output: string;
+  parts: readonly { key: string }[];
+}
+
+/**
+ * A scheduled run's manifest: it lies in the run folder (`prefixOf`, its kind's layout) that its own name, day and
+ * run id make.
+ */
+export function runManifestClaims(
+  manifest: RunManifestIds,
+  prefixOf: (run: ScheduledRunRef) => string,
+): ManifestClaims {
+  const run = { name: manifest.name, output: manifest.output, runId: manifest.run_id, date: manifest.dt };
+  return {
+    folder: prefixOf(run).replace(/\/$/, ''),
+    folderField: 'run_id',
+    depth: 4,
+    output: manifest.output,
+    parts: manifest.parts,
+  };
+}
 
 /**
  * Places the manifest found at `url` (see the module's comment); a `ManifestPlaceError` naming the field that
