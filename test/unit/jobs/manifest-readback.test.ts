@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
 import { MANIFEST_READ_LIMIT_BYTES } from '../../../activities/run/manifest-read.ts';
-import { dryRun } from '../../../cli/dry-run.ts';
 import { openStore } from '../../../config/storage.ts';
+import { dryRun } from '../../../library/dry-run.ts';
 import type { JobStart } from '../../../library/jobs.ts';
 import { completedJobManifest } from '../../helpers/job-manifest.ts';
 

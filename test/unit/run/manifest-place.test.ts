@@ -15,11 +15,11 @@ import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import type { Manifest } from '../../../activities/jobs/types.ts';
 import { placeManifest } from '../../../activities/run/manifest-place.ts';
 import { collectorManifestKey, collectorStagingKey } from '../../../activities/webhook-layout.ts';
-import { dryRun } from '../../../cli/dry-run.ts';
 import { openStore } from '../../../config/storage.ts';
 import { webhookDeliveryConfig } from '../../../config/webhook-destinations.ts';
 import { ManifestPlaceError } from '../../../connectors/errors.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
+import { dryRun } from '../../../library/dry-run.ts';
 import { completedJobManifest } from '../../helpers/job-manifest.ts';
 
 const SECRET = 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n';
