@@ -129,12 +129,17 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
       const jobId = 'gzip-bomb';
       const key = `${jobId}/tables/signals-00000.jsonl.gz`;
       const path = await partPath(jobId, key);
-      // 1 GiB of lines a MiB long each, gzipped as a stream (never whole in this process).
-      const block = Buffer.from(`${JSON.stringify({ signal_id: 'x'.repeat(MiB - 17) })}\n`);
-      expect(block.length).toBe(MiB);
+      // 1 GiB of lines a MiB long each, gzipped as a stream (never whole in this process). Each line is a row the
+      // table takes (its own id, a type, a long summary): the load streams them into COPY until the bound refuses.
+      const line = (i: number) => {
+        const row = { signal_id: `bomb-${String(i).padStart(4, '0')}`, signal_type: 'news', summary: '' };
+        const pad = MiB - JSON.stringify(row).length - 1;
+        return Buffer.from(`${JSON.stringify({ ...row, summary: 'x'.repeat(pad) })}\n`);
+      };
+      expect(line(0).length).toBe(MiB);
       await pipeline(
         function* () {
-          for (let i = 0; i < 1024; i++) yield block;
+          for (let i = 0; i < 1024; i++) yield line(i);
         },
         createGzip({ level: 9 }),
         createWriteStream(path),
@@ -160,6 +165,51 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
       expect(bytes.length).toBeLessThan(MiB);
       await writeFile(await partPath(jobId, key), bytes);
       await expectRefusedWithinBound(jobId, signalsPart(key, bytes, 1), 'inflates past');
+    },
+    MAKING_A_BOMB_MS,
+  );
+
+  /** A genuine signals JSONL part of about `size` bytes, written as the kit writes one, streamed (never whole here). */
+  async function genuineSignalsPart(jobId: string, size: number): Promise<Planted> {
+    const key = `${jobId}/tables/signals-00000.jsonl`;
+    const hash = createHash('sha256');
+    let bytes = 0;
+    let lines = 0;
+    const summary = 'a quarter of revenue from a new line of business; '.repeat(40);
+    function* blocks() {
+      while (bytes < size) {
+        const rows: TableRow[] = Array.from({ length: 1000 }, (_, i) => ({
+          signal_id: `${jobId}-${lines + i}`,
+          domain: `company${(lines + i) % 997}.com`,
+          signal_type: 'news',
+          detected_at: Date.UTC(2026, 0, 1) + (lines + i) * 1000,
+          summary,
+          relevance: 0.5,
+        }));
+        const block = encodeTable('jsonl', SIGNALS_TABLE, rows, 'none');
+        hash.update(block);
+        bytes += block.length;
+        lines += rows.length;
+        yield block;
+      }
+    }
+    await pipeline(blocks, createWriteStream(await partPath(jobId, key)));
+    return { key, bytes, sha256: hash.digest('hex'), table: 'signals', format: 'jsonl', lines };
+  }
+
+  it(
+    'loads a genuine 200 MB JSONL part streaming it: the peak grows by a tenth of the part at most over a 2 MB part',
+    async () => {
+      const small = await genuineSignalsPart('genuine-small', 2 * MiB);
+      const big = await genuineSignalsPart('genuine-big', 200 * MiB);
+      const baseline = await load(await plantJob('genuine-small', [small]), 'genuine_small_');
+      expect(baseline.code, baseline.stderr).toBe(0);
+      const result = await load(await plantJob('genuine-big', [big]), 'genuine_big_');
+      expect(result.code, result.stderr).toBe(0);
+      const loaded = await db.query('select count(*)::int as n from genuine_big_signals');
+      expect(loaded.rows[0].n).toBe(big.lines);
+      console.log(`peak ${baseline.peakMb} MB for 2 MB, ${result.peakMb} MB for ${big.bytes / MiB} MB`);
+      expect(result.peakMb - baseline.peakMb).toBeLessThan(big.bytes / MiB / 10);
     },
     MAKING_A_BOMB_MS,
   );
