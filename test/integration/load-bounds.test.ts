@@ -30,6 +30,12 @@ const MiB = 1024 * 1024;
 const REPORT_PEAK = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\npeak-rss-kb '+/VmHWM:\\s*(\\d+)/.exec(process.getBuiltinModule('fs').readFileSync('/proc/self/status','utf8'))[1]+'\\n'))`;
 /** The bound: a loader refusing a bomb stays under this peak (the gzip bomb took 2.2 GB before it was bounded, the Parquet one 1.6 GB). */
 const PEAK_BOUND_MB = 400;
+/**
+ * V8 frees a garbage buffer's memory only at a collection, and how much garbage it lets pile up before one depends
+ * on its young generation's size and on how much CPU the machine leaves it: a semi-space of 1 MB makes the peak what
+ * the loader holds, which is what a bound on a part's memory is about.
+ */
+const HELD_ONLY = ['--max-semi-space-size=1'];
 /** Making a bomb takes a while on a loaded machine (a 300 MB string, 1 GiB gzipped): no bound on time is meant. */
 const MAKING_A_BOMB_MS = 240_000;
 
@@ -97,10 +103,10 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
     lines,
   });
 
-  async function load(manifest: string, prefix: string) {
+  async function load(manifest: string, prefix: string, nodeFlags: string[] = []) {
     const result = await runProgram(
       process.execPath,
-      ['--import', REPORT_PEAK, cliMain, 'load', '--manifest', manifest, '--into', url, '--table-prefix', prefix],
+      [...nodeFlags, '--import', REPORT_PEAK, cliMain, 'load', '--manifest', manifest, '--into', url, '--table-prefix', prefix],
       { cwd: dir, env: process.env as Record<string, string>, timeout: 240_000, maxBuffer: 16 * MiB },
       'throw',
     );
@@ -198,18 +204,21 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
   }
 
   it(
-    'loads a genuine 200 MB JSONL part streaming it: the peak grows by a tenth of the part at most over a 2 MB part',
+    'loads a genuine 200 MB JSONL part streaming it: its peak exceeds a 2 MB part\'s by less than a third of its size',
     async () => {
       const small = await genuineSignalsPart('genuine-small', 2 * MiB);
       const big = await genuineSignalsPart('genuine-big', 200 * MiB);
-      const baseline = await load(await plantJob('genuine-small', [small]), 'genuine_small_');
+      const baseline = await load(await plantJob('genuine-small', [small]), 'genuine_small_', HELD_ONLY);
       expect(baseline.code, baseline.stderr).toBe(0);
-      const result = await load(await plantJob('genuine-big', [big]), 'genuine_big_');
+      const result = await load(await plantJob('genuine-big', [big]), 'genuine_big_', HELD_ONLY);
       expect(result.code, result.stderr).toBe(0);
       const loaded = await db.query('select count(*)::int as n from genuine_big_signals');
       expect(loaded.rows[0].n).toBe(big.lines);
-      console.log(`peak ${baseline.peakMb} MB for 2 MB, ${result.peakMb} MB for ${big.bytes / MiB} MB`);
-      expect(result.peakMb - baseline.peakMb).toBeLessThan(big.bytes / MiB / 10);
+      // Reading a file through twice with Node's streams alone leaves about 35 MB more at its peak, whatever its size
+      // past a few MB (the buffers a collection has not freed yet); a part read whole took its size twice over.
+      expect(result.peakMb - baseline.peakMb, `${baseline.peakMb} MB, then ${result.peakMb} MB`).toBeLessThan(
+        big.bytes / MiB / 3,
+      );
     },
     MAKING_A_BOMB_MS,
   );
