@@ -106,7 +106,19 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
   async function load(manifest: string, prefix: string, nodeFlags: string[] = []) {
     const result = await runProgram(
       process.execPath,
-      [...nodeFlags, '--import', REPORT_PEAK, cliMain, 'load', '--manifest', manifest, '--into', url, '--table-prefix', prefix],
+      [
+        ...nodeFlags,
+        '--import',
+        REPORT_PEAK,
+        cliMain,
+        'load',
+        '--manifest',
+        manifest,
+        '--into',
+        url,
+        '--table-prefix',
+        prefix,
+      ],
       { cwd: dir, env: process.env as Record<string, string>, timeout: 240_000, maxBuffer: 16 * MiB },
       'throw',
     );
@@ -204,7 +216,7 @@ describe('signal-kit load: bounded memory and values PostgreSQL cannot hold', ()
   }
 
   it(
-    'loads a genuine 200 MB JSONL part streaming it: its peak exceeds a 2 MB part\'s by less than a third of its size',
+    "loads a genuine 200 MB JSONL part streaming it: its peak exceeds a 2 MB part's by less than a third of its size",
     async () => {
       const small = await genuineSignalsPart('genuine-small', 2 * MiB);
       const big = await genuineSignalsPart('genuine-big', 200 * MiB);
