@@ -7,6 +7,7 @@ export type {
   VerificationSummary,
 } from './activities/jobs/types.ts';
 export { type OpenStoreOptions, openStore } from './config/storage.ts';
+export { WebhookVerificationError, type WebhookVerificationReason } from './connectors/errors.ts';
 export * from './connectors/signal-api/index.ts';
 export type {
   ObjectInfo,
@@ -25,8 +26,6 @@ export {
   verifyWebhook,
   type WebhookBody,
   type WebhookHeaders,
-  WebhookVerificationError,
-  type WebhookVerificationReason,
 } from './connectors/webhooks/signature.ts';
 export {
   followJob,

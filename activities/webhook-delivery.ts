@@ -15,7 +15,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
-import { FAILURE_RULES } from '../connectors/errors.ts';
+import { DestinationBlockedError, FAILURE_RULES } from '../connectors/errors.ts';
 import { parseRetryAfter } from '../connectors/retry-after.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../connectors/storage/store-io.ts';
@@ -27,11 +27,7 @@ import {
   type WebhookDeliveryConfig,
 } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
-import {
-  createSafeDispatcher,
-  DestinationBlockedError,
-  type Resolver,
-} from '../connectors/webhooks/safe-dispatcher.ts';
+import { createSafeDispatcher, type Resolver } from '../connectors/webhooks/safe-dispatcher.ts';
 import { signWebhook } from '../connectors/webhooks/signature.ts';
 import { deadLetterKey, destinationStateKey } from './webhook-layout.ts';
 

@@ -5,9 +5,9 @@
  * it cannot open (a bucket only the worker may read) is left to the job.
  */
 import { columnRequest } from '../activities/input/identify.ts';
-import { InputError } from '../connectors/errors.ts';
+import { ColumnError, InputError } from '../connectors/errors.ts';
 import { readCsvRecords } from '../connectors/jsonl.ts';
-import { ColumnError, chooseColumns } from '../connectors/normalize/columns.ts';
+import { chooseColumns } from '../connectors/normalize/columns.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { JobStart } from '../library/jobs.ts';
 import { UsageError } from './args.ts';

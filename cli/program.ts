@@ -1,8 +1,9 @@
 // The CLI's command list: every command, its flags and its help text, in this one file (commander generates the
 // help from these declarations, so it cannot drift from what is parsed). Each action imports its command's module
 // only when it runs: `--help` and `--version` load commander and nothing else.
+
 import { Command, CommanderError, Option, type OptionValues } from 'commander';
-import { ConfigError } from '../config/errors.ts';
+import { ConfigError } from '../connectors/errors.ts';
 import { UsageError } from './args.ts';
 
 const EXIT_CODES = `Exit codes (--wait and status): 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhausted,

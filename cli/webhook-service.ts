@@ -3,13 +3,13 @@ import { ActivityFailure, ApplicationFailure, type Client, WorkflowFailedError }
 import { WEBHOOK_API_ERROR, type WebhookSubscriptionRequest } from '../activities/webhook-subscriptions.ts';
 import { receiverAuthFromEnv, type ServeAuthMode } from '../config/webhooks.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../config/worker.ts';
-import { SignalApiError, ValidationError } from '../connectors/errors.ts';
+import { NoWorkerError, SignalApiError, ValidationError } from '../connectors/errors.ts';
 import { type ReceiverLogEntry, startWebhookReceiver, temporalEnqueue, type WebhookReceiver } from '../intake/index.ts';
 import { runChecks } from '../workers/health.ts';
 import { temporalAnswers } from '../workers/temporal-health.ts';
 import { manageWebhooks } from '../workflows/webhook-subscriptions.ts';
 import { connectClient } from './temporal.ts';
-import { NoWorkerError, runThroughWorker } from './worker-call.ts';
+import { runThroughWorker } from './worker-call.ts';
 
 // The webhooks service behind `signal-kit webhooks …`: the intake (`serve`), and the subscriptions
 // (`subscribe|list|update|delete|test`), whose every call is made by a worker (with its API key, on the rate-limited

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { TemporalConfig } from '../config/worker.ts';
+import { NoWorkerError } from '../connectors/errors.ts';
 import { noWorkerMessage, queuesWithoutWorker } from './pollers.ts';
 
 // A one-call command (`webhooks list`, `topics search`, `signal-types`) runs as a short workflow whose activity makes
@@ -9,11 +10,6 @@ import { noWorkerMessage, queuesWithoutWorker } from './pollers.ts';
 
 /** How long a one-call command waits for a worker to take its call before saying that none is running. */
 export const WORKER_WAIT_MS = 30_000;
-
-/** No worker took the call: nothing was sent to the service. */
-export class NoWorkerError extends Error {
-  override readonly name = 'NoWorkerError';
-}
 
 /**
  * Starts `workflow` with `args` on the main task queue (id `<idPrefix>-<uuid>`) and returns its result, once a

@@ -6,8 +6,9 @@
  *   SIGNAL_KIT_VERSIONING_BEHAVIOR   pinned (default: a workflow finishes on the version that started it) or
  *                                    auto-upgrade (moves to the current version at its next task)
  */
+
 import { z } from 'zod';
-import { ConfigError } from './errors.ts';
+import { ConfigError } from '../connectors/errors.ts';
 
 const schema = z.object({
   SIGNAL_KIT_WORKFLOW_BUNDLE: z.string().min(1).optional(),

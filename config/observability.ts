@@ -2,8 +2,9 @@
  * Logs, metrics and health endpoints of a process that hosts a worker, from `SIGNAL_KIT_*` variables (flags of
  * `signal-kit worker` override the ports). Parsed once, before the Temporal runtime is installed.
  */
+
 import { z } from 'zod';
-import { ConfigError } from './errors.ts';
+import { ConfigError } from '../connectors/errors.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const level = z

@@ -1,5 +1,5 @@
 import { chmod, lstat, mkdir } from 'node:fs/promises';
-import { UnsafeSpoolError } from './errors.ts';
+import { UnsafeSpoolError } from '../connectors/errors.ts';
 
 /**
  * The worker's spool directory (`SIGNAL_KIT_SPOOL_DIR`, config/worker.ts), made sure to be the worker's user's alone

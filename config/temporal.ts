@@ -5,13 +5,14 @@
  * `TEMPORAL_TLS_CLIENT_CERT_PATH|_DATA`, `TEMPORAL_TLS_CLIENT_KEY_PATH|_DATA`, `TEMPORAL_TLS_SERVER_CA_CERT_PATH|_DATA`,
  * `TEMPORAL_TLS_SERVER_NAME` and `TEMPORAL_GRPC_META_*`. The CLI and the worker both connect from this one result.
  */
+
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSConfig } from '@temporalio/client';
 import { type ClientConfigProfile, loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import { z } from 'zod';
-import { ConfigError, TemporalUnreachableError } from './errors.ts';
+import { ConfigError, TemporalUnreachableError } from '../connectors/errors.ts';
 
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 

@@ -5,13 +5,12 @@
  * authentication (`webhooks serve`): `SIGNAL_KIT_WEBHOOK_SECRETS` or `SIGNAL_KIT_WEBHOOK_TOKEN` (and their options).
  */
 import { z } from 'zod';
-import { WebhookConfigError } from '../connectors/errors.ts';
+import { ConfigError, WebhookConfigError } from '../connectors/errors.ts';
 import { parseStorageUrl } from '../connectors/storage/url.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { AddressAllowlist } from '../connectors/webhooks/safe-dispatcher.ts';
 import { isWebhookSecret } from '../connectors/webhooks/signature.ts';
 import type { ReceiverAuth } from '../intake/options.ts';
-import { ConfigError } from './errors.ts';
 import { webhookDeliveryConfigFromEnv } from './webhook-destinations.ts';
 
 type Env = Record<string, string | undefined>;

@@ -1,8 +1,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from '../connectors/errors.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../workflows/constants.ts';
-import { ConfigError } from './errors.ts';
 import { loadTemporalConnection } from './temporal.ts';
 
 export { ConfigError };

@@ -29,6 +29,16 @@
  * |                            | the ones its manifest's sha256 names                        |           |       |
  * | `DatabaseError`            | `load`: PostgreSQL refused a statement or the connection    | connection| yes   |
  * |                            | (SQLSTATE, table and part named)                            | lost only |       |
+ * | `ColumnError`, `JsonlSyntaxError` | an input header with no usable column, a JSONL line that is not JSON | no | yes |
+ * | `DestinationBlockedError`  | a webhook destination resolving to an address not allowlisted | no      | no    |
+ * | `DestinationUnresolvableError` | a webhook destination whose host does not resolve      | yes       | no    |
+ * | `RateLimiterUnavailableError` | the account's rate limiter does not answer               | yes       | no    |
+ *
+ * Found outside any activity, so no job and no Temporal retry sees them; their rule says whether the same thing
+ * tried again can succeed: `ConfigError` (and `TemporalUnreachableError`, `TemporalOutageError`, `UnsafeSpoolError`),
+ * `UsageError`, `WebhookConfigError`, `PushRunInProgressError`, `PayloadDecryptionError` (the payload codec),
+ * `WebhookVerificationError` and the receiver's `Rejection`: no; `NoWorkerError` (nothing was sent) and the
+ * receiver's `ClientGone`: yes.
  *
  * Failures raised as `ApplicationFailure` by name rather than by class (webhook deliveries, the export's outcome,
  * a failed job) take their type from the same `FAILURE_TYPE` table, so a workflow, a CLI command and a test name
@@ -81,6 +91,16 @@ export const FAILURE_TYPE = {
   database: 'DatabaseError',
   rateLimiterUnavailable: 'RateLimiterUnavailableError',
   catalogApi: 'CatalogApiError',
+  destinationUnresolvable: 'DestinationUnresolvable',
+  config: 'ConfigError',
+  usage: 'UsageError',
+  pushRunInProgress: 'PushRunInProgressError',
+  webhookConfig: 'WebhookConfigError',
+  noWorker: 'NoWorkerError',
+  payloadDecryption: 'PayloadDecryptionError',
+  webhookVerification: 'WebhookVerificationError',
+  rejection: 'Rejection',
+  clientGone: 'ClientGone',
 } as const;
 
 export type FailureType = (typeof FAILURE_TYPE)[keyof typeof FAILURE_TYPE];
@@ -129,6 +149,23 @@ export const FAILURE_RULES = {
   rateLimiterUnavailable: rule(FAILURE_TYPE.rateLimiterUnavailable, true, false),
   /** The service refused a catalog look-up (topics, signal types): asking again would be refused again. */
   catalogApi: rule(FAILURE_TYPE.catalogApi, false, false),
+  /** A webhook destination's host does not resolve (DNS may be down or late): the next attempt may reach it. */
+  destinationUnresolvable: rule(FAILURE_TYPE.destinationUnresolvable, true, false),
+  /**
+   * The failures below are found outside any activity (before anything starts, in the command, in the receiver, in
+   * the payload codec), so no job sees them; their rule says whether trying the same thing again can succeed.
+   */
+  config: rule(FAILURE_TYPE.config, false, false),
+  usage: rule(FAILURE_TYPE.usage, false, false),
+  pushRunInProgress: rule(FAILURE_TYPE.pushRunInProgress, false, false),
+  webhookConfig: rule(FAILURE_TYPE.webhookConfig, false, false),
+  /** No worker took a one-call command's call: nothing was sent, so the same call can succeed once one polls. */
+  noWorker: rule(FAILURE_TYPE.noWorker, true, false),
+  payloadDecryption: rule(FAILURE_TYPE.payloadDecryption, false, false),
+  webhookVerification: rule(FAILURE_TYPE.webhookVerification, false, false),
+  rejection: rule(FAILURE_TYPE.rejection, false, false),
+  /** The sender went away mid-body: nothing was enqueued, and its own retry can succeed. */
+  clientGone: rule(FAILURE_TYPE.clientGone, true, false),
 } satisfies Record<keyof typeof FAILURE_TYPE, FailureRule>;
 
 /** Failure types that end the whole job (workflows stop scheduling batches on them). */
@@ -498,20 +535,25 @@ export class DatabaseError extends KitError {
   }
 }
 
+/** A `KitError` class that differs from it only in its rule; its name is its own class's (set by `KitError`). */
+function kitErrorWithRule(rule: FailureRule) {
+  return class extends KitError {
+    readonly rule = rule;
+  };
+}
+
 /**
  * A caller's mistake in what it asked (a flag, a schedule's name or settings), named by its field: never retried, the
  * command exits with code 2.
  */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export class UsageError extends kitErrorWithRule(FAILURE_RULES.usage) {}
 
 /**
  * A run of the schedule is in progress, so another one now would read the same watermarks (or state), fetch the same
  * new signals again and pay for them twice. Not retried: the caller waits for that run to finish.
  */
-export class PushRunInProgressError extends Error {
-  override readonly name = 'PushRunInProgressError';
+export class PushRunInProgressError extends KitError {
+  readonly rule = FAILURE_RULES.pushRunInProgress;
   readonly push: string;
   readonly running: readonly string[];
   constructor(push: string, running: readonly string[]) {
@@ -533,6 +575,146 @@ export class RateLimiterUnavailableError extends KitError {
 }
 
 /** The worker's webhook destinations are misconfigured (the message names the destination's field). Not retried. */
-export class WebhookConfigError extends Error {
-  override readonly name = 'WebhookConfigError';
+export class WebhookConfigError extends kitErrorWithRule(FAILURE_RULES.webhookConfig) {}
+
+/** A configuration problem, named by its setting, found before anything starts (the CLI exits 2). */
+export class ConfigError extends KitError {
+  readonly rule: FailureRule = FAILURE_RULES.config;
+}
+
+/**
+ * Temporal did not answer at the configured address. A configuration error too: the fix is almost always the
+ * address, the TLS settings or the profile, so the message names the setting that chose the address.
+ */
+export class TemporalUnreachableError extends ConfigError {
+  readonly address: string;
+  readonly source: string;
+  constructor(address: string, source: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`cannot reach Temporal at ${address} (set by ${source}): ${reason}`, { cause });
+    this.address = address;
+    this.source = source;
+  }
+}
+
+/** Temporal stayed unreachable past the limit while a job was followed (exit 2, like any unreachable Temporal). */
+export class TemporalOutageError extends ConfigError {
+  constructor(workflowId: string, outageMs: number, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `Temporal has been unreachable for ${Math.round(outageMs / 1000)} s while following ${workflowId} (${reason}); ` +
+        `the job itself goes on once the server is back: \`signal-kit status ${workflowId}\` tells how it ends`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The worker's spool directory (where paid answers the output refused wait for a re-run) is not the worker's alone:
+ * another user owns it, others may write to it, or it is a symbolic link. The worker does not start; `fix` says what
+ * to run (or which setting to change).
+ */
+export class UnsafeSpoolError extends ConfigError {
+  readonly path: string;
+  readonly fix: string;
+  constructor(path: string, problem: string, fix: string) {
+    super(`the spool directory ${path} ${problem}: ${fix} (or set SIGNAL_KIT_SPOOL_DIR to a directory of your own)`);
+    this.path = path;
+    this.fix = fix;
+  }
+}
+
+/** No worker took a one-call command's call (`webhooks list`, `topics search`): nothing was sent to the service. */
+export class NoWorkerError extends kitErrorWithRule(FAILURE_RULES.noWorker) {}
+
+/** A header that cannot serve the request: no usable identifier column, or a named column the file lacks. */
+export class ColumnError extends KitError {
+  readonly rule = FAILURE_RULES.input;
+  readonly columns: string[];
+  constructor(message: string, columns: string[]) {
+    super(message);
+    this.columns = columns;
+  }
+}
+
+/** A JSONL line that is not JSON, named by its line; the start of the line is shown, never a runaway one whole. */
+export class JsonlSyntaxError extends KitError {
+  readonly rule = FAILURE_RULES.input;
+  readonly line: number;
+  readonly raw: string;
+  constructor(line: number, reason: string, raw: string) {
+    super(`line ${line} is not valid JSON (${reason}): ${raw.length > 200 ? `${raw.slice(0, 200)}…` : raw}`);
+    this.line = line;
+    this.raw = raw;
+  }
+}
+
+export type WebhookVerificationReason =
+  | 'missing_headers'
+  | 'invalid_timestamp'
+  | 'timestamp_too_old'
+  | 'timestamp_too_new'
+  | 'invalid_signature_format'
+  | 'no_matching_signature';
+
+/** Thrown by `verifyWebhook`; `reason` says which check failed. */
+export class WebhookVerificationError extends KitError {
+  readonly rule = FAILURE_RULES.webhookVerification;
+  readonly reason: WebhookVerificationReason;
+  constructor(reason: WebhookVerificationReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/** Thrown (before any socket is opened) when a destination resolves to an address we refuse to reach. */
+export class DestinationBlockedError extends KitError {
+  readonly rule = FAILURE_RULES.destinationBlocked;
+  readonly code = 'DESTINATION_BLOCKED';
+  readonly host: string;
+  readonly address: string;
+  /** Which blocked range matched, e.g. `private (10.0.0.0/8)`. */
+  readonly range: string;
+  constructor(host: string, address: string, range: string) {
+    super(`destination ${host} resolves to ${address}, a ${range} address, which is not allowlisted`);
+    this.host = host;
+    this.address = address;
+    this.range = range;
+  }
+}
+
+/** A payload the codec cannot open: unknown key id, data altered since it was sealed, or not sealed at all. */
+export class PayloadDecryptionError extends kitErrorWithRule(FAILURE_RULES.payloadDecryption) {}
+
+/** Thrown when the host does not resolve at all. */
+export class DestinationUnresolvableError extends KitError {
+  readonly rule = FAILURE_RULES.destinationUnresolvable;
+  readonly code = 'DESTINATION_UNRESOLVABLE';
+  readonly host: string;
+  constructor(host: string, cause?: unknown) {
+    super(`destination ${host} does not resolve`, { cause });
+    this.host = host;
+  }
+}
+
+/** The webhook receiver's refusal of a request: its status, the `error` its answer body holds, extra headers. */
+export class Rejection extends KitError {
+  readonly rule = FAILURE_RULES.rejection;
+  readonly status: number;
+  readonly error: { code: string; message: string; field?: string };
+  readonly headers: Record<string, string>;
+  constructor(status: number, code: string, message: string, field?: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.error = field === undefined ? { code, message } : { code, message, field };
+    this.headers = headers;
+  }
+}
+
+/** The client went away before its request was complete: nothing to answer, nothing worth a stack trace. */
+export class ClientGone extends KitError {
+  readonly rule = FAILURE_RULES.clientGone;
+  constructor() {
+    super('client closed the connection before the body was complete');
+  }
 }

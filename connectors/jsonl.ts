@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { type CsvError, parse as parseCsv } from 'csv-parse';
 import { jsonlParser } from 'stream-json/jsonl/parser.js';
-import { CsvInputError } from './errors.ts';
+import { CsvInputError, JsonlSyntaxError } from './errors.ts';
 import { exceedsJsonDepth } from './json-depth.ts';
 import type { ObjectInfo, Store, WriteOptions } from './storage/store.ts';
 
@@ -28,17 +28,6 @@ export type JsonlEntry<T = unknown> =
   | { line: number; value: T; error?: undefined; raw?: undefined }
   | { line: number; value?: undefined; error: string; raw: string };
 
-export class JsonlSyntaxError extends Error {
-  readonly line: number;
-  readonly raw: string;
-  constructor(line: number, reason: string, raw: string) {
-    super(`line ${line} is not valid JSON (${reason}): ${preview(raw)}`);
-    this.name = 'JsonlSyntaxError';
-    this.line = line;
-    this.raw = raw;
-  }
-}
-
 export interface JsonlReadOptions {
   /** Gunzip the source first. */
   gzip?: boolean;
@@ -51,7 +40,6 @@ export interface JsonlReadOptions {
   maxDepth?: number;
 }
 
-const preview = (raw: string) => (raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
 const BAD_LINE = Symbol('bad line');
 
 /**

@@ -11,27 +11,9 @@
  *   422 schema mismatch, `field` naming the first offending field; JSON nested deeper than `maxJsonDepth`
  *   404/405 unknown path or method; 503 enqueue failed or timed out (with `Retry-After`)
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/** A refused request: its status, the `error` its answer body holds, and any extra headers of the answer. */
-export class Rejection extends Error {
-  readonly status: number;
-  readonly error: { code: string; message: string; field?: string };
-  readonly headers: Record<string, string>;
-  constructor(status: number, code: string, message: string, field?: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.status = status;
-    this.error = field === undefined ? { code, message } : { code, message, field };
-    this.headers = headers;
-  }
-}
-
-/** The client went away before its request was complete: nothing to answer, nothing worth a stack trace. */
-export class ClientGone extends Error {
-  constructor() {
-    super('client closed the connection before the body was complete');
-  }
-}
+import type { Rejection } from '../connectors/errors.ts';
 
 export function send(
   req: IncomingMessage,

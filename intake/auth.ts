@@ -2,15 +2,11 @@
  * Who may post events: Standard Webhooks signatures (checked on the raw body), a shared token in a header (checked
  * before the body is read), or nobody checked at all when the caller says so explicitly.
  */
+
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import {
-  DEFAULT_TOLERANCE_SECONDS,
-  decodeWebhookSecret,
-  verifyWebhook,
-  WebhookVerificationError,
-} from '../connectors/webhooks/signature.ts';
-import { Rejection } from './answer.ts';
+import { Rejection, WebhookVerificationError } from '../connectors/errors.ts';
+import { DEFAULT_TOLERANCE_SECONDS, decodeWebhookSecret, verifyWebhook } from '../connectors/webhooks/signature.ts';
 import type { ReceiverAuth } from './options.ts';
 
 export interface AuthCheck {

@@ -2,9 +2,10 @@
  * The request body: JSON only (no compression, UTF-8), at most `maxBodyBytes` (refused on Content-Length before
  * reading and counted while streaming), parsed strictly and no deeper than `maxJsonDepth`.
  */
+
 import type { IncomingMessage } from 'node:http';
+import { ClientGone, Rejection } from '../connectors/errors.ts';
 import { exceedsJsonDepth } from '../connectors/json-depth.ts';
-import { ClientGone, Rejection } from './answer.ts';
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;

@@ -6,15 +6,17 @@
  * Replays: there is no replay cache. A signed delivery replayed inside the tolerance window reaches `enqueue`
  * again, and the workflow id (derived from the signal id) makes that a no-op answered `200 {duplicate: true}`.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { ClientGone, Rejection } from '../connectors/errors.ts';
 import {
   AnyEventSchema,
   firstProblem,
   SIGNAL_CREATED,
   SignalCreatedEventSchema,
 } from '../connectors/webhooks/events.ts';
-import { answerRejection, ClientGone, Rejection, send } from './answer.ts';
+import { answerRejection, send } from './answer.ts';
 import type { AuthCheck } from './auth.ts';
 import { checkBodyHeaders, parseJsonBody, readBody } from './body.ts';
 import type { Enqueue, EnqueueContext, EnqueueResult } from './options.ts';

@@ -9,9 +9,11 @@
  * parser refuses), auth.ts (token and signature), body.ts (media type, size, strict JSON), event.ts (kind, schema,
  * enqueue), answer.ts (how refusals are answered), options.ts (options, limits and their defaults).
  */
+
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerRejection, Rejection, send } from './answer.ts';
+import { Rejection } from '../connectors/errors.ts';
+import { answerRejection, send } from './answer.ts';
 import { createAuthCheck, validateAuth } from './auth.ts';
 import { createEventHandler } from './event.ts';
 import { resolveReceiverOptions, type WebhookReceiver, type WebhookReceiverOptions } from './options.ts';

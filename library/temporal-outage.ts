@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { isGrpcServiceError, type WorkflowHandle } from '@temporalio/client';
-import { ConfigError } from '../config/errors.ts';
+import { TemporalOutageError } from '../connectors/errors.ts';
 
 /**
  * How long a follower of a job (`--wait`, `status`, `schedule run --wait`) keeps retrying while Temporal does not
@@ -12,19 +12,6 @@ export const TEMPORAL_OUTAGE_LIMIT_MS = 120_000;
 /** The backoff between tries while Temporal is down: from the first, doubled up to the last. */
 const FIRST_RETRY_MS = 500;
 const LAST_RETRY_MS = 5_000;
-
-/** Temporal stayed unreachable past the limit while a job was followed (exit 2, like any unreachable Temporal). */
-export class TemporalOutageError extends ConfigError {
-  override readonly name = 'TemporalOutageError';
-  constructor(workflowId: string, outageMs: number, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    super(
-      `Temporal has been unreachable for ${Math.round(outageMs / 1000)} s while following ${workflowId} (${reason}); ` +
-        `the job itself goes on once the server is back: \`signal-kit status ${workflowId}\` tells how it ends`,
-      { cause },
-    );
-  }
-}
 
 /** gRPC's UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the server is down or did not answer in time. */
 const OUTAGE_CODES: ReadonlySet<number> = new Set([14, 4]);

@@ -8,6 +8,8 @@ export interface ProxyCall {
   path: string;
   /** The `domains` of a bulk enrich call. */
   domains?: string[];
+  /** The request body as sent (UTF-8): which request a call repeats. */
+  body: string;
   startedAt: number;
   /** Set once the sandbox's answer has been passed on whole. */
   answeredAt?: number;
@@ -128,6 +130,7 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
         path: (req.url ?? '/').split('?')[0]!,
         startedAt: Date.now(),
         credits: 0,
+        body: body.toString('utf8'),
       };
       if (call.path.endsWith('/enrich/bulk')) {
         try {

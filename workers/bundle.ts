@@ -3,12 +3,13 @@
  * instead of bundling at every start. The bundle's build id is the hash of its code, so two deploys of the same
  * workflow code share a Worker Deployment version and any change of workflow code makes a new one.
  */
+
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { ConfigError } from '../config/errors.ts';
+import { ConfigError } from '../connectors/errors.ts';
 
 export const BUNDLE_FILE = 'workflow-bundle.js';
 export const BUNDLE_INFO_FILE = 'workflow-bundle.json';

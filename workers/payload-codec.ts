@@ -1,16 +1,12 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import { PayloadDecryptionError } from '../connectors/errors.ts';
 
 const ENCODING = 'binary/encrypted';
 const CIPHER = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-
-/** A payload the codec cannot open: unknown key id, data altered since it was sealed, or not sealed at all. */
-export class PayloadDecryptionError extends Error {
-  override readonly name = 'PayloadDecryptionError';
-}
 
 /** The migration switch: while set, payloads that were never sealed are read as they are. */
 export const ALLOW_PLAINTEXT_ENV = 'SIGNAL_KIT_PAYLOAD_ALLOW_PLAINTEXT';

@@ -9,12 +9,12 @@ import {
   createMainQueueActivities,
   mergeActivities,
 } from '../activities/registry.ts';
-import { ConfigError } from '../config/errors.ts';
 import { ownSpoolDir } from '../config/spool.ts';
 import { storeOpener } from '../config/storage.ts';
 import { connectionOptions, reachTemporal } from '../config/temporal.ts';
 import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
 import { defaultSpoolDir, type WorkerConfig } from '../config/worker.ts';
+import { ConfigError } from '../connectors/errors.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';

@@ -1,15 +1,16 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import { finalizeRun } from '../run/finalize-run.ts';
+import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { encodeTableParts, readPartLines, storedPart, writePart, writeTableParts, zeroCounts } from '../run/parts.ts';
-import { answerKey, callsPrefix, planKey, watermarksKey } from '../run/scheduled-layout.ts';
+import { answerKey, planKey, scheduledRunMarkers, watermarksKey } from '../run/scheduled-layout.ts';
 import type { ManifestPart } from '../run/types.ts';
 import {
   canonicalTime,
   commitWatermarkState,
   type KeyOutcome,
+  lastRunOf,
   readWatermarkState,
   type WatermarkState,
 } from '../run/watermarks.ts';
@@ -60,27 +61,14 @@ interface FeedWritten {
  * newest signal id), writes the new ones as parts, then the manifest, and only then commits the state. Every step is
  * idempotent: a crash in between is repaired by running it again.
  */
-export async function finalizeFeedRun(
-  store: Store,
-  request: FinalizeFeedRequest,
-  wait: AnswerWait = answerWait(),
-): Promise<FeedResult> {
-  const { run } = request;
-  return finalizeRun(
-    store,
-    {
-      // Calls paid for and not saved (an answer the output refused, one that another attempt beat to it, a call
-      // whose outcome nobody knows): counted as a job counts them, after waiting for answers still on their way.
-      markers: { callsPrefix: callsPrefix(run) },
-      manifestKey: feedManifestKey(run),
-      gather: () => gatherFeedRun(store, request),
-      write: (gathered) => writeFeedParts(store, request, gathered),
-      manifest: (gathered, written, unsaved) => feedManifest(store, request, gathered, written, unsaved),
-      afterManifest: (manifest, gathered, written) => commitFeedRun(store, request, manifest, gathered, written),
-    },
-    wait,
-  );
-}
+export const finalizeFeedRun = runFinalizer<FinalizeFeedRequest, FeedGathered, FeedWritten, FeedManifest, FeedResult>({
+  markers: scheduledRunMarkers,
+  manifestKey: ({ run }) => feedManifestKey(run),
+  gather: gatherFeedRun,
+  write: writeFeedParts,
+  manifest: feedManifest,
+  afterManifest: commitFeedRun,
+});
 
 /** Reads every saved answer of the run and merges what they found. */
 async function gatherFeedRun(store: Store, request: FinalizeFeedRequest): Promise<FeedGathered> {
@@ -169,15 +157,9 @@ function feedManifest(
   if (status === 'completed' && request.incomplete.length > 0) status = 'completed_with_errors';
   return {
     schema_version: MANIFEST_SCHEMA_VERSION,
-    name: run.name,
     kind: run.kind,
-    run_id: run.runId,
-    dt: run.date,
+    ...scheduledRunHead(run, request, status),
     output: store.url,
-    scheduled_at: request.scheduledAt,
-    started_at: request.startedAt,
-    finished_at: new Date().toISOString(),
-    status,
     filters: request.filters,
     detected_after: plan.detected_after,
     counts: {
@@ -186,15 +168,13 @@ function feedManifest(
       new: fresh.length,
       already_delivered: found.size - fresh.length,
     },
-    credits_charged: gathered.credits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    ...chargedFields(gathered.credits, unsaved),
     calls,
     ...(run.kind === 'intent-contacts' ? {} : { slices: { total: calls, split: gathered.split } }),
     incomplete: request.incomplete.slice(0, 100),
     parts: written.parts,
     state: { key: watermarksKey(run.name), from_run: plan.state_from, keys_advanced: fresh.length },
-    ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...endingFields(request),
   };
 }
 
@@ -213,7 +193,7 @@ async function commitFeedRun(
   written: FeedWritten,
 ): Promise<FeedResult> {
   const { run } = request;
-  const { status, calls, credits_charged: credits } = manifest;
+  const { status, calls } = manifest;
   const { fresh } = written;
   const outcomes = new Map<string, KeyOutcome>();
   for (const entry of fresh) {
@@ -231,20 +211,9 @@ async function commitFeedRun(
     };
     await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
   } else if (outcomes.size > 0 || gathered.state.runId === null) {
+    const did = { mode: run.kind, signals: fresh.length, calls, incomplete: request.incomplete.length };
     await commitWatermarkState(store, run.name, run.runId, outcomes, {
-      lastRun: {
-        run_id: run.runId,
-        status,
-        mode: run.kind,
-        manifest: feedManifestKey(run),
-        finished_at: manifest.finished_at,
-        signals: fresh.length,
-        credits,
-        overlap_credits: 0,
-        calls,
-        incomplete: request.incomplete.length,
-        incomplete_domains: [],
-      },
+      lastRun: lastRunOf(run, feedManifestKey(run), manifest, did),
     });
   }
   // Finished (this run, or a stopped one it resumed): no later run resumes it.
@@ -258,7 +227,7 @@ async function commitFeedRun(
     manifestUrl: store.urlOf(feedManifestKey(run)),
     new: fresh.length,
     returned: gathered.returned,
-    credits,
+    credits: manifest.credits_charged,
     calls,
     parts: manifest.parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,

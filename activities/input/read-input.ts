@@ -1,9 +1,8 @@
 import type { Readable } from 'node:stream';
-import { InputError } from '../../connectors/errors.ts';
+import { ColumnError, InputError } from '../../connectors/errors.ts';
 import { openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
 import {
   type ColumnChoice,
-  ColumnError,
   type ColumnRequest,
   chooseColumns,
   type IdentifierRole,

@@ -2,8 +2,8 @@ import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
-import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import { finalizeRun } from '../run/finalize-run.ts';
+import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { chargedFields, endingFields, runFinalizer } from '../run/finalize-run.ts';
 import { ReadableManifestSchema, readCheckedManifest } from '../run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { readPart, readPartLines, redoneIdentity, storedPart, writeTableParts, zeroCounts } from '../run/parts.ts';
@@ -76,35 +76,23 @@ interface JobWritten {
  * Writes `_manifest.json` last, from what the parts themselves record (not from the workflow's running totals), so
  * the manifest describes exactly what is in the bucket.
  */
-export async function finalizeJob(
-  store: Store,
-  request: FinalizeRequest,
-  wait: AnswerWait = answerWait(),
-): Promise<JobResult> {
-  const { job } = request;
-  return finalizeRun(
-    store,
-    {
-      // Answers still on their way to attempts Temporal gave up on are waited for: they say what they cost.
-      markers: job,
-      manifestKey: manifestKey(job),
-      gather: () => (job.kind === 'intent-export' ? gatherExport(store, request) : gatherJobParts(store, request)),
-      write: (gathered) => writeJobExtras(store, request, gathered),
-      manifest: (gathered, written, unsaved) => jobManifest(store, request, gathered, written, unsaved),
-      afterManifest: async (manifest) => {
-        if (manifest.status === 'completed') await removeWork(store, job);
-        return toResult(store, job, manifest);
-      },
-      // A job stopped by an output that refuses writes (a full disk) may find its manifest refused too: what it was
-      // charged is still its result, which the command prints; the run that finishes the job writes the manifest.
-      manifestRefused: (error, manifest) =>
-        request.status === 'failed' && error instanceof StorageRefusedError
-          ? { ...toResult(store, job, manifest), manifestRefused: error.message }
-          : undefined,
-    },
-    wait,
-  );
-}
+export const finalizeJob = runFinalizer<FinalizeRequest, JobGathered, JobWritten, Manifest, JobResult>({
+  // Answers still on their way to attempts Temporal gave up on are waited for: they say what they cost.
+  markers: ({ job }) => job,
+  manifestKey: ({ job }) => manifestKey(job),
+  gather: (store, request) =>
+    request.job.kind === 'intent-export' ? gatherExport(store, request) : gatherJobParts(store, request),
+  write: writeJobExtras,
+  manifest: jobManifest,
+  afterManifest: async (store, { job }, manifest) => {
+    if (manifest.status === 'completed') await removeWork(store, job);
+    return toResult(store, job, manifest);
+  },
+  resultWithoutManifest: (store, { job }, manifest, refused) => ({
+    ...toResult(store, job, manifest),
+    manifestRefused: refused.message,
+  }),
+});
 
 function emptyGathered(request: FinalizeRequest): JobGathered {
   const { prepared } = request;
@@ -234,7 +222,7 @@ function jobManifest(
   lost: UnsavedAnswers,
 ): Manifest {
   const { job, prepared } = request;
-  const { counts, summary, calls, done, failed, redone, ignored } = gathered;
+  const { counts, summary, calls, done, failed } = gathered;
   const { fold, crmCsv } = written;
   const status = request.status === 'completed' && failed > 0 ? 'completed_with_errors' : request.status;
   return {
@@ -248,9 +236,7 @@ function jobManifest(
     finished_at: new Date().toISOString(),
     counts,
     ...(job.kind === 'verify-emails' ? { summary: summary ?? emptySummary() } : {}),
-    // What the service charged as far as any answer said: saved answers plus answers paid for and then lost.
-    credits_charged: gathered.credits + lost.credits,
-    unsaved_answers: { credits: lost.credits, unknown_calls: lost.unknownCalls },
+    ...chargedFields(gathered.credits, lost),
     ...(job.kind === 'intent-export' ? {} : { calls }),
     ...(fold ? { overlap: fold.overlap } : {}),
     ...(prepared?.columns ? { columns: prepared.columns } : {}),
@@ -261,16 +247,17 @@ function jobManifest(
     },
     parts: gathered.parts,
     ...(crmCsv ? { rows_csv: crmCsv } : {}),
-    ...(request.error ? { error: request.error } : {}),
-    ...(request.details || redone.length || ignored.length
-      ? {
-          details: {
-            ...request.details,
-            ...(redone.length ? { redone_parts: redone } : {}),
-            ...(ignored.length ? { ignored_parts: ignored } : {}),
-          },
-        }
-      : {}),
+    ...endingFields({ error: request.error, details: jobDetails(request, gathered) }),
+  };
+}
+
+/** The request's details, with the parts done again and those left out named (at most `REPORTED_PARTS` each). */
+function jobDetails(request: FinalizeRequest, { redone, ignored }: JobGathered): Record<string, unknown> | undefined {
+  if (redone.length === 0 && ignored.length === 0) return request.details;
+  return {
+    ...request.details,
+    ...(redone.length ? { redone_parts: redone } : {}),
+    ...(ignored.length ? { ignored_parts: ignored } : {}),
   };
 }
 

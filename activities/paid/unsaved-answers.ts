@@ -46,7 +46,7 @@ export interface UnsavedAnswers {
   unknownCalls: number;
 }
 
-/** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a push run's, activities/push/layout.ts). */
+/** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a scheduled run's, activities/run/scheduled-layout.ts). */
 export type MarkerFolder = { jobId: string } | { callsPrefix: string };
 
 export const callsPrefix = (owner: MarkerFolder) =>

@@ -1,10 +1,10 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import { finalizeRun, scheduledRunHead } from '../run/finalize-run.ts';
+import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import { callsPrefix, planKey, watermarksKey } from '../run/scheduled-layout.ts';
-import { commitWatermarkState } from '../run/watermarks.ts';
+import { planKey, scheduledRunMarkers, watermarksKey } from '../run/scheduled-layout.ts';
+import { commitWatermarkState, lastRunOf } from '../run/watermarks.ts';
 import { readBatchRecord } from './fetch.ts';
 import { pushManifestKey } from './layout.ts';
 import type { StoredPlan } from './plan.ts';
@@ -24,9 +24,7 @@ const NAMED_IN_RESULT = 20;
 /** What a push run's batches recorded, added up. */
 interface PushGathered {
   plan: StoredPlan;
-  total: number;
-  done: number;
-  failed: number;
+  batches: PushManifest['batches'];
   counts: PushManifest['counts'];
   outcomes: Map<string, DomainOutcome>;
   /** The first domains left behind or unreachable (all of them counted in `counts.incomplete`). */
@@ -49,25 +47,14 @@ interface PushGathered {
  * A crash between the two is repaired by running it again (both steps are idempotent; watermarks only move
  * forward). A failed batch or an error leaves its domains where they were, so the next run asks again.
  */
-export async function finalizePushRun(
-  store: Store,
-  request: FinalizePushRequest,
-  wait: AnswerWait = answerWait(),
-): Promise<PushResult> {
-  const { run } = request;
-  return finalizeRun(
-    store,
-    {
-      markers: { callsPrefix: callsPrefix(run) },
-      manifestKey: pushManifestKey(run),
-      gather: () => gatherPushRun(store, request),
-      write: async () => undefined,
-      manifest: (gathered, _written, unsaved) => pushManifest(store, request, gathered, unsaved),
-      afterManifest: (manifest, gathered) => commitPushRun(store, request, manifest, gathered),
-    },
-    wait,
-  );
-}
+export const finalizePushRun = runFinalizer<FinalizePushRequest, PushGathered, undefined, PushManifest, PushResult>({
+  markers: scheduledRunMarkers,
+  manifestKey: ({ run }) => pushManifestKey(run),
+  gather: gatherPushRun,
+  write: async () => undefined,
+  manifest: (store, request, gathered, _written, unsaved) => pushManifest(store, request, gathered, unsaved),
+  afterManifest: (store, request, manifest, gathered) => commitPushRun(store, request, manifest, gathered),
+});
 
 /** Reads every batch record of the run and adds them up. */
 async function gatherPushRun(store: Store, request: FinalizePushRequest): Promise<PushGathered> {
@@ -133,9 +120,7 @@ async function gatherPushRun(store: Store, request: FinalizePushRequest): Promis
   const incomplete = incompleteDomains(outcomes, counts);
   return {
     plan,
-    total,
-    done: records.length,
-    failed,
+    batches: { total, done: records.length, failed },
     counts,
     outcomes,
     incomplete,
@@ -180,7 +165,8 @@ function pushManifest(
   const { run } = request;
   const { plan, counts, outcomes, overlap, calls, incomplete } = gathered;
   let status = request.status;
-  if (status === 'completed' && (gathered.failed > 0 || counts.incomplete > 0)) status = 'completed_with_errors';
+  if (status === 'completed' && (gathered.batches.failed > 0 || counts.incomplete > 0))
+    status = 'completed_with_errors';
   const mode: PushManifest['mode'] = request.window ? 'backfill' : request.fullRefresh ? 'full_refresh' : 'incremental';
   return {
     schema_version: MANIFEST_SCHEMA_VERSION,
@@ -191,11 +177,10 @@ function pushManifest(
     ...(request.window ? { window: request.window } : {}),
     ...(request.lookbackMs ? { lookback_ms: request.lookbackMs } : {}),
     counts,
-    credits_charged: gathered.credits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    ...chargedFields(gathered.credits, unsaved),
     overlap,
     calls,
-    batches: { total: gathered.total, done: gathered.done, failed: gathered.failed },
+    batches: gathered.batches,
     parts: gathered.parts,
     incomplete_domains: incomplete,
     errors: gathered.errors,
@@ -206,8 +191,7 @@ function pushManifest(
       domains_advanced: [...outcomes.values()].filter((o) => o.through !== null).length,
       committed: mode !== 'backfill',
     },
-    ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...endingFields(request),
   };
 }
 
@@ -225,19 +209,14 @@ async function commitPushRun(
     ? await commitWatermarkState(store, run.name, run.runId, gathered.outcomes, {
         replace: mode === 'full_refresh',
         lookbackMs: request.lookbackMs ?? 0,
-        lastRun: {
-          run_id: run.runId,
-          status,
+        lastRun: lastRunOf(run, pushManifestKey(run), manifest, {
           mode,
-          manifest: pushManifestKey(run),
-          finished_at: manifest.finished_at,
           signals: counts.signals,
-          credits,
           overlap_credits: overlap.credits,
           calls: calls.total,
           incomplete: counts.incomplete,
           incomplete_domains: named,
-        },
+        }),
       })
     : { advanced: 0 };
   return {

@@ -1,6 +1,8 @@
+import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import {
   type AnswerWait,
+  answerWait,
   countUnsavedAnswers,
   type MarkerFolder,
   type UnsavedAnswers,
@@ -15,22 +17,42 @@ export interface Gathered {
   unsaved?: UnsavedAnswers;
 }
 
-/** What one kind of run (job, push, feed, sync) brings to the shared end of a run. */
-export interface FinalizeHooks<G extends Gathered, W, M, R> {
+/**
+ * What one kind of run (job, push, feed, sync) brings to the shared end of a run: each hook is given the store and
+ * the kind's finalize request, and what the steps before it produced.
+ */
+export interface RunEnd<Q extends RunEndRequest, G extends Gathered, W, M, R> {
   /** Where the run's paid-call markers are. */
-  markers: MarkerFolder;
+  markers(request: Q): MarkerFolder;
   /** Where its manifest goes. */
-  manifestKey: string;
+  manifestKey(request: Q): string;
   /** Reads the run's own parts or saved answers and counts them. */
-  gather(): Promise<G>;
+  gather(store: Store, request: Q): Promise<G>;
   /** Writes what the run delivers besides its manifest (parts, tables), before the manifest names them. */
-  write(gathered: G, unsaved: UnsavedAnswers): Promise<W>;
+  write(store: Store, request: Q, gathered: G, unsaved: UnsavedAnswers): Promise<W>;
   /** The manifest, with this kind's own fields. */
-  manifest(gathered: G, written: W, unsaved: UnsavedAnswers): M;
+  manifest(store: Store, request: Q, gathered: G, written: W, unsaved: UnsavedAnswers): M;
   /** Once the manifest is published: commits the run's state, cleans up, and says what the run did. */
-  afterManifest(manifest: M, gathered: G, written: W, unsaved: UnsavedAnswers): Promise<R>;
-  /** A manifest the output refused: the run's result all the same (a job stopped by a full disk), else rethrown. */
-  manifestRefused?(error: unknown, manifest: M): R | undefined;
+  afterManifest(store: Store, request: Q, manifest: M, gathered: G, written: W): Promise<R>;
+  /**
+   * A failed run whose manifest the output refused too (a full disk): what it was charged is still its result, which
+   * the command prints; the run that finishes it writes the manifest. Without it, the refusal is thrown.
+   */
+  resultWithoutManifest?(store: Store, request: Q, manifest: M, refused: StorageRefusedError): R;
+}
+
+/** What every kind's finalize request says: how the run ended. */
+export interface RunEndRequest {
+  status: string;
+}
+
+/**
+ * The finalize activity of one kind of run: its hooks in the end every run shares (`finalizeRun`). A test may pass
+ * its own `wait` for the answers still on their way.
+ */
+export function runFinalizer<Q extends RunEndRequest, G extends Gathered, W, M, R>(end: RunEnd<Q, G, W, M, R>) {
+  return (store: Store, request: Q, wait: AnswerWait = answerWait()): Promise<R> =>
+    finalizeRun(store, request, end, wait);
 }
 
 /**
@@ -38,26 +60,47 @@ export interface FinalizeHooks<G extends Gathered, W, M, R> {
  * still on their way, activities/paid/unsaved-answers.ts), writes its tables, then its manifest last, and only then
  * lets it commit state and clean up. Each step is idempotent: a crash anywhere is repaired by running it again.
  */
-export async function finalizeRun<G extends Gathered, W, M, R>(
+async function finalizeRun<Q extends RunEndRequest, G extends Gathered, W, M, R>(
   store: Store,
-  hooks: FinalizeHooks<G, W, M, R>,
+  request: Q,
+  end: RunEnd<Q, G, W, M, R>,
   wait: AnswerWait,
 ): Promise<R> {
-  const gathered = await hooks.gather();
-  const unsaved = gathered.unsaved ?? (await countUnsavedAnswers(store, hooks.markers, gathered.savedCalls, wait));
-  const written = await hooks.write(gathered, unsaved);
-  const manifest = hooks.manifest(gathered, written, unsaved);
+  const gathered = await end.gather(store, request);
+  const markers = end.markers(request);
+  const unsaved = gathered.unsaved ?? (await countUnsavedAnswers(store, markers, gathered.savedCalls, wait));
+  const written = await end.write(store, request, gathered, unsaved);
+  const manifest = end.manifest(store, request, gathered, written, unsaved);
   try {
-    await writeManifest(store, hooks.manifestKey, manifest);
+    await writeManifest(store, end.manifestKey(request), manifest);
   } catch (error) {
-    const result = hooks.manifestRefused?.(error, manifest);
-    if (result === undefined) throw error;
-    return result;
+    const stopped = request.status === 'failed' && error instanceof StorageRefusedError;
+    if (!stopped || !end.resultWithoutManifest) throw error;
+    return end.resultWithoutManifest(store, request, manifest, error);
   }
-  return hooks.afterManifest(manifest, gathered, written, unsaved);
+  return end.afterManifest(store, request, manifest, gathered, written);
 }
 
-/** Whose run a scheduled run's manifest is, and when it ran: the fields a push's and a sync's manifest start with. */
+/**
+ * What every manifest says the run was charged: the credits of the answers it saved, plus those of answers paid for
+ * and not saved (an answer the output refused, one another attempt beat to it, a call whose outcome nobody knows).
+ */
+export function chargedFields(savedCredits: number, unsaved: UnsavedAnswers) {
+  return {
+    credits_charged: savedCredits + unsaved.credits,
+    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+  };
+}
+
+/** How every manifest ends: why the run stopped and what more it said, when it did (absent otherwise). */
+export function endingFields(request: { error?: string | undefined; details?: Record<string, unknown> | undefined }) {
+  return {
+    ...(request.error ? { error: request.error } : {}),
+    ...(request.details ? { details: request.details } : {}),
+  };
+}
+
+/** Whose run a scheduled run's manifest is, and when it ran: the fields a push's, a feed's and a sync's start with. */
 export function scheduledRunHead<S extends string>(
   run: { name: string; runId: string; date: string },
   request: { scheduledAt: string; startedAt: string },

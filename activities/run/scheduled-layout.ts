@@ -1,3 +1,4 @@
+import type { MarkerFolder } from '../paid/unsaved-answers.ts';
 import type { ScheduledRunRef } from './types.ts';
 
 /**
@@ -32,3 +33,7 @@ export const planKey = (run: ScheduledRunRef) => `${workPrefix(run)}_plan.json`;
 export const answerKey = (run: ScheduledRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
 /** The run's paid-call markers (activities/paid/unsaved-answers.ts): one before each paid call, settled at finalize. */
 export const callsPrefix = (run: ScheduledRunRef) => `${workPrefix(run)}calls/`;
+/** Where the paid-call markers of a scheduled run's finalize request are. */
+export const scheduledRunMarkers = (request: { run: ScheduledRunRef }): MarkerFolder => ({
+  callsPrefix: callsPrefix(request.run),
+});

@@ -47,6 +47,32 @@ export interface LastRun {
   incomplete_domains: string[];
 }
 
+/**
+ * The record of the run that commits the state (`last_run`): who it was and what its manifest says of it (status,
+ * end, credits), with what else it did. A kind with no overlap or no domains to name leaves those out.
+ */
+export function lastRunOf(
+  run: { runId: string },
+  manifestKey: string,
+  manifest: { status: string; finished_at: string; credits_charged: number },
+  did: Pick<LastRun, 'mode' | 'signals' | 'calls' | 'incomplete'> &
+    Partial<Pick<LastRun, 'overlap_credits' | 'incomplete_domains'>>,
+): LastRun {
+  return {
+    run_id: run.runId,
+    status: manifest.status,
+    mode: did.mode,
+    manifest: manifestKey,
+    finished_at: manifest.finished_at,
+    signals: did.signals,
+    credits: manifest.credits_charged,
+    overlap_credits: did.overlap_credits ?? 0,
+    calls: did.calls,
+    incomplete: did.incomplete,
+    incomplete_domains: did.incomplete_domains ?? [],
+  };
+}
+
 interface StateFile {
   version: 1 | 2;
   name: string;

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
-import { type AnswerWait, answerWait, type UnsavedAnswers } from '../paid/unsaved-answers.ts';
-import { finalizeRun, scheduledRunHead } from '../run/finalize-run.ts';
+import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { writeManifest } from '../run/parts.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
@@ -40,36 +40,22 @@ import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResu
  * what it was charged is said while the disk still has room for a small file; then the files that still fit, and the
  * manifest again naming them. A manifest refused as well still returns what the night was charged.
  */
-export async function finalizeSyncRun(
-  store: Store,
-  request: FinalizeSyncRequest,
-  wait: AnswerWait = answerWait(),
-): Promise<SyncResult> {
-  const run = request.run;
-  return finalizeRun(
-    store,
-    {
-      markers: { callsPrefix: syncCallsPrefix(run) },
-      manifestKey: syncManifestKey(run),
-      gather: () => gatherSyncRun(store, request),
-      write: async (gathered) => {
-        const files = await syncFiles(store, request, gathered);
-        if (request.status !== 'failed') files.parts = await writeSyncParts(store, files.bodies);
-        return files;
-      },
-      manifest: (gathered, written, unsaved) => syncManifest(store, request, gathered, written, unsaved),
-      afterManifest: async (manifest, gathered, written) => {
-        if (request.status === 'failed') await writeFailedNightFiles(store, request.run, manifest, written);
-        return commitSyncRun(store, request, manifest, gathered, written);
-      },
-      manifestRefused: (error, manifest) =>
-        request.status === 'failed' && error instanceof StorageRefusedError
-          ? syncResult(store, request, manifest)
-          : undefined,
-    },
-    wait,
-  );
-}
+export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, SyncWritten, SyncManifest, SyncResult>({
+  markers: ({ run }) => ({ callsPrefix: syncCallsPrefix(run) }),
+  manifestKey: ({ run }) => syncManifestKey(run),
+  gather: gatherSyncRun,
+  write: async (store, request, gathered) => {
+    const files = await syncFiles(store, request, gathered);
+    if (request.status !== 'failed') files.parts = await writeSyncParts(store, files.bodies);
+    return files;
+  },
+  manifest: syncManifest,
+  afterManifest: async (store, request, manifest, gathered, written) => {
+    if (request.status === 'failed') await writeFailedNightFiles(store, request.run, manifest, written);
+    return commitSyncRun(store, request, manifest, gathered, written);
+  },
+  resultWithoutManifest: (store, request, manifest) => syncResult(store, request, manifest),
+});
 
 /** Step 1: the state the run started from, with every saved answer of the run taken into it. */
 async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
@@ -100,6 +86,7 @@ async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
 
 type SyncGathered = Awaited<ReturnType<typeof gatherSyncRun>>;
 type SyncWritten = Awaited<ReturnType<typeof syncFiles>>;
+type SyncManifest = ReturnType<typeof syncManifest>;
 
 /** A file of the night: its key, its bytes, and its entry in the manifest. */
 interface SyncFile {
@@ -190,7 +177,7 @@ async function writeSyncParts(store: Store, files: readonly SyncFile[]): Promise
 async function writeFailedNightFiles(
   store: Store,
   run: FinalizeSyncRequest['run'],
-  manifest: ReturnType<typeof syncManifest>,
+  manifest: SyncManifest,
   written: SyncWritten,
 ): Promise<void> {
   const refused = (error: unknown) => {
@@ -239,8 +226,7 @@ function syncManifest(
       changed_ids: outcome.changed,
       gone_ids: outcome.gone,
     },
-    credits_charged: paid.credits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    ...chargedFields(paid.credits, unsaved),
     overlap: { credits: paid.overlapCredits },
     calls: paid.calls,
     batches: { total: plan.batches, done: paid.answered },
@@ -250,8 +236,7 @@ function syncManifest(
       from_run: base.runId,
       ...(plan.carriedFrom ? { carried_from: plan.carriedFrom } : {}),
     },
-    ...(request.error ? { error: request.error } : {}),
-    ...(request.details ? { details: request.details } : {}),
+    ...endingFields(request),
   };
 }
 
@@ -262,7 +247,7 @@ function syncManifest(
 async function commitSyncRun(
   store: Store,
   request: FinalizeSyncRequest,
-  manifest: ReturnType<typeof syncManifest>,
+  manifest: SyncManifest,
   gathered: SyncGathered,
   written: SyncWritten,
 ): Promise<SyncResult> {
@@ -291,7 +276,7 @@ async function commitSyncRun(
 }
 
 /** What the night did, as its manifest says it. */
-function syncResult(store: Store, request: FinalizeSyncRequest, manifest: ReturnType<typeof syncManifest>): SyncResult {
+function syncResult(store: Store, request: FinalizeSyncRequest, manifest: SyncManifest): SyncResult {
   const run = request.run;
   const { total, new: added, changed, unchanged, gone } = manifest.records;
   return {

@@ -1,11 +1,11 @@
 import type { CatalogAnswer, CatalogRequest, CatalogSignalType, CatalogTopic } from '../../activities/catalog.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
-import { FAILURE_TYPE, SignalApiError, ValidationError } from '../../connectors/errors.ts';
+import { FAILURE_TYPE, NoWorkerError, SignalApiError, ValidationError } from '../../connectors/errors.ts';
 import { lookupCatalog } from '../../workflows/catalog-lookup.ts';
 import { positiveInt, UsageError } from '../args.ts';
 import { connectClient } from '../temporal.ts';
 import { apiErrorOf } from '../webhook-service.ts';
-import { NoWorkerError, runThroughWorker } from '../worker-call.ts';
+import { runThroughWorker } from '../worker-call.ts';
 
 // `signal-kit topics search TEXT` and `signal-kit signal-types`: the service's free catalogs, looked up by a worker
 // (with its key, on the rate-limited queue) and printed as a table, or as JSON with --json.

@@ -2,9 +2,10 @@ import { INPUT_ENCODINGS, type InputEncoding } from '../../activities/input/enco
 import type { JobResult } from '../../activities/jobs/types.ts';
 import { type OutputFormat, parseFormats } from '../../activities/tables/formats.ts';
 import { parseTemporalConfig } from '../../config/worker.ts';
+import { TemporalOutageError } from '../../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, TOPIC_ID_PATTERN } from '../../connectors/signal-api/limits.ts';
 import { followJob, type JobStart, startJob } from '../../library/jobs.ts';
-import { resultThroughOutage, TemporalOutageError, throughOutage } from '../../library/temporal-outage.ts';
+import { resultThroughOutage, throughOutage } from '../../library/temporal-outage.ts';
 import { jobIdProblem } from '../../workflows/job-id.ts';
 import { progressQuery } from '../../workflows/job-progress.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
@@ -268,18 +269,11 @@ export async function runJobCommand(job: JobStart, flags: Pick<JobFlags, 'wait' 
   }
   if (flags.dryRun) {
     // Loaded only here: the storage SDKs are not needed to start or follow a job.
-    const [{ dryRun }, { openStore }] = await Promise.all([import('../dry-run.ts'), import('../../config/storage.ts')]);
-    const report = await dryRun(job, (url) => openStore(url));
-    console.log(JSON.stringify(report, null, 2));
-    for (const { key, reason } of report.skippedManifests) {
-      console.error(`signal-kit: not learning from ${key}: ${reason}`);
-    }
-    const columns = 'columns' in report ? (report.columns as Record<string, unknown> | undefined) : undefined;
-    if (columns && columns['record_id'] === undefined) {
-      console.error(
-        'signal-kit: warning: no id column found, so the output cannot be matched back to the CRM records; name it with --id-column',
-      );
-    }
+    const [{ printDryRun }, { openStore }] = await Promise.all([
+      import('../dry-run.ts'),
+      import('../../config/storage.ts'),
+    ]);
+    await printDryRun(job, (url) => openStore(url));
     return EXIT.completed;
   }
   const refused = await refusedIdentity(job);

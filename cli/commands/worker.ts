@@ -1,9 +1,9 @@
 import { parseDeploymentConfig } from '../../config/deployment.ts';
-import { ConfigError } from '../../config/errors.ts';
 import { parseObservabilityConfig } from '../../config/observability.ts';
 import { ownSpoolDir } from '../../config/spool.ts';
 import { parseWebhookDeliveryConfig } from '../../config/webhooks.ts';
 import { parseWorkerConfig, parseWorkerHeapConfig, type WorkerConfig } from '../../config/worker.ts';
+import { ConfigError } from '../../connectors/errors.ts';
 import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
 import { bundleBuildId } from '../../workers/bundle.ts';
 import { startHealthServer } from '../../workers/health.ts';

@@ -7,6 +7,7 @@
  * use. It is decided once, from the header, when an input is prepared (and by the CLI before a job starts, so that a
  * file without a usable column is refused at once).
  */
+import { ColumnError } from '../errors.ts';
 
 /** The identifier roles a column can play. */
 export type IdentifierRole = 'domain' | 'linkedin_url' | 'company_name' | 'email' | 'linkedin_person';
@@ -273,16 +274,6 @@ export const CRM_UPDATE_COLUMNS = [
   '(No modificar) Suma de comprobación de fila',
   '(No modificar) Fecha de modificación',
 ] as const;
-
-/** A header that cannot serve the request: no usable identifier column, or a named column the file lacks. */
-export class ColumnError extends Error {
-  readonly columns: string[];
-  constructor(message: string, columns: string[]) {
-    super(message);
-    this.name = 'ColumnError';
-    this.columns = columns;
-  }
-}
 
 /**
  * Chooses the columns of `header` for `request`, or throws `ColumnError` (saying which columns the file has and

@@ -17,6 +17,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
 import {
+  DestinationBlockedError,
   errorClassForStatus,
   NetworkError,
   RateLimitedError,
@@ -27,7 +28,7 @@ import {
   ValidationError,
 } from '../errors.ts';
 import { parseRetryAfter } from '../retry-after.ts';
-import { createSafeDispatcher, DestinationBlockedError } from '../webhooks/safe-dispatcher.ts';
+import { createSafeDispatcher } from '../webhooks/safe-dispatcher.ts';
 import { MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS } from './limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import type {

@@ -13,9 +13,11 @@
  * undici's `request()` / `Agent.dispatch()` never follow redirects unless a redirect interceptor is composed in,
  * and none is: a 3xx is returned as-is. (With `fetch`, pass `redirect: 'manual'`.)
  */
+
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
+import { DestinationBlockedError, DestinationUnresolvableError } from '../errors.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -29,33 +31,6 @@ export const systemResolver: Resolver = async (hostname) => {
   const results = await dnsLookup(hostname, { all: true, verbatim: true });
   return results.map((r) => ({ address: r.address, family: r.family === 6 ? 6 : 4 }));
 };
-
-/** Thrown (before any socket is opened) when a destination resolves to an address we refuse to reach. */
-export class DestinationBlockedError extends Error {
-  override readonly name = 'DestinationBlockedError';
-  readonly code = 'DESTINATION_BLOCKED';
-  readonly host: string;
-  readonly address: string;
-  /** Which blocked range matched, e.g. `private (10.0.0.0/8)`. */
-  readonly range: string;
-  constructor(host: string, address: string, range: string) {
-    super(`destination ${host} resolves to ${address}, a ${range} address, which is not allowlisted`);
-    this.host = host;
-    this.address = address;
-    this.range = range;
-  }
-}
-
-/** Thrown when the host does not resolve at all. */
-export class DestinationUnresolvableError extends Error {
-  override readonly name = 'DestinationUnresolvableError';
-  readonly code = 'DESTINATION_UNRESOLVABLE';
-  readonly host: string;
-  constructor(host: string, cause?: unknown) {
-    super(`destination ${host} does not resolve`, { cause });
-    this.host = host;
-  }
-}
 
 /** Every range a destination may not resolve into (unless allowlisted): network, prefix length, what it is. */
 const BLOCKED: Array<[string, number, string]> = [

@@ -8,7 +8,9 @@
  *   webhook-timestamp: integer seconds since the epoch
  *   webhook-signature: space-separated list of `v1,<base64>` (several during a secret rotation)
  */
+
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { WebhookVerificationError } from '../errors.ts';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -20,24 +22,6 @@ export type WebhookHeaders = {
 };
 
 export type WebhookBody = string | Uint8Array;
-
-export type WebhookVerificationReason =
-  | 'missing_headers'
-  | 'invalid_timestamp'
-  | 'timestamp_too_old'
-  | 'timestamp_too_new'
-  | 'invalid_signature_format'
-  | 'no_matching_signature';
-
-/** Thrown by `verifyWebhook`; `reason` says which check failed. */
-export class WebhookVerificationError extends Error {
-  override readonly name = 'WebhookVerificationError';
-  readonly reason: WebhookVerificationReason;
-  constructor(reason: WebhookVerificationReason, message: string) {
-    super(message);
-    this.reason = reason;
-  }
-}
 
 /** Decodes a `whsec_<base64>` secret (the prefix is optional, as in the reference implementation). */
 export function decodeWebhookSecret(secret: string): Buffer {

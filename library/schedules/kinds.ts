@@ -184,7 +184,10 @@ export const SCHEDULE_KINDS: ScheduleKinds = {
   'enrich-contacts': sync,
 };
 
-/** A schedule's kind, from its definition or its workflow input (a push's names none). */
+/**
+ * A schedule's kind, from its definition or its workflow input (a push's names none): its memo, backfills and state.
+ * A run is started through `workflowStart`, which gives the workflow the input its kind takes.
+ */
 export function kindOf(given: ScheduleDefinition | ScheduleInput | { kind?: unknown }): ScheduleKind<never> {
   const name = 'kind' in given ? given.kind : undefined;
   if (name === undefined) return SCHEDULE_KINDS.push;

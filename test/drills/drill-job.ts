@@ -50,7 +50,14 @@ export interface RunningDrillJob {
  */
 export function useChildWorkerDrill(
   label: string,
-  options: { seed: number; clockMs: number; distinct: number; csvSeed: number },
+  options: {
+    seed: number;
+    clockMs: number;
+    distinct: number;
+    csvSeed: number;
+    /** A Temporal server of the drill's own, which it may restart. */
+    ownTemporal?: boolean;
+  },
 ): ChildWorkerDrill {
   const drill = {
     workers: [] as ChildWorker[],
@@ -74,7 +81,7 @@ export function useChildWorkerDrill(
   } as ChildWorkerDrill;
   beforeAll(async () => {
     const sandbox = { seed: options.seed, clock: () => options.clockMs, faults: { latencyMs: 150 } };
-    drill.env = await startJobEnv({ sandbox });
+    drill.env = await startJobEnv({ sandbox, ...(options.ownTemporal ? { ownTemporal: true } : {}) });
     drill.proxy = await startApiProxy(drill.env.sandbox.url);
     drill.dir = await tempDir(label);
     drill.input = await writeDomainsCsv(drill.dir, 'crm.csv', { distinct: options.distinct, seed: options.csvSeed });
@@ -137,12 +144,12 @@ export function savedParts(outputDir: string, jobId: string): number {
   }
 }
 
-/** Whether the workflow has ended, or runs its `finalizeJob` activity (Temporal lists it among the pending ones). */
-async function finalizingOrEnded(client: Client, workflowId: string): Promise<boolean> {
+/** Whether the workflow has ended, or runs its `activity` (Temporal lists it among the pending ones, started). */
+async function runningOrEnded(client: Client, workflowId: string, activity: string): Promise<boolean> {
   const described = await client.workflow.getHandle(workflowId).describe();
   if (described.status.name !== 'RUNNING') return true;
   return (described.raw.pendingActivities ?? []).some(
-    (activity) => activity.activityType?.name === 'finalizeJob' && activity.state === 2, // STARTED
+    (pending) => pending.activityType?.name === activity && pending.state === 2, // STARTED
   );
 }
 
@@ -156,7 +163,16 @@ export async function untilFinalizing(
   parts: { dir: string; batches: number },
 ): Promise<boolean> {
   await until('every batch to be saved', () => savedParts(parts.dir, workflowId) >= parts.batches, 90_000, 20);
-  await until('the job to finalize', () => finalizingOrEnded(client, workflowId), 60_000, 100);
+  return untilFinalizeRuns(client, workflowId, 'finalizeJob');
+}
+
+/**
+ * Waits until the workflow's finalize activity (`finalizeJob`, `finalizePushRun`, ...) has run for
+ * `FINALIZE_GRACE_MS`, or the workflow has ended. Returns whether it had ended: a run that finalizes without waiting
+ * for late answers ends by then.
+ */
+export async function untilFinalizeRuns(client: Client, workflowId: string, activity: string): Promise<boolean> {
+  await until(`${activity} to run`, () => runningOrEnded(client, workflowId, activity), 90_000, 100);
   const deadline = Date.now() + FINALIZE_GRACE_MS;
   for (;;) {
     const described = await client.workflow.getHandle(workflowId).describe();

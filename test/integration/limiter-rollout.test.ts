@@ -139,7 +139,7 @@ describe('the account rate limiter across rollouts', () => {
           .map((line) => JSON.parse(line) as { activity: string; attempt: number; error: string });
       // The command would wait forever: it is stopped once it has said why (an event), or fails at the deadline.
       const run = await runCli(args, env.childEnv(), {
-        timeoutMs: 50_000,
+        timeoutMs: 170_000,
         until: ({ stderr }) => stderr.endsWith('\n') && retryNotes(stderr).length > 0,
       });
       expect(run.stoppedAtEvent, run.stderr).toBe(true);
@@ -153,5 +153,5 @@ describe('the account rate limiter across rollouts', () => {
         .terminate('test over')
         .catch(() => {});
     }
-  }, 60_000);
+  }, 180_000);
 });

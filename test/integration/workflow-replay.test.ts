@@ -33,41 +33,40 @@ function replayOptions(): ReplayWorkerOptions {
   return bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: workflowsPath() };
 }
 
+/** Each recorded history, what it holds, and the commit whose code recorded it (in the file's name). */
+const HISTORIES: Array<{ holds: string; file: string; workflowId?: string }> = [
+  {
+    holds: 'a bulk enrichment job that prepared its whole input before its first batch',
+    file: 'bulk-enrich-5bc930c.json',
+    workflowId: 'replay-enrich',
+  },
+  {
+    holds: 'the account rate limiter, a run begun by continue-as-new that granted slots and refused a request',
+    file: 'api-rate-limiter-d406de8.json',
+  },
+  { holds: 'a scheduled feed run that split its capped search', file: 'scheduled-feed-split-e9c1b43.json' },
+  // Before runs stopped by their output were finalized as failed (FEED_FINALIZE_FAILED_PATCH).
+  {
+    holds: 'a scheduled feed run that failed at once when its output refused an answer',
+    file: 'scheduled-feed-refused-e9c1b43.json',
+  },
+  {
+    holds: 'a night of the CRM sync that resolved a row by its name and stopped at its budget',
+    file: 'crm-sync-budget-3465838.json',
+  },
+  // Recorded before the run core moved push and export code (issue 28's moves).
+  { holds: 'a scheduled push run that caught up a domain over its limit', file: 'scheduled-push-fda4322.json' },
+  { holds: 'an intent export that submitted, polled and downloaded', file: 'intent-export-fda4322.json' },
+  {
+    holds: 'a webhook delivery that listed its destinations in an activity task',
+    file: 'deliver-signal-event-5bc930c.json',
+  },
+];
+
 describe('histories of earlier releases', () => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
-  it('a bulk enrichment job that prepared its whole input before its first batch (5bc930c) replays', {
-    timeout: 120_000,
-  }, async () => {
-    await Worker.runReplayHistory(replayOptions(), await history('bulk-enrich-5bc930c.json'), 'replay-enrich');
-  });
-
-  it('the account rate limiter, a run begun by continue-as-new that granted slots and refused a request (d406de8), replays', {
-    timeout: 120_000,
-  }, async () => {
-    await Worker.runReplayHistory(replayOptions(), await history('api-rate-limiter-d406de8.json'));
-  });
-
-  it('a scheduled feed run that split its capped search (e9c1b43) replays', { timeout: 120_000 }, async () => {
-    await Worker.runReplayHistory(replayOptions(), await history('scheduled-feed-split-e9c1b43.json'));
-  });
-
-  it('a scheduled feed run that failed at once when its output refused an answer (e9c1b43) replays', {
-    timeout: 120_000,
-  }, async () => {
-    // Before runs stopped by their output were finalized as failed (FEED_FINALIZE_FAILED_PATCH).
-    await Worker.runReplayHistory(replayOptions(), await history('scheduled-feed-refused-e9c1b43.json'));
-  });
-
-  it('a night of the CRM sync that resolved a row by its name and stopped at its budget (3465838) replays', {
-    timeout: 120_000,
-  }, async () => {
-    await Worker.runReplayHistory(replayOptions(), await history('crm-sync-budget-3465838.json'));
-  });
-
-  it('a webhook delivery that listed its destinations in an activity task (5bc930c) replays', {
-    timeout: 120_000,
-  }, async () => {
-    await Worker.runReplayHistory(replayOptions(), await history('deliver-signal-event-5bc930c.json'));
+  it.each(HISTORIES)('$holds ($file) replays', { timeout: 120_000 }, async ({ file, workflowId }) => {
+    await Worker.runReplayHistory(replayOptions(), await history(file), workflowId);
   });
 });

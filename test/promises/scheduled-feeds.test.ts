@@ -8,17 +8,15 @@
  * - a capped search is split until every slice fits, or the run names what it could not complete;
  * - the credits a manifest reports are what the sandbox charged.
  */
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedKind } from '../../activities/feeds/kinds.ts';
-import { feedDir } from '../../activities/feeds/layout.ts';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';
-import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
+import { readFeedRun } from './feed-helpers.ts';
 import { canonical, expectedSlices, feedKey } from './feed-oracle.ts';
 import { runOnEnvQueues } from './helpers.ts';
 import { chargedSince } from './oracle.ts';
@@ -49,36 +47,8 @@ function runFeed(input: Omit<ScheduledFeedInput, 'taskQueue' | 'apiTaskQueue' | 
   return runOnEnvQueues<FeedResult>(env, 'scheduledFeed', `feed-${input.name}-${now}`, { ...input, output, runAt });
 }
 
-const validators = (async () => {
-  const ajv = jsonSchemaValidator();
-  return {
-    manifest: ajv.compile(await shippedSchema('feed-manifest.schema.json')),
-    line: ajv.compile(await shippedSchema('feed-line.schema.json')),
-  };
-})();
-
 /** A run's manifest and the lines of its manifested parts, as a consumer of the bucket reads them (shipped schemas). */
-async function readRun(kind: FeedKind, result: FeedResult) {
-  const schemas = await validators;
-  const prefix = `${result.name}/${feedDir(kind)}/dt=${result.dt}/run-${result.runId}/`;
-  const manifest = JSON.parse(await store.readText(`${prefix}_manifest.json`)) as FeedManifest;
-  expect(schemas.manifest(manifest), JSON.stringify(schemas.manifest.errors)).toBe(true);
-  const lines: Record<string, unknown>[] = [];
-  for (const part of manifest.parts) {
-    expect(part.key.startsWith(prefix)).toBe(true);
-    const chunks: Buffer[] = [];
-    for await (const chunk of await store.openRead(part.key)) chunks.push(chunk as Buffer);
-    const text = gunzipSync(Buffer.concat(chunks)).toString('utf8').split('\n').filter(Boolean);
-    expect(text).toHaveLength(part.lines);
-    for (const line of text) {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (!schemas.line(parsed))
-        expect.fail(`${part.key}: ${line.slice(0, 200)}: ${JSON.stringify(schemas.line.errors)}`);
-      lines.push(parsed);
-    }
-  }
-  return { manifest, lines };
-}
+const readRun = (kind: FeedKind, result: FeedResult) => readFeedRun(store, kind, result);
 
 const ISO = (ms: number) => new Date(ms).toISOString();
 

@@ -129,7 +129,7 @@ describe('folder rules', () => {
   const graph = importGraph();
 
   it('reads the import graph of the whole repository', () => {
-    expect(graph.get('cli/program.ts')).toContain('config/errors.ts');
+    expect(graph.get('cli/program.ts')).toContain('connectors/errors.ts');
     expect([...graph.keys()].filter(isTest).length).toBeGreaterThan(50);
   });
 
@@ -172,16 +172,18 @@ describe('folder rules', () => {
     expect(offenders).toEqual([]);
   });
 
-  // Written out, not read from the table: a row widened to let a feed reach into a push's or a job's code fails here.
-  it('has feeds import nothing of pushes or jobs: what they share lives in activities/run/ and activities/paid/', () => {
-    const offenders = all
-      .filter((i) => i.file.startsWith('activities/feeds/'))
-      .filter((i) => i.target.startsWith('activities/push/') || i.target.startsWith('activities/jobs/'))
-      .map((i) => `${i.file} -> ${i.target}`);
+  // Written out, not read from the table: a row widened to let a feed reach into a push's or a job's code, or a push
+  // into a job's, fails here.
+  it('has feeds import nothing of pushes or jobs, nor pushes of jobs: what they share lives in run/ and paid/', () => {
+    const reaches = (from: string, into: string[]) =>
+      all
+        .filter((i) => i.file.startsWith(from) && into.some((folder) => i.target.startsWith(folder)))
+        .map((i) => `${i.file} -> ${i.target}`);
     expect(
       all.some((i) => i.file === 'activities/feeds/finalize.ts' && i.target === 'activities/run/watermarks.ts'),
     ).toBe(true);
-    expect(offenders).toEqual([]);
+    expect(reaches('activities/feeds/', ['activities/push/', 'activities/jobs/'])).toEqual([]);
+    expect(reaches('activities/push/', ['activities/jobs/'])).toEqual([]);
   });
 
   it('has workflows import no package but the Temporal workflow SDK, and the sandbox only Node and zod', () => {

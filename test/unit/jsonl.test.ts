@@ -6,10 +6,10 @@ import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../config/storage.ts';
+import { JsonlSyntaxError } from '../../connectors/errors.ts';
 import {
   CsvInputError,
   encodeJsonl,
-  JsonlSyntaxError,
   openDecoded,
   readCsvRecords,
   readJsonl,

@@ -2,15 +2,16 @@
  * Settings parsed at the edge: where the Temporal connection comes from (defaults, a temporal.toml profile, the
  * variables on top), and the mistakes that stop a command before it connects, each naming its setting.
  */
+
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDeploymentConfig } from '../../../config/deployment.ts';
-import { ConfigError } from '../../../config/errors.ts';
 import { parseObservabilityConfig } from '../../../config/observability.ts';
 import { connectionOptions, loadTemporalConnection } from '../../../config/temporal.ts';
 import { parseWorkerHeapConfig } from '../../../config/worker.ts';
+import { ConfigError } from '../../../connectors/errors.ts';
 
 let dir: string;
 let file: string;

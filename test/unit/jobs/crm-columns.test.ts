@@ -3,6 +3,7 @@
  * export formats) is read with no flags, its identifier, id and kept columns chosen by header, and every row becomes
  * one batch item, duplicate or invalid record carrying its record id.
  */
+
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,8 @@ import { prepareInput } from '../../../activities/jobs/prepare.ts';
 import type { JobRef, PreparedInput } from '../../../activities/jobs/types.ts';
 import { readPartLines } from '../../../activities/run/parts.ts';
 import { openStore } from '../../../config/storage.ts';
-import { ColumnError, chooseColumns, headerKey } from '../../../connectors/normalize/columns.ts';
+import { ColumnError } from '../../../connectors/errors.ts';
+import { chooseColumns, headerKey } from '../../../connectors/normalize/columns.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/crm/', import.meta.url));
 let dir: string;

@@ -13,8 +13,8 @@ import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
 import { MANIFEST_READ_LIMIT_BYTES } from '../../../activities/run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../../../activities/run/manifest-schemas.ts';
-import { dryRun } from '../../../cli/dry-run.ts';
 import { openStore } from '../../../config/storage.ts';
+import { dryRun } from '../../../library/dry-run.ts';
 import type { JobStart } from '../../../library/jobs.ts';
 
 let dir: string;

@@ -5,6 +5,7 @@
  * behind when the disk refuses; and a re-run publishes only an entry whose key lies in its job's folder and that
  * passes the proof a part in the output passes.
  */
+
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, readdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
@@ -16,10 +17,10 @@ import { linesPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { PartSpool } from '../../../activities/paid/spool.ts';
 import { encodePart, partMetadata, writePart, zeroCounts } from '../../../activities/run/parts.ts';
-import { UnsafeSpoolError } from '../../../config/errors.ts';
 import { ownSpoolDir } from '../../../config/spool.ts';
 import { openStore } from '../../../config/storage.ts';
 import { defaultSpoolDir, parseApiConfig, parseWorkerConfig } from '../../../config/worker.ts';
+import { UnsafeSpoolError } from '../../../connectors/errors.ts';
 import { runCli } from '../../../testkit/cli-process.ts';
 import { startWorker } from '../../../workers/worker.ts';
 import { useTempDir } from '../../helpers/temp-dir.ts';

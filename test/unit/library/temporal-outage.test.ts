@@ -1,7 +1,8 @@
 /** A follower of a job rides out a Temporal outage for a bounded time, then gives up with exit 2 (a config error). */
+
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../config/errors.ts';
-import { TemporalOutageError, throughOutage } from '../../../library/temporal-outage.ts';
+import { ConfigError, TemporalOutageError } from '../../../connectors/errors.ts';
+import { throughOutage } from '../../../library/temporal-outage.ts';
 
 /** What the Temporal client throws when a call fails: its wrapper, with gRPC's error (code, details) as the cause. */
 function clientError(code: number): Error {

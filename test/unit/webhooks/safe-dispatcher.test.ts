@@ -3,12 +3,11 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DestinationBlockedError, DestinationUnresolvableError } from '../../../connectors/errors.ts';
 import {
   AddressAllowlist,
   blockedRange,
   createSafeDispatcher,
-  DestinationBlockedError,
-  DestinationUnresolvableError,
   embeddedIPv4,
   type Resolver,
 } from '../../../connectors/webhooks/safe-dispatcher.ts';

@@ -1,12 +1,12 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { WebhookVerificationError } from '../../../connectors/errors.ts';
 import {
   decodeWebhookSecret,
   generateWebhookId,
   generateWebhookSecret,
   signWebhook,
   verifyWebhook,
-  WebhookVerificationError,
 } from '../../../connectors/webhooks/signature.ts';
 
 const body = JSON.stringify({ event: 'signal.created', signal: { id: 'a1', title: 'Ünïcode ✓' } });

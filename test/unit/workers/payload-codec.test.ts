@@ -7,7 +7,8 @@ import {
 } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseTemporalConfig } from '../../../config/worker.ts';
-import { dataConverterFor, EncryptionCodec, PayloadDecryptionError } from '../../../workers/payload-codec.ts';
+import { PayloadDecryptionError } from '../../../connectors/errors.ts';
+import { dataConverterFor, EncryptionCodec } from '../../../workers/payload-codec.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 const event = { email: 'jane.doe@acme.com', name: 'Jane Doe' };
