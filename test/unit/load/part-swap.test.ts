@@ -4,11 +4,10 @@
  * table's COPY fails (and the load's transaction rolls back), whichever way the part is converted.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { TableRow } from '../../../activities/tables/columns.ts';
 import { encodeTable } from '../../../activities/tables/encode.ts';
 import { SIGNALS_TABLE } from '../../../activities/tables/signals.ts';
@@ -18,6 +17,7 @@ import type { Store } from '../../../connectors/storage/index.ts';
 import type { LoadPart } from '../../../loader/manifest.ts';
 import { type PartSource, tableSources } from '../../../loader/sources.ts';
 import { signalsLoadTable } from '../../../loader/tables.ts';
+import { useTempDir } from '../../helpers/temp-dir.ts';
 
 const KEY = 'job/tables/signals-00000.jsonl';
 
@@ -25,13 +25,12 @@ const rows = (text: string): TableRow[] =>
   Array.from({ length: 2000 }, (_, i) => ({ signal_id: `s${i}`, signal_type: 'news', summary: `${text} ${i}` }));
 
 describe('load: a part swapped between its proof and its conversion', () => {
-  let dir: string;
+  const tempDir = useTempDir('part-swap');
   let genuine: Buffer;
   let swapped: Buffer;
   let part: LoadPart;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'part-swap-'));
+  beforeAll(() => {
     genuine = encodeTable('jsonl', SIGNALS_TABLE, rows('genuine'), 'none');
     // Other rows of the same length: the size the manifest lists still holds.
     swapped = encodeTable('jsonl', SIGNALS_TABLE, rows('planted'), 'none');
@@ -39,14 +38,13 @@ describe('load: a part swapped between its proof and its conversion', () => {
     const sha256 = createHash('sha256').update(genuine).digest('hex');
     part = { key: KEY, bytes: genuine.length, sha256, table: 'signals', format: 'jsonl', lines: 2000 } as LoadPart;
   });
-  afterAll(() => rm(dir, { recursive: true, force: true }));
 
   /** The part's store, its bytes replaced by `swapped` once they have been read through once. */
   async function swappingStore(name: string): Promise<{ store: Store; reads: () => number }> {
-    const path = join(dir, name, KEY);
+    const path = join(tempDir(), name, KEY);
     await mkdir(join(path, '..'), { recursive: true });
     await writeFile(path, genuine);
-    const inner = openStore(pathToFileURL(join(dir, name)).href);
+    const inner = openStore(pathToFileURL(join(tempDir(), name)).href);
     let reads = 0;
     const openRead = async (key: string) => {
       reads += 1;
@@ -89,8 +87,8 @@ describe('load: a part swapped between its proof and its conversion', () => {
   }
 
   it('a part left as it was is converted whole, every line once', async () => {
-    const inner = openStore(pathToFileURL(join(dir, 'swap-jsonl')).href);
-    await writeFile(join(dir, 'swap-jsonl', KEY), genuine);
+    const inner = openStore(pathToFileURL(join(tempDir(), 'swap-jsonl')).href);
+    await writeFile(join(tempDir(), 'swap-jsonl', KEY), genuine);
     const text = await copyText(inner, 'jsonl');
     const lines = text.split('\n').filter(Boolean);
     expect(lines).toHaveLength(2000);
