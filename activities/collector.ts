@@ -13,12 +13,14 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import type { Store } from '../connectors/storage/store.ts';
-import { readJsonIfPresent } from '../connectors/storage/store-io.ts';
 import { type BucketDestination, collectorWorkflowId } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
 import type { ManifestPart } from './jobs/types.ts';
+import type { ManifestClaims } from './run/manifest-place.ts';
+import { readPlacedManifest } from './run/manifest-read.ts';
 import {
   encodeTableParts,
   type PartIdentity,
@@ -101,9 +103,63 @@ function bucket(config: CollectorActivityDeps['config'], id: string): BucketDest
   return d;
 }
 
+/**
+ * A collector's manifest grows by a part every rotation for as long as the destination lives (about 250 bytes a part,
+ * more with tables): read up to this, far past a job's manifest cap, so a long-lived destination keeps its list.
+ */
+const COLLECTOR_MANIFEST_READ_LIMIT_BYTES = 256 * 1024 * 1024;
+
+/** The collector's manifest as read back: its own fields checked, the rest kept as written. */
+const CollectorManifestSchema = z.looseObject({
+  destination_id: z.string(),
+  output: z.string(),
+  parts: z.array(
+    z.looseObject({
+      seq: z.number().int().nonnegative(),
+      key: z.string(),
+      tables: z.array(z.looseObject({ key: z.string() })).optional(),
+    }),
+  ),
+});
+
+/** A collector's manifest lies in its destination's folder, and every part and table it lists in that folder. */
+function collectorClaims(dest: BucketDestination) {
+  return (manifest: z.output<typeof CollectorManifestSchema>): ManifestClaims => {
+    const folder = collectorManifestKey({ ...dest, id: manifest.destination_id }).replace(/\/_manifest\.json$/, '');
+    return {
+      folder,
+      folderField: 'destination_id',
+      depth: collectorManifestKey(dest).split('/').length - 1,
+      output: manifest.output,
+      parts: manifest.parts,
+      listed: manifest.parts.flatMap((part, i) =>
+        (part.tables ?? []).map((table, t) => ({ field: `parts.${i}.tables.${t}.key`, key: table.key })),
+      ),
+    };
+  };
+}
+
+/**
+ * The destination's manifest, believed only when it is the collector's own in its own place; one that is not (not
+ * JSON, another destination's, a part outside its folder) is written over, listing the parts written from now on.
+ */
 async function readManifest(store: Store, dest: BucketDestination): Promise<CollectorManifest> {
-  const manifest = await readJsonIfPresent<CollectorManifest>(store, collectorManifestKey(dest));
-  return manifest ?? { destination_id: dest.id, output: store.url, parts: [], events: 0, updated_at: '' };
+  const read = await readPlacedManifest(
+    store,
+    collectorManifestKey(dest),
+    CollectorManifestSchema,
+    collectorClaims(dest),
+    COLLECTOR_MANIFEST_READ_LIMIT_BYTES,
+  );
+  return (
+    (read?.manifest as CollectorManifest | undefined) ?? {
+      destination_id: dest.id,
+      output: store.url,
+      parts: [],
+      events: 0,
+      updated_at: '',
+    }
+  );
 }
 
 async function readStaged(store: Store, dest: BucketDestination, ids: string[]) {

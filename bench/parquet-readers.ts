@@ -32,7 +32,9 @@ async function optional(name: string): Promise<Any> {
 const hyparquet: Reader = async (bytes) => {
   const names = SIGNALS_TABLE.columns.map((column) => column.name);
   const rows: Record<string, unknown>[] = [];
-  for await (const group of parquetRowGroups(bytes, SIGNALS_TABLE, { manifestUrl: 'bench', key: 'part' })()) {
+  const file = new Uint8Array(bytes).buffer;
+  const groups = await parquetRowGroups(file, SIGNALS_TABLE, { manifestUrl: 'bench', key: 'part' });
+  for await (const group of groups()) {
     for (const values of group) rows.push(Object.fromEntries(names.map((name, i) => [name, values[i]])));
   }
   return rows;

@@ -27,6 +27,8 @@
  * | `CorruptDownloadError`     | a downloaded JSONL line that is not one JSON object         | yes       | no    |
  * | `ManifestError`, `PartChecksumError` | `load`: a manifest it cannot use, a part whose bytes are not |no| yes |
  * |                            | the ones its manifest's sha256 names                        |           |       |
+ * | `ManifestPlaceError`       | a manifest outside its own job's or run's folder, or naming | no        | yes   |
+ * |                            | a part outside it (every reader of a manifest)              |           |       |
  * | `DatabaseError`            | `load`: PostgreSQL refused a statement or the connection    | connection| yes   |
  * |                            | (SQLSTATE, table and part named)                            | lost only |       |
  * | `ColumnError`, `JsonlSyntaxError` | an input header with no usable column, a JSONL line that is not JSON | no | yes |
@@ -481,6 +483,22 @@ export class ManifestError extends InputError {
   constructor(url: string, message: string, options?: { cause?: unknown }) {
     super(`manifest ${url}: ${message}`, options);
     this.url = url;
+  }
+}
+
+/**
+ * A manifest whose place disagrees with what it says (it lies outside the folder of the job or run it names, its
+ * `output` is not the folder it lies under) or that names a part outside its own folder. Names the field, never a
+ * byte or a hash of what the field points at.
+ */
+export class ManifestPlaceError extends ManifestError {
+  readonly field: string;
+  /** The message without the manifest's URL: `field "<field>": <what disagrees>`. */
+  readonly reason: string;
+  constructor(url: string, field: string, message: string) {
+    super(url, `field "${field}": ${message}`);
+    this.field = field;
+    this.reason = `field "${field}": ${message}`;
   }
 }
 

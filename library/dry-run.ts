@@ -7,7 +7,8 @@ import type { InputReading } from '../activities/input/identify.ts';
 import { manifestKey } from '../activities/jobs/layout.ts';
 import { scanInput } from '../activities/jobs/scan.ts';
 import type { JobKind, Manifest, PreparedInput } from '../activities/jobs/types.ts';
-import { ReadableManifestSchema, readCheckedManifest } from '../activities/run/manifest-read.ts';
+import { jobManifestClaims } from '../activities/run/manifest-place.ts';
+import { ReadableManifestSchema, readPlacedManifest } from '../activities/run/manifest-read.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL, RATE_LIMIT_PER_MINUTE } from '../connectors/signal-api/limits.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { ENRICH_BATCH_SIZE } from '../workflows/bulk-enrich.ts';
@@ -257,11 +258,14 @@ function counts(scan: Awaited<ReturnType<typeof scanInput>>) {
   return { rows, distinct, duplicates, invalid, batches, batchSize, ...(singles ? { singles } : {}) };
 }
 
-/** A manifest the kit wrote, or undefined; one that cannot be believed is noted in `skipped` and never used. */
+/**
+ * A manifest the kit wrote, in its own place (its job's folder, its parts in it), or undefined; one that cannot be
+ * believed is noted in `skipped` and never used.
+ */
 async function readManifest(store: Store, key: string, skipped: SkippedManifest[]): Promise<Manifest | undefined> {
-  let read: Awaited<ReturnType<typeof readCheckedManifest>>;
+  let read: Awaited<ReturnType<typeof readPlacedManifest>>;
   try {
-    read = await readCheckedManifest(store, key, ReadableManifestSchema);
+    read = await readPlacedManifest(store, key, ReadableManifestSchema, jobManifestClaims);
   } catch (error) {
     skipped.push({ key, reason: `could not be read: ${error instanceof Error ? error.message : String(error)}` });
     return undefined;

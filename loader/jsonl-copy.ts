@@ -92,7 +92,7 @@ const OVERFLOW = -2;
 /** `convert` met a line of another shape. */
 const OTHER_SHAPE = -1;
 
-/** The COPY text of a whole JSONL part, or undefined when a line is not of the expected shape. */
+/** The COPY text of whole JSONL lines (a slice of a part), or undefined when a line is not of the expected shape. */
 export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns, count?: NulCount): Buffer | undefined {
   let lines = 1;
   for (let at = input.indexOf(NEWLINE); at !== -1; at = input.indexOf(NEWLINE, at + 1)) lines++;

@@ -2,7 +2,8 @@
  * How much a part may decode to, relative to its size: the bound that keeps a load's memory in proportion to the
  * parts its manifest lists, whatever they hold.
  */
-import { gunzipSync } from 'node:zlib';
+import { pipeline, Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { ManifestError } from '../connectors/errors.ts';
 
 /**
@@ -21,13 +22,34 @@ export const inflatedPast = (manifestUrl: string, key: string, limit: number): M
     `part ${key} inflates past ${limit} bytes (${INFLATE_RATIO} times its size, at least ${INFLATE_FLOOR / 1024 / 1024} MiB); nothing was loaded`,
   );
 
-/** A gzip part's bytes inflated, up to its limit: past it, or not gzip, it is refused by name (never quoting it). */
-export function gunzipPart(bytes: Buffer, manifestUrl: string, key: string): Buffer {
-  const limit = inflateLimit(bytes.length);
+/**
+ * A gzip part's bytes inflated as they come, up to its limit (`inflateLimit` of its size as its manifest lists it):
+ * past it, or not gzip, it is refused by name (never quoting it). An error of the bytes' own stream (a part that is not
+ * its manifest's) is passed on as it is.
+ */
+export async function* gunzipChunks(
+  chunks: AsyncIterable<Buffer>,
+  partBytes: number,
+  manifestUrl: string,
+  key: string,
+): AsyncGenerator<Buffer> {
+  const limit = inflateLimit(partBytes);
+  let sourceError: unknown;
+  const source = Readable.from(chunks).on('error', (error) => (sourceError = error));
+  const gunzip = pipeline(source, createGunzip(), () => {});
+  let size = 0;
   try {
-    return gunzipSync(bytes, { maxOutputLength: limit });
+    for await (const chunk of gunzip) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw inflatedPast(manifestUrl, key, limit);
+      yield chunk as Buffer;
+    }
   } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw inflatedPast(manifestUrl, key, limit);
+    if (sourceError !== undefined) throw sourceError;
+    if (error instanceof ManifestError) throw error;
     throw new ManifestError(manifestUrl, `part ${key} is not gzip`);
+  } finally {
+    gunzip.destroy();
   }
+  if (sourceError !== undefined) throw sourceError;
 }

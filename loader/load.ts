@@ -66,7 +66,7 @@ const isLinesPart = (part: LoadPart) => part.table === undefined || part.table =
  */
 function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
   const { url, source, kept } = manifest;
-  const parsed = (lines: string[], part: LoadPart) => parseLines(lines, url, part.key) as Line[];
+  const parsed = (lines: string[], part: LoadPart, first: number) => parseLines(lines, url, part.key, first) as Line[];
   const format = FLAT_FORMATS.find((f) => manifest.parts.some((part) => !isLinesPart(part) && part.format === f));
   const plan = (table: LoadTable, name: string, fromLines: RowsOf): TablePlan => {
     if (format) {
@@ -79,14 +79,16 @@ function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
     const name = feedDir(source.feedKind);
     const table = feedLoadTable(prefix, name, url);
     return [
-      plan(table, name, (lines, part) => parsed(lines, part).map((line) => feedRow(name, String(line['key']), line))),
+      plan(table, name, (lines, part, first) =>
+        parsed(lines, part, first).map((line) => feedRow(name, String(line['key']), line)),
+      ),
     ];
   }
   if (source.kind === 'push') {
     const signals = signalsLoadTable(prefix, url);
     return [
-      plan(signals, 'signals', (lines, part) =>
-        parsed(lines, part).map((line) =>
+      plan(signals, 'signals', (lines, part, first) =>
+        parsed(lines, part, first).map((line) =>
           signalRow(line as unknown as SignalLike, {
             record_id: null,
             row: null,
@@ -96,23 +98,26 @@ function planTables(manifest: LoadManifest, prefix: string): TablePlan[] {
       ),
     ];
   }
-  const answered = (lines: string[], part: LoadPart) =>
-    parsed(lines, part).filter((line) => line['status'] !== 'invalid');
+  const answered = (lines: string[], part: LoadPart, first: number) =>
+    parsed(lines, part, first).filter((line) => line['status'] !== 'invalid');
   const invalid = invalidLoadTable(prefix, kept, url);
-  const invalidPlan = plan(invalid, 'invalid', (lines, part) =>
+  const invalidPlan = plan(invalid, 'invalid', (lines, part, first) =>
     invalidRows(
-      parsed(lines, part).filter((line) => line['status'] === 'invalid'),
+      parsed(lines, part, first).filter((line) => line['status'] === 'invalid'),
       invalid.def,
     ),
   );
   const rows = rowsLoadTable(prefix, source.jobKind, kept, url);
   if (source.jobKind === 'verify-emails') {
-    return [plan(rows, 'rows', (lines, part) => verifyRows(answered(lines, part), rows.def)), invalidPlan];
+    return [
+      plan(rows, 'rows', (lines, part, first) => verifyRows(answered(lines, part, first), rows.def)),
+      invalidPlan,
+    ];
   }
   const signals = signalsLoadTable(prefix, url);
   return [
-    plan(rows, 'rows', (lines, part) => enrichTables(answered(lines, part), rows.def).rows),
-    plan(signals, 'signals', (lines, part) => enrichTables(answered(lines, part), rows.def).signals),
+    plan(rows, 'rows', (lines, part, first) => enrichTables(answered(lines, part, first), rows.def).rows),
+    plan(signals, 'signals', (lines, part, first) => enrichTables(answered(lines, part, first), rows.def).signals),
     invalidPlan,
   ];
 }

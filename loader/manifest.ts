@@ -4,6 +4,9 @@
  */
 import { z } from 'zod';
 import type { FeedKind } from '../activities/feeds/kinds.ts';
+import { feedManifestClaims } from '../activities/feeds/layout.ts';
+import { pushManifestClaims } from '../activities/push/layout.ts';
+import { jobManifestClaims, placeManifest } from '../activities/run/manifest-place.ts';
 import { type CheckedManifest, readCheckedManifest } from '../activities/run/manifest-read.ts';
 import {
   FeedManifestSchema,
@@ -39,42 +42,6 @@ function split(url: string): { base: string; key: string } {
   const at = url.lastIndexOf('/');
   if (at < 0 || at === url.length - 1) throw new ManifestError(url, 'not the URL of a manifest file');
   return { base: url.slice(0, at), key: url.slice(at + 1) };
-}
-
-/** The folder a job's or run's manifest lies in, relative to its output: the job id, or the run's folder. */
-function ownFolderMatches(source: ManifestSource, folder: string): boolean {
-  if (source.kind === 'job') return folder === source.jobId;
-  return folder.startsWith(`${source.name}/`) && folder.endsWith(`/run-${source.runId}`);
-}
-
-/**
- * Where the parts are read from follows from where the manifest was found, never from what it says alone: its
- * `output` must be the folder its own URL lies under, the folder between them must be the job's (or the run's) that
- * it names, and every part must lie in that folder. A manifest planted elsewhere, or naming parts outside its folder,
- * is refused before any part is opened.
- */
-function checkFolder(url: string, base: string, output: string, source: ManifestSource, parts: LoadPart[]): void {
-  const root = output.replace(/\/+$/, '');
-  if (!base.startsWith(`${root}/`)) {
-    throw new ManifestError(url, `field "output": the manifest does not lie under the output it names`);
-  }
-  const folder = base.slice(root.length + 1);
-  if (!ownFolderMatches(source, folder)) {
-    throw new ManifestError(
-      url,
-      `the manifest's folder (${folder}) is not the ${source.kind === 'job' ? 'job' : 'run'} it names (${source.kind === 'job' ? source.jobId : `${source.name}, run ${source.runId}`})`,
-    );
-  }
-  parts.forEach((part, i) => {
-    const segments = part.key.split('/');
-    if (
-      !part.key.startsWith(`${folder}/`) ||
-      segments.some((s) => s === '..' || s === '.' || s === '') ||
-      /^[a-z][a-z0-9+.-]*:/i.test(part.key)
-    ) {
-      throw new ManifestError(url, `field "parts.${i}.key": a part must lie in the manifest's own folder (${folder}/)`);
-    }
-  });
 }
 
 /**
@@ -139,13 +106,22 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
   } else {
     source = { kind: 'push', name: read.manifest.name, runId: read.manifest.run_id };
   }
-  checkFolder(url, base, manifest.output, source, manifest.parts);
+  // Where the parts are read from follows from where the manifest was found, never from what it says alone: a
+  // manifest planted elsewhere, or naming parts outside its folder, is refused before any part is opened.
+  const place = placeManifest(
+    url,
+    read.type === 'job'
+      ? jobManifestClaims(read.manifest)
+      : read.type === 'feed'
+        ? feedManifestClaims({ ...read.manifest, kind: read.manifest.kind as FeedKind })
+        : pushManifestClaims(read.manifest),
+  );
   if (manifest.status === 'failed') {
     throw new ManifestError(url, `field "status": the ${source.kind} failed; only a finished one's tables are loaded`);
   }
   return {
     url,
-    output: manifest.output,
+    output: place.output,
     status: manifest.status,
     finishedAt: manifest.finished_at,
     parts: manifest.parts,

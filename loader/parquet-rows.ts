@@ -1,13 +1,15 @@
 /**
- * A flat table's Parquet part read back as rows, one row group at a time (hyparquet), so that what is decoded at once
- * is a row group, never the whole part. Values come out as COPY wants them: times as ISO 8601 text, dates as
+ * A flat table's Parquet part read back as rows, one row group at a time (hyparquet), so that what is read and decoded
+ * at once is a row group, never the whole part. Values come out as COPY wants them: times as ISO 8601 text, dates as
  * `YYYY-MM-DD`, JSON columns as their JSON text (not parsed only to be serialized again), lists as arrays.
  */
+import { open } from 'node:fs/promises';
 import * as zlib from 'node:zlib';
 import {
+  type AsyncBuffer,
   type Compressors,
   type FileMetaData,
-  parquetMetadata,
+  parquetMetadataAsync,
   parquetRead,
   parquetSchema,
   snappyUncompress,
@@ -99,10 +101,29 @@ function boundedCompressors(budget: Budget, refuse: () => Error): Compressors {
   };
 }
 
-/** The part's bytes as hyparquet reads them (an ArrayBuffer holding exactly the file). */
-function arrayBuffer(bytes: Buffer): ArrayBuffer {
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-  return whole ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
+/**
+ * A file as hyparquet reads it, a byte range at a time (the footer, then each row group's column chunks), through one
+ * open handle; `close` when done.
+ */
+export async function fileRanges(path: string): Promise<{ file: AsyncBuffer; close: () => Promise<void> }> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const slice = async (start: number, end = size): Promise<ArrayBuffer> => {
+      const length = Math.max(0, Math.min(end, size) - start);
+      const out = new Uint8Array(length);
+      for (let at = 0; at < length; ) {
+        const { bytesRead } = await handle.read(out, at, length - at, start + at);
+        if (bytesRead === 0) throw new Error(`the file ends at ${start + at} bytes, not ${end}`);
+        at += bytesRead;
+      }
+      return out.buffer;
+    };
+    return { file: { byteLength: size, slice }, close: () => handle.close() };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 }
 
 /** The part's top-level columns must be the table's, in its order: a part of another table is refused by name. */
@@ -130,14 +151,18 @@ interface PartAt {
 }
 
 /**
- * A Parquet part's row groups, each read when asked for, as rows of values in the table's column order. The footer
- * is read and the columns checked at once, so that a part that is not the table's fails before anything of it is sent.
+ * A Parquet part's row groups, each read (its column chunks only) and decoded when asked for, as rows of values in
+ * the table's column order. The footer is read and the columns checked at once, so that a part that is not the
+ * table's fails before anything of it is sent. `file` is the part whole (its size the one its manifest lists).
  */
-export function parquetRowGroups(bytes: Buffer, def: TableDef, where: PartAt): () => AsyncGenerator<unknown[][]> {
-  const file = arrayBuffer(bytes);
+export async function parquetRowGroups(
+  file: AsyncBuffer,
+  def: TableDef,
+  where: PartAt,
+): Promise<() => AsyncGenerator<unknown[][]>> {
   let metadata: FileMetaData;
   try {
-    metadata = parquetMetadata(file);
+    metadata = await parquetMetadataAsync(file);
   } catch (error) {
     throw unreadable(where, error);
   }
@@ -145,7 +170,7 @@ export function parquetRowGroups(bytes: Buffer, def: TableDef, where: PartAt): (
   // Every row group is decoded whole: its pages, decompressed, must stay within the part's limit. The footer's own
   // sizes are checked first (a group that says it is bigger is refused before a page is read), the pages' headers
   // as each is read (a footer that understates is caught there).
-  const limit = inflateLimit(bytes.length);
+  const limit = inflateLimit(file.byteLength);
   const refuse = () => inflatedPast(where.manifestUrl, where.key, limit);
   for (const group of metadata.row_groups) {
     const declared = group.columns.reduce(

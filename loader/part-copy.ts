@@ -1,14 +1,15 @@
 /**
- * A flat part's bytes (already checked against its manifest) as COPY text, in chunks: a JSONL part converted slice by
- * slice (jsonl-copy.ts, with a parsing way for lines of another shape), a Parquet part one row group at a time. Pure
- * computation on plain data, so that it runs in the load's converter thread (copy-worker.ts) as well as here.
+ * A flat part's bytes (checked against its manifest) as COPY text, in chunks: a JSONL part converted slice by slice as
+ * it is read (jsonl-copy.ts, with a parsing way for lines of another shape), a Parquet part one row group at a time
+ * from its private copy. It runs in the load's converter thread (copy-worker.ts).
  */
 import type { TableDef } from '../activities/tables/columns.ts';
 import { ManifestError } from '../connectors/errors.ts';
 import { copyTextField, type NulCount, type PgColumn } from '../connectors/postgres/index.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
-import { gunzipPart } from './limits.ts';
-import { parquetRowGroups } from './parquet-rows.ts';
+import { gunzipChunks } from './limits.ts';
+import { lineSlices, sliceLines } from './line-slices.ts';
+import { fileRanges, parquetRowGroups } from './parquet-rows.ts';
 
 const CHUNK_BYTES = 256 * 1024;
 /** Input bytes of a flat part converted at a time (about a third of that as COPY text). */
@@ -59,7 +60,6 @@ export function* encodeRows<R>(
 
 const byIndex = (row: unknown[], i: number) => row[i];
 
-/** A flat JSONL part's COPY text, slice by slice; a slice of another shape goes the parsing way. */
 /**
  * A part's lines as objects; a line that is not a JSON object is refused by the part's key and line number, never with
  * its bytes (which the parser's own message would quote).
@@ -84,44 +84,59 @@ export function parseLines(
   });
 }
 
-function* jsonlChunks(raw: Buffer, spec: PartCopySpec, key: string, count: NulCount): Generator<Buffer> {
+/**
+ * What the converter reads a part from, its size as its manifest lists it (and as was proved) beside it: a JSONL
+ * part's bytes as they are read, or the private copy of a Parquet part, which is read at random.
+ */
+export type PartInput = { bytes: number } & ({ chunks: AsyncIterable<Buffer> } | { file: string });
+
+async function* jsonlChunks(
+  slices: AsyncIterable<Buffer>,
+  spec: PartCopySpec,
+  key: string,
+  count: NulCount,
+): AsyncGenerator<Buffer> {
   const names = spec.names;
   const json = spec.columns.map((column) => column.type === 'jsonb');
   const fast = { names, json, suffix: Buffer.from(spec.suffix) };
   const byName = (row: Record<string, unknown>, i: number) => row[names[i] as string];
   let line = 1;
-  for (let start = 0; start < raw.length; ) {
-    const cut = raw.indexOf(0x0a, Math.min(raw.length, start + SLICE_BYTES));
-    const stop = cut < 0 ? raw.length : cut + 1;
-    const slice = raw.subarray(start, stop);
+  for await (const slice of slices) {
     const text = jsonlToCopyText(slice, fast, count);
     if (text) yield text;
     else {
-      const lines = slice
-        .toString('utf8')
-        .split('\n')
-        .filter((line) => line !== '');
-      yield* encodeRows(parseLines(lines, spec.manifestUrl, key, line), spec.columns, spec.suffix, byName, [], count);
+      const rows = parseLines(sliceLines(slice), spec.manifestUrl, key, line);
+      yield* encodeRows(rows, spec.columns, spec.suffix, byName, [], count);
     }
     for (let at = slice.indexOf(0x0a); at !== -1; at = slice.indexOf(0x0a, at + 1)) line += 1;
-    start = stop;
   }
 }
 
+/** A JSONL part's bytes (gunzipped, within its limit, when its key ends in .gz) in slices of whole lines. */
+export function partSlices(key: string, input: { bytes: number; chunks: AsyncIterable<Buffer> }, manifestUrl: string) {
+  const text = key.endsWith('.gz') ? gunzipChunks(input.chunks, input.bytes, manifestUrl, key) : input.chunks;
+  return lineSlices(text, SLICE_BYTES);
+}
+
 /**
- * A part's COPY text: the part's bytes as its manifest lists them (gzip when its key ends in .gz); the NULs replaced
- * by their stand-in are added to `count`.
+ * A part's COPY text, converted as its bytes come; the NULs replaced by their stand-in are added to `count`.
  */
 export async function* partCopyText(
   spec: PartCopySpec,
   key: string,
-  bytes: Buffer,
+  input: PartInput,
   count: NulCount,
 ): AsyncGenerator<Buffer> {
-  if (spec.from === 'jsonl') {
-    yield* jsonlChunks(key.endsWith('.gz') ? gunzipPart(bytes, spec.manifestUrl, key) : bytes, spec, key, count);
+  if ('chunks' in input) {
+    if (spec.from !== 'jsonl') throw new Error(`part ${key}: a ${spec.from} part is read from its copy`);
+    yield* jsonlChunks(partSlices(key, input, spec.manifestUrl), spec, key, count);
     return;
   }
-  const groups = parquetRowGroups(bytes, spec.def, { manifestUrl: spec.manifestUrl, key })();
-  for await (const rows of groups) yield* encodeRows(rows, spec.columns, spec.suffix, byIndex, [], count);
+  const { file, close } = await fileRanges(input.file);
+  try {
+    const groups = await parquetRowGroups(file, spec.def, { manifestUrl: spec.manifestUrl, key });
+    for await (const rows of groups()) yield* encodeRows(rows, spec.columns, spec.suffix, byIndex, [], count);
+  } finally {
+    await close();
+  }
 }

@@ -1,14 +1,17 @@
 /**
- * A table's rows as COPY input, part by part: each part read whole and checked against its manifest's size and sha256
- * before a byte of it is sent. A flat part (JSONL or Parquet) is then converted into COPY text in the converter thread
- * (copy-thread.ts), so that this thread only writes chunks into COPY; output lines are made into rows here. The next
- * part is fetched, checked and handed to the converter while the current one is copied, and no further ahead, so that
- * the server does not wait at a part's start and memory holds at most two parts.
+ * A table's rows as COPY input, part by part, each streamed (part-read.ts): read through once to prove its size and
+ * sha256 before a byte of it is decoded, then read again as it is converted, checked again as that ends. A flat part
+ * (JSONL or Parquet) is converted into COPY text in the converter thread (copy-thread.ts), so that this thread only
+ * reads the part and writes chunks into COPY; output lines are made into rows here, a slice of lines at a time. The
+ * next part is proved while the current one is copied, and no further ahead, so that the server does not wait long at
+ * a part's start; memory holds a few chunks of each, never a part.
  */
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { TableRow } from '../activities/tables/columns.ts';
-import { PartChecksumError } from '../connectors/errors.ts';
 import {
   type CopySource,
   copyTextField,
@@ -18,46 +21,21 @@ import {
 } from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
 import { CopyThread } from './copy-thread.ts';
-import { gunzipPart } from './limits.ts';
+import { sliceLines } from './line-slices.ts';
 import type { LoadPart } from './manifest.ts';
-import { encodeRows, type PartCopySpec } from './part-copy.ts';
+import { encodeRows, type PartCopySpec, partSlices } from './part-copy.ts';
+import { checkedPartChunks, verifyPart } from './part-read.ts';
 import { type LoadTable, pgColumnNames, SOURCE_FINISHED_AT, SOURCE_MANIFEST } from './tables.ts';
 
 /**
- * A part's bytes, refused (naming the part) unless its size and sha256 are the manifest's: its size is checked before
- * a byte is read, and reading stops as soon as it passes the manifest's size, so an understated size costs nothing.
+ * How output lines of a part (`lines`, a slice of the part's lines, the first of them its line `firstLine`) are made
+ * into the table's rows.
  */
-export async function readVerifiedPart(store: Store, part: LoadPart): Promise<Buffer> {
-  const refuse = (differs: 'size' | 'sha256') =>
-    new PartChecksumError({ url: store.url, key: part.key, expected: part.sha256, differs });
-  const info = await store.stat(part.key);
-  if (info !== undefined && info.size !== part.bytes) throw refuse('size');
-  const chunks: Buffer[] = [];
-  const hash = createHash('sha256');
-  let size = 0;
-  const stream = await store.openRead(part.key);
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
-    if (size > part.bytes) {
-      (stream as { destroy?: () => void }).destroy?.();
-      throw refuse('size');
-    }
-    hash.update(chunk as Buffer);
-    chunks.push(chunk as Buffer);
-  }
-  if (size !== part.bytes) throw refuse('size');
-  if (hash.digest('hex') !== part.sha256) throw refuse('sha256');
-  return Buffer.concat(chunks);
-}
-
-/** A part's JSON lines (gunzipped when its key ends in .gz). */
-export function partLines(part: LoadPart, bytes: Buffer, manifestUrl: string): string[] {
-  const text = (part.key.endsWith('.gz') ? gunzipPart(bytes, manifestUrl, part.key) : bytes).toString('utf8');
-  return text.split('\n').filter((line) => line !== '');
-}
-
-/** How the output lines of a part (`lines`) are made into the table's rows. */
-export type RowsOf = (lines: string[], part: LoadPart) => TableRow[] | Iterable<Record<string, unknown>>;
+export type RowsOf = (
+  lines: string[],
+  part: LoadPart,
+  firstLine: number,
+) => TableRow[] | Iterable<Record<string, unknown>>;
 
 /**
  * What a table's parts are: the flat table's own parts (`jsonl`, one row a line as written; `parquet`), or the job's
@@ -116,33 +94,60 @@ export function tableSources(options: SourceOptions): () => AsyncIterable<CopySo
           manifestUrl: options.manifestUrl,
         };
 
-  /** A part read, checked and made ready to stream (a flat part converted by `thread`). */
-  async function prepare(part: LoadPart, thread: CopyThread | undefined): Promise<CopySource> {
-    const bytes = await readVerifiedPart(options.store, part);
-    if (spec && thread) return { name: part.key, body: thread.convert(spec, part.key, bytes, options.count) };
-    const rows = options.rowsOf(partLines(part, bytes, options.manifestUrl), part);
-    const text = encodeRows(rows, ownColumns, suffix, byName, serialize, options.count);
-    return { name: part.key, body: Readable.from(text) };
+  const { store, manifestUrl, count } = options;
+  /** The part's output lines as COPY text, a slice of lines at a time, as its bytes are read (and checked again). */
+  async function* linesText(part: LoadPart): AsyncGenerator<Buffer> {
+    const slices = partSlices(part.key, { bytes: part.bytes, chunks: checkedPartChunks(store, part) }, manifestUrl);
+    let line = 1;
+    for await (const slice of slices) {
+      const rows = options.rowsOf(sliceLines(slice), part, line);
+      yield* encodeRows(rows, ownColumns, suffix, byName, serialize, count);
+      for (let at = slice.indexOf(0x0a); at !== -1; at = slice.indexOf(0x0a, at + 1)) line += 1;
+    }
+  }
+
+  /**
+   * A part proved (its size and sha256, read through once) and made ready to stream: a flat part converted by
+   * `thread` (a Parquet part from its private copy in `copies`), output lines here.
+   */
+  async function prepare(part: LoadPart, thread: CopyThread | undefined, copies: string | undefined) {
+    if (spec?.from === 'parquet' && thread && copies) {
+      const file = join(copies, `${createHash('sha256').update(part.key).digest('hex')}.parquet`);
+      await verifyPart(store, part, file);
+      const body = thread.convert(spec, part.key, { bytes: part.bytes, file }, count);
+      body.once('close', () => void rm(file, { force: true }));
+      return { name: part.key, body };
+    }
+    await verifyPart(store, part);
+    if (spec && thread) {
+      const chunks = checkedPartChunks(store, part);
+      return { name: part.key, body: thread.convert(spec, part.key, { bytes: part.bytes, chunks }, count) };
+    }
+    return { name: part.key, body: Readable.from(linesText(part)) };
   }
 
   return async function* open() {
     const { parts } = options;
-    options.count.nul = 0;
+    count.nul = 0;
     // One converter thread per pass over a table's flat parts: with it, a part is converted while the one before it
     // is copied, and no more than the next part waits converted.
     const thread = spec && parts.length > 0 ? new CopyThread() : undefined;
+    // Parquet parts are decoded from private copies (read at random), in a folder of this pass's own.
+    const copies =
+      spec?.from === 'parquet' && parts.length > 0 ? await mkdtemp(join(tmpdir(), 'signal-kit-load-')) : undefined;
     try {
-      let next = parts[0] ? prepare(parts[0], thread) : undefined;
+      let next = parts[0] ? prepare(parts[0], thread, copies) : undefined;
       for (let i = 0; i < parts.length; i++) {
         const source = await (next as Promise<CopySource>);
         const following = parts[i + 1];
-        next = following ? prepare(following, thread) : undefined;
+        next = following ? prepare(following, thread, copies) : undefined;
         // Keep a failed prefetch from surfacing as an unhandled rejection before its turn.
         next?.catch(() => {});
         yield source;
       }
     } finally {
       await thread?.close();
+      if (copies) await rm(copies, { recursive: true, force: true });
     }
   };
 }

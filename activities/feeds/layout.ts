@@ -1,3 +1,4 @@
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../run/manifest-place.ts';
 import type { FeedTableName } from '../tables/feeds.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { FeedKind } from './kinds.ts';
@@ -24,3 +25,7 @@ export const feedManifestKey = (run: FeedRunRef) => `${feedRunPrefix(run)}_manif
 /** `…/run-<id>/tables/<companies|contacts>/part-NNNNN.<ext>`: the flat table of lines part NNNNN (`--format`). */
 export const feedTablePartKey = (run: FeedRunRef, index: number, format: OutputFormat, compression?: 'gzip' | 'none') =>
   `${feedRunPrefix(run)}tables/${feedDir(run.kind)}/part-${pad(index)}${tableExtension(format, compression)}`;
+
+/** A feed run's manifest lies in the run folder its own `name`, `kind`, `dt` and `run_id` make (activities/run/manifest-place.ts). */
+export const feedManifestClaims = (manifest: RunManifestIds & { kind: FeedKind }): ManifestClaims =>
+  runManifestClaims(manifest, (run) => feedRunPrefix({ ...run, kind: manifest.kind }));

@@ -4,7 +4,8 @@ import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
 import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { chargedFields, endingFields, runFinalizer } from '../run/finalize-run.ts';
-import { ReadableManifestSchema, readCheckedManifest } from '../run/manifest-read.ts';
+import { jobManifestClaims } from '../run/manifest-place.ts';
+import { ReadableManifestSchema, readPlacedManifest } from '../run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { readPart, readPartLines, redoneIdentity, storedPart, writeTableParts, zeroCounts } from '../run/parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
@@ -324,9 +325,10 @@ export async function findFinishedJob(
     const job = request.options ? { ...request.job, options: request.options } : request.job;
     await checkJobIdentity(store, request.job, jobIdentityOf(job, request.input, request.column));
   }
-  // A manifest that is not one the kit wrote (too large, not JSON, not the schema) is not believed: the job runs,
-  // reusing only the parts that prove themselves, and writes a manifest of its own over it.
-  const read = await readCheckedManifest(store, manifestKey(request.job), ReadableManifestSchema);
+  // A manifest that is not one the kit wrote (too large, not JSON, not the schema) or not this job's in its own place
+  // (another job's id, a part outside the job's folder) is not believed: the job runs, reusing only the parts that
+  // prove themselves, and writes a manifest of its own over it.
+  const read = await readPlacedManifest(store, manifestKey(request.job), ReadableManifestSchema, jobManifestClaims);
   const manifest = read?.manifest as Manifest | undefined;
   if (manifest?.status !== 'completed') return null;
   // Asked now for a format it was not written in: not finished (its parts are reused, its tables written).

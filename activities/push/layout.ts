@@ -1,3 +1,4 @@
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../run/manifest-place.ts';
 import { workPrefix } from '../run/scheduled-layout.ts';
 import type { TableName } from '../tables/columns.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
@@ -21,6 +22,9 @@ export const pushManifestKey = (run: PushRunRef) => `${runPrefix(run)}_manifest.
 /** `…/run-<id>/tables/signals/part-NNNNN.<ext>`: the flat table of part NNNNN (docs/tables.md). */
 export const pushTablePartKey = (run: PushRunRef, table: TableName, index: number, format: OutputFormat) =>
   `${runPrefix(run)}tables/${table}/part-${pad(index)}${tableExtension(format, 'gzip')}`;
+
+/** A push run's manifest lies in the run folder its own `name`, `dt` and `run_id` make (activities/run/manifest-place.ts). */
+export const pushManifestClaims = (manifest: RunManifestIds): ManifestClaims => runManifestClaims(manifest, runPrefix);
 
 export const pushBatchKey = (run: PushRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;
 export const batchDoneKey = (run: PushRunRef, index: number) => `${workPrefix(run)}done-${pad(index)}.json`;

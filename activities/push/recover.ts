@@ -1,14 +1,14 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import type { PartSpool } from '../paid/spool.ts';
-import { readCheckedManifest } from '../run/manifest-read.ts';
+import { readPlacedManifest } from '../run/manifest-read.ts';
 import { PushManifestSchema } from '../run/manifest-schemas.ts';
 import { readPart } from '../run/parts.ts';
 import { answerKey } from '../run/scheduled-layout.ts';
 import { readWatermarkState } from '../run/watermarks.ts';
 import { pushPartIdentity, recordSavedAnswer } from './fetch.ts';
 import { finalizePushRun } from './finalize.ts';
-import { roundKey } from './layout.ts';
+import { pushManifestClaims, roundKey } from './layout.ts';
 import type { PushFilters, PushManifest, PushRound, PushRunRef } from './types.ts';
 
 export interface RecoverKeptRequest {
@@ -40,12 +40,15 @@ export async function recoverKeptAnswers(
   const last = (await readWatermarkState(store, run.name)).lastRun;
   const indexes = last ? kept.get(last.run_id) : undefined;
   if (!last || !indexes) return [];
-  // Believed only when it is one (size, depth, the shipped schema); without it (never written, spoiled) the kept
-  // answers stay published in that run's folders, and its batches are recorded by a try of that same run.
-  const manifest = (await readCheckedManifest(store, last.manifest, PushManifestSchema))?.manifest as
+  // Believed only when it is one (size, depth, the shipped schema) and that run's, in its place (this push, that run,
+  // its own folder); without it (never written, spoiled, planted) the kept answers stay published in that run's
+  // folders, and its batches are recorded by a try of that same run.
+  const manifest = (await readPlacedManifest(store, last.manifest, PushManifestSchema, pushManifestClaims))?.manifest as
     | PushManifest
     | undefined;
-  if (!manifest || manifest.mode === 'backfill') return [];
+  if (!manifest || manifest.mode === 'backfill' || manifest.name !== run.name || manifest.run_id !== last.run_id) {
+    return [];
+  }
   const earlier: PushRunRef = { ...run, runId: last.run_id, date: manifest.dt };
   for (const index of indexes) {
     const identity = pushPartIdentity({ run: earlier, index, filters });

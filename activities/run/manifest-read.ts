@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { ManifestPlaceError } from '../../connectors/errors.ts';
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { type ManifestClaims, manifestUrlAt, placeManifest } from './manifest-place.ts';
 import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './manifest-schemas.ts';
 
 /**
@@ -25,19 +27,20 @@ export const MANIFEST_MAX_DEPTH = 32;
 export type CheckedManifest<T> = { manifest: T; skipped?: undefined } | { manifest?: undefined; skipped: string };
 
 /**
- * Reads a manifest the kit wrote earlier and believes it only when it is one: at most MANIFEST_READ_LIMIT_BYTES
- * (never read further), JSON, nested no deeper than MANIFEST_MAX_DEPTH, and valid under its shipped schema.
+ * Reads a manifest the kit wrote earlier and believes it only when it is one: at most `limitBytes`
+ * (MANIFEST_READ_LIMIT_BYTES unless its kind grows past it; never read further), JSON, nested no deeper than MANIFEST_MAX_DEPTH, and valid under its shipped schema.
  * Undefined when there is none; storage failures are thrown as they are.
  */
 export async function readCheckedManifest<S extends z.ZodType>(
   store: Store,
   key: string,
   schema: S,
+  limitBytes = MANIFEST_READ_LIMIT_BYTES,
 ): Promise<CheckedManifest<z.output<S>> | undefined> {
   let text: string;
   try {
-    const read = await readCapped(store, key, MANIFEST_READ_LIMIT_BYTES);
-    if (read === undefined) return { skipped: `larger than ${MANIFEST_READ_LIMIT_BYTES} bytes` };
+    const read = await readCapped(store, key, limitBytes);
+    if (read === undefined) return { skipped: `larger than ${limitBytes} bytes` };
     text = read;
   } catch (error) {
     if (error instanceof ObjectNotFoundError) return undefined;
@@ -57,6 +60,28 @@ export async function readCheckedManifest<S extends z.ZodType>(
     return { skipped: `not a valid manifest: ${where}: ${issue?.message ?? 'invalid'}` };
   }
   return { manifest: parsed.data };
+}
+
+/**
+ * `readCheckedManifest`, then believed only in its own place (manifest-place.ts): a manifest at `key` whose ids name
+ * another folder, whose `output` is another, or that lists a part outside its folder is skipped, naming the field.
+ */
+export async function readPlacedManifest<S extends z.ZodType>(
+  store: Store,
+  key: string,
+  schema: S,
+  claims: (manifest: z.output<S>) => ManifestClaims,
+  limitBytes = MANIFEST_READ_LIMIT_BYTES,
+): Promise<CheckedManifest<z.output<S>> | undefined> {
+  const read = await readCheckedManifest(store, key, schema, limitBytes);
+  if (read?.manifest === undefined) return read;
+  try {
+    placeManifest(manifestUrlAt(store.url, key), claims(read.manifest));
+  } catch (error) {
+    if (error instanceof ManifestPlaceError) return { skipped: `not in its own place: ${error.reason}` };
+    throw error;
+  }
+  return read;
 }
 
 /** The object's text, or undefined when it is longer than `limit` bytes (the read stops there). */

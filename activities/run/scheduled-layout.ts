@@ -2,7 +2,7 @@ import type { MarkerFolder } from '../paid/unsaved-answers.ts';
 import type { ScheduledRunRef } from './types.ts';
 
 /**
- * What every scheduled run (a push, a feed) keeps under its name, relative to its output store: its state and its
+ * What every scheduled run (a push, a feed, a sync night) keeps under its name, relative to its output store: its state and its
  * work folder. Deterministic from the name and the run id (its scheduled time), so that a retried run overwrites
  * instead of duplicating. Where each kind writes what it delivers is its own (activities/push/layout.ts,
  * activities/feeds/layout.ts).
@@ -23,16 +23,19 @@ export const watermarkShardKey = (name: string, runId: string, shard: number) =>
   `${name}/_watermarks/run-${runId}/shard-${pad(shard)}.json`;
 export const watermarkShardsPrefix = (name: string) => `${name}/_watermarks/`;
 
-export const workPrefix = (run: ScheduledRunRef) => `${run.name}/work/run-${run.runId}/`;
-export const planKey = (run: ScheduledRunRef) => `${workPrefix(run)}_plan.json`;
+/** A run as its work folder knows it: the schedule's name and the run id. */
+export type RunFolderRef = Pick<ScheduledRunRef, 'name' | 'runId'>;
+
+export const workPrefix = (run: RunFolderRef) => `${run.name}/work/run-${run.runId}/`;
+export const planKey = (run: RunFolderRef) => `${workPrefix(run)}_plan.json`;
 /**
  * A call's or batch's saved answer, written after what it delivers (in one write the output may refuse and the
  * worker's spool keep): a retry after a crash finds what it paid for. It names the paid calls it holds, as a job's
  * part does.
  */
-export const answerKey = (run: ScheduledRunRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
+export const answerKey = (run: RunFolderRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
 /** The run's paid-call markers (activities/paid/unsaved-answers.ts): one before each paid call, settled at finalize. */
-export const callsPrefix = (run: ScheduledRunRef) => `${workPrefix(run)}calls/`;
+export const callsPrefix = (run: RunFolderRef) => `${workPrefix(run)}calls/`;
 /** Where the paid-call markers of a scheduled run's finalize request are. */
 export const scheduledRunMarkers = (request: { run: ScheduledRunRef }): MarkerFolder => ({
   callsPrefix: callsPrefix(request.run),

@@ -1,9 +1,10 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { readPartLines } from '../run/parts.ts';
+import { answerKey, workPrefix } from '../run/scheduled-layout.ts';
 import { readSyncAnswer } from './fetch.ts';
 import type { ContactReceipt } from './fetch-contacts.ts';
-import { syncAnswerKey, syncOpenRunKey, syncWorkPrefix } from './layout.ts';
+import { syncOpenRunKey } from './layout.ts';
 import { commitSyncState, mergeAnswer, readSyncPointer, readSyncState } from './state.ts';
 import type { CompanyAnswer, SyncRunRef } from './types.ts';
 
@@ -24,7 +25,7 @@ export async function carryOnStoppedRun(store: Store, run: SyncRunRef): Promise<
     const merged = mergeAnswer(state.companies.get(domain), company, asOf).state;
     if (merged) state.companies.set(domain, merged);
   };
-  for await (const object of store.list(syncWorkPrefix(run.name, open.run_id))) {
+  for await (const object of store.list(workPrefix({ name: run.name, runId: open.run_id }))) {
     // A contact's answer, saved as it came (a contacts night stopped inside a batch): taken in too, once by its ids.
     if (/answer-\d+-\d{3}\.json$/.test(object.key)) {
       const [receipt] = await readPartLines<ContactReceipt>(store, object.key);
@@ -33,7 +34,8 @@ export async function carryOnStoppedRun(store: Store, run: SyncRunRef): Promise<
       continue;
     }
     const index = /answer-(\d+)\.json$/.exec(object.key)?.[1];
-    if (index === undefined || object.key !== syncAnswerKey(run.name, open.run_id, Number(index))) continue;
+    if (index === undefined || object.key !== answerKey({ name: run.name, runId: open.run_id }, Number(index)))
+      continue;
     const answer = await readSyncAnswer(store, run.name, open.run_id, Number(index));
     if (!answer) continue;
     carried += 1;

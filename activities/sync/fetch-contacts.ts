@@ -2,8 +2,9 @@ import { KitError, NotFoundError } from '../../connectors/errors.ts';
 import { publishSpooled } from '../paid/paid-batch.ts';
 import { lostRace, type PaidAnswer, sendPaidCall } from '../paid/paid-call.ts';
 import { optionsHash, readPart, readPartLines, writePart, zeroCounts } from '../run/parts.ts';
+import { answerKey, callsPrefix } from '../run/scheduled-layout.ts';
 import { companyOf, countsOf, keptSignals, publishAnswer, type SyncFetch } from './fetch.ts';
-import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders } from './layout.ts';
+import { syncBatchKey, syncRunFolders } from './layout.ts';
 import type { CompanyAnswer, SyncAnswer, SyncBatch, SyncBatchCompany, SyncBatchRequest } from './types.ts';
 
 /** One contact's saved answer in a batch: the receipt a retry trusts, so a contact is paid once. */
@@ -26,7 +27,7 @@ export interface ContactReceipt {
 export const fetchSyncContacts: SyncFetch = async (client, store, request, attempt) => {
   const { run, index, filters } = request;
   await publishSpooled(store, syncRunFolders(run), attempt);
-  const batchKey = syncAnswerKey(run.name, run.runId, index);
+  const batchKey = answerKey(run, index);
   const [done] = (await store.exists(batchKey)) ? await readPartLines<SyncAnswer>(store, batchKey) : [];
   if (done) return { index, reused: true, failed: false, counts: countsOf(done) };
 
@@ -45,7 +46,7 @@ export const fetchSyncContacts: SyncFetch = async (client, store, request, attem
     try {
       const { response, marker } = await sendPaidCall(
         store,
-        { callsPrefix: syncCallsPrefix(run) },
+        { callsPrefix: callsPrefix(run) },
         index,
         attempt,
         (call) => client.enrichContact(contactRequest(entry, filters), call),

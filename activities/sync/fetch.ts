@@ -7,8 +7,9 @@ import { publishSpooled } from '../paid/paid-batch.ts';
 import { type AttemptContext, lostRace, type PaidAnswer, publishPaidPart } from '../paid/paid-call.ts';
 import type { PartIdentity, PartRead } from '../run/parts.ts';
 import { optionsHash, readPart, readPartLines, writePart, zeroCounts } from '../run/parts.ts';
+import { answerKey, callsPrefix } from '../run/scheduled-layout.ts';
 import type { BatchResult, PartCounts } from '../run/types.ts';
-import { syncAnswerKey, syncBatchKey, syncCallsPrefix, syncRunFolders, syncWorkRoot } from './layout.ts';
+import { syncBatchKey, syncRunFolders, syncWorkRoot } from './layout.ts';
 import type {
   CompanyAnswer,
   HeldSignal,
@@ -55,7 +56,7 @@ export async function fetchSyncBatch(
   attempt: AttemptContext,
 ): Promise<BatchResult> {
   const { run, index, filters } = request;
-  const key = syncAnswerKey(run.name, run.runId, index);
+  const key = answerKey(run, index);
   // Whose the answer is: the sync's run, the filters of its calls, and the batch.
   const identity = { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
   await publishSpooled(store, syncRunFolders(run), attempt);
@@ -64,7 +65,7 @@ export async function fetchSyncBatch(
   if (saved) return saved;
 
   const batch = JSON.parse(await store.readText(syncBatchKey(run, index))) as SyncBatch;
-  const marked = { callsPrefix: syncCallsPrefix(run) };
+  const marked = { callsPrefix: callsPrefix(run) };
   const { results, answered } = await sendBulkEnrich(
     client,
     store,
@@ -90,7 +91,7 @@ export async function fetchSyncBatch(
 /** The answers a run's batches saved, by batch index (absent: not answered). */
 export async function readSyncAnswer(store: Store, name: string, runId: string, index: number) {
   try {
-    const [answer] = await readPartLines<SyncAnswer>(store, syncAnswerKey(name, runId, index));
+    const [answer] = await readPartLines<SyncAnswer>(store, answerKey({ name, runId }, index));
     return answer;
   } catch (error) {
     if ((error as { name?: string }).name === 'ObjectNotFoundError') return undefined;

@@ -6,20 +6,13 @@ import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { writeManifest } from '../run/parts.ts';
+import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
 import { crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
 import { enrichTables, invalidLinesAsRows } from '../tables/rows.ts';
 import { readSyncAnswer } from './fetch.ts';
-import {
-  syncCallsPrefix,
-  syncChangesKey,
-  syncManifestKey,
-  syncPlanKey,
-  syncRowsKey,
-  syncStatePointerKey,
-  syncTableKey,
-} from './layout.ts';
+import { syncChangesKey, syncManifestKey, syncRowsKey, syncStatePointerKey, syncTableKey } from './layout.ts';
 import { readResolutions, readSyncRecords, type SyncRecord } from './plan.ts';
 import { commitSyncState, mergeAnswer, readBaseState, type SyncState } from './state.ts';
 import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
@@ -41,7 +34,7 @@ import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResu
  * manifest again naming them. A manifest refused as well still returns what the night was charged.
  */
 export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, SyncWritten, SyncManifest, SyncResult>({
-  markers: ({ run }) => ({ callsPrefix: syncCallsPrefix(run) }),
+  markers: scheduledRunMarkers,
   manifestKey: ({ run }) => syncManifestKey(run),
   gather: gatherSyncRun,
   write: async (store, request, gathered) => {
@@ -61,7 +54,7 @@ export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, S
 async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
   const run = request.run;
   const base = await readBaseState(store, run.name, run.runId);
-  const plan = JSON.parse(await store.readText(syncPlanKey(run))) as SyncPlan;
+  const plan = JSON.parse(await store.readText(planKey(run))) as SyncPlan;
   const companies = new Map(base.companies);
   const tonight = new Map<string, CompanyAnswer>();
   const savedCalls = new Map<number, Set<string>>();

@@ -1,3 +1,4 @@
+import { workPrefix } from '../run/scheduled-layout.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { SyncRunRef } from './types.ts';
 
@@ -12,8 +13,8 @@ import type { SyncRunRef } from './types.ts';
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/changes.csv       only the new and changed records
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/tables/rows/part-00000.<ext>   the rows table in the `--format`s asked
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/_manifest.json    written after the files, before the state
- *   <name>/work/run-<id>/_stage.json, _plan.json, records.jsonl.gz, resolve(d)-NNNNN.json, batch-NNNNN.json,
- *                        answer-NNNNN.json, calls/
+ *   <name>/work/run-<id>/_stage.json, records.jsonl.gz, resolve(d)-NNNNN.json, batch-NNNNN.json
+ *   <name>/work/run-<id>/_plan.json, answer-NNNNN.json, calls/   as every scheduled run (run/scheduled-layout.ts)
  */
 const pad = (index: number) => String(index).padStart(5, '0');
 
@@ -29,22 +30,14 @@ export const syncManifestKey = (run: SyncRunRef) => `${syncRunPrefix(run)}_manif
 export const syncTableKey = (run: SyncRunRef, format: OutputFormat) =>
   `${syncRunPrefix(run)}tables/rows/part-00000${tableExtension(format, 'gzip')}`;
 
-export const syncWorkPrefix = (name: string, runId: string) => `${name}/work/run-${runId}/`;
-export const syncPlanKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}_plan.json`;
 /** The plan before the calls are packed (records read, resolutions to make). */
-export const syncStageKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}_stage.json`;
+export const syncStageKey = (run: SyncRunRef) => `${workPrefix(run)}_stage.json`;
 /** Identifiers to resolve (batch NNNNN) and what they resolved to. */
-export const syncResolveKey = (run: SyncRunRef, index: number) =>
-  `${syncWorkPrefix(run.name, run.runId)}resolve-${pad(index)}.json`;
-export const syncResolvedKey = (run: SyncRunRef, index: number) =>
-  `${syncWorkPrefix(run.name, run.runId)}resolved-${pad(index)}.json`;
-export const syncRecordsKey = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}records.jsonl.gz`;
-export const syncBatchKey = (run: SyncRunRef, index: number) =>
-  `${syncWorkPrefix(run.name, run.runId)}batch-${pad(index)}.json`;
-export const syncAnswerKey = (name: string, runId: string, index: number) =>
-  `${syncWorkPrefix(name, runId)}answer-${pad(index)}.json`;
-export const syncCallsPrefix = (run: SyncRunRef) => `${syncWorkPrefix(run.name, run.runId)}calls/`;
+export const syncResolveKey = (run: SyncRunRef, index: number) => `${workPrefix(run)}resolve-${pad(index)}.json`;
+export const syncResolvedKey = (run: SyncRunRef, index: number) => `${workPrefix(run)}resolved-${pad(index)}.json`;
+export const syncRecordsKey = (run: SyncRunRef) => `${workPrefix(run)}records.jsonl.gz`;
+export const syncBatchKey = (run: SyncRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;
 /** Where the worker's spool may hold a run's refused writes. */
-export const syncRunFolders = (run: SyncRunRef) => [syncWorkPrefix(run.name, run.runId)];
+export const syncRunFolders = (run: SyncRunRef) => [workPrefix(run)];
 /** Where the worker's spool may hold refused writes of any run of the schedule. */
 export const syncWorkRoot = (name: string) => `${name}/work/`;

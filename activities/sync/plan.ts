@@ -8,11 +8,11 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { readAll, readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
 import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { openInput, readInputRecords } from '../input/read-input.ts';
+import { planKey } from '../run/scheduled-layout.ts';
 import { carryOnStoppedRun } from './carry-on.ts';
 import {
   syncBatchKey,
   syncOpenRunKey,
-  syncPlanKey,
   syncRecordsKey,
   syncResolvedKey,
   syncResolveKey,
@@ -63,7 +63,7 @@ export async function prepareSyncRun(
   const { run } = request;
   const out = openStore(run.output);
   const planned =
-    (await readJsonIfPresent<SyncPlan>(out, syncPlanKey(run))) ??
+    (await readJsonIfPresent<SyncPlan>(out, planKey(run))) ??
     (await readJsonIfPresent<SyncPlan>(out, syncStageKey(run)));
   if (planned) return planned;
 
@@ -148,7 +148,7 @@ export async function prepareSyncRun(
  */
 export async function packSyncRun(out: Store, request: { run: SyncRunRef; batchSize?: number }): Promise<SyncPlan> {
   const { run } = request;
-  const planned = await readJsonIfPresent<SyncPlan>(out, syncPlanKey(run));
+  const planned = await readJsonIfPresent<SyncPlan>(out, planKey(run));
   if (planned) return planned;
   const stage = JSON.parse(await out.readText(syncStageKey(run))) as SyncPlan;
   const records = await readSyncRecords(out, run);
@@ -187,7 +187,7 @@ export async function packSyncRun(out: Store, request: { run: SyncRunRef; batchS
     batches: batches.length,
     packed: true,
   };
-  await out.writeText(syncPlanKey(run), `${JSON.stringify(plan, null, 2)}\n`, JSON_TYPE);
+  await out.writeText(planKey(run), `${JSON.stringify(plan, null, 2)}\n`, JSON_TYPE);
   return plan;
 }
 

@@ -1,11 +1,15 @@
 import type { OptionValues } from 'commander';
 import { DatabaseError, KitError } from '../../connectors/errors.ts';
 import { sslModeOf } from '../../connectors/postgres/connection.ts';
+import { resolveService, serviceNameOf } from '../../connectors/postgres/service-file.ts';
 import { loadManifest } from '../../loader/load.ts';
 import { PREFIX } from '../../loader/tables.ts';
 import { locationUrl, UsageError } from '../args.ts';
 
-/** `--into`: a postgres:// (or postgresql://) URL naming a host; anything else is a usage mistake (exit 2). */
+/**
+ * `--into`: a postgres:// (or postgresql://) URL naming a host or a connection service, whose service is defined and
+ * whose sslmode is libpq's; anything else is a usage mistake (exit 2).
+ */
 export function databaseUrl(value: string | undefined): string {
   if (value === undefined || value === '') throw new UsageError('--into is required (a postgres:// URL)');
   let url: URL;
@@ -17,9 +21,12 @@ export function databaseUrl(value: string | undefined): string {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new UsageError(`--into must be a postgres:// or postgresql:// URL, got a ${url.protocol}// one`);
   }
-  if (!url.hostname) throw new UsageError('--into must name a host: postgres://user@host[:port]/database');
+  // A connection service (service=NAME or PGSERVICE) may name the host instead.
+  if (!url.hostname && serviceNameOf(value) === undefined) {
+    throw new UsageError('--into must name a host (postgres://user@host[:port]/database) or a service (?service=NAME)');
+  }
   try {
-    sslModeOf(value);
+    sslModeOf(resolveService(value).url);
   } catch (error) {
     throw new UsageError(`--into: ${(error as Error).message}`);
   }

@@ -1,8 +1,10 @@
 /**
- * How `--into` connects, as libpq reads a connection URL: `sslmode` with libpq's meanings (node-postgres on its own
- * treats `prefer`, `require` and `verify-ca` as `verify-full`, and accepts any other word silently), `sslrootcert`,
- * and the password from the URL, else `PGPASSWORD`, else the password file (`~/.pgpass` or `PGPASSFILE`), which
- * node-postgres reads as libpq does: the last two keep it out of the command line that `ps` shows.
+ * How `--into` connects, as libpq reads a connection URL: the settings of the connection service it names
+ * (`service=` or `PGSERVICE`, service-file.ts) where the URL says nothing, `sslmode` with libpq's meanings
+ * (node-postgres on its own treats `prefer`, `require` and `verify-ca` as `verify-full`, and accepts any other word
+ * silently), `sslrootcert`, and the password from the URL, else the service's, else `PGPASSWORD`, else the password
+ * file (`~/.pgpass` or `PGPASSFILE`), which node-postgres reads as libpq does: the last three keep it out of the
+ * command line that `ps` shows.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import type { ClientConfig } from 'pg';
 import { parse } from 'pg-connection-string';
 import { InputError } from '../errors.ts';
+import { resolveService } from './service-file.ts';
 
 export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
 export type SslMode = (typeof SSL_MODES)[number];
@@ -32,13 +35,15 @@ const DEFAULT_ROOT_CERT = join(homedir(), '.postgresql', 'root.crt');
  * `verify-ca`); `verify-ca` checks the chain but not the host name; `verify-full` checks both.
  */
 export function connectionAttempts(url: string): ClientConfig[] {
-  const mode = sslModeOf(url);
-  const stripped = new URL(url);
+  const service = resolveService(url);
+  const mode = sslModeOf(service.url);
+  const stripped = new URL(service.url);
   stripped.searchParams.delete('sslmode');
   stripped.searchParams.delete('uselibpqcompat');
   const { ssl: files, ...config } = parse(stripped.href) as ClientConfig & { ssl?: Record<string, unknown> | boolean };
   const tls: Record<string, unknown> = typeof files === 'object' && files ? { ...files } : {};
   const base = { ...(config as ClientConfig), connectionTimeoutMillis: 10_000 };
+  if (!base.password && service.password !== undefined) base.password = service.password;
   const unverified = { ...tls, rejectUnauthorized: false };
   const withRoot = () => {
     if (tls['ca'] !== undefined) return tls;

@@ -1,5 +1,6 @@
 /** Real `signal-kit worker` processes for a test file, killed after each test with the sandbox's faults cleared. */
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
+import type { CallRecord, Sandbox } from '../../sandbox/index.ts';
 import { type ChildWorker, type CliResult, runCli, startChildWorker } from '../../testkit/cli-process.ts';
 import type { JobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
@@ -52,4 +53,26 @@ export async function killWorkerWhilePaid(
   if (drill.clearFaults) env.sandbox.setFaults({});
   await worker();
   return { done: await cli, ledger0 };
+}
+
+/**
+ * After a paid kill drill: the calls to `path` after the mark `mark` (a `seq` of `sandbox.truth.lastCall()`), once
+ * every one the ledger charged since `ledger0` has finished (a held answer is recorded once sent or dropped); those
+ * whose answer never arrived (at least one, or the drill killed nothing in flight) and what they cost.
+ */
+export async function settledPaidCalls(
+  sandbox: Sandbox,
+  path: string,
+  mark: number,
+  ledger0: number,
+): Promise<{ calls: CallRecord[]; undelivered: CallRecord[]; lost: number }> {
+  const paid = () => sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === path).length;
+  await until(
+    'every held answer to be sent or dropped',
+    () => sandbox.truth.calls({ path, after: mark }).filter((call) => call.credits > 0).length === paid(),
+  );
+  const calls = sandbox.truth.calls({ path, after: mark });
+  const undelivered = calls.filter((call) => call.status === null);
+  expect(undelivered.length).toBeGreaterThan(0);
+  return { calls, undelivered, lost: undelivered.reduce((sum, call) => sum + call.credits, 0) };
 }

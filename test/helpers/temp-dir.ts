@@ -17,3 +17,13 @@ export function useTempDir(prefix: string): () => string {
     return dir;
   };
 }
+
+/**
+ * A folder of the test file's own (see `useTempDir`); call the result for a new path inside it at each call
+ * (`<name>-0`, `<name>-1`, …, not created), so that each test or store starts from nothing.
+ */
+export function useFreshDirs(prefix: string, name: string): () => string {
+  const root = useTempDir(prefix);
+  let count = 0;
+  return () => join(root(), `${name}-${count++}`);
+}

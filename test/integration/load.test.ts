@@ -349,7 +349,7 @@ describe('signal-kit load into PostgreSQL', () => {
       const result = await load(pathToFileURL(path).href, '--table-prefix', `planted_${name.replace('-', '_')}_`);
       const said = `${result.stdout}\n${result.stderr}`;
       expect(result.code, name).toBe(1);
-      expect(result.stderr, name).toContain('ManifestError');
+      expect(result.stderr, name).toContain('ManifestPlaceError');
       expect(said, name).not.toContain(secretSha);
       expect(said, name).not.toContain('AWS_SECRET');
       expect(said, name).not.toContain('wJalrXUtnFEMI');
@@ -416,6 +416,79 @@ describe('signal-kit load into PostgreSQL', () => {
     } finally {
       await tls.stop();
     }
+  });
+
+  it('connects through a connection service file as libpq does: host, port, user, password and database from it, the URL winning, the password never in the command line or the output', async () => {
+    // A role that must give its password (scram); every other role still trusted as before.
+    const password = `svc-${createHash('sha256').update(String(process.pid)).digest('hex').slice(0, 20)}`;
+    await db.query(`create role svc_loader login superuser password '${password}'`);
+    const hbaFile = (await query<{ hba_file: string }>('show hba_file'))[0]?.hba_file as string;
+    const loadedAt = (await query<{ at: string }>('select pg_conf_load_time()::text as at'))[0]?.at;
+    await writeFile(hbaFile, `host all svc_loader 127.0.0.1/32 scram-sha-256\n${await readFile(hbaFile, 'utf8')}`);
+    await query('select pg_reload_conf()');
+    // The server has read the new rules once a new session sees a later load time.
+    for (;;) {
+      const fresh = new pg.Client({ connectionString: url });
+      await fresh.connect();
+      const at = (await fresh.query<{ at: string }>('select pg_conf_load_time()::text as at')).rows[0]?.at;
+      await fresh.end();
+      if (at !== loadedAt) break;
+    }
+    const { hostname, port } = new URL(url);
+    const serviceFile = join(job.dir, 'pg_service.conf');
+    const section = (name: string, secret: string, dbname: string) => [
+      `[${name}]`,
+      `host=${hostname}`,
+      `port=${port}`,
+      'user=svc_loader',
+      `password=${secret}`,
+      `dbname=${dbname}`,
+    ];
+    await writeFile(
+      serviceFile,
+      [
+        '# the warehouse',
+        ...section('warehouse', password, 'load'),
+        ...section('wrong-password', 'not-the-password', 'load'),
+        ...section('other-db', password, 'no_such_database'),
+        '',
+      ].join('\n'),
+    );
+    const run = (into: string, prefix: string, env: Record<string, string> = {}) => {
+      const args = ['load', '--manifest', manifestOf('lines', 'load-lines'), '--into', into, '--table-prefix', prefix];
+      expect(args.join(' ')).not.toContain(password);
+      return runCli(
+        args,
+        {
+          cwd: job.dir,
+          env: { ...(process.env as Record<string, string>), PGSERVICEFILE: serviceFile, ...env },
+          timeout: 60_000,
+        },
+        'throw',
+      );
+    };
+    const owners = async (prefix: string) =>
+      query<{ tableowner: string }>(`select distinct tableowner from pg_tables where tablename like '${prefix}%'`);
+
+    const named = await run('postgresql:///?service=warehouse', 'svc_named_');
+    expect(named.stderr).toBe('');
+    expect(named.code).toBe(0);
+    expect(`${named.stdout}${named.stderr}`).not.toContain(password);
+    expect(await owners('svc_named_')).toEqual([{ tableowner: 'svc_loader' }]);
+    // PGSERVICE names it when the URL does not; the URL's own database wins over the service's.
+    const fromEnv = await run('postgresql:///load', 'svc_env_', { PGSERVICE: 'other-db' });
+    expect(fromEnv.stderr).toBe('');
+    expect(fromEnv.code).toBe(0);
+    expect(await owners('svc_env_')).toEqual([{ tableowner: 'svc_loader' }]);
+    // The service's password is the one sent: a wrong one is refused by the server, and not shown either.
+    const wrong = await run('postgresql:///?service=wrong-password', 'svc_wrong_');
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/password authentication failed/);
+    expect(`${wrong.stdout}${wrong.stderr}`).not.toContain('not-the-password');
+    // A service defined nowhere is a usage mistake, named.
+    const unknown = await run('postgresql:///?service=nowhere', 'svc_unknown_');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('definition of service "nowhere" not found');
   });
 
   it('loads an enrich-contacts job into its own rows table with the person, from its Parquet parts; a reload changes nothing', async () => {

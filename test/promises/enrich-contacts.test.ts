@@ -11,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../testkit/cli-process.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
-import { until } from '../../testkit/kill-drill.ts';
 import { CONTACT_STREAMS } from '../../workflows/enrich-contacts.ts';
-import { childWorkers, killWorkerWhilePaid } from '../helpers/child-workers.ts';
+import { childWorkers, killWorkerWhilePaid, settledPaidCalls } from '../helpers/child-workers.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 import { readJobOutput } from '../helpers/output.ts';
 import { callsTo, chargedSince } from './oracle.ts';
@@ -198,15 +197,7 @@ describe('promise: enrich-contacts', () => {
     const { manifest, lines } = await readJobOutput(output, 'contacts-crash');
     const { truths, credits } = ideal(input);
     await checkLines(input, lines, truths);
-    const paid = () => env.sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === CONTACTS).length;
-    await until(
-      'every held answer to be sent or dropped',
-      () => callsTo(env.sandbox, CONTACTS, mark).filter((c) => c.credits > 0).length === paid(),
-    );
-    const calls = callsTo(env.sandbox, CONTACTS, mark);
-    const undelivered = calls.filter((c) => c.status === null);
-    expect(undelivered.length).toBeGreaterThan(0);
-    const lost = undelivered.reduce((sum, c) => sum + c.credits, 0);
+    const { calls, undelivered, lost } = await settledPaidCalls(env.sandbox, CONTACTS, mark, ledger0);
     // Saved answers cost exactly the documented price. The only extra is the calls the dead worker had in flight,
     // at most one per call stream (a batch sends its contacts one after another); the manifest accounts for them.
     expect(manifest.credits_charged).toBe(credits);

@@ -17,8 +17,9 @@ import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
+import { settledPaidCalls } from '../helpers/child-workers.ts';
 import { readCsv, writeExport } from './crm-sync-helpers.ts';
-import { BULK_DOMAINS, callsTo, chargedSince, newSignals, PATHS } from './oracle.ts';
+import { BULK_DOMAINS, chargedSince, newSignals, PATHS } from './oracle.ts';
 import { DAY, FIRST_RUN_AT, readPushRun, sorted, writeWatchlist } from './push-helpers.ts';
 
 const FEED_PATH = '/v1/buyer-intent/contacts';
@@ -57,22 +58,6 @@ describe('promise: a scheduled push, a feed run and a night of the CRM sync surv
     env.sandbox.setFaults({});
     workers.push(await startChildWorker(childEnv()));
     return handle;
-  }
-
-  /**
-   * The paid calls (`path`) after `mark`, once every charged one has finished (a held answer is recorded once sent or
-   * dropped).
-   */
-  async function settledBulkCalls(mark: number, ledger0: number, path: string = PATHS.enrichBulk) {
-    const paid = () => env.sandbox.ledger.entries.slice(ledger0).filter((e) => e.path === path).length;
-    await until(
-      'every held answer to be sent or dropped',
-      () => callsTo(env.sandbox, path, mark).filter((call) => call.credits > 0).length === paid(),
-    );
-    const calls = callsTo(env.sandbox, path, mark);
-    const undelivered = calls.filter((call) => call.status === null);
-    expect(undelivered.length).toBeGreaterThan(0);
-    return { calls, undelivered, lost: undelivered.reduce((sum, call) => sum + call.credits, 0) };
   }
 
   /**
@@ -130,7 +115,7 @@ describe('promise: a scheduled push, a feed run and a night of the CRM sync surv
     expect(new Set(written).size).toBe(written.length);
     expect(sorted(written)).toEqual(sorted(truth.ids));
 
-    const { calls, undelivered, lost } = await settledBulkCalls(mark, ledger0);
+    const { calls, undelivered, lost } = await settledPaidCalls(env.sandbox, PATHS.enrichBulk, mark, ledger0);
     const unknown = manifest.unsaved_answers?.unknown_calls ?? 0;
     // Saved answers cost exactly 2 per signal, and the kit knows the cost of every call it saw answered.
     expect(manifest.credits_charged).toBe(2 * truth.ids.length);
@@ -180,7 +165,7 @@ describe('promise: a scheduled push, a feed run and a night of the CRM sync surv
       ),
     ) as FeedManifest;
 
-    const { calls, undelivered, lost } = await settledBulkCalls(mark, ledger0, FEED_PATH);
+    const { calls, undelivered, lost } = await settledPaidCalls(env.sandbox, FEED_PATH, mark, ledger0);
     const unknown = manifest.unsaved_answers?.unknown_calls ?? 0;
     // Saved pages cost exactly 1 per contact, and the kit knows the cost of every call it saw answered.
     expect(manifest.credits_charged).toBe(truth.length);
@@ -226,7 +211,7 @@ describe('promise: a scheduled push, a feed run and a night of the CRM sync surv
       if (t.status === 'ok') expect(Number(row['signal_count']), row['domain']).toBe(t.signals.slice(0, limit).length);
     }
 
-    const { calls, undelivered, lost } = await settledBulkCalls(mark, ledger0);
+    const { calls, undelivered, lost } = await settledPaidCalls(env.sandbox, PATHS.enrichBulk, mark, ledger0);
     const manifest = JSON.parse(await store.readText(result.manifestUrl.slice(store.url.length + 1))) as {
       unsaved_answers: { unknown_calls: number };
     };

@@ -1,8 +1,7 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../config/storage.ts';
 import {
   FileStore,
@@ -12,11 +11,9 @@ import {
   WriteAbortedError,
 } from '../../connectors/storage/index.ts';
 import { describeStoreContract } from '../helpers/store-contract.ts';
+import { useFreshDirs } from '../helpers/temp-dir.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'signal-kit-file-store-'));
-let count = 0;
-const freshDir = () => join(root, `store-${count++}`);
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const freshDir = useFreshDirs('signal-kit-file-store', 'store');
 
 /** Every file under `dir`, hidden ones included. */
 function allFiles(dir: string): string[] {

@@ -12,34 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import type { JobRef, Manifest } from '../../../activities/jobs/types.ts';
 import { MANIFEST_READ_LIMIT_BYTES } from '../../../activities/run/manifest-read.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../../../activities/run/manifest-schemas.ts';
 import { openStore } from '../../../config/storage.ts';
 import { dryRun } from '../../../library/dry-run.ts';
 import type { JobStart } from '../../../library/jobs.ts';
+import { completedJobManifest } from '../../helpers/job-manifest.ts';
 
 let dir: string;
 let output: string;
 let input: string;
 
 /** A manifest as the kit writes one: a completed enrich job of 10 distinct domains that cost 40 credits. */
-function goodManifest(jobId: string): Manifest {
-  return {
-    schema_version: MANIFEST_SCHEMA_VERSION,
-    job_id: jobId,
-    kind: 'enrich',
-    input: 'file:///in.csv',
-    output,
-    status: 'completed',
-    started_at: '2026-11-20T10:00:00.000Z',
-    finished_at: '2026-11-20T10:01:00.000Z',
-    counts: { input_rows: 10, distinct: 10, duplicates: 0, ok: 10, not_found: 0, error: 0, invalid: 0, lines: 10 },
-    credits_charged: 40,
-    unsaved_answers: { credits: 0, unknown_calls: 0 },
-    batches: { total: 1, done: 1, failed: 0 },
-    parts: [],
-    details: { options: {} },
-  };
-}
+const goodManifest = (jobId: string): Manifest => completedJobManifest(jobId, output);
 
 async function plant(jobId: string, body: string | Buffer): Promise<void> {
   await openStore(output).writeText(`${jobId}/_manifest.json`, body.toString());

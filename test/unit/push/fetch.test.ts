@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collect, fetchPushBatch, readBatchRecord, recordFailedPushBatch } from '../../../activities/push/fetch.ts';
 import { batchDoneKey, pushBatchKey, pushPartKey } from '../../../activities/push/layout.ts';
 import type { PushBatch, PushRunRef } from '../../../activities/push/types.ts';
@@ -19,10 +17,9 @@ import type {
   Signal,
 } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';
+import { useFreshDirs } from '../../helpers/temp-dir.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'signal-kit-push-fetch-'));
-let count = 0;
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const freshDir = useFreshDirs('signal-kit-push-fetch', 'out');
 
 const signal = (id: string, at: string): Signal => ({
   signal_id: `sig_${id}`,
@@ -74,8 +71,7 @@ async function setup(
     limit,
     domains: at(shape.domains, shape.detected_after),
   };
-  const dir = join(root, `out-${count++}`);
-  const store = openStore(dir);
+  const store = openStore(freshDir());
   const run: PushRunRef = { name: 'p', output: store.url, runId: '20260301T120000Z', date: '2026-03-01' };
   await store.writeText(pushBatchKey(run, 0), JSON.stringify({ index: 0, ...batch }));
   return { store, run };

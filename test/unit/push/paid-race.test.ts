@@ -174,6 +174,31 @@ describe('an answer the output refused', () => {
     expect(Object.keys(Object.fromEntries((await readWatermarkState(store, 'p')).marks))).toEqual(['a.com', 'b.com']);
   });
 
+  it.each([
+    ['another day', { dt: '2026-01-01' }],
+    ["another push's", { name: 'q' }],
+    ['another run', { run_id: '20260101T000000Z' }],
+    [
+      'a part outside its folder',
+      { parts: [{ key: 'file:///etc/hostname', lines: 1, bytes: 3, sha256: '0'.repeat(64) }] },
+    ],
+  ])(
+    "is not finalized from a manifest planted in the run's place naming %s: it is not that run's",
+    async (_name, over) => {
+      const spool = new PartSpool(join(root, `spool-${runs}`));
+      const { store, run } = await refusedRun(spool);
+      const real = JSON.parse(await store.readText(pushManifestKey(run))) as PushManifest;
+      await store.writeText(pushManifestKey(run), JSON.stringify({ ...real, ...over }));
+      const next = { ...run, runId: '20260309T000000Z', date: '2026-03-09' };
+      expect(await recoverKeptAnswers(store, { run: next, filters }, spool)).toEqual([]);
+      // Nothing written where the planted manifest pointed, and the run's own manifest left as planted.
+      const keys: string[] = [];
+      for await (const info of store.list('')) keys.push(info.key);
+      expect(keys.filter((key) => key.endsWith('_manifest.json'))).toEqual([pushManifestKey(run)]);
+      expect(JSON.parse(await store.readText(pushManifestKey(run)))).toMatchObject(over);
+    },
+  );
+
   it('is published but not finalized into an older run: a later run committed the watermarks since', async () => {
     const spool = new PartSpool(join(root, `spool-${runs}`));
     const { store, run } = await refusedRun(spool);
