@@ -10,7 +10,6 @@ import {
 import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { decodeToUtf8, type InputEncoding } from './encoding.ts';
-import { readSheetRows } from './xlsx.ts';
 
 /**
  * One input row: its number (1-based data row; CSV header excluded), the values of its identifier columns in the order
@@ -88,6 +87,8 @@ export async function* readInputRecords(
   onSkipped?: (lines: number) => void,
 ): AsyncGenerator<InputRecord> {
   if (source.format === 'xlsx') {
+    // Loaded only for a workbook: the reader and its zip and XML parsers cost every worker ~36 MiB at start.
+    const { readSheetRows } = await import('./xlsx.ts');
     let choice: ColumnChoice | undefined;
     try {
       for await (const { row, record } of readSheetRows(
