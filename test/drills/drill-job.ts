@@ -57,6 +57,8 @@ export function useChildWorkerDrill(
     csvSeed: number;
     /** A Temporal server of the drill's own, which it may restart. */
     ownTemporal?: boolean;
+    /** Flags of that server (`temporal server start-dev`): implies a server of its own. */
+    temporalArgs?: string[];
   },
 ): ChildWorkerDrill {
   const drill = {
@@ -81,7 +83,11 @@ export function useChildWorkerDrill(
   } as ChildWorkerDrill;
   beforeAll(async () => {
     const sandbox = { seed: options.seed, clock: () => options.clockMs, faults: { latencyMs: 150 } };
-    drill.env = await startJobEnv({ sandbox, ...(options.ownTemporal ? { ownTemporal: true } : {}) });
+    const temporal = {
+      ...(options.ownTemporal ? { ownTemporal: true } : {}),
+      ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
+    };
+    drill.env = await startJobEnv({ sandbox, ...temporal });
     drill.proxy = await startApiProxy(drill.env.sandbox.url);
     drill.dir = await tempDir(label);
     drill.input = await writeDomainsCsv(drill.dir, 'crm.csv', { distinct: options.distinct, seed: options.csvSeed });

@@ -45,8 +45,11 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     // The push's watchlist: 350 domains (4 bulk calls), with duplicates and junk rows.
     distinct: 350,
     csvSeed: 83,
-    // Its own Temporal server: the restart drill kills it.
+    // Its own Temporal server: the restart drill kills it. A poll that waits for a task ends after 10 s, not a
+    // minute: the stopped worker's polls, which take tasks it cannot run, lapse sooner, and the other worker gets the
+    // run's tasks (what is checked does not depend on that wait).
     ownTemporal: true,
+    temporalArgs: ['--dynamic-config-value', 'matching.longPollExpirationInterval="10s"'],
   });
   // A request timeout the held answers arrive within, however long the takeover takes on a loaded machine.
   const workerEnv = () => drill.env.childEnv({ SIGNAL_API_URL: drill.proxy.url, SIGNAL_API_TIMEOUT_MS: '120000' });
