@@ -7,7 +7,15 @@ import { chargedFields, endingFields, runFinalizer } from '../run/finalize-run.t
 import { jobManifestClaims } from '../run/manifest-place.ts';
 import { ReadableManifestSchema, readPlacedManifest } from '../run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import { readPart, readPartLines, redoneIdentity, storedPart, writeTableParts, zeroCounts } from '../run/parts.ts';
+import {
+  readPart,
+  readPartLines,
+  redoneIdentity,
+  storedPart,
+  writeManifest,
+  writeTableParts,
+  zeroCounts,
+} from '../run/parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
@@ -85,8 +93,11 @@ export const finalizeJob = runFinalizer<FinalizeRequest, JobGathered, JobWritten
     request.job.kind === 'intent-export' ? gatherExport(store, request) : gatherJobParts(store, request),
   write: writeJobExtras,
   manifest: jobManifest,
-  afterManifest: async (store, { job }, manifest) => {
+  afterManifest: async (store, request, manifest, gathered) => {
+    const { job } = request;
     if (manifest.status === 'completed') await removeWork(store, job);
+    if (request.status === 'failed')
+      return toResult(store, job, await withFailedRowsFile(store, request, manifest, gathered));
     return toResult(store, job, manifest);
   },
   resultWithoutManifest: (store, { job }, manifest, refused) => ({
@@ -204,15 +215,36 @@ async function writeJobExtras(store: Store, request: FinalizeRequest, gathered: 
   const fold = await readJsonIfPresent<FoldRecord>(store, foldDoneKey(job));
   if (fold) gathered.counts.duplicates += fold.folded;
   gathered.parts.push(...(await tableParts(store, job, gathered.manifested)));
-  let crmCsv: ManifestPart | undefined;
-  if (job.formats?.includes('csv')) {
-    crmCsv = await writeCrmCsv(store, job, gathered.parts, prepared?.columns).catch((error: unknown) => {
-      // A job stopped by a full disk still writes its manifest (what it was charged) without its rows file.
-      if (request.status === 'failed' && error instanceof StorageRefusedError) return undefined;
-      throw error;
-    });
-  }
+  // A failed job (perhaps stopped by a full disk) writes its manifest first, while a small file still fits, and its
+  // rows file after it (withFailedRowsFile): the manifest says what the job was charged whatever the rows file takes.
+  const crmCsv =
+    job.formats?.includes('csv') && request.status !== 'failed'
+      ? await writeCrmCsv(store, job, gathered.parts, prepared?.columns)
+      : undefined;
   return { fold, crmCsv };
+}
+
+/**
+ * A failed job, its manifest written: its rows file (`--format csv`) if the output takes it, then the manifest again
+ * naming it. Refused (a full disk), the manifest already written stands, without the rows file.
+ */
+async function withFailedRowsFile(
+  store: Store,
+  request: FinalizeRequest,
+  manifest: Manifest,
+  gathered: JobGathered,
+): Promise<Manifest> {
+  const { job, prepared } = request;
+  if (job.kind === 'intent-export' || !job.formats?.includes('csv')) return manifest;
+  try {
+    const rowsCsv = await writeCrmCsv(store, job, gathered.parts, prepared?.columns);
+    const named = { ...manifest, rows_csv: rowsCsv };
+    await writeManifest(store, manifestKey(job), named);
+    return named;
+  } catch (error) {
+    if (error instanceof StorageRefusedError) return manifest;
+    throw error;
+  }
 }
 
 function jobManifest(

@@ -178,7 +178,7 @@ export async function untilFinalizing(
  * for late answers ends by then.
  */
 export async function untilFinalizeRuns(client: Client, workflowId: string, activity: string): Promise<boolean> {
-  await until(`${activity} to run`, () => runningOrEnded(client, workflowId, activity), 90_000, 100);
+  await until(`${activity} to run`, () => runningOrEnded(client, workflowId, activity), 180_000, 100);
   const deadline = Date.now() + FINALIZE_GRACE_MS;
   for (;;) {
     const described = await client.workflow.getHandle(workflowId).describe();
