@@ -4,7 +4,7 @@
  * format that goes fastest into COPY, else made from the output lines by the same code that writes the flat tables.
  * It never calls the Signal Data Service.
  */
-import { feedDir } from '../activities/feeds/finalize.ts';
+import { feedDir } from '../activities/feeds/layout.ts';
 import { feedRow } from '../activities/tables/feeds.ts';
 import { enrichTables, invalidRows, verifyRows } from '../activities/tables/rows.ts';
 import { type SignalLike, signalRow } from '../activities/tables/signals.ts';

@@ -24,9 +24,6 @@ import type { FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './
 /** Lines per part of a feed run. */
 export const FEED_PART_LINES = 10_000;
 
-/** Where tests and readers found it before feeds had a layout of their own. */
-export { feedDir } from './layout.ts';
-
 interface Found {
   key: string;
   item: Record<string, unknown>;

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedDir } from '../../activities/feeds/finalize.ts';
+import { feedDir } from '../../activities/feeds/layout.ts';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
