@@ -1,4 +1,3 @@
-import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
@@ -7,15 +6,7 @@ import { chargedFields, endingFields, runFinalizer } from '../run/finalize-run.t
 import { jobManifestClaims } from '../run/manifest-place.ts';
 import { ReadableManifestSchema, readPlacedManifest } from '../run/manifest-read.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import {
-  readPart,
-  readPartLines,
-  redoneIdentity,
-  storedPart,
-  writeManifest,
-  writeTableParts,
-  zeroCounts,
-} from '../run/parts.ts';
+import { readPart, readPartLines, redoneIdentity, storedPart, writeTableParts, zeroCounts } from '../run/parts.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';
@@ -93,11 +84,9 @@ export const finalizeJob = runFinalizer<FinalizeRequest, JobGathered, JobWritten
     request.job.kind === 'intent-export' ? gatherExport(store, request) : gatherJobParts(store, request),
   write: writeJobExtras,
   manifest: jobManifest,
-  afterManifest: async (store, request, manifest, gathered) => {
-    const { job } = request;
+  writeAfterFailedManifest: withFailedRowsFile,
+  afterManifest: async (store, { job }, manifest) => {
     if (manifest.status === 'completed') await removeWork(store, job);
-    if (request.status === 'failed')
-      return toResult(store, job, await withFailedRowsFile(store, request, manifest, gathered));
     return toResult(store, job, manifest);
   },
   resultWithoutManifest: (store, { job }, manifest, refused) => ({
@@ -216,7 +205,7 @@ async function writeJobExtras(store: Store, request: FinalizeRequest, gathered: 
   if (fold) gathered.counts.duplicates += fold.folded;
   gathered.parts.push(...(await tableParts(store, job, gathered.manifested)));
   // A failed job (perhaps stopped by a full disk) writes its manifest first, while a small file still fits, and its
-  // rows file after it (withFailedRowsFile): the manifest says what the job was charged whatever the rows file takes.
+  // rows file after it (withFailedRowsFile, through the finalize skeleton): the manifest says what the job was charged whatever the rows file takes.
   const crmCsv =
     job.formats?.includes('csv') && request.status !== 'failed'
       ? await writeCrmCsv(store, job, gathered.parts, prepared?.columns)
@@ -224,27 +213,15 @@ async function writeJobExtras(store: Store, request: FinalizeRequest, gathered: 
   return { fold, crmCsv };
 }
 
-/**
- * A failed job, its manifest written: its rows file (`--format csv`) if the output takes it, then the manifest again
- * naming it. Refused (a full disk), the manifest already written stands, without the rows file.
- */
+/** A failed job, its manifest written: its rows file (`--format csv`), and the manifest naming it. */
 async function withFailedRowsFile(
   store: Store,
-  request: FinalizeRequest,
+  { job, prepared }: FinalizeRequest,
   manifest: Manifest,
   gathered: JobGathered,
 ): Promise<Manifest> {
-  const { job, prepared } = request;
   if (job.kind === 'intent-export' || !job.formats?.includes('csv')) return manifest;
-  try {
-    const rowsCsv = await writeCrmCsv(store, job, gathered.parts, prepared?.columns);
-    const named = { ...manifest, rows_csv: rowsCsv };
-    await writeManifest(store, manifestKey(job), named);
-    return named;
-  } catch (error) {
-    if (error instanceof StorageRefusedError) return manifest;
-    throw error;
-  }
+  return { ...manifest, rows_csv: await writeCrmCsv(store, job, gathered.parts, prepared?.columns) };
 }
 
 function jobManifest(

@@ -32,6 +32,12 @@ export interface RunEnd<Q extends RunEndRequest, G extends Gathered, W, M, R> {
   write(store: Store, request: Q, gathered: G, unsaved: UnsavedAnswers): Promise<W>;
   /** The manifest, with this kind's own fields. */
   manifest(store: Store, request: Q, gathered: G, written: W, unsaved: UnsavedAnswers): M;
+  /**
+   * A failed run (perhaps stopped by a full disk) writes its manifest before the files it delivers besides its parts,
+   * so that what it was charged is said while a small file still fits. This writes those files, as many as the output
+   * takes, and returns the manifest naming them (the same manifest when none was written).
+   */
+  writeAfterFailedManifest?(store: Store, request: Q, manifest: M, gathered: G, written: W): Promise<M>;
   /** Once the manifest is published: commits the run's state, cleans up, and says what the run did. */
   afterManifest(store: Store, request: Q, manifest: M, gathered: G, written: W): Promise<R>;
   /**
@@ -57,8 +63,8 @@ export function runFinalizer<Q extends RunEndRequest, G extends Gathered, W, M, 
 
 /**
  * Ends a run, the same way for every kind: gathers its parts, settles the paid-call markers (waiting for answers
- * still on their way, activities/paid/unsaved-answers.ts), writes its tables, then its manifest last, and only then
- * lets it commit state and clean up. Each step is idempotent: a crash anywhere is repaired by running it again.
+ * still on their way, activities/paid/unsaved-answers.ts), writes its tables, then its manifest last (a failed run: its
+ * manifest before its other files), and only then lets it commit state and clean up. Each step is idempotent: a crash anywhere is repaired by running it again.
  */
 async function finalizeRun<Q extends RunEndRequest, G extends Gathered, W, M, R>(
   store: Store,
@@ -70,7 +76,7 @@ async function finalizeRun<Q extends RunEndRequest, G extends Gathered, W, M, R>
   const markers = end.markers(request);
   const unsaved = gathered.unsaved ?? (await countUnsavedAnswers(store, markers, gathered.savedCalls, wait));
   const written = await end.write(store, request, gathered, unsaved);
-  const manifest = end.manifest(store, request, gathered, written, unsaved);
+  let manifest = end.manifest(store, request, gathered, written, unsaved);
   try {
     await writeManifest(store, end.manifestKey(request), manifest);
   } catch (error) {
@@ -78,7 +84,29 @@ async function finalizeRun<Q extends RunEndRequest, G extends Gathered, W, M, R>
     if (!stopped || !end.resultWithoutManifest) throw error;
     return end.resultWithoutManifest(store, request, manifest, error);
   }
+  if (request.status === 'failed' && end.writeAfterFailedManifest) {
+    manifest = await filesAfterFailedManifest(store, request, end, manifest, gathered, written);
+  }
   return end.afterManifest(store, request, manifest, gathered, written);
+}
+
+/** A failed run's files after its manifest, then the manifest again naming them; refused, the first one stands. */
+async function filesAfterFailedManifest<Q extends RunEndRequest, G extends Gathered, W, M, R>(
+  store: Store,
+  request: Q,
+  end: RunEnd<Q, G, W, M, R>,
+  manifest: M,
+  gathered: G,
+  written: W,
+): Promise<M> {
+  try {
+    const named = await end.writeAfterFailedManifest!(store, request, manifest, gathered, written);
+    if (named !== manifest) await writeManifest(store, end.manifestKey(request), named);
+    return named;
+  } catch (error) {
+    if (error instanceof StorageRefusedError) return manifest;
+    throw error;
+  }
 }
 
 /**

@@ -5,7 +5,6 @@ import { writeBody } from '../../connectors/storage/store-io.ts';
 import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
-import { writeManifest } from '../run/parts.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import type { TableDef, TableRow } from '../tables/columns.ts';
 import { crmFileColumns } from '../tables/crm-file.ts';
@@ -43,10 +42,10 @@ export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, S
     return files;
   },
   manifest: syncManifest,
-  afterManifest: async (store, request, manifest, gathered, written) => {
-    if (request.status === 'failed') await writeFailedNightFiles(store, request.run, manifest, written);
-    return commitSyncRun(store, request, manifest, gathered, written);
-  },
+  writeAfterFailedManifest: (store, _request, manifest, _gathered, written) =>
+    writeFailedNightFiles(store, manifest, written),
+  afterManifest: (store, request, manifest, gathered, written) =>
+    commitSyncRun(store, request, manifest, gathered, written),
   resultWithoutManifest: (store, request, manifest) => syncResult(store, request, manifest),
 });
 
@@ -164,26 +163,22 @@ async function writeSyncParts(store: Store, files: readonly SyncFile[]): Promise
 
 /**
  * A failed night, its manifest written: its files, as many as the output takes (a full disk refuses the rest), and
- * its manifest again naming those. When the output refuses that too, the manifest written first stands: what was
- * charged, no files named.
+ * the manifest naming those, which the finalize skeleton writes again (refused, the first one stands).
  */
 async function writeFailedNightFiles(
   store: Store,
-  run: FinalizeSyncRequest['run'],
   manifest: SyncManifest,
   written: SyncWritten,
-): Promise<void> {
-  const refused = (error: unknown) => {
-    if (!(error instanceof StorageRefusedError)) throw error;
-  };
+): Promise<SyncManifest> {
   for (const file of written.bodies) {
-    const wrote = await writeSyncParts(store, [file]).catch(refused);
+    const wrote = await writeSyncParts(store, [file]).catch((error: unknown) => {
+      if (error instanceof StorageRefusedError) return undefined;
+      throw error;
+    });
     if (!wrote) break;
     written.parts.push(...wrote);
   }
-  if (written.parts.length === 0) return;
-  manifest.parts = written.parts;
-  await writeManifest(store, syncManifestKey(run), manifest).catch(refused);
+  return written.parts.length === 0 ? manifest : { ...manifest, parts: written.parts };
 }
 
 /** Step 3: the manifest. */
