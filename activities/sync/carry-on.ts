@@ -6,8 +6,8 @@ import { answerKey, workPrefix } from '../run/scheduled-layout.ts';
 import { readSyncAnswer } from './fetch.ts';
 import type { ContactReceipt } from './fetch-contacts.ts';
 import { syncOpenRunKey } from './layout.ts';
+import { commitSyncState, mergeAnswer, openSyncState, readCheckedPointer } from './state.ts';
 import type { StateDb } from './state-db.ts';
-import { commitSyncState, mergeAnswer, openSyncState, readSyncPointer } from './state.ts';
 import type { CompanyAnswer, SyncRunRef } from './types.ts';
 
 /**
@@ -19,7 +19,10 @@ import type { CompanyAnswer, SyncRunRef } from './types.ts';
 export async function carryOnStoppedRun(store: Store, run: SyncRunRef, scratch: Scratch): Promise<string | undefined> {
   const open = await readJsonIfPresent<{ run_id: string }>(store, syncOpenRunKey(run.name));
   if (!open || open.run_id === run.runId) return undefined;
-  const pointer = await readSyncPointer(store, run.name);
+  const found = await readCheckedPointer(store, run.name);
+  // A pointer that is not the schedule's own says nothing of which run committed: the night starts afresh.
+  if (found && 'problem' in found) return undefined;
+  const pointer = found?.pointer;
   if (pointer?.run_id === open.run_id || (pointer && pointer.run_id > open.run_id)) return undefined;
   const state = await openSyncState(store, scratch, run.name, run.at);
   try {

@@ -7,8 +7,8 @@ import { openScratch, type Scratch } from '../run/part-files.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import { readSyncAnswer } from './fetch.ts';
 import { syncChangesKey, syncGoneKey, syncManifestKey, syncRowsKey, syncStatePointerKey } from './layout.ts';
-import { readResolutions } from './plan.ts';
 import { type NightFile, publishNightFiles, writeNightFiles } from './night-files.ts';
+import { readResolutions } from './plan.ts';
 import { commitSyncState, mergeAnswer, type OpenedState, openSyncState } from './state.ts';
 import type { FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
 

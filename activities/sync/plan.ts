@@ -19,8 +19,8 @@ import {
   syncStageKey,
 } from './layout.ts';
 import { openGzipLines, readGzipLines } from './records-file.ts';
-import type { StateDb } from './state-db.ts';
 import { openSyncState } from './state.ts';
+import type { StateDb } from './state-db.ts';
 import type {
   PrepareSyncRequest,
   SyncBatch,
@@ -160,7 +160,8 @@ function syncRecordOf(record: InputRecord, outcome: ReturnType<typeof identifyRe
     ...(record.id !== undefined ? { id: record.id } : {}),
     ...(record.cols ? { cols: record.cols } : {}),
   };
-  if (!outcome.ok) return { ...kept, raw: record.raw ?? null, error: { code: 'invalid_input', message: outcome.reason } };
+  if (!outcome.ok)
+    return { ...kept, raw: record.raw ?? null, error: { code: 'invalid_input', message: outcome.reason } };
   if (outcome.role === 'email' || outcome.role === 'linkedin_person') {
     // A contact: asked by its address, else its LinkedIn profile, one call each.
     const contact = { role: outcome.role, send: outcome.send };
@@ -183,7 +184,9 @@ class LookupSet {
     this.db.exec('CREATE TABLE lookups (seq INTEGER PRIMARY KEY, key TEXT UNIQUE, role TEXT, send TEXT)');
   }
   add(lookup: SyncLookup): void {
-    this.db.prepare('INSERT OR IGNORE INTO lookups (key, role, send) VALUES (?, ?, ?)').run(lookup.key, lookup.role, lookup.send);
+    this.db
+      .prepare('INSERT OR IGNORE INTO lookups (key, role, send) VALUES (?, ?, ?)')
+      .run(lookup.key, lookup.role, lookup.send);
   }
   *all(): Generator<SyncLookup> {
     for (const row of this.db.prepare('SELECT key, role, send FROM lookups ORDER BY seq').iterate()) {
@@ -256,7 +259,8 @@ export async function packSyncRun(out: Store, request: { run: SyncRunRef; batchS
  * whose newest signal came after its run's time (the service's clock ahead) gets a start, and a call, of its own.
  */
 async function writeBatches(out: Store, run: SyncRunRef, db: DatabaseSync, size: number) {
-  const query = db.prepare(`SELECT t.domain AS domain, t.contact AS contact, c.through AS start, c.domain IS NULL AS fresh
+  const query =
+    db.prepare(`SELECT t.domain AS domain, t.contact AS contact, c.through AS start, c.domain IS NULL AS fresh
     FROM tonight_companies t LEFT JOIN main.companies c ON c.domain = t.domain
     ORDER BY c.through IS NOT NULL, julianday(c.through), c.through, t.seq`);
   const counts = { companies: 0, newCompanies: 0, batches: 0 };
@@ -271,7 +275,12 @@ async function writeBatches(out: Store, run: SyncRunRef, db: DatabaseSync, size:
     if (++counts.batches % 100 === 0) beat(counts.batches);
   };
   for (const row of query.iterate()) {
-    const { domain, contact, start, fresh } = row as { domain: string; contact: string | null; start: string | null; fresh: number };
+    const { domain, contact, start, fresh } = row as {
+      domain: string;
+      contact: string | null;
+      start: string | null;
+      fresh: number;
+    };
     counts.companies += 1;
     if (fresh) counts.newCompanies += 1;
     if (batch && (batch.detected_after !== start || batch.domains.length === size)) await flush();

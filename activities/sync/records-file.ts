@@ -33,11 +33,16 @@ export function openGzipLines(path: string): LinesWriter {
       await flowing;
       const proof = await file.finish();
       const counts = { ...zeroCounts(), lines: writer.lines };
-      return publishFilePart(store, key, { path, ...proof }, {
-        contentType: 'application/gzip',
-        counts,
-        identity: { owner, options: '', index: 0 },
-      });
+      return publishFilePart(
+        store,
+        key,
+        { path, ...proof },
+        {
+          contentType: 'application/gzip',
+          counts,
+          identity: { owner, options: '', index: 0 },
+        },
+      );
     },
   };
   return writer;

@@ -202,7 +202,8 @@ export function stateDbProblem(
     }
     if (state.meta('version') !== STATE_DB_VERSION) return 'its version is not one this kit reads';
     if (state.meta('name') !== expected.name) return "it is not this schedule's state (meta.name)";
-    if (state.meta('run_id') !== expected.runId) return 'it was not committed by the run its pointer names (meta.run_id)';
+    if (state.meta('run_id') !== expected.runId)
+      return 'it was not committed by the run its pointer names (meta.run_id)';
     const latest = latestTimeAllowed(nightAt);
     let n = 0;
     for (const row of state.db.prepare('SELECT * FROM companies').iterate()) {

@@ -49,7 +49,9 @@ export async function readLegacyState(
       }
       for (const [old, print] of Object.entries(parsed.records ?? {})) {
         const { key: recordKey, label } = legacyRecordKey(old);
-        db.db.prepare('INSERT OR REPLACE INTO records (key, print, label) VALUES (?, ?, ?)').run(recordKey, String(print), label);
+        db.db
+          .prepare('INSERT OR REPLACE INTO records (key, print, label) VALUES (?, ?, ?)')
+          .run(recordKey, String(print), label);
       }
       for (const [from, domain] of Object.entries(parsed.resolved ?? {})) db.putResolved(from, String(domain));
     });

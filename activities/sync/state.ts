@@ -1,6 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { createGzip, createGunzip } from 'node:zlib';
+import { createGunzip, createGzip } from 'node:zlib';
 import { z } from 'zod';
 import { InputError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
@@ -32,7 +32,7 @@ export { type CompanyState, mergeAnswer, RETENTION_DAYS } from './state-rules.ts
 export const STATE_MAX_STORED_BYTES = 2 * 1024 ** 3;
 /** How much a state object may inflate: at most this many times its stored size, and at most `STATE_MAX_BYTES`. */
 export const STATE_MAX_INFLATION = 32;
-export const STATE_MAX_BYTES = 16 * 1024 **3;
+export const STATE_MAX_BYTES = 16 * 1024 ** 3;
 const POINTER_MAX_BYTES = 64 * 1024;
 const RUN_ID = /^\d{8}T\d{6}Z$/;
 

@@ -42,7 +42,7 @@ describe('signal-kit schedule --kind enrich', () => {
     const manifest = JSON.parse(await store.readText(first.out.manifestUrl.slice(store.url.length + 1))) as {
       parts: { key: string; format: string }[];
     };
-    expect(manifest.parts.map((p) => p.format).sort()).toEqual(['csv', 'csv', 'parquet']);
+    expect(manifest.parts.map((p) => p.format).sort()).toEqual(['csv', 'csv', 'csv', 'parquet']);
 
     // The next night, nothing new: no credit, one call per 100 companies.
     const mark2 = env.sandbox.truth.lastCall();
