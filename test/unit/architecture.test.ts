@@ -186,9 +186,6 @@ describe('folder rules', () => {
     expect(reaches('activities/push/', ['activities/jobs/'])).toEqual([]);
   });
 
-<<<<<<< HEAD
-  it('has workflows import no package but the Temporal workflow SDK, and the sandboxes only Node and zod', () => {
-=======
   // Written out too: the run core is what every kind stands on, so it imports none of them nor the paid calls above it.
   it('has activities/run/ import nothing of the kinds or of paid/: no arrow upward inside activities/', () => {
     const upward = [
@@ -212,8 +209,7 @@ describe('folder rules', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('has workflows import no package but the Temporal workflow SDK, and the sandbox only Node and zod', () => {
->>>>>>> main
+  it('has workflows import no package but the Temporal workflow SDK, and the sandboxes only Node and zod', () => {
     const packages = (folder: string) =>
       all.filter(
         (i) =>
