@@ -1,10 +1,10 @@
 import { writeCsvFile } from '../../connectors/crm/csv-file.ts';
 import { type CrmInputColumns, crmFileColumns, crmKeptColumns } from '../../connectors/crm/import-file.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
+import { enrichTables, invalidLinesAsRows, type RowsKind, rowsTable, verifyRows } from '../../contract/tables/rows.ts';
 import { readPartLines } from '../run/parts.ts';
-import type { TableDef, TableRow } from '../tables/columns.ts';
 import { csvHeader, csvRow } from '../tables/encode.ts';
-import { enrichTables, invalidLinesAsRows, type RowsKind, rowsTable, verifyRows } from '../tables/rows.ts';
 import { RowOrder } from './row-order.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 

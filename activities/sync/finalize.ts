@@ -3,13 +3,13 @@ import { type CrmFile, crmFileColumns, crmKeptColumns } from '../../connectors/c
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
-import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
+import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
+import { enrichTables, invalidLinesAsRows, rowsTable } from '../../contract/tables/rows.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
-import type { TableDef, TableRow } from '../tables/columns.ts';
+import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
-import { enrichTables, invalidLinesAsRows, rowsTable } from '../tables/rows.ts';
 import { readSyncAnswer } from './fetch.ts';
 import { syncChangesKey, syncManifestKey, syncRowsKey, syncStatePointerKey, syncTableKey } from './layout.ts';
 import { readResolutions, readSyncRecords, type SyncRecord } from './plan.ts';

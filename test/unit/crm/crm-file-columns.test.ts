@@ -6,9 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rowsTable } from '../../../activities/tables/rows.ts';
 import { columnOfField, crmColumnName, crmDialectOf, crmFieldName } from '../../../connectors/crm/fields.ts';
 import { type CrmInputColumns, crmFileColumns, crmKeptColumns } from '../../../connectors/crm/import-file.ts';
+import { rowsTable } from '../../../contract/tables/rows.ts';
 import { repoRoot } from '../../helpers/cli.ts';
 
 const KINDS = ['enrich', 'enrich-contacts', 'verify-emails'] as const;
