@@ -7,7 +7,7 @@ import { type Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeStream } from '../../connectors/storage/store-io.ts';
-import type { TableName } from '../tables/columns.ts';
+import type { TableName } from '../../contract/tables/columns.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 import {
   type PartIdentity,

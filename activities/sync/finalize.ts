@@ -1,10 +1,10 @@
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import type { AnswerWait, UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { openScratch, type Scratch } from '../run/part-files.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
+import type { AnswerWait, UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { readSyncAnswer } from './fetch.ts';
 import { syncChangesKey, syncGoneKey, syncManifestKey, syncRowsKey, syncStatePointerKey } from './layout.ts';
 import { type NightFile, publishNightFiles, writeNightFiles } from './night-files.ts';
@@ -134,7 +134,14 @@ async function writeFailedNightFiles(
     if (!wrote) break;
     written.parts.push(...wrote);
   }
-  return written.parts.length === 0 ? manifest : { ...manifest, parts: written.parts };
+  if (written.parts.length === 0) return manifest;
+  return { ...manifest, parts: written.parts.filter((part) => part.table !== undefined), ...goneField(written.parts) };
+}
+
+/** `gone.csv`'s entry, once published: a part of no table. */
+function goneField(parts: readonly NightFile['part'][]) {
+  const gone = parts.find((part) => part.table === undefined);
+  return gone ? { gone } : {};
 }
 
 /** Step 3: the manifest. */
@@ -174,7 +181,8 @@ function syncManifest(
     overlap: { credits: paid.overlapCredits },
     calls: paid.calls,
     batches: { total: plan.batches, done: paid.answered },
-    parts: written.parts,
+    parts: written.parts.filter((part) => part.table !== undefined),
+    ...goneField(written.parts),
     state: {
       key: syncStatePointerKey(run.name),
       from_run: state.runId,

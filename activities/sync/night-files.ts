@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { type CrmFile, crmFileColumns, crmKeptColumns } from '../../connectors/crm/import-file.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
+import { enrichTables, invalidLinesAsRows, rowsTable } from '../../contract/tables/rows.ts';
 import {
   type FilePart,
   type LocalPartFile,
@@ -10,10 +13,7 @@ import {
   writeLine,
 } from '../run/part-files.ts';
 import { zeroCounts } from '../run/parts.ts';
-import type { TableDef, TableRow } from '../tables/columns.ts';
-import { crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
-import { enrichTables, invalidLinesAsRows } from '../tables/rows.ts';
 import { syncChangesKey, syncGoneKey, syncRowsKey, syncTableKey } from './layout.ts';
 import { readSyncRecords, recordDomain } from './plan.ts';
 import type { StateDb } from './state-db.ts';
@@ -36,7 +36,8 @@ export interface NightFile {
   key: string;
   path: string;
   contentType: string;
-  part: Omit<FilePart, 'table'> & { table: 'rows' | 'gone'; format: string };
+  /** The entry in the manifest: a rows-table part (`parts`), or `gone.csv` (`gone`), which is of no table. */
+  part: Omit<FilePart, 'table'> & { table?: 'rows'; format: string };
   index: number;
 }
 
@@ -53,7 +54,7 @@ export async function writeNightFiles(
   resolved: ReadonlyMap<string, string | null>,
 ) {
   const { run, scratch } = request;
-  const file = crmFileColumns(request.kind, plan.columns, request.keepColumns);
+  const file = crmFileColumns(rowsTable(request.kind, crmKeptColumns(plan.columns, request.keepColumns)), plan.columns);
   const csv = withoutPosition(file);
   const rowsFile = openCsv(scratch, 'rows.csv', csv.header);
   const changesFile = openCsv(scratch, 'changes.csv', csv.header);
@@ -97,7 +98,7 @@ export async function writeNightFiles(
   const files = [
     await nightFile(syncRowsKey(run), rowsFile, 'rows', lines.rows, 0),
     await nightFile(syncChangesKey(run), changesFile, 'rows', lines.changes, 1),
-    await nightFile(syncGoneKey(run), goneFile, 'gone', outcome.gone.length, 2),
+    await nightFile(syncGoneKey(run), goneFile, undefined, outcome.gone.length, 2),
     ...(await tables.finish()),
   ];
   const summary = {
@@ -150,7 +151,7 @@ function openCsv(scratch: Scratch, name: string, header: readonly string[]): Loc
 async function nightFile(
   key: string,
   local: LocalPartFile,
-  table: 'rows' | 'gone',
+  table: 'rows' | undefined,
   lines: number,
   index: number,
 ): Promise<NightFile> {
@@ -159,13 +160,13 @@ async function nightFile(
     key,
     path: local.path,
     contentType: 'text/csv; charset=utf-8',
-    part: { key, lines, bytes, sha256, table, format: 'csv' },
+    part: { key, lines, bytes, sha256, ...(table ? { table } : {}), format: 'csv' },
     index,
   };
 }
 
 /** The CRM file's columns without the record's position in tonight's export (see above). */
-function withoutPosition(file: ReturnType<typeof crmFileColumns>): { def: TableDef; header: string[] } {
+function withoutPosition(file: CrmFile<TableDef>): { def: TableDef; header: string[] } {
   const at = file.def.columns.findIndex((column) => column.name === 'row');
   if (at === -1) return { def: file.def, header: file.header };
   return {

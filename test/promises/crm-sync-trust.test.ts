@@ -22,6 +22,7 @@ import { readPart, zeroCounts } from '../../activities/run/parts.ts';
 import { syncStateKey, syncStatePointerKey } from '../../activities/sync/layout.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import { SyncManifestSchema } from '../../contract/manifest-schemas.ts';
 import { verifyPart } from '../../loader/part-read.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
@@ -229,6 +230,10 @@ describe('a night of the CRM sync trusts nothing planted and its files keep a CR
       const ids = new Set(tonight.map((r) => r.id));
       expect(gone.map((g) => g[0]).sort()).toEqual([...previousIds].filter((id) => !ids.has(id)).sort());
       for (const [id] of gone) crm.delete(id!);
+      // The manifest names gone.csv, proven as its parts are, and is the contract's.
+      const manifest = SyncManifestSchema.parse(JSON.parse(await readText(result.manifestUrl)));
+      expect(manifest.gone).toMatchObject({ lines: gone.length });
+      expect(manifest.records.gone_ids.sort()).toEqual(gone.map((g) => g[0]).sort());
       // The CRM's records, after the morning's import, equal rows.csv in every column.
       expect(new Map(rows.map((row) => [row[0]!, row]))).toEqual(crm);
       previousIds = ids;
