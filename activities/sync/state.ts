@@ -34,7 +34,7 @@ export const STATE_MAX_STORED_BYTES = 2 * 1024 ** 3;
 export const STATE_MAX_INFLATION = 32;
 export const STATE_MAX_BYTES = 16 * 1024 ** 3;
 const POINTER_MAX_BYTES = 64 * 1024;
-const RUN_ID = /^\d{8}T\d{6}Z$/;
+const RUN_ID = /^\d{8}T\d{6}(\.\d{3})?Z$/;
 
 export interface LastSyncRun {
   run_id: string;
