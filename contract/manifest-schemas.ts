@@ -6,9 +6,9 @@
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
-import { FEED_KINDS } from '../feeds/kinds.ts';
-import { TABLE_NAMES } from '../tables/columns.ts';
-import { TABLE_SCHEMAS } from '../tables/schemas.ts';
+import { FEED_KINDS, JOB_KINDS } from './kinds.ts';
+import { TABLE_NAMES } from './tables/columns.ts';
+import { TABLE_SCHEMAS } from './tables/schemas.ts';
 
 /** `schema_version` of the manifests written now. */
 export const MANIFEST_SCHEMA_VERSION = 2;
@@ -276,7 +276,7 @@ const unsavedAnswers = z
 export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output>/<job id>/_manifest.json', {
   schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
   job_id: z.string(),
-  kind: z.enum(['enrich', 'verify-emails', 'intent-export', 'enrich-contacts']),
+  kind: z.enum(JOB_KINDS),
   input: z.string().nullable().describe('the input URL; null for an export'),
   output: outputUrl,
   status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
