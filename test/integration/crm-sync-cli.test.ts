@@ -88,8 +88,10 @@ describe('signal-kit schedule --kind enrich', () => {
       ...['--every', '1d', '--paused', '--limit', '5'],
     );
     expect(created.out.scheduleId).toBe('signal-kit-sync-crm-ids');
-    const listed = await cli<PushScheduleInfo[]>('list');
-    expect(listed.out.find((s) => s.name === 'crm-ids')?.scheduleId).toBe('signal-kit-sync-crm-ids');
+    // `list` reads Temporal's visibility store, which may lag a moment behind `create`.
+    const listed = async () =>
+      (await cli<PushScheduleInfo[]>('list')).out.find((s) => s.name === 'crm-ids')?.scheduleId;
+    await expect.poll(listed, { timeout: 15_000, interval: 200 }).toBe('signal-kit-sync-crm-ids');
     // The name is the schedule's whatever its kind: a push of the same name is refused.
     await expect(
       cli('create', '--name', 'crm-ids', '--watchlist', input, '--output', output, '--every', '1d'),
