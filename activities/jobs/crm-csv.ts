@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
+import { enrichTables, invalidLinesAsRows, type RowsKind, verifyRows } from '../../contract/tables/rows.ts';
 import { readPartLines } from '../run/parts.ts';
-import type { TableDef, TableRow } from '../tables/columns.ts';
 import { type CrmInputColumns, crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow } from '../tables/encode.ts';
-import { enrichTables, invalidLinesAsRows, type RowsKind, verifyRows } from '../tables/rows.ts';
 import { RowOrder } from './row-order.ts';
 import type { JobRef, ManifestPart } from './types.ts';
 

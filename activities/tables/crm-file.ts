@@ -1,5 +1,5 @@
-import type { Column, TableDef } from './columns.ts';
-import { type RowsKind, rowsTable } from './rows.ts';
+import type { Column, TableDef } from '../../contract/tables/columns.ts';
+import { type RowsKind, rowsTable } from '../../contract/tables/rows.ts';
 
 /**
  * The columns of a CRM import file (a job's `rows.csv`, a CRM sync's `rows.csv` and `changes.csv`): the rows table's,
