@@ -25,6 +25,7 @@ import {
   type ScheduleRunResult,
   workflowStart,
 } from './kinds.ts';
+import { checkScheduleName } from './names.ts';
 
 export {
   type FeedScheduleDefinition,
@@ -95,7 +96,7 @@ export async function createPushSchedule(
   definition: ScheduleDefinition,
 ): Promise<string> {
   const kind = kindOf(definition);
-  const scheduleId = scheduleIdOf(definition.name, kind);
+  const scheduleId = scheduleIdOf(checkScheduleName(definition.name), kind);
   // One name, one schedule, whatever its kind: its state lies under `<output>/<name>/`.
   const existing = await findSchedule(client, definition.name).catch(() => undefined);
   if (existing) {
@@ -138,6 +139,7 @@ export async function listPushSchedules(client: Client): Promise<PushScheduleInf
 }
 
 export async function describePushSchedule(client: Client, name: string): Promise<PushScheduleDetails> {
+  checkScheduleName(name);
   const description = await describeSchedule(client, name);
   const args = description.action.args as [ScheduledPushInput] | undefined;
   const push = args?.[0];
@@ -175,6 +177,7 @@ async function describeSchedule(client: Client, name: string): Promise<ScheduleD
 
 /** The schedule named `name`, under the id prefix of whichever kind it is (UsageError when there is none). */
 async function findSchedule(client: Client, name: string) {
+  checkScheduleName(name);
   for (const idPrefix of SCHEDULE_ID_PREFIXES) {
     const handle = client.schedule.getHandle(scheduleIdOf(name, { idPrefix }));
     try {
@@ -311,6 +314,7 @@ export async function pushState(
   name: string,
   options: { output?: string; domains?: string[]; all?: boolean },
 ): Promise<Record<string, unknown>> {
+  checkScheduleName(name);
   const definition = options.output ? undefined : await inputOf(client, name);
   const output = options.output ?? definition!.output;
   // Given `--output`, the schedule is not asked for: its state is read as a push's.
@@ -323,6 +327,7 @@ export async function resetPush(
   name: string,
   options: { output?: string; domains?: string[] },
 ): Promise<Record<string, unknown>> {
+  checkScheduleName(name);
   let output = options.output;
   let details: PushScheduleDetails | undefined;
   try {
