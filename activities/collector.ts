@@ -18,9 +18,10 @@ import { FAILURE_TYPE } from '../connectors/errors.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import { type BucketDestination, collectorWorkflowId } from '../connectors/webhooks/destinations.ts';
 import type { SignalCreatedEvent } from '../connectors/webhooks/events.ts';
+import type { ManifestClaims } from '../contract/manifest-place.ts';
+import { readPlacedManifest } from '../contract/manifest-read.ts';
+import { SIGNALS_TABLE, signalRow } from '../contract/tables/signals.ts';
 import type { ManifestPart } from './jobs/types.ts';
-import type { ManifestClaims } from './run/manifest-place.ts';
-import { readPlacedManifest } from './run/manifest-read.ts';
 import {
   encodeTableParts,
   type PartIdentity,
@@ -32,7 +33,6 @@ import {
   zeroCounts,
 } from './run/parts.ts';
 import { tableExtension } from './tables/formats.ts';
-import { SIGNALS_TABLE, signalRow } from './tables/signals.ts';
 import type { WebhookActivityBaseDeps } from './webhook-delivery.ts';
 import {
   collectorManifestKey,

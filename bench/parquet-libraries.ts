@@ -21,10 +21,10 @@ import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { Column, TableDef, TableRow } from '../activities/tables/columns.ts';
 import { encodeTable } from '../activities/tables/encode.ts';
-import { enrichTables, rowsTable } from '../activities/tables/rows.ts';
-import { SIGNALS_TABLE } from '../activities/tables/signals.ts';
+import type { Column, TableDef, TableRow } from '../contract/tables/columns.ts';
+import { enrichTables, rowsTable } from '../contract/tables/rows.ts';
+import { SIGNALS_TABLE } from '../contract/tables/signals.ts';
 import { bulkAnswerTexts } from './lib/sandbox-answers.ts';
 import { median } from './lib/stats.ts';
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encodeTable } from '../activities/tables/encode.ts';
-import { SIGNALS_TABLE, signalRow } from '../activities/tables/signals.ts';
+import { SIGNALS_TABLE, signalRow } from '../contract/tables/signals.ts';
 import { parquetRowGroups } from '../loader/parquet-rows.ts';
 import { median } from './lib/stats.ts';
 import { signal } from './postgres-load.ts';

@@ -5,12 +5,12 @@
  * It never calls the Signal Data Service.
  */
 import { feedDir } from '../activities/feeds/layout.ts';
-import { feedRow } from '../activities/tables/feeds.ts';
-import { enrichTables, invalidRows, verifyRows } from '../activities/tables/rows.ts';
-import { type SignalLike, signalRow } from '../activities/tables/signals.ts';
 import { openStore } from '../config/storage.ts';
 import { connectPostgres, type UpsertResult } from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
+import { feedRow } from '../contract/tables/feeds.ts';
+import { enrichTables, invalidRows, verifyRows } from '../contract/tables/rows.ts';
+import { type SignalLike, signalRow } from '../contract/tables/signals.ts';
 import { type LoadManifest, type LoadPart, readLoadManifest } from './manifest.ts';
 import { parseLines } from './part-copy.ts';
 import { type PartSource, type RowsOf, tableSources } from './sources.ts';

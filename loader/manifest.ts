@@ -3,19 +3,19 @@
  * format and sha256, and when the job or run finished. Parsed once here, every problem named by its field.
  */
 import { z } from 'zod';
-import type { FeedKind } from '../activities/feeds/kinds.ts';
 import { feedManifestClaims } from '../activities/feeds/layout.ts';
 import { pushManifestClaims } from '../activities/push/layout.ts';
-import { jobManifestClaims, placeManifest } from '../activities/run/manifest-place.ts';
-import { type CheckedManifest, readCheckedManifest } from '../activities/run/manifest-read.ts';
+import { openStore } from '../config/storage.ts';
+import { ManifestError } from '../connectors/errors.ts';
+import type { FeedKind } from '../contract/kinds.ts';
+import { jobManifestClaims, placeManifest } from '../contract/manifest-place.ts';
+import { type CheckedManifest, readCheckedManifest } from '../contract/manifest-read.ts';
 import {
   FeedManifestSchema,
   type ManifestPartSchema,
   ManifestSchema,
   PushManifestSchema,
-} from '../activities/run/manifest-schemas.ts';
-import { openStore } from '../config/storage.ts';
-import { ManifestError } from '../connectors/errors.ts';
+} from '../contract/manifest-schemas.ts';
 
 export type LoadPart = z.infer<typeof ManifestPartSchema>;
 
@@ -45,7 +45,7 @@ function split(url: string): { base: string; key: string } {
 }
 
 /**
- * The manifest as the kit writes it, under the one manifest contract (activities/run/manifest-schemas.ts): a job's
+ * The manifest as the kit writes it, under the one manifest contract (contract/manifest-schemas.ts): a job's
  * (it names its `job_id`), a feed run's (its `kind` without a job id) or a push run's; read as the kit reads its own
  * manifests back (at most 1 MiB, nested no deeper than 32, JSON, then the schema), each problem named by its field.
  */

@@ -14,8 +14,8 @@ import {
   parquetSchema,
   snappyUncompress,
 } from 'hyparquet';
-import type { TableDef } from '../activities/tables/columns.ts';
 import { ManifestError } from '../connectors/errors.ts';
+import type { TableDef } from '../contract/tables/columns.ts';
 import { inflatedPast, inflateLimit } from './limits.ts';
 
 const utf8 = new TextDecoder();

@@ -3,9 +3,10 @@
  * it is read (jsonl-copy.ts, with a parsing way for lines of another shape), a Parquet part one row group at a time
  * from its private copy. It runs in the load's converter thread (copy-worker.ts).
  */
-import type { TableDef } from '../activities/tables/columns.ts';
+
 import { ManifestError } from '../connectors/errors.ts';
 import { copyTextField, type NulCount, type PgColumn } from '../connectors/postgres/index.ts';
+import type { TableDef } from '../contract/tables/columns.ts';
 import { jsonlToCopyText } from './jsonl-copy.ts';
 import { gunzipChunks } from './limits.ts';
 import { lineSlices, sliceLines } from './line-slices.ts';

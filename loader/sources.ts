@@ -11,7 +11,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { TableRow } from '../activities/tables/columns.ts';
 import {
   type CopySource,
   copyTextField,
@@ -20,6 +19,7 @@ import {
   writableColumns,
 } from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
+import type { TableRow } from '../contract/tables/columns.ts';
 import { CopyThread } from './copy-thread.ts';
 import { sliceLines } from './line-slices.ts';
 import type { LoadPart } from './manifest.ts';

@@ -14,12 +14,13 @@
  * | `<prefix>companies`,   | `key`: the feed's key of the company or person  | later `source_finished_at`         |
  * | `<prefix>contacts`     |                                                 |                                    |
  */
-import type { Column, ColumnType, TableDef } from '../activities/tables/columns.ts';
-import { FEED_TABLES, type FeedTableName } from '../activities/tables/feeds.ts';
-import { invalidTable, type RowsKind, rowsTable } from '../activities/tables/rows.ts';
-import { SIGNALS_TABLE } from '../activities/tables/signals.ts';
+
 import { ManifestError } from '../connectors/errors.ts';
 import type { PgColumn, PgTable, PgType } from '../connectors/postgres/index.ts';
+import type { Column, ColumnType, TableDef } from '../contract/tables/columns.ts';
+import { FEED_TABLES, type FeedTableName } from '../contract/tables/feeds.ts';
+import { invalidTable, type RowsKind, rowsTable } from '../contract/tables/rows.ts';
+import { SIGNALS_TABLE } from '../contract/tables/signals.ts';
 
 /** The PostgreSQL type each flat-table column type is loaded as. */
 export const PG_TYPE: Record<ColumnType, PgType> = {

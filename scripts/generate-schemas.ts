@@ -1,7 +1,7 @@
-// Writes the output contract's JSON Schemas into schemas/ from the zod schemas (activities/run/manifest-schemas.ts).
+// Writes the output contract's JSON Schemas into schemas/ from the zod schemas (contract/manifest-schemas.ts).
 // Run after changing those schemas: `npm run schemas`; test/unit/contract/json-schemas.test.ts fails until then.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { outputJsonSchemas } from '../activities/run/manifest-schemas.ts';
+import { outputJsonSchemas } from '../contract/manifest-schemas.ts';
 
 const dir = new URL('../schemas/', import.meta.url);
 await mkdir(dir, { recursive: true });

@@ -10,8 +10,9 @@
  * or a head count matches no such filter, so splitting an unfiltered request by them would lose those companies.
  * A slice that none of these narrows is capped for good: the run names it as incomplete.
  */
-import type { FeedKind } from '../activities/feeds/kinds.ts';
+
 import type { SearchFilters } from '../activities/feeds/types.ts';
+import type { FeedKind } from '../contract/kinds.ts';
 
 /** The most items one search call returns (spec 4.4 as the sandbox documents it: `limit` 1..100). */
 export const SEARCH_CAP = 100;

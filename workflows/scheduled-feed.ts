@@ -1,6 +1,5 @@
 import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { FeedKind } from '../activities/feeds/kinds.ts';
 import type {
   FeedCallResult,
   FeedFilters,
@@ -14,6 +13,7 @@ import type {
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
+import type { FeedKind } from '../contract/kinds.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { failureMessage } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';

@@ -1,11 +1,13 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
+import { FEED_TABLES, feedRow } from '../../contract/tables/feeds.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { encodeTableParts, readPartLines, storedPart, writePart, writeTableParts, zeroCounts } from '../run/parts.ts';
 import { answerKey, planKey, scheduledRunMarkers, watermarksKey } from '../run/scheduled-layout.ts';
 import type { ManifestPart } from '../run/types.ts';
+import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
 import {
   canonicalTime,
   commitWatermarkState,
@@ -14,9 +16,7 @@ import {
   readWatermarkState,
   type WatermarkState,
 } from '../run/watermarks.ts';
-import { FEED_TABLES, feedRow } from '../tables/feeds.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
-import type { FeedKind } from './kinds.ts';
 import { feedDir, feedManifestKey, feedPartKey, feedTablePartKey } from './layout.ts';
 import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
 import type { FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';

@@ -1,7 +1,7 @@
-import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../run/manifest-place.ts';
-import type { FeedTableName } from '../tables/feeds.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../../contract/manifest-place.ts';
+import type { FeedTableName } from '../../contract/tables/feeds.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
-import type { FeedKind } from './kinds.ts';
 import type { FeedRunRef } from './types.ts';
 
 /**
@@ -26,6 +26,6 @@ export const feedManifestKey = (run: FeedRunRef) => `${feedRunPrefix(run)}_manif
 export const feedTablePartKey = (run: FeedRunRef, index: number, format: OutputFormat, compression?: 'gzip' | 'none') =>
   `${feedRunPrefix(run)}tables/${feedDir(run.kind)}/part-${pad(index)}${tableExtension(format, compression)}`;
 
-/** A feed run's manifest lies in the run folder its own `name`, `kind`, `dt` and `run_id` make (activities/run/manifest-place.ts). */
+/** A feed run's manifest lies in the run folder its own `name`, `kind`, `dt` and `run_id` make (contract/manifest-place.ts). */
 export const feedManifestClaims = (manifest: RunManifestIds & { kind: FeedKind }): ManifestClaims =>
   runManifestClaims(manifest, (run) => feedRunPrefix({ ...run, kind: manifest.kind }));

@@ -1,9 +1,9 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
 import { optionsHash } from '../run/parts.ts';
 import { planKey } from '../run/scheduled-layout.ts';
 import { readWatermarkState } from '../run/watermarks.ts';
-import type { FeedKind } from './kinds.ts';
 import type { FeedFilters, FeedPlan, FeedRunRef } from './types.ts';
 
 /** Where a feed's first run starts when it is given no `since`: a week before it. */

@@ -9,9 +9,9 @@ import type {
   SearchCompaniesParams,
   SearchContactsParams,
 } from '../../connectors/signal-api/types.ts';
-import type { FeedManifestSchema, Written } from '../run/manifest-schemas.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
+import type { FeedManifestSchema, Written } from '../../contract/manifest-schemas.ts';
 import type { JobStatus, ScheduledRunRef } from '../run/types.ts';
-import type { FeedKind } from './kinds.ts';
 
 /** A feed's run: a scheduled run (name, output, run id from the scheduled time, `dt=` date) of one kind of feed. */
 export type FeedRunRef = ScheduledRunRef & { kind: FeedKind };
@@ -109,7 +109,7 @@ export interface FinalizeFeedRequest {
   details?: Record<string, unknown>;
 }
 
-/** A feed run's `_manifest.json`, as the output contract describes it (activities/run/manifest-schemas.ts). */
+/** A feed run's `_manifest.json`, as the output contract describes it (contract/manifest-schemas.ts). */
 export type FeedManifest = Written<z.output<typeof FeedManifestSchema>>;
 
 /** What a feed run returns: where its manifest is and its headline numbers. */

@@ -1,12 +1,12 @@
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { jobManifestClaims } from '../../contract/manifest-place.ts';
+import { ReadableManifestSchema, readPlacedManifest } from '../../contract/manifest-read.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
 import { BATCH_FAILED, readPaidLines } from '../paid/paid-lines.ts';
-import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
 import { chargedFields, endingFields, runFinalizer } from '../run/finalize-run.ts';
-import { jobManifestClaims } from '../run/manifest-place.ts';
-import { ReadableManifestSchema, readPlacedManifest } from '../run/manifest-read.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { readPart, readPartLines, redoneIdentity, storedPart, writeTableParts, zeroCounts } from '../run/parts.ts';
+import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { matchedByOf, readSeriesBatch, recordFields } from './batch-file.ts';
 import { writeCrmCsv } from './crm-csv.ts';
 import type { FoldRecord } from './fold.ts';

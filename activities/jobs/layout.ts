@@ -1,4 +1,4 @@
-import type { TableName } from '../tables/columns.ts';
+import type { TableName } from '../../contract/tables/columns.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { JobRef } from './types.ts';
 

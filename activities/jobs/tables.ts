@@ -1,4 +1,14 @@
 import type { Store } from '../../connectors/storage/store.ts';
+import type { TableName } from '../../contract/tables/columns.ts';
+import {
+  enrichTables,
+  invalidRows,
+  invalidTable,
+  keptColumnsOf,
+  rowsTable,
+  verifyRows,
+} from '../../contract/tables/rows.ts';
+import { SIGNALS_TABLE } from '../../contract/tables/signals.ts';
 import {
   type EncodedTablePart,
   encodeTableParts,
@@ -10,9 +20,6 @@ import {
   writePart,
   writeTableParts,
 } from '../run/parts.ts';
-import type { TableName } from '../tables/columns.ts';
-import { enrichTables, invalidRows, invalidTable, keptColumnsOf, rowsTable, verifyRows } from '../tables/rows.ts';
-import { SIGNALS_TABLE } from '../tables/signals.ts';
 import { linesPartName, tablePartKey } from './layout.ts';
 import { linesPartIdentity } from './part-identity.ts';
 import type { JobRef, PartCounts } from './types.ts';

@@ -1,6 +1,7 @@
 /** Shapes that cross the workflow/activity boundary for bulk jobs. All small: references and counts, never rows. */
 import type { z } from 'zod';
-import type { ManifestSchema, Written } from '../run/manifest-schemas.ts';
+import type { JobKind } from '../../contract/kinds.ts';
+import type { ManifestSchema, Written } from '../../contract/manifest-schemas.ts';
 import type {
   BatchResult,
   Compression,
@@ -11,9 +12,7 @@ import type {
 } from '../run/types.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 
-export type { BatchResult, Compression, JobStatus, ManifestPart, PartCounts, VerificationSummary };
-
-export type JobKind = 'enrich' | 'verify-emails' | 'intent-export' | 'enrich-contacts';
+export type { BatchResult, Compression, JobKind, JobStatus, ManifestPart, PartCounts, VerificationSummary };
 
 /** Where a job lives: `<output>/<jobId>/…`. */
 export interface JobRef {
@@ -66,7 +65,7 @@ export interface PreparedStart {
 }
 
 /**
- * A job's `_manifest.json`, as the output contract describes it (activities/run/manifest-schemas.ts). `columns` is
+ * A job's `_manifest.json`, as the output contract describes it (contract/manifest-schemas.ts). `columns` is
  * the column choice as connectors/normalize/columns.ts describes it, one entry per role it knows: the schema names
  * the company roles and `email` but not `linkedin_person` (enrich-contacts), which its loose object lets through.
  */

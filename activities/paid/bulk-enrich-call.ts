@@ -2,8 +2,8 @@ import { KitError } from '../../connectors/errors.ts';
 import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import type { MarkerFolder } from '../run/unsaved-answers.ts';
 import { type AttemptContext, type PaidAnswer, sendPaidCall } from './paid-call.ts';
-import type { MarkerFolder } from './unsaved-answers.ts';
 
 /**
  * One bulk enrich call of a scheduled run's batch (a push's, a CRM sync's), sent under its marker in `folder`. A

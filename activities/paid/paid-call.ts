@@ -17,12 +17,12 @@ import {
   writeTableParts,
 } from '../run/parts.ts';
 import type { Compression, PartCounts } from '../run/types.ts';
+import { CallMarker, type MarkerFolder } from '../run/unsaved-answers.ts';
 import type { PartSpool } from './spool.ts';
-import { CallMarker, type MarkerFolder } from './unsaved-answers.ts';
 
 /**
  * One paid call of a batch and the saving of its answer, so that every call the service may have charged is either
- * in the part or counted in the manifest as a lost answer (activities/paid/unsaved-answers.ts), also when two attempts
+ * in the part or counted in the manifest as a lost answer (activities/run/unsaved-answers.ts), also when two attempts
  * of the same batch run at once: Temporal starts another attempt when a heartbeat lapses (a paused worker, an event
  * loop held by a huge answer, a Temporal server restarted), while the first may still be running.
  *

@@ -2,6 +2,8 @@ import { CREDITS, MAX_SIGNALS_PER_CALL } from '../../connectors/signal-api/limit
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import type { TableName } from '../../contract/tables/columns.ts';
+import { SIGNALS_TABLE, signalRow } from '../../contract/tables/signals.ts';
 import { sendBulkEnrich } from '../paid/bulk-enrich-call.ts';
 import { type PaidBatchActivity, publishSpooled } from '../paid/paid-batch.ts';
 import { lostRace, publishPaidPart } from '../paid/paid-call.ts';
@@ -20,9 +22,7 @@ import {
 } from '../run/parts.ts';
 import { answerKey, callsPrefix } from '../run/scheduled-layout.ts';
 import type { BatchResult } from '../run/types.ts';
-import type { TableName } from '../tables/columns.ts';
 import type { OutputFormat } from '../tables/formats.ts';
-import { SIGNALS_TABLE, signalRow } from '../tables/signals.ts';
 import { batchDoneKey, pushBatchKey, pushPartKey, pushTablePartKey, runFolders } from './layout.ts';
 import type {
   DomainOutcome,

@@ -1,9 +1,9 @@
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import type { UnsavedAnswers } from '../paid/unsaved-answers.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../run/manifest-schemas.ts';
 import { planKey, scheduledRunMarkers, watermarksKey } from '../run/scheduled-layout.ts';
+import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { commitWatermarkState, lastRunOf } from '../run/watermarks.ts';
 import { readBatchRecord } from './fetch.ts';
 import { pushManifestKey } from './layout.ts';

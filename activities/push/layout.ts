@@ -1,6 +1,6 @@
-import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../run/manifest-place.ts';
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../../contract/manifest-place.ts';
+import type { TableName } from '../../contract/tables/columns.ts';
 import { workPrefix } from '../run/scheduled-layout.ts';
-import type { TableName } from '../tables/columns.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { PushRunRef } from './types.ts';
 
@@ -23,7 +23,7 @@ export const pushManifestKey = (run: PushRunRef) => `${runPrefix(run)}_manifest.
 export const pushTablePartKey = (run: PushRunRef, table: TableName, index: number, format: OutputFormat) =>
   `${runPrefix(run)}tables/${table}/part-${pad(index)}${tableExtension(format, 'gzip')}`;
 
-/** A push run's manifest lies in the run folder its own `name`, `dt` and `run_id` make (activities/run/manifest-place.ts). */
+/** A push run's manifest lies in the run folder its own `name`, `dt` and `run_id` make (contract/manifest-place.ts). */
 export const pushManifestClaims = (manifest: RunManifestIds): ManifestClaims => runManifestClaims(manifest, runPrefix);
 
 export const pushBatchKey = (run: PushRunRef, index: number) => `${workPrefix(run)}batch-${pad(index)}.json`;

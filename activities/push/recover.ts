@@ -1,8 +1,8 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import { readPlacedManifest } from '../../contract/manifest-read.ts';
+import { PushManifestSchema } from '../../contract/manifest-schemas.ts';
 import type { PartSpool } from '../paid/spool.ts';
-import { readPlacedManifest } from '../run/manifest-read.ts';
-import { PushManifestSchema } from '../run/manifest-schemas.ts';
 import { readPart } from '../run/parts.ts';
 import { answerKey } from '../run/scheduled-layout.ts';
 import { readWatermarkState } from '../run/watermarks.ts';

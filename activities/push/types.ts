@@ -3,7 +3,7 @@
  * domains or signals (those live in the bucket).
  */
 import type { z } from 'zod';
-import type { PushManifestSchema, Written } from '../run/manifest-schemas.ts';
+import type { PushManifestSchema, Written } from '../../contract/manifest-schemas.ts';
 import type { JobStatus, ManifestPart, PartCounts, ScheduledRunRef } from '../run/types.ts';
 import type { DeliveredId, KeyOutcome } from '../run/watermarks.ts';
 
@@ -191,7 +191,7 @@ export interface IncompleteDomain {
   missing?: number;
 }
 
-/** A push run's `_manifest.json`, as the output contract describes it (activities/run/manifest-schemas.ts). */
+/** A push run's `_manifest.json`, as the output contract describes it (contract/manifest-schemas.ts). */
 export type PushManifest = Written<z.output<typeof PushManifestSchema>>;
 
 /** What a push run returns: where its manifest is and its headline numbers. */

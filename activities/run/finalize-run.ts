@@ -1,13 +1,13 @@
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { writeManifest } from './parts.ts';
 import {
   type AnswerWait,
   answerWait,
   countUnsavedAnswers,
   type MarkerFolder,
   type UnsavedAnswers,
-} from '../paid/unsaved-answers.ts';
-import { writeManifest } from './parts.ts';
+} from './unsaved-answers.ts';
 
 /** What a kind of run has read of its own parts or saved answers. */
 export interface Gathered {
@@ -63,7 +63,7 @@ export function runFinalizer<Q extends RunEndRequest, G extends Gathered, W, M, 
 
 /**
  * Ends a run, the same way for every kind: gathers its parts, settles the paid-call markers (waiting for answers
- * still on their way, activities/paid/unsaved-answers.ts), writes its tables, then its manifest last (a failed run: its
+ * still on their way, activities/run/unsaved-answers.ts), writes its tables, then its manifest last (a failed run: its
  * manifest before its other files), and only then lets it commit state and clean up. Each step is idempotent: a crash anywhere is repaired by running it again.
  */
 async function finalizeRun<Q extends RunEndRequest, G extends Gathered, W, M, R>(

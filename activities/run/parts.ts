@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { StorageError } from '../../connectors/storage/errors.ts';
 import type { ObjectInfo, Store } from '../../connectors/storage/store.ts';
 import { readAll, writeBody } from '../../connectors/storage/store-io.ts';
-import { TABLE_NAMES, type TableDef, type TableName, type TableRow } from '../tables/columns.ts';
+import { TABLE_NAMES, type TableDef, type TableName, type TableRow } from '../../contract/tables/columns.ts';
 import { encodeTable, OUTPUT_FORMATS, type OutputFormat, tableContentType } from '../tables/encode.ts';
 import type { Compression, ManifestPart, PartCounts } from './types.ts';
 
@@ -27,7 +27,7 @@ const COUNTS_META = 'signal-kit-counts';
 const SHA_META = 'signal-kit-sha256';
 const STATUS_META = 'signal-kit-status';
 /**
- * The paid calls whose answers the part holds (ids of their markers, activities/paid/unsaved-answers.ts), comma-separated: a
+ * The paid calls whose answers the part holds (ids of their markers, activities/run/unsaved-answers.ts), comma-separated: a
  * marker named here is an answer saved; any other marker left at the end is an answer paid for and not saved.
  */
 const CALLS_META = 'signal-kit-calls';

@@ -1,5 +1,5 @@
-import type { MarkerFolder } from '../paid/unsaved-answers.ts';
 import type { ScheduledRunRef } from './types.ts';
+import type { MarkerFolder } from './unsaved-answers.ts';
 
 /**
  * What every scheduled run (a push, a feed, a sync night) keeps under its name, relative to its output store: its state and its
@@ -34,7 +34,7 @@ export const planKey = (run: RunFolderRef) => `${workPrefix(run)}_plan.json`;
  * part does.
  */
 export const answerKey = (run: RunFolderRef, index: number) => `${workPrefix(run)}answer-${pad(index)}.json`;
-/** The run's paid-call markers (activities/paid/unsaved-answers.ts): one before each paid call, settled at finalize. */
+/** The run's paid-call markers (activities/run/unsaved-answers.ts): one before each paid call, settled at finalize. */
 export const callsPrefix = (run: RunFolderRef) => `${workPrefix(run)}calls/`;
 /** Where the paid-call markers of a scheduled run's finalize request are. */
 export const scheduledRunMarkers = (request: { run: ScheduledRunRef }): MarkerFolder => ({

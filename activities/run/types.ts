@@ -1,7 +1,7 @@
 /** Shapes every kind of run shares (jobs, pushes, feeds, syncs): statuses, part counts, batch results. */
 import type { z } from 'zod';
+import type { ManifestPartSchema, Written } from '../../contract/manifest-schemas.ts';
 import type { OutputFormat } from '../tables/formats.ts';
-import type { ManifestPartSchema, Written } from './manifest-schemas.ts';
 
 export type JobStatus = 'running' | 'completed' | 'completed_with_errors' | 'budget_exhausted' | 'failed';
 

@@ -1,8 +1,8 @@
 import * as zlib from 'node:zlib';
-import type { Column, TableDef, TableRow } from './columns.ts';
+import type { Column, TableDef, TableRow } from '../../contract/tables/columns.ts';
+import { jsonText } from '../../contract/tables/values.ts';
 import type { Compression, OutputFormat } from './formats.ts';
 import { encodeParquet } from './parquet.ts';
-import { jsonText } from './values.ts';
 
 export { OUTPUT_FORMATS, type OutputFormat, parseFormats, tableContentType, tableExtension } from './formats.ts';
 

@@ -1,7 +1,7 @@
 import * as zlib from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { Column, TableDef, TableRow } from './columns.ts';
-import { jsonText } from './values.ts';
+import type { Column, TableDef, TableRow } from '../../contract/tables/columns.ts';
+import { jsonText } from '../../contract/tables/values.ts';
 
 /**
  * A flat table's part as one Parquet file (parts are one batch each, so this is in memory), through

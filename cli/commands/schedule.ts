@@ -1,13 +1,13 @@
 import { type Client, ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { FEED_KINDS, type FeedKind, isFeedKind } from '../../activities/feeds/kinds.ts';
 import type { FeedResult, IntentFilters, SearchFilters } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { SCHEDULE_NAME } from '../../activities/run/scheduled-layout.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
 import { openStore } from '../../config/storage.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
+import { FEED_KINDS, type FeedKind, isFeedKind } from '../../contract/kinds.ts';
 import { runFailureMessage } from '../../library/run-failure.ts';
 import type { ScheduleKindName } from '../../library/schedules/kinds.ts';
 import {

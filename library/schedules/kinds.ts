@@ -1,5 +1,4 @@
 import type { ScheduleOverlapPolicy } from '@temporalio/client';
-import { type FeedKind, isFeedKind } from '../../activities/feeds/kinds.ts';
 import type { FeedResult } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { watermarksKey } from '../../activities/run/scheduled-layout.ts';
@@ -8,6 +7,7 @@ import { syncStatePointerKey } from '../../activities/sync/layout.ts';
 import { readSyncPointer, resetSyncState } from '../../activities/sync/state.ts';
 import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
 import { openStore } from '../../config/storage.ts';
+import { type FeedKind, isFeedKind } from '../../contract/kinds.ts';
 import { type CrmSyncInput, crmSync } from '../../workflows/crm-sync.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../../workflows/scheduled-push.ts';
@@ -172,7 +172,7 @@ const sync: ScheduleKind<CrmSyncInput> = { workflow: crmSync, memo: 'crm-sync', 
 
 export type ScheduleKindName = 'push' | FeedKind | SyncKind;
 
-/** Each kind with the input its workflow takes: every feed kind (activities/feeds/kinds.ts) runs `scheduledFeed`. */
+/** Each kind with the input its workflow takes: every feed kind (contract/kinds.ts) runs `scheduledFeed`. */
 type ScheduleKinds = { push: ScheduleKind<ScheduledPushInput> } & Record<FeedKind, ScheduleKind<ScheduledFeedInput>> &
   Record<SyncKind, ScheduleKind<CrmSyncInput>>;
 

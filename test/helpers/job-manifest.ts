@@ -1,5 +1,5 @@
 import type { Manifest } from '../../activities/jobs/types.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../../activities/run/manifest-schemas.ts';
+import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
 
 /** A manifest as the kit writes one: a completed enrich job under `output` of 10 distinct domains that cost 40 credits. */
 export function completedJobManifest(jobId: string, output: string, over: Partial<Manifest> = {}): Manifest {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SyncResult } from '../../activities/sync/types.ts';
 import { openStore } from '../../config/storage.ts';
+import { SyncManifestSchema } from '../../contract/manifest-schemas.ts';
 import { useScheduleEnv } from '../helpers/schedule-cli.ts';
 import { readCsv, writeExport } from '../promises/crm-sync-helpers.ts';
 import { callsTo, chargedSince, PATHS } from '../promises/oracle.ts';
@@ -39,9 +40,10 @@ describe('signal-kit schedule --kind enrich', () => {
     const rows = await readCsv(store, first.out.rowsUrl);
     expect(rows.map((r) => r['record_id']).sort()).toEqual(records.map((r) => r.id).sort());
     expect(rows.every((r) => r['Industry'] !== undefined)).toBe(true);
-    const manifest = JSON.parse(await store.readText(first.out.manifestUrl.slice(store.url.length + 1))) as {
-      parts: { key: string; format: string }[];
-    };
+    // The night's manifest as the contract describes it (contract/manifest-schemas.ts), every field checked.
+    const manifest = SyncManifestSchema.parse(
+      JSON.parse(await store.readText(first.out.manifestUrl.slice(store.url.length + 1))),
+    );
     expect(manifest.parts.map((p) => p.format).sort()).toEqual(['csv', 'csv', 'parquet']);
 
     // The next night, nothing new: no credit, one call per 100 companies.

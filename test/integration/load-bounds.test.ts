@@ -15,10 +15,10 @@ import { pathToFileURL } from 'node:url';
 import { createGzip } from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from '../../activities/run/manifest-schemas.ts';
-import type { TableRow } from '../../activities/tables/columns.ts';
 import { encodeTable } from '../../activities/tables/encode.ts';
-import { SIGNALS_TABLE } from '../../activities/tables/signals.ts';
+import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from '../../contract/manifest-schemas.ts';
+import type { TableRow } from '../../contract/tables/columns.ts';
+import { SIGNALS_TABLE } from '../../contract/tables/signals.ts';
 import { type PostgresServer, startPostgres } from '../../devstack/index.ts';
 import { cliMain, runProgram } from '../helpers/cli.ts';
 

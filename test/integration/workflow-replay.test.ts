@@ -54,6 +54,20 @@ const HISTORIES: Array<{ holds: string; file: string; workflowId?: string }> = [
     holds: 'a night of the CRM sync that resolved a row by its name and stopped at its budget',
     file: 'crm-sync-budget-3465838.json',
   },
+  // Recorded before the scheduled kinds shared one workflow-side run skeleton (issue 33's moves): each kind's
+  // window that continued as new, the run it continued as, a contacts night, a feed that split its search.
+  { holds: 'a night of the CRM sync whose first window continued as new', file: 'crm-sync-window-ca48e0e.json' },
+  { holds: 'the run a night of the CRM sync continued as, finalized', file: 'crm-sync-carried-ca48e0e.json' },
+  { holds: 'a night of a contacts sync (a call per contact)', file: 'crm-sync-contacts-ca48e0e.json' },
+  { holds: 'a scheduled push run whose first window continued as new', file: 'scheduled-push-window-ca48e0e.json' },
+  {
+    holds: 'the run a scheduled push continued as, with its catch-up rounds',
+    file: 'scheduled-push-carried-ca48e0e.json',
+  },
+  {
+    holds: 'a scheduled feed run that resumed nothing and split its search',
+    file: 'scheduled-feed-slices-ca48e0e.json',
+  },
   // Recorded before the run core moved push and export code (issue 28's moves).
   { holds: 'a scheduled push run that caught up a domain over its limit', file: 'scheduled-push-fda4322.json' },
   { holds: 'an intent export that submitted, polled and downloaded', file: 'intent-export-fda4322.json' },

@@ -1,10 +1,10 @@
 /** What the feed tests share: reading a run's manifest and lines as a consumer of the bucket reads them. */
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
-import type { FeedKind } from '../../activities/feeds/kinds.ts';
 import { feedDir } from '../../activities/feeds/layout.ts';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
 import { jsonSchemaValidator, shippedSchema } from '../helpers/json-schema.ts';
 
 const validators = (async () => {

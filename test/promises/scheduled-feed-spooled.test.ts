@@ -6,11 +6,11 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FeedKind } from '../../activities/feeds/kinds.ts';
 import { feedDir } from '../../activities/feeds/layout.ts';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { WorkerHandle } from '../../workers/worker.ts';

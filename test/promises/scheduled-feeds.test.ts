@@ -9,10 +9,10 @@
  * - the credits a manifest reports are what the sandbox charged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FeedKind } from '../../activities/feeds/kinds.ts';
 import type { FeedManifest, FeedResult } from '../../activities/feeds/types.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import type { FeedKind } from '../../contract/kinds.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import type { ScheduledFeedInput } from '../../workflows/scheduled-feed.ts';

@@ -186,7 +186,30 @@ describe('folder rules', () => {
     expect(reaches('activities/push/', ['activities/jobs/'])).toEqual([]);
   });
 
-  it('has workflows import no package but the Temporal workflow SDK, and the sandbox only Node and zod', () => {
+  // Written out too: the run core is what every kind stands on, so it imports none of them nor the paid calls above it.
+  it('has activities/run/ import nothing of the kinds or of paid/: no arrow upward inside activities/', () => {
+    const upward = [
+      'activities/paid/',
+      'activities/jobs/',
+      'activities/push/',
+      'activities/feeds/',
+      'activities/sync/',
+    ];
+    const offenders = all
+      .filter((i) => i.file.startsWith('activities/run/') && upward.some((folder) => i.target.startsWith(folder)))
+      .map((i) => `${i.file} -> ${i.target}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('has contract/ import no package but zod: what a reader is handed holds no I/O', () => {
+    const offenders = all
+      .filter((i) => i.file.startsWith('contract/') && !i.target.startsWith('.') && !graph.has(i.target))
+      .filter((i) => i.target !== 'zod' && !i.typeOnly)
+      .map((i) => `${i.file} -> ${i.target}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('has workflows import no package but the Temporal workflow SDK, and the sandboxes only Node and zod', () => {
     const packages = (folder: string) =>
       all.filter(
         (i) =>
@@ -196,7 +219,9 @@ describe('folder rules', () => {
       (i) => !['@temporalio/workflow', '@temporalio/common'].includes(i.target),
     );
     expect(workflowPackages.map((i) => `${i.file} -> ${i.target}`)).toEqual([]);
-    const sandboxPackages = packages('sandbox/').filter((i) => !i.target.startsWith('node:') && i.target !== 'zod');
+    const sandboxPackages = [...packages('sandbox/'), ...packages('crm-sandbox/')].filter(
+      (i) => !i.target.startsWith('node:') && i.target !== 'zod',
+    );
     expect(sandboxPackages.map((i) => `${i.file} -> ${i.target}`)).toEqual([]);
   });
 

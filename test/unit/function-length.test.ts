@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../devstack/binaries.ts';
 
 const root = repoRoot();
-const FOLDERS = ['activities', 'workflows', 'workers', 'library', 'intake', 'connectors', 'config'];
+const FOLDERS = ['activities', 'contract', 'workflows', 'workers', 'library', 'intake', 'connectors', 'config'];
 const LIMIT = 120;
 
 const FUNCTION_KINDS = new Set<SyntaxKind>([

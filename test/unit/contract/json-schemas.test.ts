@@ -1,10 +1,10 @@
 /**
  * The JSON Schemas shipped in schemas/ are the ones the zod schemas generate now (run `npm run schemas` after changing
- * activities/run/manifest-schemas.ts), they compile under a JSON Schema 2020-12 validator, and they tell a line the
+ * contract/manifest-schemas.ts), they compile under a JSON Schema 2020-12 validator, and they tell a line the
  * kit writes from one it never would.
  */
 import { describe, expect, it } from 'vitest';
-import { OUTPUT_SCHEMAS, outputJsonSchemas } from '../../../activities/run/manifest-schemas.ts';
+import { OUTPUT_SCHEMAS, outputJsonSchemas } from '../../../contract/manifest-schemas.ts';
 import { jsonSchemaValidator, shippedSchema as shipped } from '../../helpers/json-schema.ts';
 
 describe('output JSON Schemas', () => {

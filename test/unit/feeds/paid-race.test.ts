@@ -14,7 +14,7 @@ import { finalizeFeedRun } from '../../../activities/feeds/finalize.ts';
 import { feedManifestKey } from '../../../activities/feeds/layout.ts';
 import type { FeedManifest, FeedPageRequest, FeedRunRef } from '../../../activities/feeds/types.ts';
 import { PartSpool } from '../../../activities/paid/spool.ts';
-import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/paid/unsaved-answers.ts';
+import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/run/unsaved-answers.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { BuyerIntentContactsParams, CallOptions } from '../../../connectors/signal-api/types.ts';

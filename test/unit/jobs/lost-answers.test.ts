@@ -1,5 +1,5 @@
 /**
- * How finalize counts lost answers (activities/paid/unsaved-answers.ts): a marker whose call may still be answered is
+ * How finalize counts lost answers (activities/run/unsaved-answers.ts): a marker whose call may still be answered is
  * waited for until it settles, but never past its request timeout (a worker that died never settles it), never past
  * a fixed cap, and not once finalize is cancelled; markers written before markers said they await an answer are
  * counted as they always were; an answered call's marker says what it cost, so two attempts whose parts are written
@@ -16,6 +16,7 @@ import { partKey } from '../../../activities/jobs/layout.ts';
 import { jobPartIdentity } from '../../../activities/jobs/part-identity.ts';
 import type { JobRef } from '../../../activities/jobs/types.ts';
 import { publishPaidPart, sendPaidCall } from '../../../activities/paid/paid-call.ts';
+import type { StoredPart } from '../../../activities/run/parts.ts';
 import {
   ANSWER_GRACE_MS,
   type AnswerWait,
@@ -25,8 +26,7 @@ import {
   countUnsavedAnswers,
   MAX_ANSWER_WAIT_MS,
   type UnsavedAnswers,
-} from '../../../activities/paid/unsaved-answers.ts';
-import type { StoredPart } from '../../../activities/run/parts.ts';
+} from '../../../activities/run/unsaved-answers.ts';
 import { openStore } from '../../../config/storage.ts';
 import { SignalClient } from '../../../connectors/signal-api/index.ts';
 import type { Store } from '../../../connectors/storage/index.ts';

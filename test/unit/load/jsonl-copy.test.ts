@@ -3,10 +3,10 @@
  * every value gives, for values that test the escapes of both formats; a line of another shape is not guessed at.
  */
 import { describe, expect, it } from 'vitest';
-import type { TableRow } from '../../../activities/tables/columns.ts';
 import { encodeTable } from '../../../activities/tables/encode.ts';
-import { SIGNALS_TABLE } from '../../../activities/tables/signals.ts';
 import { copyTextField, writableColumns } from '../../../connectors/postgres/index.ts';
+import type { TableRow } from '../../../contract/tables/columns.ts';
+import { SIGNALS_TABLE } from '../../../contract/tables/signals.ts';
 import { jsonlToCopyText } from '../../../loader/jsonl-copy.ts';
 import { signalsLoadTable } from '../../../loader/tables.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Every reader of a manifest believes it only in its own place (activities/run/manifest-place.ts): a manifest planted
+ * Every reader of a manifest believes it only in its own place (contract/manifest-place.ts): a manifest planted
  * in a job's folder naming another job, or listing a local secret file (by a file:// URL, a climb out of its folder,
  * another output) is refused by the field that disagrees, and no reader shows a byte or the sha256 of that file: not
  * in what it returns, not in what it writes, not on stdout or stderr.
@@ -13,12 +13,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { type CollectorManifest, createCollectorActivities } from '../../../activities/collector.ts';
 import { findFinishedJob } from '../../../activities/jobs/finalize.ts';
 import type { Manifest } from '../../../activities/jobs/types.ts';
-import { placeManifest } from '../../../activities/run/manifest-place.ts';
 import { collectorManifestKey, collectorStagingKey } from '../../../activities/webhook-layout.ts';
 import { openStore } from '../../../config/storage.ts';
 import { webhookDeliveryConfig } from '../../../config/webhook-destinations.ts';
 import { ManifestPlaceError } from '../../../connectors/errors.ts';
 import { SignalCreatedEventSchema } from '../../../connectors/webhooks/events.ts';
+import { placeManifest } from '../../../contract/manifest-place.ts';
 import { dryRun } from '../../../library/dry-run.ts';
 import { completedJobManifest } from '../../helpers/job-manifest.ts';
 

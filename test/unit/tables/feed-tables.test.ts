@@ -4,7 +4,7 @@
  * `extra` where the item had it.
  */
 import { describe, expect, it } from 'vitest';
-import { FEED_TABLES, feedRow } from '../../../activities/tables/feeds.ts';
+import { FEED_TABLES, feedRow } from '../../../contract/tables/feeds.ts';
 
 describe('feed table rows', () => {
   it('a company search item: typed columns, the rest in extra', () => {

@@ -10,8 +10,8 @@ import {
   invalidRows,
   invalidTable,
   rowsTable,
-} from '../../../activities/tables/rows.ts';
-import { signalRow } from '../../../activities/tables/signals.ts';
+} from '../../../contract/tables/rows.ts';
+import { signalRow } from '../../../contract/tables/signals.ts';
 
 const at = { record_id: 'r1', row: 1, domain: 'acme.com' };
 

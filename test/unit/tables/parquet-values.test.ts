@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeTable } from '../../../activities/tables/encode.ts';
-import { SIGNALS_TABLE, signalRow } from '../../../activities/tables/signals.ts';
+import { SIGNALS_TABLE, signalRow } from '../../../contract/tables/signals.ts';
 import { openDuck, sqlString } from '../../helpers/tables.ts';
 
 /** Lone surrogates at the end of one value and the start of the next: encoded apart, each is U+FFFD. */

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { ManifestPlaceError } from '../../connectors/errors.ts';
-import { ObjectNotFoundError } from '../../connectors/storage/errors.ts';
-import type { Store } from '../../connectors/storage/store.ts';
+import { ManifestPlaceError, ObjectNotFoundError } from '../connectors/errors.ts';
+import type { Store } from '../connectors/storage/store.ts';
 import { type ManifestClaims, manifestUrlAt, placeManifest } from './manifest-place.ts';
 import { MANIFEST_SCHEMA_VERSION, ManifestSchema } from './manifest-schemas.ts';
 

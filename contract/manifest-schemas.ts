@@ -1,14 +1,15 @@
 /**
- * The output contract: what a job's lines and its `_manifest.json` look like, as zod schemas. The JSON Schemas
- * shipped in `schemas/` are generated from these (`npm run schemas`), and a test keeps them current.
+ * The output contract: what a job's lines and the manifest of each kind of run (a job, a push run, a feed run, a sync
+ * night) look like, as zod schemas. The JSON Schemas shipped in `schemas/` are generated from these (`npm run
+ * schemas`), and a test keeps them current.
  *
  * Readers must ignore fields they do not know: new fields may appear within a `schema_version`. Removing or
  * renaming a field, or changing its meaning, raises `schema_version`.
  */
 import { z } from 'zod';
-import { FEED_KINDS } from '../feeds/kinds.ts';
-import { TABLE_NAMES } from '../tables/columns.ts';
-import { TABLE_SCHEMAS } from '../tables/schemas.ts';
+import { FEED_KINDS, JOB_KINDS, SYNC_KIND } from './kinds.ts';
+import { TABLE_NAMES } from './tables/columns.ts';
+import { TABLE_SCHEMAS } from './tables/schemas.ts';
 
 /** `schema_version` of the manifests written now. */
 export const MANIFEST_SCHEMA_VERSION = 2;
@@ -276,7 +277,7 @@ const unsavedAnswers = z
 export const ManifestSchema = manifestSchema('signal-kit job manifest', '<output>/<job id>/_manifest.json', {
   schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
   job_id: z.string(),
-  kind: z.enum(['enrich', 'verify-emails', 'intent-export', 'enrich-contacts']),
+  kind: z.enum(JOB_KINDS),
   input: z.string().nullable().describe('the input URL; null for an export'),
   output: outputUrl,
   status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
@@ -464,6 +465,69 @@ export const FeedManifestSchema = manifestSchema(
   },
 );
 
+const recordIds = (which: string) =>
+  z.array(z.string()).describe(`the keys of the records ${which} (id:<record id>, else value:<identifier>)`);
+
+export const SyncManifestSchema = manifestSchema(
+  'signal-kit CRM sync night manifest',
+  '<output>/<name>/runs/dt=<date>/run-<id>/_manifest.json',
+  {
+    schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
+    kind: z.literal(SYNC_KIND),
+    name: z.string().describe('the sync (and its schedule)'),
+    run_id: z.string().describe('from the scheduled time, e.g. 20260301T060000Z: a retried night keeps it'),
+    dt: day.describe('the dt= partition: the UTC date of the scheduled time'),
+    scheduled_at: timestamp,
+    started_at: timestamp,
+    finished_at: timestamp,
+    status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
+    input: z.string().describe("the CRM export's URL"),
+    output: outputUrl,
+    counts: z.looseObject({
+      input_rows: count,
+      records: count.describe('records of the export, each once in rows.csv'),
+      ok: count,
+      not_found: count,
+      error: count,
+      invalid: count,
+      companies: count.describe('distinct companies the records name'),
+      new_companies: count.describe('companies the state held nothing of'),
+      new_signals: count.describe('signals taken into the state tonight, each once'),
+    }),
+    records: z
+      .looseObject({
+        total: count,
+        new: count,
+        changed: count,
+        unchanged: count,
+        gone: count.describe("records of the last night's export missing from tonight's"),
+        new_ids: recordIds('new since the last night'),
+        changed_ids: recordIds('whose row differs from the last night'),
+        gone_ids: recordIds("of the last night's export missing from tonight's"),
+      })
+      .describe('how the export compares with the last committed night'),
+    credits_charged: count,
+    unsaved_answers: unsavedAnswers,
+    overlap: z
+      .looseObject({ credits: count })
+      .describe('of credits_charged: signals paid for that the state held already'),
+    calls: count.describe('API calls whose answer was saved'),
+    batches: z.looseObject({ total: count, done: count }),
+    parts: z
+      .array(ManifestPartSchema)
+      .describe(
+        'rows.csv (every record once), changes.csv (the new and changed records), and the rows table in the --formats asked (tables/rows/part-00000.<ext>); all of table rows',
+      ),
+    state: z
+      .looseObject({
+        key: z.string().describe("the sync's state pointer, <name>/_state.json"),
+        from_run: z.string().nullable().describe('the night whose state this one started from; null: the first'),
+        carried_from: z.string().optional().describe('a stopped night this one carried on'),
+      })
+      .describe('the state the night started from and commits after this manifest'),
+  },
+);
+
 /** The shipped JSON Schemas: file name in `schemas/` → schema. */
 export const OUTPUT_SCHEMAS = {
   'manifest.schema.json': ManifestSchema,
@@ -475,6 +539,7 @@ export const OUTPUT_SCHEMAS = {
   'push-signal-line.schema.json': PushSignalLineSchema,
   'feed-manifest.schema.json': FeedManifestSchema,
   'feed-line.schema.json': FeedLineSchema,
+  'sync-manifest.schema.json': SyncManifestSchema,
   ...TABLE_SCHEMAS,
 } as const;
 

@@ -7,8 +7,15 @@
  * opens a part, so that a manifest planted elsewhere or naming another job's parts, a bucket's or a local file, is
  * refused by name before anything it names is read.
  */
-import { joinUrl, ManifestPlaceError } from '../../connectors/errors.ts';
-import type { ScheduledRunRef } from './types.ts';
+import { joinUrl, ManifestPlaceError } from '../connectors/errors.ts';
+
+/** What a scheduled run's folder is made from (a `ScheduledRunRef` of activities/run/types.ts fits). */
+export interface RunFolderRef {
+  name: string;
+  output: string;
+  runId: string;
+  date: string;
+}
 
 /** What a manifest says about where it and its parts lie. */
 export interface ManifestClaims {
@@ -69,10 +76,7 @@ export interface RunManifestIds {
  * A scheduled run's manifest: it lies in the run folder (`prefixOf`, its kind's layout) that its own name, day and
  * run id make.
  */
-export function runManifestClaims(
-  manifest: RunManifestIds,
-  prefixOf: (run: ScheduledRunRef) => string,
-): ManifestClaims {
+export function runManifestClaims(manifest: RunManifestIds, prefixOf: (run: RunFolderRef) => string): ManifestClaims {
   const run = { name: manifest.name, output: manifest.output, runId: manifest.run_id, date: manifest.dt };
   return {
     folder: prefixOf(run).replace(/\/$/, ''),
