@@ -17,6 +17,7 @@ import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { lastRunFailure, type RunFailure } from '../run-failure.ts';
 import { resultThroughOutage } from '../temporal-outage.ts';
 import { kindOf, type ScheduleDefinition, type ScheduleInput, type ScheduleRunResult, workflowStart } from './kinds.ts';
+import { checkScheduleName } from './names.ts';
 
 export {
   type FeedScheduleDefinition,
@@ -83,7 +84,7 @@ export async function createPushSchedule(
   temporal: TemporalConfig,
   definition: ScheduleDefinition,
 ): Promise<string> {
-  const scheduleId = scheduleIdOf(definition.name);
+  const scheduleId = scheduleIdOf(checkScheduleName(definition.name));
   const kind = kindOf(definition);
   // The workflow of the definition's kind with the input that kind takes (kinds.ts `workflowStart`).
   const action: ScheduleOptionsAction = {
@@ -120,6 +121,7 @@ export async function listPushSchedules(client: Client): Promise<PushScheduleInf
 }
 
 export async function describePushSchedule(client: Client, name: string): Promise<PushScheduleDetails> {
+  checkScheduleName(name);
   const description = await describeSchedule(client, name);
   const args = description.action.args as [ScheduledPushInput] | undefined;
   const push = args?.[0];
@@ -187,6 +189,7 @@ export async function startPushRun(
   name: string,
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
 ): Promise<{ workflowId: string; result: () => Promise<ScheduleRunResult> }> {
+  checkScheduleName(name);
   const description = await describeSchedule(client, name);
   const input = pushOfDescription(name, description) as ScheduleInput;
   if (!kindOf(input).backfills && (options.window || options.fullRefresh)) {
@@ -227,6 +230,7 @@ export async function pushState(
   name: string,
   options: { output?: string; domains?: string[]; all?: boolean },
 ): Promise<Record<string, unknown>> {
+  checkScheduleName(name);
   if (options.output) {
     // Given `--output`, the schedule is not asked for: its state is read as a push's.
     return kindOf({}).state.view(options.output, name, options);
@@ -243,6 +247,7 @@ export async function resetPush(
   name: string,
   options: { output?: string; domains?: string[] },
 ): Promise<Record<string, unknown>> {
+  checkScheduleName(name);
   let output = options.output;
   let details: PushScheduleDetails | undefined;
   try {
@@ -272,7 +277,7 @@ export async function triggerPushSchedule(
   name: string,
   overlap?: ScheduleOverlapPolicy,
 ): Promise<void> {
-  const handle = client.schedule.getHandle(scheduleIdOf(name));
+  const handle = client.schedule.getHandle(scheduleIdOf(checkScheduleName(name)));
   const policy = overlap ?? (await known(name, () => handle.describe())).policies.overlap;
   await known(name, () => handle.trigger(policy));
 }
@@ -282,6 +287,7 @@ export async function deletePushSchedule(client: Client, name: string): Promise<
 }
 
 async function known<T>(name: string, body: () => Promise<T>): Promise<T> {
+  checkScheduleName(name);
   try {
     return await body();
   } catch (error) {
