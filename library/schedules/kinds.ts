@@ -62,6 +62,8 @@ export interface SyncScheduleDefinition
       | 'column'
       | 'idColumn'
       | 'keepColumns'
+      | 'encoding'
+      | 'sheet'
       | 'signalTypes'
       | 'limit'
       | 'maxCredits'

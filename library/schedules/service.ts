@@ -14,6 +14,7 @@ import { UsageError } from '../../connectors/errors.ts';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
 import { backfillRunId } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { lastRunFailure, type RunFailure } from '../run-failure.ts';
 import { resultThroughOutage } from '../temporal-outage.ts';
 import {
   isSyncInput,
@@ -73,6 +74,8 @@ export interface PushScheduleInfo {
 }
 
 export interface PushScheduleDetails extends PushScheduleInfo {
+  /** What the schedule runs: `push`, a feed's kind (`company-search`, ...) or a CRM sync's (`enrich`, ...). */
+  kind: string;
   overlap: string;
   push: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'> | undefined;
   taskQueue: string;
@@ -82,6 +85,8 @@ export interface PushScheduleDetails extends PushScheduleInfo {
   createdAt: string;
   /** The last run that committed the schedule's state (`_watermarks.json`, a sync's `_state.json`), or null. */
   lastRun: object | { unreadable: string } | null;
+  /** The schedule's latest run when it did not complete, and why (the file, the row or byte, the fix); else null. */
+  lastFailure: RunFailure | null;
 }
 
 /** The workflow input a schedule carries: its definition without the timing, with the task queues of its creator. */
@@ -146,6 +151,7 @@ export async function describePushSchedule(client: Client, name: string): Promis
   const { taskQueue: _tq, apiTaskQueue: _atq, ...definition } = push ?? ({} as ScheduledPushInput);
   return {
     ...infoOf(description.scheduleId, description),
+    kind: push && 'kind' in push ? String(push.kind) : 'push',
     overlap: String(description.policies.overlap).toLowerCase().replace(/_/g, '-'),
     push: push ? definition : undefined,
     taskQueue: description.action.taskQueue,
@@ -154,7 +160,15 @@ export async function describePushSchedule(client: Client, name: string): Promis
     running: description.info.runningActions.map((action) => action.workflow.workflowId),
     createdAt: description.info.createdAt.toISOString(),
     lastRun: push ? await lastRunOf(push, name) : null,
+    lastFailure: await lastFailureOf(client, name, description),
   };
+}
+
+/** The schedule's latest run, the schedule's or `schedule run`'s, when it did not complete: why (else null). */
+function lastFailureOf(client: Client, name: string, description: ScheduleDescription): Promise<RunFailure | null> {
+  const started = description.info.recentActions.map((action) => action.action.workflow.workflowId);
+  const kind = kindOf((description.action.args as [ScheduleInput] | undefined)?.[0] ?? {});
+  return lastRunFailure(client, [...started, manualRunIdOf(name, kind)]);
 }
 
 /** The schedule's last committed run; describe still answers when the output cannot be read (say so instead). */
@@ -164,11 +178,6 @@ async function lastRunOf(input: ScheduleInput, name: string): Promise<object | {
   } catch (error) {
     return { unreadable: `${input.output}: ${error instanceof Error ? error.message : String(error)}` };
   }
-}
-
-/** The schedule's definition (what every run of it is started with). */
-async function inputOf(client: Client, name: string): Promise<ScheduleInput> {
-  return inputOfDescription(name, await describeSchedule(client, name));
 }
 
 async function describeSchedule(client: Client, name: string): Promise<ScheduleDescription> {
@@ -191,7 +200,7 @@ async function findSchedule(client: Client, name: string) {
 
 function inputOfDescription(name: string, description: ScheduleDescription): ScheduleInput {
   const input = (description.action.args as [ScheduleInput] | undefined)?.[0];
-  if (!input) throw new UsageError(`schedule "${name}" carries no definition`);
+  if (!input) throw new UsageError(`schedule "${name}" carries no definition of what it runs`);
   return input;
 }
 
@@ -315,10 +324,14 @@ export async function pushState(
   options: { output?: string; domains?: string[]; all?: boolean },
 ): Promise<Record<string, unknown>> {
   checkScheduleName(name);
-  const definition = options.output ? undefined : await inputOf(client, name);
-  const output = options.output ?? definition!.output;
-  // Given `--output`, the schedule is not asked for: its state is read as a push's.
-  return kindOf(definition ?? {}).state.view(output, name, options);
+  if (options.output) {
+    // Given `--output`, the schedule is not asked for: its state is read as a push's.
+    return kindOf({}).state.view(options.output, name, options);
+  }
+  const description = await describeSchedule(client, name);
+  const definition = inputOfDescription(name, description);
+  const view = await kindOf(definition).state.view(definition.output, name, options);
+  return { ...view, lastFailure: await lastFailureOf(client, name, description) };
 }
 
 /** Forgets watermarks (all, or of `domains`); refused while a run of the schedule is in progress. */
