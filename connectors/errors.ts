@@ -607,6 +607,20 @@ function kitErrorWithRule(rule: FailureRule) {
 export class UsageError extends kitErrorWithRule(FAILURE_RULES.usage) {}
 
 /**
+ * A schedule's name that is not one (a path separator, `..`, too long, upper-case): it names a folder of the output and
+ * a Temporal schedule id, so the library refuses it before either is touched, naming the field it came in.
+ */
+export class ScheduleNameError extends UsageError {
+  readonly field: string;
+  constructor(field: string, value: unknown, rule: string) {
+    const shown =
+      typeof value === 'string' ? JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value) : typeof value;
+    super(`${field} must be ${rule}, got ${shown}`);
+    this.field = field;
+  }
+}
+
+/**
  * A run of the schedule is in progress, so another one now would read the same watermarks (or state), fetch the same
  * new signals again and pay for them twice. Not retried: the caller waits for that run to finish.
  */

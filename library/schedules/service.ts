@@ -16,6 +16,7 @@ import { backfillRunId } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
 import { resultThroughOutage } from '../temporal-outage.ts';
 import { kindOf, type ScheduleDefinition, type ScheduleInput, type ScheduleRunResult, workflowStart } from './kinds.ts';
+import { checkScheduleName } from './names.ts';
 
 export {
   type FeedScheduleDefinition,
@@ -78,7 +79,7 @@ export async function createPushSchedule(
   temporal: TemporalConfig,
   definition: ScheduleDefinition,
 ): Promise<string> {
-  const scheduleId = scheduleIdOf(definition.name);
+  const scheduleId = scheduleIdOf(checkScheduleName(definition.name));
   const kind = kindOf(definition);
   // The workflow of the definition's kind with the input that kind takes (kinds.ts `workflowStart`).
   const action: ScheduleOptionsAction = {
@@ -115,6 +116,7 @@ export async function listPushSchedules(client: Client): Promise<PushScheduleInf
 }
 
 export async function describePushSchedule(client: Client, name: string): Promise<PushScheduleDetails> {
+  checkScheduleName(name);
   const description = await describeSchedule(client, name);
   const args = description.action.args as [ScheduledPushInput] | undefined;
   const push = args?.[0];
@@ -179,6 +181,7 @@ export async function startPushRun(
   name: string,
   options: { fullRefresh?: boolean; window?: PushWindow; now?: Date },
 ): Promise<{ workflowId: string; result: () => Promise<ScheduleRunResult> }> {
+  checkScheduleName(name);
   const description = await describeSchedule(client, name);
   const input = pushOfDescription(name, description) as ScheduleInput;
   if (!kindOf(input).backfills && (options.window || options.fullRefresh)) {
@@ -219,6 +222,7 @@ export async function pushState(
   name: string,
   options: { output?: string; domains?: string[]; all?: boolean },
 ): Promise<Record<string, unknown>> {
+  checkScheduleName(name);
   const definition = options.output ? undefined : ((await pushOf(client, name)) as ScheduleInput);
   const output = options.output ?? definition!.output;
   // Given `--output`, the schedule is not asked for: its state is read as a push's.
@@ -231,6 +235,7 @@ export async function resetPush(
   name: string,
   options: { output?: string; domains?: string[] },
 ): Promise<Record<string, unknown>> {
+  checkScheduleName(name);
   let output = options.output;
   let details: PushScheduleDetails | undefined;
   try {
@@ -260,7 +265,7 @@ export async function triggerPushSchedule(
   name: string,
   overlap?: ScheduleOverlapPolicy,
 ): Promise<void> {
-  const handle = client.schedule.getHandle(scheduleIdOf(name));
+  const handle = client.schedule.getHandle(scheduleIdOf(checkScheduleName(name)));
   const policy = overlap ?? (await known(name, () => handle.describe())).policies.overlap;
   await known(name, () => handle.trigger(policy));
 }
@@ -270,6 +275,7 @@ export async function deletePushSchedule(client: Client, name: string): Promise<
 }
 
 async function known<T>(name: string, body: () => Promise<T>): Promise<T> {
+  checkScheduleName(name);
   try {
     return await body();
   } catch (error) {
