@@ -69,7 +69,7 @@ export async function prepareSyncRun(
 
   // Read the whole export first: a file that cannot be read fails the run before any state changes.
   const records: SyncRecord[] = [];
-  const source = await openInput(openStore, request.input);
+  const source = await openInput(openStore, request.input, request.encoding, request.sheet);
   let columns: Record<string, unknown> | undefined;
   const chosen = (choice: ColumnChoice) => {
     columns = describeChoice(choice);

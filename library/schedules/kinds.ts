@@ -61,6 +61,8 @@ export interface SyncScheduleDefinition
       | 'column'
       | 'idColumn'
       | 'keepColumns'
+      | 'encoding'
+      | 'sheet'
       | 'signalTypes'
       | 'limit'
       | 'maxCredits'

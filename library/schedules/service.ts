@@ -14,6 +14,7 @@ import { PushRunInProgressError, UsageError } from '../../connectors/errors.ts';
 import { DEFAULT_TASK_QUEUE } from '../../workflows/constants.ts';
 import { backfillRunId } from '../../workflows/push-ids.ts';
 import type { ScheduledPushInput } from '../../workflows/scheduled-push.ts';
+import { lastRunFailure, type RunFailure } from '../run-failure.ts';
 import { resultThroughOutage } from '../temporal-outage.ts';
 import { kindOf, type ScheduleDefinition, type ScheduleInput, type ScheduleRunResult, workflowStart } from './kinds.ts';
 import { checkScheduleName } from './names.ts';
@@ -57,6 +58,8 @@ export interface PushScheduleInfo {
 }
 
 export interface PushScheduleDetails extends PushScheduleInfo {
+  /** What the schedule runs: `push`, a feed's kind (`company-search`, ...) or a CRM sync's (`enrich`, ...). */
+  kind: string;
   overlap: string;
   push: Omit<ScheduledPushInput, 'taskQueue' | 'apiTaskQueue'> | undefined;
   taskQueue: string;
@@ -66,6 +69,8 @@ export interface PushScheduleDetails extends PushScheduleInfo {
   createdAt: string;
   /** The last run that committed the schedule's state (`_watermarks.json`, a sync's `_state.json`), or null. */
   lastRun: object | { unreadable: string } | null;
+  /** The schedule's latest run when it did not complete, and why (the file, the row or byte, the fix); else null. */
+  lastFailure: RunFailure | null;
 }
 
 /** The workflow input a schedule carries: its definition without the timing, with the task queues of its creator. */
@@ -123,6 +128,7 @@ export async function describePushSchedule(client: Client, name: string): Promis
   const { taskQueue: _tq, apiTaskQueue: _atq, ...definition } = push ?? ({} as ScheduledPushInput);
   return {
     ...infoOf(description.scheduleId, description),
+    kind: push && 'kind' in push ? String(push.kind) : 'push',
     overlap: String(description.policies.overlap).toLowerCase().replace(/_/g, '-'),
     push: push ? definition : undefined,
     taskQueue: description.action.taskQueue,
@@ -131,7 +137,14 @@ export async function describePushSchedule(client: Client, name: string): Promis
     running: description.info.runningActions.map((action) => action.workflow.workflowId),
     createdAt: description.info.createdAt.toISOString(),
     lastRun: push ? await lastRunOf(push, name) : null,
+    lastFailure: await lastFailureOf(client, name, description),
   };
+}
+
+/** The schedule's latest run, the schedule's or `schedule run`'s, when it did not complete: why (else null). */
+function lastFailureOf(client: Client, name: string, description: ScheduleDescription): Promise<RunFailure | null> {
+  const started = description.info.recentActions.map((action) => action.action.workflow.workflowId);
+  return lastRunFailure(client, [...started, manualRunIdOf(name)]);
 }
 
 /** The schedule's last committed run; describe still answers when the output cannot be read (say so instead). */
@@ -143,18 +156,13 @@ async function lastRunOf(input: ScheduleInput, name: string): Promise<object | {
   }
 }
 
-/** The schedule's push definition (what every run of it is started with). */
-async function pushOf(client: Client, name: string): Promise<ScheduledPushInput> {
-  return pushOfDescription(name, await describeSchedule(client, name));
-}
-
 function describeSchedule(client: Client, name: string): Promise<ScheduleDescription> {
   return known(name, () => client.schedule.getHandle(scheduleIdOf(name)).describe());
 }
 
 function pushOfDescription(name: string, description: ScheduleDescription): ScheduledPushInput {
   const push = (description.action.args as [ScheduledPushInput] | undefined)?.[0];
-  if (!push) throw new UsageError(`schedule "${name}" carries no push definition`);
+  if (!push) throw new UsageError(`schedule "${name}" carries no definition of what it runs`);
   return push;
 }
 
@@ -223,10 +231,14 @@ export async function pushState(
   options: { output?: string; domains?: string[]; all?: boolean },
 ): Promise<Record<string, unknown>> {
   checkScheduleName(name);
-  const definition = options.output ? undefined : ((await pushOf(client, name)) as ScheduleInput);
-  const output = options.output ?? definition!.output;
-  // Given `--output`, the schedule is not asked for: its state is read as a push's.
-  return kindOf(definition ?? {}).state.view(output, name, options);
+  if (options.output) {
+    // Given `--output`, the schedule is not asked for: its state is read as a push's.
+    return kindOf({}).state.view(options.output, name, options);
+  }
+  const description = await describeSchedule(client, name);
+  const definition = pushOfDescription(name, description) as ScheduleInput;
+  const view = await kindOf(definition).state.view(definition.output, name, options);
+  return { ...view, lastFailure: await lastFailureOf(client, name, description) };
 }
 
 /** Forgets watermarks (all, or of `domains`); refused while a run of the schedule is in progress. */

@@ -60,7 +60,7 @@ describe('signal-kit schedule --kind enrich', () => {
     expect((await cli('delete', 'crm-nightly')).code).toBe(0);
   });
 
-  it('refuses a flag the kind does not take, and an export that is not .csv or .jsonl', async () => {
+  it('refuses a flag the kind does not take, and an export of a type no job reads', async () => {
     await expect(
       cli(
         'create',
@@ -79,7 +79,10 @@ describe('signal-kit schedule --kind enrich', () => {
       ),
     ).rejects.toThrow(/--since does not apply to --kind enrich/);
     await expect(
-      cli('create', '--name', 'x', '--kind', 'enrich', '--input', 'a.xlsx', '--output', '/tmp/o', '--every', '1d'),
-    ).rejects.toThrow(/--input must be a .csv or .jsonl/);
+      cli('create', '--name', 'x', '--kind', 'enrich', '--input', 'a.pdf', '--output', '/tmp/o', '--every', '1d'),
+    ).rejects.toThrow(/--input must be a .csv, .tsv or .txt, .xlsx, or .jsonl/);
+    await expect(
+      cli('create', '--name', 'x', '--kind', 'enrich', '--input', 'a.csv', '--sheet', 'S', '--output', '/tmp/o'),
+    ).rejects.toThrow(/--sheet applies only to an .xlsx --input/);
   });
 });
