@@ -2,7 +2,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
-import { MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
+import { CONTACT_BATCH, MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import { columnRequest, identifyRecord } from '../input/identify.ts';
@@ -35,8 +35,6 @@ export type { SyncRecord };
 
 /** Records named only by a LinkedIn URL or a name, resolved per batch: about 4 s of calls at 300 a minute. */
 export const RESOLVE_BATCH = 20;
-/** Contacts per batch: one call each, about 4 s of calls at 300 a minute. */
-export const CONTACT_BATCH = 20;
 /**
  * The most records a night reads from its export (docs/nightly-crm-enrichment.md#limits): an export past it fails
  * the night with the reason before any paid call.
@@ -131,7 +129,7 @@ async function readExport(
   };
   let rows = 0;
   let invalid = 0;
-  const source = await openInput(openStore, request.input);
+  const source = await openInput(openStore, request.input, request.encoding, request.sheet);
   for await (const record of readInputRecords(source, columnRequest(kind, request), chosen)) {
     if (rows % 2000 === 0) beat(rows);
     rows += 1;
