@@ -44,7 +44,7 @@
  *
  * Found outside any activity, so no job and no Temporal retry sees them; their rule says whether the same thing
  * tried again can succeed: `ConfigError` (and `TemporalUnreachableError`, `TemporalOutageError`, `UnsafeSpoolError`),
- * `UsageError`, `WebhookConfigError`, `PushRunInProgressError`, `PayloadDecryptionError` (the payload codec),
+ * `UsageError`, `WebhookConfigError`, `PushRunInProgressError`, `SyncRunInProgressError`, `PayloadDecryptionError` (the payload codec),
  * `WebhookVerificationError` and the receiver's `Rejection`: no; `NoWorkerError` (nothing was sent) and the
  * receiver's `ClientGone`: yes.
  *
@@ -106,6 +106,7 @@ export const FAILURE_TYPE = {
   config: 'ConfigError',
   usage: 'UsageError',
   pushRunInProgress: 'PushRunInProgressError',
+  syncRunInProgress: 'SyncRunInProgressError',
   webhookConfig: 'WebhookConfigError',
   noWorker: 'NoWorkerError',
   payloadDecryption: 'PayloadDecryptionError',
@@ -175,6 +176,7 @@ export const FAILURE_RULES = {
   config: rule(FAILURE_TYPE.config, false, false),
   usage: rule(FAILURE_TYPE.usage, false, false),
   pushRunInProgress: rule(FAILURE_TYPE.pushRunInProgress, false, false),
+  syncRunInProgress: rule(FAILURE_TYPE.syncRunInProgress, false, false),
   webhookConfig: rule(FAILURE_TYPE.webhookConfig, false, false),
   /** No worker took a one-call command's call: nothing was sent, so the same call can succeed once one polls. */
   noWorker: rule(FAILURE_TYPE.noWorker, true, false),
@@ -582,6 +584,20 @@ function kitErrorWithRule(rule: FailureRule) {
 export class UsageError extends kitErrorWithRule(FAILURE_RULES.usage) {}
 
 /**
+ * A schedule's name that is not one (a path separator, `..`, too long, upper-case): it names a folder of the output and
+ * a Temporal schedule id, so the library refuses it before either is touched, naming the field it came in.
+ */
+export class ScheduleNameError extends UsageError {
+  readonly field: string;
+  constructor(field: string, value: unknown, rule: string) {
+    const shown =
+      typeof value === 'string' ? JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value) : typeof value;
+    super(`${field} must be ${rule}, got ${shown}`);
+    this.field = field;
+  }
+}
+
+/**
  * A run of the schedule is in progress, so another one now would read the same watermarks (or state), fetch the same
  * new signals again and pay for them twice. Not retried: the caller waits for that run to finish.
  */
@@ -595,6 +611,24 @@ export class PushRunInProgressError extends KitError {
         `(temporal workflow result --workflow-id ${running[0]}), then run again`,
     );
     this.push = push;
+    this.running = running;
+  }
+}
+
+/**
+ * A night of the CRM sync is in progress, so another one now would read the same state and export, ask the same
+ * companies again and pay for their signals twice. Not retried: the caller waits for that night to finish.
+ */
+export class SyncRunInProgressError extends KitError {
+  readonly rule = FAILURE_RULES.syncRunInProgress;
+  readonly sync: string;
+  readonly running: readonly string[];
+  constructor(sync: string, running: readonly string[]) {
+    super(
+      `a night of CRM sync "${sync}" is in progress (${running.join(', ')}): wait for it to finish ` +
+        `(temporal workflow result --workflow-id ${running[0]}), then run again`,
+    );
+    this.sync = sync;
     this.running = running;
   }
 }
