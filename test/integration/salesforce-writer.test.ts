@@ -61,7 +61,9 @@ async function readBack(ids: string[]): Promise<Map<string, Record<string, unkno
   for (let start = 0; start < ids.length; start += 2000) {
     const chunk = ids.slice(start, start + 2000);
     const records = await conn.sobject('Account').retrieve(chunk, { fields: FIELDS });
-    chunk.forEach((id, i) => found.set(id, records[i] as unknown as Record<string, unknown>));
+    chunk.forEach((id, i) => {
+      found.set(id, records[i] as unknown as Record<string, unknown>);
+    });
   }
   return found;
 }
