@@ -85,6 +85,8 @@ export const FAILURE_TYPE = {
   storage: 'StorageError',
   storageConfig: 'StorageConfigError',
   storageRefused: 'StorageRefusedError',
+  crmPreflight: 'CrmPreflightError',
+  crmLedger: 'CrmLedgerError',
   input: 'InputError',
   corruptDownload: 'CorruptDownload',
   destinationNotConfigured: 'DestinationNotConfigured',
@@ -145,6 +147,10 @@ export const FAILURE_RULES = {
   storage: rule(FAILURE_TYPE.storage, true, false),
   storageConfig: rule(FAILURE_TYPE.storageConfig, false, true),
   storageRefused: rule(FAILURE_TYPE.storageRefused, false, true),
+  /** The CRM's schema or the token's scopes refuse the write-back: nothing is written until the user fixes them. */
+  crmPreflight: rule(FAILURE_TYPE.crmPreflight, false, true),
+  /** The write-back ledger does not prove itself or lies outside its schedule's folder: never trusted, never guessed. */
+  crmLedger: rule(FAILURE_TYPE.crmLedger, false, true),
   input: rule(FAILURE_TYPE.input, false, true),
   corruptDownload: rule(FAILURE_TYPE.corruptDownload, true, false),
   destinationNotConfigured: rule(FAILURE_TYPE.destinationNotConfigured, false, false),
@@ -473,6 +479,40 @@ export class StorageConfigError extends KitError {
 
 export function joinUrl(base: string, key: string): string {
   return base.endsWith('/') ? base + key : `${base}/${key}`;
+}
+
+/** One thing the CRM's schema or the token lacks for a write-back, with its fix. */
+export interface CrmProblem {
+  /** The field (its CRM name) or the scope or the object in question. */
+  what: string;
+  problem: string;
+  fix: string;
+}
+
+/**
+ * A write-back the CRM would refuse: a missing or mistyped field, a read-only one, a token without the scope, a wrong
+ * object. Raised before any paid call and at `schedule create`; the command exits 2 naming each problem and its fix.
+ */
+export class CrmPreflightError extends KitError {
+  readonly rule = FAILURE_RULES.crmPreflight;
+  readonly crm: string;
+  readonly problems: readonly CrmProblem[];
+  constructor(crm: string, object: string, problems: readonly CrmProblem[]) {
+    const lines = problems.map((p) => `  ${p.what}: ${p.problem}; fix: ${p.fix}`);
+    super(`${crm} ${object} cannot take the write-back:\n${lines.join('\n')}`);
+    this.crm = crm;
+    this.problems = problems;
+  }
+}
+
+/** The write-back ledger at `key` does not prove itself (its checksum, its schedule): the write-back stops. */
+export class CrmLedgerError extends KitError {
+  readonly rule = FAILURE_RULES.crmLedger;
+  readonly key: string;
+  constructor(key: string, reason: string) {
+    super(`write-back ledger ${key}: ${reason}`);
+    this.key = key;
+  }
 }
 
 /** A problem with the job's input or its options that no retry can fix. */
