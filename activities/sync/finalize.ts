@@ -74,8 +74,9 @@ async function gatherSyncRun(store: Store, request: LocalRequest) {
   request.opened.push(state);
   const plan = JSON.parse(await store.readText(planKey(run))) as SyncPlan;
   const db = state.db;
-  db.db.exec('CREATE TEMP TABLE IF NOT EXISTS tonight_errors (domain TEXT PRIMARY KEY, error TEXT NOT NULL)');
-  const failed = db.db.prepare('INSERT OR REPLACE INTO tonight_errors (domain, error) VALUES (?, ?)');
+  // Every company answered tonight, with its error when the service answered one.
+  db.db.exec('CREATE TEMP TABLE IF NOT EXISTS tonight_answers (domain TEXT PRIMARY KEY, error TEXT)');
+  const answered = db.db.prepare('INSERT OR REPLACE INTO tonight_answers (domain, error) VALUES (?, ?)');
   const savedCalls = new Map<number, Set<string>>();
   const paid = { credits: 0, calls: 0, overlapCredits: 0, newSignals: 0, answered: 0 };
   for (let index = 0; index < plan.batches; index++) {
@@ -88,7 +89,8 @@ async function gatherSyncRun(store: Store, request: LocalRequest) {
     if (answer.paid_calls?.length) savedCalls.set(index, new Set(answer.paid_calls));
     db.transaction(() => {
       for (const [domain, company] of Object.entries(answer.domains)) {
-        if (company.status === 'error') failed.run(domain, JSON.stringify(company.error ?? { code: 'error' }));
+        const error = company.status === 'error' ? JSON.stringify(company.error ?? { code: 'error' }) : null;
+        answered.run(domain, error);
         const { state: merged, added } = mergeAnswer(db.company(domain), company, answer.as_of);
         if (merged) db.putCompany(domain, merged);
         paid.newSignals += added;
@@ -165,6 +167,7 @@ function syncManifest(
     output: store.url,
     counts: {
       input_rows: plan.rows,
+      ...(plan.skippedLines ? { skipped_lines: plan.skippedLines } : {}),
       records: written.summary.total,
       ...statuses,
       companies: plan.companies,

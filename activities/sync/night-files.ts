@@ -62,13 +62,13 @@ export async function writeNightFiles(
   const outcome = { new: [] as string[], changed: [] as string[], unchanged: 0, gone: [] as string[] };
   const statuses = { ok: 0, not_found: 0, error: 0, invalid: 0 };
   const lines = { rows: 0, changes: 0 };
-  const errorOf = db.db.prepare('SELECT error FROM tonight_errors WHERE domain = ?');
+  const answerOf = db.db.prepare('SELECT error FROM tonight_answers WHERE domain = ?');
   db.startTonight();
   db.db.exec('BEGIN');
   for await (const record of readSyncRecords(store, run)) {
     const domain = recordDomain(record, db, resolved);
-    const tonight = domain === undefined ? undefined : (errorOf.get(domain) as { error: string } | undefined);
-    const line = lineOf(record, domain, db, tonight && JSON.parse(tonight.error), request.status);
+    const tonight = domain === undefined ? undefined : (answerOf.get(domain) as { error: string | null } | undefined);
+    const line = lineOf(record, domain, db, tonight, request.status);
     const row = rowOf(line, file.flat);
     statuses[line['status'] as keyof typeof statuses] += 1;
     const { key, label } = recordKey(record, db);
@@ -218,13 +218,14 @@ class TableParts {
 /**
  * A record's line, in the shape the enrich rows table reads: its company's current picture (`signal_summary`: counts
  * per type of everything held; `latest_signal`: the newest), or why it has none. A company the service answered with
- * an error tonight shows that error, never the picture it had before.
+ * an error tonight shows that error, never the picture it had before; one a budget-stopped night did not reach is
+ * `budget_exhausted`.
  */
 function lineOf(
   record: SyncRecord,
   domain: string | undefined,
   db: StateDb,
-  tonightError: { code: string; message: string } | undefined,
+  tonight: { error: string | null } | undefined,
   status: FinalizeSyncRequest['status'],
 ): Record<string, unknown> {
   const base = {
@@ -244,9 +245,11 @@ function lineOf(
     return { ...base, status: 'not_found', signal_summary: {} };
   }
   const named = record.contact ? {} : { domain };
-  if (tonightError) return { ...base, status: 'error', ...named, error: tonightError };
+  if (tonight?.error) return { ...base, status: 'error', ...named, error: JSON.parse(tonight.error) as unknown };
   const held = db.company(domain);
-  if (held) {
+  // A night stopped by its budget before asking the company: not reached tonight, whatever an earlier night held.
+  const unreached = status === 'budget_exhausted' && tonight === undefined;
+  if (held && !unreached) {
     return {
       ...base,
       status: held.status,

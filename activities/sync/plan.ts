@@ -106,6 +106,7 @@ async function stageSyncRun(
       ...(kind === 'enrich-contacts' ? { kind } : {}),
       ...(read.columns ? { columns: read.columns } : {}),
       ...(carried ? { carriedFrom: carried } : {}),
+      ...(read.skippedLines > 0 ? { skippedLines: read.skippedLines } : {}),
     };
     await out.writeText(syncStageKey(run), JSON.stringify(stage), JSON_TYPE);
     return stage;
@@ -129,8 +130,12 @@ async function readExport(
   };
   let rows = 0;
   let invalid = 0;
+  let skippedLines = 0;
+  const skipped = (lines: number) => {
+    skippedLines += lines;
+  };
   const source = await openInput(openStore, request.input, request.encoding, request.sheet);
-  for await (const record of readInputRecords(source, columnRequest(kind, request), chosen)) {
+  for await (const record of readInputRecords(source, columnRequest(kind, request), chosen, skipped)) {
     if (rows % 2000 === 0) beat(rows);
     rows += 1;
     if (rows > MAX_SYNC_RECORDS) {
@@ -148,7 +153,7 @@ async function readExport(
     lookups.close();
     throw new InputError(`input ${request.input} has no data rows`);
   }
-  return { records, lookups, columns, rows, invalid };
+  return { records, lookups, columns, rows, invalid, skippedLines };
 }
 
 /** A record as the run keeps it: what identifies its company, or why nothing does. */
