@@ -10,11 +10,12 @@ import type {
   SyncRunRef,
 } from '../activities/sync/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
-import { CREDITS, MAX_BULK_ENRICH_DOMAINS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
-
-/** Contacts per batch of a contacts sync (activities/sync/plan.ts CONTACT_BATCH): one call each. */
-const CONTACT_BATCH = 20;
-
+import {
+  CONTACT_BATCH,
+  CREDITS,
+  MAX_BULK_ENRICH_DOMAINS,
+  MAX_SIGNALS_PER_CALL,
+} from '../connectors/signal-api/limits.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';

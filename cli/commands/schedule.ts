@@ -23,6 +23,7 @@ import {
   type ScheduleDefinition,
   type SyncScheduleDefinition,
   startPushRun,
+  startScheduleRun,
   triggerPushSchedule,
   unpausePushSchedule,
 } from '../../library/schedules/service.ts';
@@ -487,7 +488,7 @@ export function parseSubcommand(
     }
     case 'run': {
       return async (client, _temporal, exit) => {
-        const started = await startPushRun(client, name, { fullRefresh: values.fullRefresh === true });
+        const started = await startScheduleRun(client, name, { fullRefresh: values.fullRefresh === true });
         if (values.wait) return waitForRun(started.result, exit);
         return { name, workflowId: started.workflowId, fullRefresh: values.fullRefresh === true };
       };

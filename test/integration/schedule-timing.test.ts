@@ -106,8 +106,8 @@ describe('a schedule runs at the time of day it is given', () => {
       if (manual.length < 2) await sleep(250);
     }
     expect(manual).toEqual([
-      expect.objectContaining({ by: 'schedule run', workflowId: 'signal-kit-push-manual-nights/manual-run' }),
-      expect.objectContaining({ by: 'schedule run', workflowId: 'signal-kit-push-manual-nights/manual-run' }),
+      expect.objectContaining({ by: 'schedule run', workflowId: 'signal-kit-sync-manual-nights/manual-run' }),
+      expect.objectContaining({ by: 'schedule run', workflowId: 'signal-kit-sync-manual-nights/manual-run' }),
     ]);
     const described = await cli<{ recentRuns: RecentRun[] }>('describe', 'manual-nights');
     expect(described.out.recentRuns).toHaveLength(2);
