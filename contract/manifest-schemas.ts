@@ -486,7 +486,9 @@ export const SyncManifestSchema = manifestSchema(
     rows_kind: z
       .enum(['enrich', 'enrich-contacts'])
       .optional()
-      .describe('whose rows table the night writes: enrich (companies) or enrich-contacts (people); absent before 2026-12'),
+      .describe(
+        'whose rows table the night writes: enrich (companies) or enrich-contacts (people); absent before 2026-12',
+      ),
     columns: z
       .looseObject({ kept: z.array(z.string()) })
       .optional()
