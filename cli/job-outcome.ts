@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { JobResult } from '../activities/jobs/types.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import type { JobStart } from '../library/jobs.ts';
+import { runFailureMessage } from '../library/run-failure.ts';
 
 /**
  * Exit codes: what a scheduler needs to tell a finished job from a partial or failed one. `running` is the status of
@@ -25,20 +26,8 @@ export function defaultJobId(kind: string, parts: unknown): string {
   return `${kind}-${digest}`;
 }
 
-/**
- * The message of a failed job: the first failure under Temporal's wrappers (activity, child workflow), which is the
- * kit's own classified message naming the service's or the storage's problem. Not deeper: the causes below it are
- * the raw library errors it was made from ("UnknownError", a CSV parser's code), which lose the line or the bucket.
- */
-export function jobFailureMessage(error: unknown): string {
-  if (error instanceof WorkflowFailedError) {
-    let cause: unknown = error.cause;
-    while ((cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure) && cause.cause instanceof Error)
-      cause = cause.cause;
-    return cause instanceof Error ? cause.message : String(cause);
-  }
-  return error instanceof Error ? error.message : String(error);
-}
+/** The message of a failed job: the kit's own words under Temporal's wrappers (library/run-failure.ts). */
+export const jobFailureMessage = runFailureMessage;
 
 /**
  * What a failed job's finalize recorded (its manifest's figures), which its `JobFailed` failure carries; undefined

@@ -45,8 +45,8 @@ const signalFilterFlags = (command: Command) =>
 
 /** A schedule's watermark state: which domains, and the output it is kept in (`--domains`: list every domain). */
 const watermarkFlags = (command: Command, listFlag: boolean) => {
-  command.option('--domain <d>', 'only this domain (repeatable)', collect);
-  if (listFlag) command.option('--domains', 'list every domain');
+  command.option('--domain <d>', 'a push or feed: only this domain (repeatable)', collect);
+  if (listFlag) command.option('--domains', 'a push or feed: list every domain');
   return command.option('--output <url>', 'the output the state is kept in (default: the schedule’s)');
 };
 
@@ -256,7 +256,12 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   }
 
   // ─── schedule ──────────────────────────────────────────────────────────────────────────────────────────────────
-  const schedule = program.command('schedule').description('scheduled pushes of new signals for a watchlist');
+  const schedule = program
+    .command('schedule')
+    .description(
+      'schedules of every kind: pushes of new signals for a watchlist, feeds of new search or intent results, ' +
+        'and the nightly CRM sync of an export',
+    );
   const scheduleAction = action(
     (command) => async () =>
       (await import('./commands/schedule.ts')).runScheduleCommand(command.name(), command.args[0], command.opts()),
@@ -265,7 +270,8 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   const create = schedule
     .command('create')
     .description(
-      'create a schedule that pushes new signals for a watchlist, or (--kind) delivers new search or intent results',
+      'create a schedule: a push of new signals for a watchlist (default), or (--kind) a feed of new search or intent ' +
+        'results, or the nightly CRM sync of an export',
     )
     .option('--name <name>', 'the schedule name (lower-case letters, digits, - or _)')
     .option(
@@ -273,9 +279,18 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       'push (default), enrich or enrich-contacts (the nightly CRM sync), company-search, contact-search, intent-contacts',
     )
     .option('--watchlist <url>', `push: a .csv or .jsonl(.gz) of domains: ${WHERE}`)
-    .option('--input <url>', `enrich, enrich-contacts: the CRM export (.csv or .jsonl), read afresh each run: ${WHERE}`)
+    .option(
+      '--input <url>',
+      `enrich, enrich-contacts: the CRM export (.csv, .tsv/.txt, .xlsx or .jsonl), read afresh each run: ${WHERE}`,
+    )
     .option('--id-column <name>', "enrich: the column holding each row's record id (default: Id, Record ID, ...)")
     .option('--keep-columns <a,b>', 'enrich: export columns to carry into every row')
+    .option(
+      '--encoding <name>',
+      "enrich: the export's text encoding: utf-8, utf-16le, utf-16be or windows-1252 (default: found from the file)",
+    )
+    .option('--sheet <name>', 'enrich: the sheet of an .xlsx export to read (default: the first)')
+    .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
   signalFilterFlags(create)
@@ -305,7 +320,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--paused', 'create it paused')
     .option('--note <text>', 'a note kept with the schedule')
     .action(scheduleAction);
-  schedule.command('list').description('every push schedule').action(scheduleAction);
+  schedule
+    .command('list')
+    .description('every schedule of every kind, with its next and recent runs')
+    .action(scheduleAction);
   for (const [name, description] of [
     ['describe', "a schedule's definition, state and recent runs"],
     ['delete', 'delete a schedule'],
@@ -332,23 +350,27 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
   schedule
     .command('run')
     .description(
-      'one run now (refused while a run of the push is in progress); with --wait it exits like a job: 0, 1, 3, 4',
+      'one run now (refused while a run of the schedule is in progress); with --wait it exits like a job: 0, 1, 3, 4',
     )
     .argument('<name>', 'the schedule name')
-    .option('--full-refresh', 'ignore the watermarks: push everything again')
+    .option('--full-refresh', 'a push: ignore the watermarks and push everything again')
     .option('--wait', 'follow the run to its end')
     .action(scheduleAction);
   schedule
     .command('backfill')
-    .description('push the signals detected in [from, to), into a partition of its own')
+    .description('a push: push the signals detected in [from, to), into a partition of its own')
     .argument('<name>', 'the schedule name')
     .option('--from <iso>', 'start of the window')
     .option('--to <iso>', 'end of the window (exclusive)')
     .option('--wait', 'follow the run to its end')
     .action(scheduleAction);
-  const state = schedule.command('state').description("the schedule's watermarks");
+  const state = schedule
+    .command('state')
+    .description("the schedule's state (a push's or feed's watermarks, a CRM sync's companies), last run and failure");
   watermarkFlags(state.argument('<name>', 'the schedule name'), true).action(scheduleAction);
-  const reset = schedule.command('reset').description('forget watermarks: the next run starts over');
+  const reset = schedule
+    .command('reset')
+    .description("forget the schedule's state (watermarks, a CRM sync's companies): the next run starts over");
   watermarkFlags(reset.argument('<name>', 'the schedule name'), false).action(scheduleAction);
 
   // ─── webhooks ──────────────────────────────────────────────────────────────────────────────────────────────────

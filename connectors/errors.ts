@@ -35,10 +35,16 @@
  * | `DestinationBlockedError`  | a webhook destination resolving to an address not allowlisted | no      | no    |
  * | `DestinationUnresolvableError` | a webhook destination whose host does not resolve      | yes       | no    |
  * | `RateLimiterUnavailableError` | the account's rate limiter does not answer               | yes       | no    |
+ * | `CrmAuthError`             | a CRM refused the kit's credentials (expired, revoked, wrong | no        | yes   |
+ * |                            | key), or they could not be refreshed                        |           |       |
+ * | `CrmUnavailableError`      | a CRM still down or limiting after the write-back's own     | yes       | no    |
+ * |                            | pauses (5xx, 429, daily limit, cut connections)              |           |       |
+ * | `CrmRequestError`          | a CRM refused a write-back call as a whole (an unknown       | no        | no    |
+ * |                            | field or object, a job it failed)                           |           |       |
  *
  * Found outside any activity, so no job and no Temporal retry sees them; their rule says whether the same thing
  * tried again can succeed: `ConfigError` (and `TemporalUnreachableError`, `TemporalOutageError`, `UnsafeSpoolError`),
- * `UsageError`, `WebhookConfigError`, `PushRunInProgressError`, `PayloadDecryptionError` (the payload codec),
+ * `UsageError`, `WebhookConfigError`, `PushRunInProgressError`, `SyncRunInProgressError`, `PayloadDecryptionError` (the payload codec),
  * `WebhookVerificationError` and the receiver's `Rejection`: no; `NoWorkerError` (nothing was sent) and the
  * receiver's `ClientGone`: yes.
  *
@@ -79,6 +85,8 @@ export const FAILURE_TYPE = {
   storage: 'StorageError',
   storageConfig: 'StorageConfigError',
   storageRefused: 'StorageRefusedError',
+  crmPreflight: 'CrmPreflightError',
+  crmLedger: 'CrmLedgerError',
   input: 'InputError',
   corruptDownload: 'CorruptDownload',
   destinationNotConfigured: 'DestinationNotConfigured',
@@ -94,9 +102,13 @@ export const FAILURE_TYPE = {
   rateLimiterUnavailable: 'RateLimiterUnavailableError',
   catalogApi: 'CatalogApiError',
   destinationUnresolvable: 'DestinationUnresolvable',
+  crmAuth: 'CrmAuthError',
+  crmUnavailable: 'CrmUnavailableError',
+  crmRequest: 'CrmRequestError',
   config: 'ConfigError',
   usage: 'UsageError',
   pushRunInProgress: 'PushRunInProgressError',
+  syncRunInProgress: 'SyncRunInProgressError',
   webhookConfig: 'WebhookConfigError',
   noWorker: 'NoWorkerError',
   payloadDecryption: 'PayloadDecryptionError',
@@ -135,6 +147,10 @@ export const FAILURE_RULES = {
   storage: rule(FAILURE_TYPE.storage, true, false),
   storageConfig: rule(FAILURE_TYPE.storageConfig, false, true),
   storageRefused: rule(FAILURE_TYPE.storageRefused, false, true),
+  /** The CRM's schema or the token's scopes refuse the write-back: nothing is written until the user fixes them. */
+  crmPreflight: rule(FAILURE_TYPE.crmPreflight, false, true),
+  /** The write-back ledger does not prove itself or lies outside its schedule's folder: never trusted, never guessed. */
+  crmLedger: rule(FAILURE_TYPE.crmLedger, false, true),
   input: rule(FAILURE_TYPE.input, false, true),
   corruptDownload: rule(FAILURE_TYPE.corruptDownload, true, false),
   destinationNotConfigured: rule(FAILURE_TYPE.destinationNotConfigured, false, false),
@@ -153,6 +169,12 @@ export const FAILURE_RULES = {
   catalogApi: rule(FAILURE_TYPE.catalogApi, false, false),
   /** A webhook destination's host does not resolve (DNS may be down or late): the next attempt may reach it. */
   destinationUnresolvable: rule(FAILURE_TYPE.destinationUnresolvable, true, false),
+  /** A CRM refused the kit's credentials: every other call would be refused alike until a person fixes them. */
+  crmAuth: rule(FAILURE_TYPE.crmAuth, false, true),
+  /** A CRM stayed down or kept limiting through the write-back's pauses: the same write later can succeed. */
+  crmUnavailable: rule(FAILURE_TYPE.crmUnavailable, true, false),
+  /** A CRM refused a call as a whole: asking the same again would be refused again. */
+  crmRequest: rule(FAILURE_TYPE.crmRequest, false, false),
   /**
    * The failures below are found outside any activity (before anything starts, in the command, in the receiver, in
    * the payload codec), so no job sees them; their rule says whether trying the same thing again can succeed.
@@ -160,6 +182,7 @@ export const FAILURE_RULES = {
   config: rule(FAILURE_TYPE.config, false, false),
   usage: rule(FAILURE_TYPE.usage, false, false),
   pushRunInProgress: rule(FAILURE_TYPE.pushRunInProgress, false, false),
+  syncRunInProgress: rule(FAILURE_TYPE.syncRunInProgress, false, false),
   webhookConfig: rule(FAILURE_TYPE.webhookConfig, false, false),
   /** No worker took a one-call command's call: nothing was sent, so the same call can succeed once one polls. */
   noWorker: rule(FAILURE_TYPE.noWorker, true, false),
@@ -458,6 +481,40 @@ export function joinUrl(base: string, key: string): string {
   return base.endsWith('/') ? base + key : `${base}/${key}`;
 }
 
+/** One thing the CRM's schema or the token lacks for a write-back, with its fix. */
+export interface CrmProblem {
+  /** The field (its CRM name) or the scope or the object in question. */
+  what: string;
+  problem: string;
+  fix: string;
+}
+
+/**
+ * A write-back the CRM would refuse: a missing or mistyped field, a read-only one, a token without the scope, a wrong
+ * object. Raised before any paid call and at `schedule create`; the command exits 2 naming each problem and its fix.
+ */
+export class CrmPreflightError extends KitError {
+  readonly rule = FAILURE_RULES.crmPreflight;
+  readonly crm: string;
+  readonly problems: readonly CrmProblem[];
+  constructor(crm: string, object: string, problems: readonly CrmProblem[]) {
+    const lines = problems.map((p) => `  ${p.what}: ${p.problem}; fix: ${p.fix}`);
+    super(`${crm} ${object} cannot take the write-back:\n${lines.join('\n')}`);
+    this.crm = crm;
+    this.problems = problems;
+  }
+}
+
+/** The write-back ledger at `key` does not prove itself (its checksum, its schedule): the write-back stops. */
+export class CrmLedgerError extends KitError {
+  readonly rule = FAILURE_RULES.crmLedger;
+  readonly key: string;
+  constructor(key: string, reason: string) {
+    super(`write-back ledger ${key}: ${reason}`);
+    this.key = key;
+  }
+}
+
 /** A problem with the job's input or its options that no retry can fix. */
 export class InputError extends KitError {
   readonly rule = FAILURE_RULES.input;
@@ -567,6 +624,20 @@ function kitErrorWithRule(rule: FailureRule) {
 export class UsageError extends kitErrorWithRule(FAILURE_RULES.usage) {}
 
 /**
+ * A schedule's name that is not one (a path separator, `..`, too long, upper-case): it names a folder of the output and
+ * a Temporal schedule id, so the library refuses it before either is touched, naming the field it came in.
+ */
+export class ScheduleNameError extends UsageError {
+  readonly field: string;
+  constructor(field: string, value: unknown, rule: string) {
+    const shown =
+      typeof value === 'string' ? JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value) : typeof value;
+    super(`${field} must be ${rule}, got ${shown}`);
+    this.field = field;
+  }
+}
+
+/**
  * A run of the schedule is in progress, so another one now would read the same watermarks (or state), fetch the same
  * new signals again and pay for them twice. Not retried: the caller waits for that run to finish.
  */
@@ -580,6 +651,24 @@ export class PushRunInProgressError extends KitError {
         `(temporal workflow result --workflow-id ${running[0]}), then run again`,
     );
     this.push = push;
+    this.running = running;
+  }
+}
+
+/**
+ * A night of the CRM sync is in progress, so another one now would read the same state and export, ask the same
+ * companies again and pay for their signals twice. Not retried: the caller waits for that night to finish.
+ */
+export class SyncRunInProgressError extends KitError {
+  readonly rule = FAILURE_RULES.syncRunInProgress;
+  readonly sync: string;
+  readonly running: readonly string[];
+  constructor(sync: string, running: readonly string[]) {
+    super(
+      `a night of CRM sync "${sync}" is in progress (${running.join(', ')}): wait for it to finish ` +
+        `(temporal workflow result --workflow-id ${running[0]}), then run again`,
+    );
+    this.sync = sync;
     this.running = running;
   }
 }
@@ -734,5 +823,44 @@ export class ClientGone extends KitError {
   readonly rule = FAILURE_RULES.clientGone;
   constructor() {
     super('client closed the connection before the body was complete');
+  }
+}
+
+/**
+ * A CRM refused the kit's credentials (an expired access token with nothing to refresh it, a key the connected app
+ * does not know, a revoked private-app token). The message names the setting to fix, never the token or the key.
+ */
+export class CrmAuthError extends KitError {
+  readonly rule = FAILURE_RULES.crmAuth;
+  readonly crm: string;
+  readonly code: string;
+  constructor(crm: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${crm}: ${code}: ${message}`, options);
+    this.crm = crm;
+    this.code = code;
+  }
+}
+
+/** A CRM still down, or still limiting, after the write-back paused for it as long as it would (`code`: the CRM's). */
+export class CrmUnavailableError extends KitError {
+  readonly rule = FAILURE_RULES.crmUnavailable;
+  readonly crm: string;
+  readonly code: string;
+  constructor(crm: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${crm}: ${code}: ${message}`, options);
+    this.crm = crm;
+    this.code = code;
+  }
+}
+
+/** A CRM refused a write-back call as a whole (`code`: the CRM's own, `INVALID_FIELD`, a failed job's message). */
+export class CrmRequestError extends KitError {
+  readonly rule = FAILURE_RULES.crmRequest;
+  readonly crm: string;
+  readonly code: string;
+  constructor(crm: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${crm}: ${code}: ${message}`, options);
+    this.crm = crm;
+    this.code = code;
   }
 }

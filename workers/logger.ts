@@ -81,10 +81,30 @@ const LEVELS: Record<LogLevel, LogLevelName> = {
  */
 const EXPECTED_WARNINGS = new Set(['No workflows registered, not polling for workflow tasks']);
 
-/** Temporal's `Logger` over pino. The activity task token is dropped: long, opaque and useless to a reader. */
+/** Temporal's own words for a failure it wraps: the reason is the cause under them. */
+const WRAPPER_MESSAGES = new Set(['Activity task failed', 'Child Workflow execution failed']);
+
+/**
+ * The reason under Temporal's wrappers of a logged failure ("Workflow failed" carries "Activity task failed"), so the
+ * line says what the kit said (the file, the row or byte, the fix). By message, not class: a workflow's error reaches
+ * the logger copied out of its sandbox, a plain `Error` with its causes.
+ */
+export function reasonUnder(error: unknown): string | undefined {
+  let current = error as { message?: unknown; cause?: unknown } | undefined;
+  while (current && WRAPPER_MESSAGES.has(String(current.message)) && typeof current.cause === 'object')
+    current = current.cause as typeof current;
+  return current !== error && typeof current?.message === 'string' ? current.message : undefined;
+}
+
+/**
+ * Temporal's `Logger` over pino. The activity task token is dropped: long, opaque and useless to a reader. A failure
+ * Temporal wrapped gets its `reason`.
+ */
 export function temporalLogger(logger: Pino): Logger {
   const write = (level: LogLevel, message: string, meta?: LogMetadata) => {
     const { taskToken: _token, ...fields } = meta ?? {};
+    const reason = reasonUnder(fields['error']);
+    if (reason !== undefined) fields['reason'] = reason;
     const name = level === 'WARN' && EXPECTED_WARNINGS.has(message) ? 'debug' : (LEVELS[level] ?? 'info');
     logger[name](fields, message);
   };

@@ -1,13 +1,21 @@
 import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { JobStatus } from '../activities/run/types.ts';
-import type { SyncFilters, SyncKind, SyncPlan, SyncResult, SyncRunRef } from '../activities/sync/types.ts';
+import type {
+  SyncFilters,
+  SyncInputOptions,
+  SyncKind,
+  SyncPlan,
+  SyncResult,
+  SyncRunRef,
+} from '../activities/sync/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
-import { CREDITS, MAX_BULK_ENRICH_DOMAINS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
-
-/** Contacts per batch of a contacts sync (activities/sync/plan.ts CONTACT_BATCH): one call each. */
-const CONTACT_BATCH = 20;
-
+import {
+  CONTACT_BATCH,
+  CREDITS,
+  MAX_BULK_ENRICH_DOMAINS,
+  MAX_SIGNALS_PER_CALL,
+} from '../connectors/signal-api/limits.ts';
 import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
@@ -20,8 +28,12 @@ export interface CrmSyncInput {
   name: string;
   /** `enrich`: an accounts export (bulk calls by domain); `enrich-contacts`: a contacts export (a call per contact). */
   kind: SyncKind;
-  /** The CRM export (file://, s3://, gs:// or a path; CSV or JSONL), read afresh each run. */
+  /** The CRM export (file://, s3://, gs:// or a path; CSV, TSV/TXT, XLSX or JSONL), read afresh each run. */
   input: string;
+  /** The export's text encoding (`--encoding`); found from the file when absent. */
+  encoding?: SyncInputOptions['encoding'];
+  /** An .xlsx export's sheet (`--sheet`); the first when absent. */
+  sheet?: string;
   /** Base output URL. */
   output: string;
   column?: string;
@@ -108,6 +120,8 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
     ...(input.column ? { column: input.column } : {}),
     ...(input.idColumn ? { idColumn: input.idColumn } : {}),
     ...(input.keepColumns?.length ? { keepColumns: input.keepColumns } : {}),
+    ...(input.encoding ? { encoding: input.encoding } : {}),
+    ...(input.sheet !== undefined ? { sheet: input.sheet } : {}),
   });
   if (!plan.packed) {
     // Records named only by a LinkedIn URL or a name: their companies first (free calls), then the run's calls.

@@ -5,16 +5,42 @@
  * - else UTF-8 while the bytes are UTF-8;
  * - else Windows-1252 (what Excel on Windows saves as "CSV (Comma delimited)"), when every byte before the first one
  *   that is not UTF-8 was plain ASCII (the same in both, so nothing read so far changes);
- * - a file that is neither (UTF-8 text and then a byte that is not, or a byte that Windows-1252 does not define, or a
- *   NUL) cannot be decided: an `InputError` names its row and byte, and `--encoding` says what it is.
+ * - a file that is neither (UTF-8 text and then a byte that is not, or a byte that Windows-1252 does not define)
+ *   cannot be decided: an `InputError` names its row and byte, and `--encoding` says what it is;
+ * - a file without a byte order mark whose first bytes hold a NUL at every other byte is UTF-16 (Excel's "Unicode
+ *   Text" saved without its mark, a PowerShell `Out-File`): refused by name, with the `--encoding` that reads it,
+ *   rather than read as text whose header is `I\0d\0`.
+ * A NUL is never a file's verdict otherwise: it passes through decoding, and the row that holds it in a column the
+ * kit reads is an invalid record (read-input.ts), in every encoding.
  */
 import { InputError } from '../../connectors/errors.ts';
 
 export const INPUT_ENCODINGS = ['auto', 'utf-8', 'utf-16le', 'utf-16be', 'windows-1252'] as const;
 export type InputEncoding = (typeof INPUT_ENCODINGS)[number];
 
-/** Bytes Windows-1252 leaves undefined, and NUL: a file holding them is not Windows-1252 text. */
-const NOT_1252 = new Set([0x00, 0x81, 0x8d, 0x8f, 0x90, 0x9d]);
+/** Bytes Windows-1252 leaves undefined: a file holding them is not Windows-1252 text. */
+const NOT_1252 = new Set([0x81, 0x8d, 0x8f, 0x90, 0x9d]);
+
+/** How many of a file's first bytes are looked at for UTF-16 without a byte order mark. */
+const UTF16_SNIFF_BYTES = 1024;
+
+/**
+ * UTF-16 without a byte order mark, from its first bytes: text in a Latin script holds a NUL in (nearly) every pair,
+ * always on the same side, which no UTF-8 or Windows-1252 text does.
+ */
+export function utf16WithoutBom(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
+  const pairs = Math.floor(Math.min(bytes.length, UTF16_SNIFF_BYTES) / 2);
+  if (pairs < 2) return undefined;
+  let even = 0;
+  let odd = 0;
+  for (let i = 0; i < pairs; i++) {
+    if (bytes[2 * i] === 0) even += 1;
+    if (bytes[2 * i + 1] === 0) odd += 1;
+  }
+  if (odd >= pairs * 0.6 && even <= pairs * 0.05) return 'utf-16le';
+  if (even >= pairs * 0.6 && odd <= pairs * 0.05) return 'utf-16be';
+  return undefined;
+}
 
 /** How many bytes at the end of `bytes` begin a UTF-8 sequence that the next chunk completes (0 to 3). */
 function openSequence(bytes: Uint8Array): number {
@@ -103,6 +129,15 @@ export async function* decodeToUtf8(
       if (mode === 'auto') {
         if (chunk[0] === 0xff && chunk[1] === 0xfe) mode = 'utf-16le';
         else if (chunk[0] === 0xfe && chunk[1] === 0xff) mode = 'utf-16be';
+      }
+      if (mode === 'auto' || mode === 'utf-8' || mode === 'windows-1252') {
+        const utf16 = utf16WithoutBom(chunk);
+        if (utf16) {
+          throw new InputError(
+            `input ${url}: is UTF-16 text without a byte order mark (a NUL at every other byte, ` +
+              `${utf16 === 'utf-16le' ? 'little' : 'big'} endian); read it with --encoding ${utf16}, or save it as UTF-8`,
+          );
+        }
       }
       if (mode === 'utf-16le' || mode === 'utf-16be' || mode === 'windows-1252') {
         decoder = new TextDecoder(mode);

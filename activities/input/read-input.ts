@@ -114,7 +114,7 @@ export async function* readInputRecords(
     // Lines that may be a report's footer, held until a record follows them (then they are rows) or the file ends.
     let held: { row: number; error: string; raw?: string }[] = [];
     const release = function* (): Generator<InputRecord> {
-      for (const line of held) yield { row: line.row, error: line.error, raw: line.raw };
+      for (const line of held) yield cleanRaw({ row: line.row, error: line.error, raw: line.raw });
       held = [];
     };
     try {
@@ -132,7 +132,7 @@ export async function* readInputRecords(
           if (isFooterLine(entry.raw, delimiter) && held.length < MAX_FOOTER_LINES) held.push(line);
           else {
             yield* release();
-            yield line;
+            yield cleanRaw(line);
           }
           continue;
         }
@@ -156,13 +156,19 @@ export async function* readInputRecords(
   const choices = new Map<string, ColumnChoice | string>();
   for await (const entry of readJsonlRecords(source.text, { maxDepth: MAX_INPUT_DEPTH })) {
     if (entry.error !== undefined) {
-      yield { row: entry.line, error: entry.error, raw: entry.raw };
+      yield cleanRaw({ row: entry.line, error: entry.error, raw: entry.raw });
       continue;
     }
     const value = entry.value;
     const firstRole = request.roles[0];
     if (typeof value === 'string' && firstRole) {
-      yield { row: entry.line, candidates: [{ role: firstRole, raw: value }], raw: value };
+      yield value.includes(NUL)
+        ? {
+            row: entry.line,
+            error: 'the line holds a NUL character (U+0000), which no input may hold',
+            raw: withoutNul(value),
+          }
+        : { row: entry.line, candidates: [{ role: firstRole, raw: value }], raw: value };
       continue;
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -187,7 +193,9 @@ export async function* readInputRecords(
       yield { row: entry.line, error: choice, raw: JSON.stringify(value) };
       continue;
     }
-    yield { ...recordOf(entry.line, fields, choice), raw: JSON.stringify(value) };
+    const record = recordOf(entry.line, fields, choice);
+    // A refused line keeps the value that holds the NUL, without it, as its raw (its JSON would spell `\u0000`).
+    yield record.error === undefined ? { ...record, raw: JSON.stringify(value) } : record;
   }
 }
 
@@ -225,7 +233,48 @@ export function chooseOrFail(url: string, header: string[], request: ColumnReque
   }
 }
 
+/**
+ * NUL is refused in every encoding (docs/security.md): a row holding one in a column the kit reads (an identifier, the
+ * id, a kept column) is an invalid record naming the column, never asked of the service; the values it carries into
+ * the outputs hold U+FFFD where the NUL was, as `load` writes them, so no file ever gets a NUL from the input.
+ */
+const NUL = '\u0000';
+const withoutNul = (text: string) => text.replaceAll(NUL, '\uFFFD');
+
+function nulColumn(fields: Record<string, unknown>, choice: ColumnChoice): string | undefined {
+  const read = [...Object.values(choice.identifiers).flat(), choice.recordId, ...choice.kept];
+  return read.find((column) => {
+    const value = column === undefined ? undefined : fields[column];
+    return typeof value === 'string' && value.includes(NUL);
+  });
+}
+
+function nulRecord(record: InputRecord, column: string): InputRecord {
+  const cols = record.cols
+    ? Object.fromEntries(Object.entries(record.cols).map(([name, value]) => [name, withoutNul(value)]))
+    : undefined;
+  const raw = typeof record.raw === 'string' ? withoutNul(record.raw) : record.raw;
+  return {
+    row: record.row,
+    ...(record.id !== undefined ? { id: withoutNul(record.id) } : {}),
+    ...(cols ? { cols } : {}),
+    raw: raw ?? null,
+    error: `column "${withoutNul(column)}" holds a NUL character (U+0000), which no input may hold`,
+  };
+}
+
+/** A row read without a record (a broken line): its raw text without NUL. */
+function cleanRaw<R extends { raw?: unknown }>(line: R): R {
+  return typeof line.raw === 'string' && line.raw.includes(NUL) ? { ...line, raw: withoutNul(line.raw) } : line;
+}
+
 function recordOf(row: number, fields: Record<string, unknown>, choice: ColumnChoice): InputRecord {
+  const record = fieldsRecord(row, fields, choice);
+  const nul = nulColumn(fields, choice);
+  return nul === undefined ? record : nulRecord(record, nul);
+}
+
+function fieldsRecord(row: number, fields: Record<string, unknown>, choice: ColumnChoice): InputRecord {
   const candidates: { role: IdentifierRole; raw: unknown }[] = [];
   for (const [role, columns] of Object.entries(choice.identifiers) as [IdentifierRole, string[]][]) {
     for (const column of columns) candidates.push({ role, raw: fields[column] });

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
+import { writeCsvFile } from '../../connectors/crm/csv-file.ts';
+import { type CrmInputColumns, crmFileColumns, crmKeptColumns } from '../../connectors/crm/import-file.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
-import { enrichTables, invalidLinesAsRows, type RowsKind, verifyRows } from '../../contract/tables/rows.ts';
+import { enrichTables, invalidLinesAsRows, type RowsKind, rowsTable, verifyRows } from '../../contract/tables/rows.ts';
 import { readPartLines } from '../run/parts.ts';
-import { type CrmInputColumns, crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow } from '../tables/encode.ts';
 import { RowOrder } from './row-order.ts';
 import type { JobRef, ManifestPart } from './types.ts';
@@ -11,7 +11,7 @@ import type { JobRef, ManifestPart } from './types.ts';
 /**
  * `<job>/rows.csv`: the file a CRM imports back as an update. One row per input row, in input order, under the id
  * column as the export named it, with the columns the CRM needs to accept the update (kept by default, see
- * `CRM_UPDATE_COLUMNS` in connectors/normalize/columns.ts) and the user's kept columns byte for byte, then the
+ * `CRM_UPDATE_COLUMNS` in connectors/crm/spellings.ts) and the user's kept columns byte for byte, then the
  * enrichment columns under names the CRM's mapping screen matches to custom fields (`crmColumnName`).
  */
 export const crmCsvKey = (job: JobRef) => `${job.jobId}/rows.csv`;
@@ -36,22 +36,22 @@ export async function writeCrmCsv(
 ): Promise<ManifestPart> {
   const kind = rowsKindOf(job);
   const order = new RowOrder();
-  let count = 0;
   let header: string[] = [];
   try {
     if (kind !== undefined) {
-      const file = crmFileColumns(kind, input, job.keepColumns);
+      const file = crmFileColumns(rowsTable(kind, crmKeptColumns(input, job.keepColumns)), input);
       header = file.header;
       const lineParts = parts.filter((part) => (part.table ?? 'lines') === 'lines' && LINES_PART.test(part.key));
       for (const part of lineParts) {
         const lines = await readPartLines(store, part.key);
         for (const row of tableRowsOf(kind, lines, file.flat, INVALID_LINES_PART.test(part.key))) {
           await order.add(row['row'] as number, csvRow(file.def, row));
-          count += 1;
         }
       }
     }
-    return await writeOrdered(store, crmCsvKey(job), header, order, count);
+    const headerLine = header.length > 0 ? csvHeader(header) : undefined;
+    const written = await writeCsvFile(store, crmCsvKey(job), headerLine, order.inOrder());
+    return { ...written, table: 'rows', format: 'csv' };
   } finally {
     await order.close();
   }
@@ -60,37 +60,4 @@ export async function writeCrmCsv(
 function tableRowsOf(kind: RowsKind, lines: Record<string, unknown>[], def: TableDef, invalid: boolean): TableRow[] {
   if (invalid) return invalidLinesAsRows(lines, def);
   return kind === 'verify-emails' ? verifyRows(lines, def) : enrichTables(lines, def).rows;
-}
-
-async function writeOrdered(
-  store: Store,
-  key: string,
-  header: readonly string[],
-  order: RowOrder,
-  lines: number,
-): Promise<ManifestPart> {
-  const writer = store.openWrite(key, { contentType: 'text/csv; charset=utf-8' });
-  const hash = createHash('sha256');
-  let bytes = 0;
-  let pending = '';
-  const write = async (text: string, flush = false) => {
-    pending += text;
-    if (pending.length < 64 * 1024 && !flush) return;
-    const chunk = Buffer.from(pending, 'utf8');
-    pending = '';
-    hash.update(chunk);
-    bytes += chunk.length;
-    if (!writer.stream.write(chunk)) await new Promise((resolve) => writer.stream.once('drain', resolve));
-  };
-  try {
-    if (header.length > 0) await write(`${csvHeader(header)}\r\n`);
-    for await (const text of order.inOrder()) await write(`${text}\r\n`);
-    await write('', true);
-    writer.stream.end();
-    await writer.done();
-  } catch (error) {
-    await writer.abort(error);
-    throw error;
-  }
-  return { key, lines, bytes, sha256: hash.digest('hex'), table: 'rows', format: 'csv' };
 }

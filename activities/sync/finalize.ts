@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
+import { type CrmFile, crmFileColumns, crmKeptColumns } from '../../connectors/crm/import-file.ts';
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
 import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
-import { enrichTables, invalidLinesAsRows } from '../../contract/tables/rows.ts';
+import { enrichTables, invalidLinesAsRows, rowsTable } from '../../contract/tables/rows.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
-import { crmFileColumns } from '../tables/crm-file.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
 import { readSyncAnswer } from './fetch.ts';
 import { syncChangesKey, syncManifestKey, syncRowsKey, syncStatePointerKey, syncTableKey } from './layout.ts';
@@ -108,7 +108,7 @@ async function syncFiles(store: Store, request: FinalizeSyncRequest, gathered: S
   for (const [key, domain] of await readResolutions(store, run, plan.resolveBatches ?? 0)) {
     if (domain !== null) resolved.set(key, domain);
   }
-  const file = crmFileColumns(request.kind, plan.columns, request.keepColumns);
+  const file = crmFileColumns(rowsTable(request.kind, crmKeptColumns(plan.columns, request.keepColumns)), plan.columns);
   const def = file.flat;
   const rows: TableRow[] = [];
   const changed: TableRow[] = [];
@@ -359,7 +359,7 @@ function sha256(body: Buffer): string {
 }
 
 /** A CRM import file: the export's id header, the kept columns, the enrichment columns under the CRM's names. */
-function csvFile(key: string, file: ReturnType<typeof crmFileColumns>, rows: readonly TableRow[]): SyncFile {
+function csvFile(key: string, file: CrmFile<TableDef>, rows: readonly TableRow[]): SyncFile {
   const lines = [csvHeader(file.header), ...rows.map((row) => csvRow(file.def, row))];
   const body = Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
   const part: SyncPart = {

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import { InputError } from '../../connectors/errors.ts';
 import { mapOrdered } from '../../connectors/map-ordered.ts';
 import { type ColumnChoice, describeChoice } from '../../connectors/normalize/columns.ts';
-import { MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
+import { CONTACT_BATCH, MAX_BULK_ENRICH_DOMAINS } from '../../connectors/signal-api/limits.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readAll, readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
 import { columnRequest, identifyRecord } from '../input/identify.ts';
@@ -41,8 +41,6 @@ export interface SyncRecord {
 
 /** Records named only by a LinkedIn URL or a name, resolved per batch: about 4 s of calls at 300 a minute. */
 export const RESOLVE_BATCH = 20;
-/** Contacts per batch: one call each, about 4 s of calls at 300 a minute. */
-export const CONTACT_BATCH = 20;
 const JSON_TYPE = { contentType: 'application/json' };
 
 const PENDING_WRITES = 8;
@@ -69,7 +67,7 @@ export async function prepareSyncRun(
 
   // Read the whole export first: a file that cannot be read fails the run before any state changes.
   const records: SyncRecord[] = [];
-  const source = await openInput(openStore, request.input);
+  const source = await openInput(openStore, request.input, request.encoding, request.sheet);
   let columns: Record<string, unknown> | undefined;
   const chosen = (choice: ColumnChoice) => {
     columns = describeChoice(choice);

@@ -2,6 +2,7 @@
  * Shapes that cross the workflow/activity boundary for the nightly CRM sync (`schedule create --kind enrich`). All
  * small: references and counts; the export's records, the answers and the state live in the bucket.
  */
+import type { InputEncoding } from '../input/encoding.ts';
 import type { OutputFormat } from '../tables/formats.ts';
 
 /** What a sync's export holds: accounts (`enrich`, bulk calls by domain) or contacts (`enrich-contacts`, a call each). */
@@ -34,6 +35,10 @@ export interface SyncInputOptions {
   idColumn?: string;
   /** Columns carried into every row (`--keep-columns`). */
   keepColumns?: string[];
+  /** The export's text encoding (`--encoding`); found from the file when absent. */
+  encoding?: Exclude<InputEncoding, 'auto'>;
+  /** An .xlsx export's sheet (`--sheet`); the first when absent. */
+  sheet?: string;
 }
 
 /** Filters of every call of a run (spec 4.1 names). */

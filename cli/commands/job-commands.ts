@@ -43,11 +43,11 @@ export interface ColumnFlags {
   sheet?: string;
 }
 
-function columnOptions(flags: ColumnFlags): {
+export function columnOptions(flags: ColumnFlags): {
   column?: string;
   idColumn?: string;
   keepColumns?: string[];
-  encoding?: InputEncoding;
+  encoding?: Exclude<InputEncoding, 'auto'>;
   sheet?: string;
 } {
   const keep = list(flags.keepColumns);
@@ -55,7 +55,9 @@ function columnOptions(flags: ColumnFlags): {
     throw new UsageError(`--encoding must be one of ${INPUT_ENCODINGS.join(', ')}, got "${flags.encoding}"`);
   }
   return {
-    ...(flags.encoding !== undefined && flags.encoding !== 'auto' ? { encoding: flags.encoding as InputEncoding } : {}),
+    ...(flags.encoding !== undefined && flags.encoding !== 'auto'
+      ? { encoding: flags.encoding as Exclude<InputEncoding, 'auto'> }
+      : {}),
     ...(flags.sheet !== undefined ? { sheet: flags.sheet } : {}),
     ...(flags.column !== undefined ? { column: flags.column } : {}),
     ...(flags.idColumn !== undefined ? { idColumn: flags.idColumn } : {}),

@@ -5,8 +5,10 @@ import type { FeedResult, IntentFilters, SearchFilters } from '../../activities/
 import type { PushResult } from '../../activities/push/types.ts';
 import { SCHEDULE_NAME } from '../../activities/run/scheduled-layout.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
+import { openStore } from '../../config/storage.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { FEED_KINDS, type FeedKind, isFeedKind } from '../../contract/kinds.ts';
+import { runFailureMessage } from '../../library/run-failure.ts';
 import type { ScheduleKindName } from '../../library/schedules/kinds.ts';
 import {
   createPushSchedule,
@@ -22,17 +24,19 @@ import {
   type ScheduleDefinition,
   type SyncScheduleDefinition,
   startPushRun,
+  startScheduleRun,
   triggerPushSchedule,
   unpausePushSchedule,
 } from '../../library/schedules/service.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
+import { checkNightInput } from '../input-columns.ts';
 import { EXIT, exitCodeOf } from '../job-outcome.ts';
 import { connectClient } from '../temporal.ts';
-import { tableFormats } from './job-commands.ts';
+import { columnOptions, tableFormats } from './job-commands.ts';
 
 // `signal-kit schedule …`: flags in, one operation of the schedules service (library/schedules/), JSON out.
-// A schedule `signal-kit-push-<name>` starts the `scheduledPush` workflow every `--every`; each run fetches only the
-// signals after each domain's watermark.
+// A schedule `signal-kit-push-<name>` starts the workflow of its kind (a push, a feed, the nightly CRM sync; see
+// library/schedules/kinds.ts) on its timing; `run`, `state` and `describe` say why a run did not complete.
 
 // ─── flag parsing ─────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -79,6 +83,17 @@ function pushName(flag: string | undefined, value: string | undefined, command: 
   return value;
 }
 
+/** A night's export: every file a one-off job reads (CSV, TSV or Excel's tab-separated .txt, .xlsx, JSONL). */
+function exportUrl(flag: string, value: string | undefined): string {
+  const url = locationUrl(flag, value);
+  if (!/\.((csv|tsv|txt|jsonl|ndjson)(\.gz)?|xlsx)$/i.test(url)) {
+    throw new UsageError(
+      `--${flag} must be a .csv, .tsv or .txt, .xlsx, or .jsonl/.ndjson file (text files optionally .gz), got "${value}"`,
+    );
+  }
+  return url;
+}
+
 function watchlistUrl(flag: string, value: string | undefined): string {
   const url = locationUrl(flag, value);
   if (!/\.(csv|jsonl|ndjson)(\.gz)?$/i.test(url)) {
@@ -94,6 +109,9 @@ export interface CreateFlags {
   input?: string;
   idColumn?: string;
   keepColumns?: string;
+  encoding?: string;
+  sheet?: string;
+  allowMissingInput?: boolean;
   output?: string;
   every?: string;
   column?: string;
@@ -132,6 +150,9 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   input: ['enrich', 'enrich-contacts'],
   idColumn: ['enrich', 'enrich-contacts'],
   keepColumns: ['enrich', 'enrich-contacts'],
+  encoding: ['enrich', 'enrich-contacts'],
+  sheet: ['enrich', 'enrich-contacts'],
+  allowMissingInput: ['enrich', 'enrich-contacts'],
   column: ['push', 'enrich', 'enrich-contacts'],
   limit: ['push', 'enrich', 'enrich-contacts'],
   signalSubtypes: ['push'],
@@ -271,18 +292,18 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
       throw new UsageError(`${flagName(key)} does not apply to --kind ${kind}`);
   }
   const { limit, types } = signalFilters(values);
-  const keepColumns = list(values.keepColumns);
+  const input = exportUrl('input', values.input);
+  if (values.sheet !== undefined && !/\.xlsx$/i.test(input))
+    throw new UsageError(`--sheet applies only to an .xlsx --input, got "${values.input}"`);
   const definition: SyncScheduleDefinition = {
     name: pushName('name', values.name, 'create'),
     kind,
-    input: watchlistUrl('input', values.input),
+    input,
     output: locationUrl('output', values.output),
     everyMs: parseEvery('every', values.every),
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
-    ...(values.column ? { column: values.column } : {}),
-    ...(values.idColumn ? { idColumn: values.idColumn } : {}),
-    ...(keepColumns ? { keepColumns } : {}),
+    ...columnOptions({ ...values, column: values.column || undefined, idColumn: values.idColumn || undefined }),
     ...(types ? { signalTypes: types } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(values.note ? { note: values.note } : {}),
@@ -364,8 +385,11 @@ async function waitForRun(
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
     exit(EXIT.failed);
+    // A night that failed in its finalize carries its result; one that failed before (its export unreadable) only
+    // the failure, whose reason lies under Temporal's wrappers ("Activity task failed").
     const details = (error.cause as { details?: unknown[] } | undefined)?.details?.[0];
-    return details ?? { error: error.cause?.message ?? error.message };
+    const reason = runFailureMessage(error);
+    return details && typeof details === 'object' ? { error: reason, ...details } : { error: reason };
   }
 }
 
@@ -403,6 +427,7 @@ export function parseSubcommand(
   if (sub === 'create') {
     const definition = parseScheduleCreate(values);
     return async (client, temporal) => {
+      if ('input' in definition) await checkNightInput(definition, openStore, values.allowMissingInput === true);
       const scheduleId = await createPushSchedule(client, temporal, definition);
       return { name: definition.name, scheduleId, created: true, every: formatEvery(definition.everyMs) };
     };
@@ -431,7 +456,7 @@ export function parseSubcommand(
     }
     case 'run': {
       return async (client, _temporal, exit) => {
-        const started = await startPushRun(client, name, { fullRefresh: values.fullRefresh === true });
+        const started = await startScheduleRun(client, name, { fullRefresh: values.fullRefresh === true });
         if (values.wait) return waitForRun(started.result, exit);
         return { name, workflowId: started.workflowId, fullRefresh: values.fullRefresh === true };
       };

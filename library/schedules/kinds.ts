@@ -7,6 +7,7 @@ import { syncStatePointerKey } from '../../activities/sync/layout.ts';
 import { readSyncPointer, resetSyncState } from '../../activities/sync/state.ts';
 import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
 import { openStore } from '../../config/storage.ts';
+import { type KitError, PushRunInProgressError, SyncRunInProgressError } from '../../connectors/errors.ts';
 import { type FeedKind, isFeedKind } from '../../contract/kinds.ts';
 import { type CrmSyncInput, crmSync } from '../../workflows/crm-sync.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../../workflows/scheduled-feed.ts';
@@ -61,6 +62,8 @@ export interface SyncScheduleDefinition
       | 'column'
       | 'idColumn'
       | 'keepColumns'
+      | 'encoding'
+      | 'sheet'
       | 'signalTypes'
       | 'limit'
       | 'maxCredits'
@@ -94,7 +97,19 @@ export interface ScheduleKind<I extends ScheduleInput = ScheduleInput> {
   /** Whether `schedule run --full-refresh` and `schedule backfill` apply (only a push keeps per-domain windows). */
   backfills: boolean;
   state: ScheduleStateKeeper;
+  /** The schedule's id is this and its name; its runs' workflow ids start with it. */
+  idPrefix: ScheduleIdPrefix;
+  /** The refusal of a second run of the schedule while `running` are in progress. */
+  inProgress: (name: string, running: readonly string[]) => KitError;
 }
+
+/**
+ * Pushes and feeds are `signal-kit-push-<name>`, CRM syncs `signal-kit-sync-<name>`. A sync schedule created before
+ * syncs had their own prefix keeps its `signal-kit-push-` id (and its runs theirs): the service finds a schedule by
+ * its name under either prefix.
+ */
+export const SCHEDULE_ID_PREFIXES = ['signal-kit-push-', 'signal-kit-sync-'] as const;
+export type ScheduleIdPrefix = (typeof SCHEDULE_ID_PREFIXES)[number];
 
 /** A push's (and a feed's) state: the watermarks, the signals remembered above them, the last run. */
 const watermarkState: ScheduleStateKeeper = {
@@ -154,19 +169,32 @@ const syncState: ScheduleStateKeeper = {
   },
 };
 
+const pushRuns = {
+  idPrefix: 'signal-kit-push-',
+  inProgress: (name: string, running: readonly string[]) => new PushRunInProgressError(name, running),
+} as const;
 const push: ScheduleKind<ScheduledPushInput> = {
   workflow: scheduledPush,
   memo: 'scheduled-push',
   backfills: true,
   state: watermarkState,
+  ...pushRuns,
 };
 const feed: ScheduleKind<ScheduledFeedInput> = {
   workflow: scheduledFeed,
   memo: 'scheduled-feed',
   backfills: false,
   state: watermarkState,
+  ...pushRuns,
 };
-const sync: ScheduleKind<CrmSyncInput> = { workflow: crmSync, memo: 'crm-sync', backfills: false, state: syncState };
+const sync: ScheduleKind<CrmSyncInput> = {
+  workflow: crmSync,
+  memo: 'crm-sync',
+  backfills: false,
+  state: syncState,
+  idPrefix: 'signal-kit-sync-',
+  inProgress: (name, running) => new SyncRunInProgressError(name, running),
+};
 
 export type ScheduleKindName = 'push' | FeedKind | SyncKind;
 
@@ -204,6 +232,8 @@ export type WorkflowStart =
 
 export const isFeedInput = (input: ScheduleInput): input is ScheduledFeedInput =>
   'kind' in input && isFeedKind(input.kind);
+
+export const isSyncInput = (input: ScheduleInput): input is CrmSyncInput => 'kind' in input && !isFeedKind(input.kind);
 
 /** What starts a run of `input`: the workflow of its kind, given the input its kind takes. */
 export function workflowStart(input: ScheduleInput): WorkflowStart {

@@ -5,7 +5,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import type { SyncResult } from '../../activities/sync/types.ts';
-import { crmColumnName } from '../../activities/tables/crm-file.ts';
+import { crmColumnName } from '../../connectors/crm/fields.ts';
 import type { Store } from '../../connectors/storage/index.ts';
 import { rowsTable } from '../../contract/tables/rows.ts';
 import type { JobEnv, Sandbox } from '../../testkit/job-env.ts';

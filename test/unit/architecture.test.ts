@@ -209,7 +209,7 @@ describe('folder rules', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('has workflows import no package but the Temporal workflow SDK, and the sandbox only Node and zod', () => {
+  it('has workflows import no package but the Temporal workflow SDK, and the sandboxes only Node and zod', () => {
     const packages = (folder: string) =>
       all.filter(
         (i) =>
@@ -219,7 +219,9 @@ describe('folder rules', () => {
       (i) => !['@temporalio/workflow', '@temporalio/common'].includes(i.target),
     );
     expect(workflowPackages.map((i) => `${i.file} -> ${i.target}`)).toEqual([]);
-    const sandboxPackages = packages('sandbox/').filter((i) => !i.target.startsWith('node:') && i.target !== 'zod');
+    const sandboxPackages = [...packages('sandbox/'), ...packages('crm-sandbox/')].filter(
+      (i) => !i.target.startsWith('node:') && i.target !== 'zod',
+    );
     expect(sandboxPackages.map((i) => `${i.file} -> ${i.target}`)).toEqual([]);
   });
 

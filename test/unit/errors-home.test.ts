@@ -2,7 +2,7 @@
  * Every failure type of the kit lives in connectors/errors.ts with its retry rule: each error class declared anywhere
  * in the product (a class whose chain of `extends` reaches `Error`) is declared there, and every error class there is
  * a `KitError`, whose rule (retryable or not, in Temporal's terms, and fatal or not) the worker's interceptor turns
- * into the failure Temporal acts on. Outside the product: the sandbox (an independent service), the dev stack, the
+ * into the failure Temporal acts on. Outside the product: the sandbox and the CRM stand-ins (independent services), the dev stack, the
  * test harness, tests, benchmarks and scripts keep their own.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { repoRoot } from '../../devstack/binaries.ts';
 
 const root = repoRoot();
 const HOME = 'connectors/errors.ts';
-const NOT_THE_KIT = ['sandbox/', 'devstack/', 'testkit/', 'test/', 'bench/', 'scripts/'];
+const NOT_THE_KIT = ['sandbox/', 'crm-sandbox/', 'devstack/', 'testkit/', 'test/', 'bench/', 'scripts/'];
 const SKIP = new Set(['node_modules', 'dist', 'out', '.tools', '.git', 'results', 'fixtures']);
 const BUILT_IN = ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'AggregateError'];
 

@@ -145,4 +145,12 @@ describe('signal-kit --help', () => {
     expect(result.stderr).toMatch(/signal-kit enrich: unknown option '--colum'/);
     expect(result.stdout).toBe('');
   });
+
+  it('schedule --help names every kind for what it is, not a push for all (issue 36.10)', () => {
+    const schedule = buildProgram('0.0.0', () => {}).commands.find((c) => c.name() === 'schedule')!;
+    const help = [schedule.helpInformation(), ...schedule.commands.map((c) => c.helpInformation())].join('\n');
+    for (const kind of [/push/, /feed/, /nightly CRM sync/]) expect(schedule.helpInformation()).toMatch(kind);
+    for (const wrong of [/scheduled pushes of new signals/, /every push schedule/, /the schedule's watermarks\b/])
+      expect(help).not.toMatch(wrong);
+  });
 });

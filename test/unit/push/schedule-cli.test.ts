@@ -6,7 +6,7 @@ import {
   parseSubcommand as subcommandFromFlags,
 } from '../../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../../cli/program.ts';
-import { formatEvery, scheduleIdOf, scheduleInputOf } from '../../../library/schedules/service.ts';
+import { formatEvery, SCHEDULE_KINDS, scheduleIdOf, scheduleInputOf } from '../../../library/schedules/service.ts';
 import { runIdOf } from '../../../workflows/scheduled-push.ts';
 
 /** argv through the real command list (which flags each subcommand takes), then the command's own checks. */
@@ -80,6 +80,8 @@ describe('schedule command parsing', () => {
       apiTaskQueue: 'qa',
     });
     expect(scheduleIdOf('crm')).toBe('signal-kit-push-crm');
+    expect(scheduleIdOf('crm', SCHEDULE_KINDS.enrich)).toBe('signal-kit-sync-crm');
+    expect(scheduleIdOf('crm', SCHEDULE_KINDS['enrich-contacts'])).toBe('signal-kit-sync-crm');
   });
 
   it('names the flag in every error, before anything reaches the server', () => {

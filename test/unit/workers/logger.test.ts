@@ -29,4 +29,17 @@ describe('temporalLogger', () => {
     logger.warn('No workflows registered, not polling for workflow tasks');
     expect(lines).toMatchObject([{ level: 'debug', msg: 'No workflows registered, not polling for workflow tasks' }]);
   });
+
+  it('says why a workflow failed: the kit\'s words under Temporal\'s "Activity task failed"', () => {
+    const { lines, logger } = capture('warn');
+    // As the workflow's error reaches the logger out of its sandbox: a plain Error with its causes.
+    const kit = new Error('input file:///exports/accounts.csv does not exist');
+    logger.warn('Workflow failed', { error: new Error('Activity task failed', { cause: kit }) });
+    expect(lines[0]).toMatchObject({
+      msg: 'Workflow failed',
+      reason: 'input file:///exports/accounts.csv does not exist',
+    });
+    logger.warn('Activity failed', { error: new Error('a plain failure') });
+    expect(lines[1]).not.toHaveProperty('reason');
+  });
 });

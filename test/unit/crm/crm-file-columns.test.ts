@@ -6,35 +6,45 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { crmColumnName, crmDialectOf, crmFileColumns } from '../../../activities/tables/crm-file.ts';
+import { columnOfField, crmColumnName, crmDialectOf, crmFieldName } from '../../../connectors/crm/fields.ts';
+import { type CrmInputColumns, crmFileColumns, crmKeptColumns } from '../../../connectors/crm/import-file.ts';
+import { rowsTable } from '../../../contract/tables/rows.ts';
 import { repoRoot } from '../../helpers/cli.ts';
 
 const KINDS = ['enrich', 'enrich-contacts', 'verify-emails'] as const;
 
-/** The documented field list: rows table column → [Salesforce API name, HubSpot label]. */
-async function documentedFields(): Promise<Map<string, [string, string]>> {
+const fileOf = (kind: (typeof KINDS)[number], input: CrmInputColumns) =>
+  crmFileColumns(rowsTable(kind, crmKeptColumns(input)), input);
+
+/** The documented field list: rows table column → [Salesforce API name, HubSpot label, HubSpot internal name]. */
+async function documentedFields(): Promise<Map<string, [string, string, string]>> {
   const doc = await readFile(join(repoRoot, 'docs/crm-round-trip.md'), 'utf8');
-  const fields = new Map<string, [string, string]>();
+  const fields = new Map<string, [string, string, string]>();
   for (const match of doc.matchAll(
-    /^\| `([a-z0-9_]+)` \| `([A-Za-z0-9_]+)` \([^)]*\) \| ([^|(]+?) \(`[a-z0-9_]+`\) \|/gm,
+    /^\| `([a-z0-9_]+)` \| `([A-Za-z0-9_]+)` \([^)]*\) \| ([^|(]+?) \(`([a-z0-9_]+)`\) \|/gm,
   )) {
-    fields.set(match[1] as string, [match[2] as string, match[3] as string]);
+    fields.set(match[1] as string, [match[2] as string, match[3] as string, match[4] as string]);
   }
   return fields;
 }
 
 describe('rows.csv column names', () => {
-  it('the documented Salesforce and HubSpot field lists are the columns the code writes, for every kind', async () => {
+  it("the documented Salesforce and HubSpot field lists (HubSpot's internal name: the API name lower-cased, no __c) are the columns the code writes, for every kind", async () => {
     const documented = await documentedFields();
     const written = new Set<string>();
     for (const kind of KINDS) {
-      const { def } = crmFileColumns(kind, { record_id: 'Id', kept: [] });
+      const { def } = fileOf(kind, { record_id: 'Id', kept: [] });
       for (const column of def.columns.slice(1)) {
         written.add(column.name);
         expect(documented.get(column.name), column.name).toEqual([
           crmColumnName(column.name, 'salesforce'),
           crmColumnName(column.name, 'labels'),
+          crmFieldName('hubspot', column.name),
         ]);
+        expect(crmFieldName('salesforce', column.name)).toBe(crmColumnName(column.name, 'salesforce'));
+        const columns = [column.name];
+        expect(columnOfField(crmFieldName('salesforce', column.name), columns)).toBe(column.name);
+        expect(columnOfField(crmFieldName('hubspot', column.name), columns)).toBe(column.name);
       }
     }
     expect([...documented.keys()].sort()).toEqual([...written].sort());
@@ -42,7 +52,7 @@ describe('rows.csv column names', () => {
 
   it('every Salesforce name is a valid custom-field API name of at most 40 characters before __c', () => {
     for (const kind of KINDS) {
-      for (const column of crmFileColumns(kind, {}).def.columns) {
+      for (const column of fileOf(kind, {}).def.columns) {
         const api = crmColumnName(column.name, 'salesforce');
         expect(api, column.name).toMatch(/^[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*__c$/);
         expect(api.length - 3, column.name).toBeLessThanOrEqual(40);
@@ -57,7 +67,7 @@ describe('rows.csv column names', () => {
     expect(crmDialectOf('(Do Not Modify) Account')).toBe('labels');
     expect(crmDialectOf('crm_id')).toBe('plain');
     expect(crmDialectOf(undefined)).toBe('plain');
-    const dynamics = crmFileColumns('enrich', {
+    const dynamics = fileOf('enrich', {
       record_id: '\uFEFF(Do Not Modify) Account',
       kept: ['(Do Not Modify) Row Checksum', '(Do Not Modify) Modified On', 'Status'],
     });
@@ -69,7 +79,7 @@ describe('rows.csv column names', () => {
       'Signal Row',
       'Signal Status',
     ]);
-    const plain = crmFileColumns('enrich', { kept: ['status'] });
+    const plain = fileOf('enrich', { kept: ['status'] });
     expect(plain.header.slice(0, 4)).toEqual(['record_id', 'input_status', 'row', 'status']);
     expect(new Set(plain.header.map((name) => name.toLowerCase())).size).toBe(plain.header.length);
   });

@@ -1,0 +1,37 @@
+/**
+ * Faults on demand: the next calls (all of them, or those whose path contains `path`) answered with a status of
+ * the fault's instead of their own: a 429 of either policy, a 500, 502 or 503. Per-record refusals, archived
+ * records and expired tokens are the store's and the tokens' (see index.ts).
+ */
+import type { RateLimitPolicy } from './errors.ts';
+
+export interface Fault {
+  status: 429 | 500 | 502 | 503;
+  /** How many calls get it (default 1). */
+  times?: number;
+  /** A 429's policy (default the ten-second one). */
+  policy?: RateLimitPolicy;
+  /** Only calls whose path contains this (default every API call). */
+  path?: string;
+}
+
+export class Faults {
+  private queue: { fault: Fault; left: number }[] = [];
+
+  add(fault: Fault): void {
+    this.queue.push({ fault, left: fault.times ?? 1 });
+  }
+
+  clear(): void {
+    this.queue = [];
+  }
+
+  /** The fault this call gets, if any (and counts it down). */
+  take(path: string): Fault | undefined {
+    const entry = this.queue.find((e) => e.left > 0 && (e.fault.path === undefined || path.includes(e.fault.path)));
+    if (!entry) return undefined;
+    entry.left--;
+    this.queue = this.queue.filter((e) => e.left > 0);
+    return entry.fault;
+  }
+}
