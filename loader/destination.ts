@@ -4,9 +4,7 @@
  * (`newerBy`), loading the same data again changes nothing, an older load never undoes a newer one, and a snapshot
  * table marks the rows of its scope a newer load did not bring. All of a load is one transaction.
  */
-import { DatabaseError } from '../connectors/errors.ts';
-import { type CopyInput, connectPostgres, type PgTable, type UpsertResult } from '../connectors/postgres/index.ts';
-import { connectDuckdb, duckdbPath } from './duckdb.ts';
+import type { CopyInput, PgTable, UpsertResult } from '../connectors/postgres/index.ts';
 import type { Snapshot } from './tables.ts';
 
 export interface DestinationTx {
@@ -22,11 +20,4 @@ export interface Destination {
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: DestinationTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
-}
-
-/** The destination `--into` names: `postgres://`/`postgresql://` or `duckdb:///absolute/path/file.duckdb`. */
-export async function openDestination(into: string): Promise<Destination> {
-  if (/^duckdb:/i.test(into)) return connectDuckdb(duckdbPath(into));
-  if (/^postgres(ql)?:/i.test(into)) return connectPostgres(into);
-  throw new DatabaseError('--into is no destination a load knows (postgres:// or duckdb:///path)', {});
 }

@@ -5,9 +5,11 @@
  * It never calls the Signal Data Service.
  */
 import { openStore } from '../config/storage.ts';
-import type { UpsertResult } from '../connectors/postgres/index.ts';
+import { DatabaseError } from '../connectors/errors.ts';
+import { connectPostgres, type UpsertResult } from '../connectors/postgres/index.ts';
 import type { Store } from '../connectors/storage/index.ts';
-import { type DestinationTx, openDestination } from './destination.ts';
+import type { Destination, DestinationTx } from './destination.ts';
+import { connectDuckdb, duckdbPath } from './duckdb.ts';
 import { type LoadManifest, readLoadManifest } from './manifest.ts';
 import { planTables, type TablePlan } from './plan.ts';
 import { tableSources } from './sources.ts';
@@ -38,6 +40,13 @@ export interface LoadReport {
   status: string;
   finished_at: string;
   tables: TableLoad[];
+}
+
+/** The destination `--into` names: `postgres://`/`postgresql://` or `duckdb:///absolute/path/file.duckdb`. */
+async function openDestination(into: string): Promise<Destination> {
+  if (/^duckdb:/i.test(into)) return connectDuckdb(duckdbPath(into));
+  if (/^postgres(ql)?:/i.test(into)) return connectPostgres(into);
+  throw new DatabaseError('--into is no destination a load knows (postgres:// or duckdb:///path)', {});
 }
 
 /** Loads one table of the plan in the destination's transaction: its rows upserted, and a snapshot's gone rows marked. */
