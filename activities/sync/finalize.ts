@@ -165,6 +165,8 @@ function syncManifest(
     ...scheduledRunHead(run, request, status),
     input: request.input,
     output: store.url,
+    rows_kind: request.kind,
+    columns: { kept: written.kept },
     counts: {
       input_rows: plan.rows,
       ...(plan.skippedLines ? { skipped_lines: plan.skippedLines } : {}),

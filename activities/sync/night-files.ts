@@ -108,7 +108,8 @@ export async function writeNightFiles(
     unchanged: outcome.unchanged,
     gone: outcome.gone.length,
   };
-  return { files, outcome, statuses, summary };
+  const kept = file.flat.columns.flatMap((column) => (column.source === undefined ? [] : [column.source]));
+  return { files, outcome, statuses, summary, kept };
 }
 
 /** Publishes the night's files in order; returns their manifest entries. */
