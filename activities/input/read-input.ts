@@ -1,12 +1,6 @@
 import type { Readable } from 'node:stream';
 import { ColumnError, InputError } from '../../connectors/errors.ts';
-import {
-  checkInflatedSize,
-  isGzipKey,
-  openDecoded,
-  readCsvRecords,
-  readJsonlRecords,
-} from '../../connectors/jsonl.ts';
+import { checkInflatedSize, isGzipKey, openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
 import {
   type ColumnChoice,
   type ColumnRequest,
