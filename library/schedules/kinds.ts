@@ -69,6 +69,7 @@ export interface SyncScheduleDefinition
       | 'maxCredits'
       | 'concurrency'
       | 'formats'
+      | 'writeBack'
     >,
     ScheduleTiming {}
 
