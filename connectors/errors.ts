@@ -35,6 +35,12 @@
  * | `DestinationBlockedError`  | a webhook destination resolving to an address not allowlisted | no      | no    |
  * | `DestinationUnresolvableError` | a webhook destination whose host does not resolve      | yes       | no    |
  * | `RateLimiterUnavailableError` | the account's rate limiter does not answer               | yes       | no    |
+ * | `CrmAuthError`             | a CRM refused the kit's credentials (expired, revoked, wrong | no        | yes   |
+ * |                            | key), or they could not be refreshed                        |           |       |
+ * | `CrmUnavailableError`      | a CRM still down or limiting after the write-back's own     | yes       | no    |
+ * |                            | pauses (5xx, 429, daily limit, cut connections)              |           |       |
+ * | `CrmRequestError`          | a CRM refused a write-back call as a whole (an unknown       | no        | no    |
+ * |                            | field or object, a job it failed)                           |           |       |
  *
  * Found outside any activity, so no job and no Temporal retry sees them; their rule says whether the same thing
  * tried again can succeed: `ConfigError` (and `TemporalUnreachableError`, `TemporalOutageError`, `UnsafeSpoolError`),
@@ -96,6 +102,9 @@ export const FAILURE_TYPE = {
   rateLimiterUnavailable: 'RateLimiterUnavailableError',
   catalogApi: 'CatalogApiError',
   destinationUnresolvable: 'DestinationUnresolvable',
+  crmAuth: 'CrmAuthError',
+  crmUnavailable: 'CrmUnavailableError',
+  crmRequest: 'CrmRequestError',
   config: 'ConfigError',
   usage: 'UsageError',
   pushRunInProgress: 'PushRunInProgressError',
@@ -160,6 +169,12 @@ export const FAILURE_RULES = {
   catalogApi: rule(FAILURE_TYPE.catalogApi, false, false),
   /** A webhook destination's host does not resolve (DNS may be down or late): the next attempt may reach it. */
   destinationUnresolvable: rule(FAILURE_TYPE.destinationUnresolvable, true, false),
+  /** A CRM refused the kit's credentials: every other call would be refused alike until a person fixes them. */
+  crmAuth: rule(FAILURE_TYPE.crmAuth, false, true),
+  /** A CRM stayed down or kept limiting through the write-back's pauses: the same write later can succeed. */
+  crmUnavailable: rule(FAILURE_TYPE.crmUnavailable, true, false),
+  /** A CRM refused a call as a whole: asking the same again would be refused again. */
+  crmRequest: rule(FAILURE_TYPE.crmRequest, false, false),
   /**
    * The failures below are found outside any activity (before anything starts, in the command, in the receiver, in
    * the payload codec), so no job sees them; their rule says whether trying the same thing again can succeed.
@@ -808,5 +823,44 @@ export class ClientGone extends KitError {
   readonly rule = FAILURE_RULES.clientGone;
   constructor() {
     super('client closed the connection before the body was complete');
+  }
+}
+
+/**
+ * A CRM refused the kit's credentials (an expired access token with nothing to refresh it, a key the connected app
+ * does not know, a revoked private-app token). The message names the setting to fix, never the token or the key.
+ */
+export class CrmAuthError extends KitError {
+  readonly rule = FAILURE_RULES.crmAuth;
+  readonly crm: string;
+  readonly code: string;
+  constructor(crm: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${crm}: ${code}: ${message}`, options);
+    this.crm = crm;
+    this.code = code;
+  }
+}
+
+/** A CRM still down, or still limiting, after the write-back paused for it as long as it would (`code`: the CRM's). */
+export class CrmUnavailableError extends KitError {
+  readonly rule = FAILURE_RULES.crmUnavailable;
+  readonly crm: string;
+  readonly code: string;
+  constructor(crm: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${crm}: ${code}: ${message}`, options);
+    this.crm = crm;
+    this.code = code;
+  }
+}
+
+/** A CRM refused a write-back call as a whole (`code`: the CRM's own, `INVALID_FIELD`, a failed job's message). */
+export class CrmRequestError extends KitError {
+  readonly rule = FAILURE_RULES.crmRequest;
+  readonly crm: string;
+  readonly code: string;
+  constructor(crm: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${crm}: ${code}: ${message}`, options);
+    this.crm = crm;
+    this.code = code;
   }
 }

@@ -485,6 +485,11 @@ export const SyncManifestSchema = manifestSchema(
     output: outputUrl,
     counts: z.looseObject({
       input_rows: count,
+      skipped_lines: count
+        .optional()
+        .describe(
+          "lines of the export that are no records: blank lines and a report's footer (never rows, never paid)",
+        ),
       records: count.describe('records of the export, each once in rows.csv'),
       ok: count,
       not_found: count,

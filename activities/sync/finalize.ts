@@ -202,6 +202,7 @@ function syncManifest(
     output: store.url,
     counts: {
       input_rows: plan.rows,
+      ...(plan.skippedLines ? { skipped_lines: plan.skippedLines } : {}),
       records: written.records.length,
       ...statuses,
       companies: plan.companies,
@@ -310,7 +311,9 @@ function lineOf(
   }
   const domain = record.domain;
   const held = companies.get(domain);
-  if (held) {
+  // A night stopped by its budget before asking the company: not reached tonight, whatever an earlier night held.
+  const unreached = status === 'budget_exhausted' && !tonight.has(domain);
+  if (held && !unreached) {
     return {
       ...base,
       status: held.status,

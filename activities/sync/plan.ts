@@ -73,7 +73,11 @@ export async function prepareSyncRun(
     columns = describeChoice(choice);
   };
   const kind = request.kind ?? 'enrich';
-  for await (const record of readInputRecords(source, columnRequest(kind, request), chosen)) {
+  let skippedLines = 0;
+  const skipped = (lines: number) => {
+    skippedLines += lines;
+  };
+  for await (const record of readInputRecords(source, columnRequest(kind, request), chosen, skipped)) {
     if (records.length % 2000 === 0) beat(records.length);
     const kept: SyncRecord = {
       row: record.row,
@@ -132,6 +136,7 @@ export async function prepareSyncRun(
     ...(kind === 'enrich-contacts' ? { kind } : {}),
     ...(columns ? { columns } : {}),
     ...(carried ? { carriedFrom: carried } : {}),
+    ...(skippedLines > 0 ? { skippedLines } : {}),
   };
   await out.writeText(syncStageKey(run), JSON.stringify(stage), JSON_TYPE);
   return stage.resolveBatches > 0

@@ -82,6 +82,8 @@ export interface SyncPlan {
   kind?: SyncKind;
   /** The columns chosen in the export (identifiers, the record id's header, the kept ones): the CRM file's names. */
   columns?: Record<string, unknown>;
+  /** Lines of the export that are no records (blank lines, a report's footer): never rows, never asked. */
+  skippedLines?: number;
 }
 
 /** A signal as the state holds it: enough for the rows table's newest-signal columns. */

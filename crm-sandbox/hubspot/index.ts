@@ -38,6 +38,8 @@ const optionsSchema = z.object({
       daily: z.number().int().min(0).default(DEFAULT_RATE_LIMITS.daily),
     })
     .default(DEFAULT_RATE_LIMITS),
+  /** A value HubSpot refuses in a batch update: its record alone refused in a 207 (default), or the whole batch 400. */
+  batchValidation: z.enum(['per-record', 'whole-batch']).default('per-record'),
   clock: z.custom<() => number>((v) => typeof v === 'function').optional(),
 });
 
@@ -89,7 +91,7 @@ export async function startHubspotStandIn(input: HubspotStandInOptions = {}): Pr
   const limits = new PortalLimits(options.rateLimit, clock);
   const calls: CallRecord[] = [];
   const first = tokens.add(options.scopes, options.token);
-  const routes = [...objectRoutes(store), ...propertyRoutes(store)];
+  const routes = [...objectRoutes(store, options.batchValidation), ...propertyRoutes(store)];
   const { server, closeAll } = createHubspotServer({
     routes,
     tokens,

@@ -97,10 +97,26 @@ function batchCreate(store: PortalStore, object: HubspotObject, raw: unknown) {
   return batchAnswer(store, 201, results, [], started);
 }
 
-function batchUpdate(store: PortalStore, object: HubspotObject, raw: unknown) {
+/** Whether a value HubSpot refuses fails its record alone (a 207) or the whole batch (a 400, nothing written). */
+export type BatchValidation = 'per-record' | 'whole-batch';
+
+function refuseWholeBatch(
+  store: PortalStore,
+  object: HubspotObject,
+  inputs: { properties: Record<string, unknown> }[],
+) {
+  const errors = inputs.flatMap((input) => {
+    const checked = store.checkValues(object, input.properties);
+    return Array.isArray(checked) ? checked : [];
+  });
+  if (errors.length) throw validationError(`Property values were not valid: ${JSON.stringify(errors)}`, errors);
+}
+
+function batchUpdate(store: PortalStore, object: HubspotObject, raw: unknown, validation: BatchValidation) {
   const started = store.now();
   const body = parseBody(updateBody, raw);
   checkCount(body.inputs.length);
+  if (validation === 'whole-batch') refuseWholeBatch(store, object, body.inputs);
   const seen = new Set<string>();
   const duplicates = body.inputs.filter((i) => seen.has(i.id) || !seen.add(i.id)).map((i) => i.id);
   if (duplicates.length) throw validationError(`Duplicate IDs found in batch input: ${JSON.stringify(duplicates)}`);
@@ -121,7 +137,7 @@ function getOne(store: PortalStore, object: HubspotObject, id: string, query: UR
   return { status: 200, body: publicObject(object, record, asked) };
 }
 
-export function objectRoutes(store: PortalStore): Route[] {
+export function objectRoutes(store: PortalStore, validation: BatchValidation): Route[] {
   const read = (o: HubspotObject) => [`crm.objects.${o}.read`, `crm.objects.${o}.write`];
   const write = (o: HubspotObject) => [`crm.objects.${o}.write`];
   return [
@@ -141,7 +157,7 @@ export function objectRoutes(store: PortalStore): Route[] {
       method: 'POST',
       path: '/crm/v3/objects/:object/batch/update',
       scopes: write,
-      handle: (r) => batchUpdate(store, r.object, r.body),
+      handle: (r) => batchUpdate(store, r.object, r.body, validation),
     },
     {
       method: 'GET',

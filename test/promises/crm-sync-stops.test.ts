@@ -4,7 +4,7 @@
  * untouched; a stopped night is completed by the next one, which pays for no signal twice (by the call record and the
  * sandbox's truth).
  */
-import { writeFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,47 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
     // The night completed: every record the stopped night could not answer is in changes.csv.
     const changed = new Set((await readCsv(store, second.changesUrl)).map((r) => r['record_id']));
     for (const record of records) if (!answered.has(record.website)) expect(changed.has(record.id)).toBe(true);
+  });
+
+  it('marks every record a budget-stopped night did not reach budget_exhausted, also those an earlier night answered; counts skipped lines', async () => {
+    const { store, records, base } = await schedule('marks', 250);
+    // A Salesforce report's end: a blank line, then its footer (the report's name and its confidentiality line).
+    const input = new URL(base.input);
+    await appendFile(input, '\n"Accounts by Website"\n"Confidential Information - Do Not Distribute"\n');
+    const notRecords = 3;
+    now = FIRST_RUN_AT + 50 * DAY;
+    const first = await runSync(env, 'crm-sync-marks-0', { ...base, runAt: new Date(now).toISOString() });
+    expect(first.status).toBe('completed');
+
+    // The next night, weeks later: one call's worst case (100 companies × 5 × 2) fits the budget, a second does not
+    // once the first has cost anything.
+    now += 60 * DAY;
+    const mark = env.sandbox.truth.lastCall();
+    const stopped = await runSync(env, 'crm-sync-marks-1', {
+      ...base,
+      maxCredits: 1000,
+      runAt: new Date(now).toISOString(),
+    });
+    expect(stopped.status).toBe('budget_exhausted');
+    const reached = new Set(
+      callsTo(env.sandbox, PATHS.enrichBulk, mark).flatMap((call) => (call.asked as { domains: string[] }).domains),
+    );
+    const notReached = records.filter((r) => !reached.has(r.website));
+    // The scenario holds what it claims: records the night reached and records it did not, all answered before.
+    expect(reached.size).toBeGreaterThan(0);
+    expect(notReached.length).toBeGreaterThan(0);
+    const rows = await readCsv(store, stopped.rowsUrl);
+    expect(rows.map((r) => r['record_id']).sort()).toEqual(records.map((r) => r.id).sort());
+    const marked = rows.filter((r) => r['error_code'] === 'budget_exhausted').map((r) => r['record_id']);
+    expect(marked.sort()).toEqual(notReached.map((r) => r.id).sort());
+    for (const row of rows) if (row['error_code'] === 'budget_exhausted') expect(row['status']).toBe('error');
+
+    for (const night of [first, stopped]) {
+      const manifest = JSON.parse(await store.readText(night.manifestUrl.slice(store.url.length + 1))) as {
+        counts: { input_rows: number; skipped_lines?: number };
+      };
+      expect(manifest.counts).toMatchObject({ input_rows: records.length, skipped_lines: notRecords });
+    }
   });
 
   it('carries a night whose run was stopped half way into the next run, paying for no signal twice', async () => {
