@@ -289,7 +289,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--sheet <name>', 'enrich: the sheet of an .xlsx export to read (default: the first)')
     .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
     .option('--output <url>', `where each run writes: ${WHERE}`)
-    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
+    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d (a 1d schedule runs at 00:00 UTC)')
+    .option('--at <HH:MM>', 'or each day at this time (HH:MM or HH:MM:SS, 24-hour) in --timezone')
+    .option('--cron <expr>', 'or on a cron expression ("30 2 * * 1-5"; 7 fields with seconds and year) in --timezone')
+    .option('--timezone <zone>', 'the IANA time zone of --at and --cron (default UTC), e.g. Europe/Berlin');
   signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
     .option('--limit <n>', 'signals per domain (enrich: per company and night), at most 500')
