@@ -79,6 +79,7 @@ export interface SyncScheduleDefinition
       | 'maxCredits'
       | 'concurrency'
       | 'formats'
+      | 'writeBack'
     >,
     ScheduleTiming {}
 
