@@ -1,4 +1,5 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
 import type { CompanyState } from './state-rules.ts';
 import { companyStateSchema, latestTimeAllowed } from './state-rules.ts';
@@ -182,6 +183,12 @@ function companyOfRow(row: CompanyRow): CompanyState {
   };
 }
 
+/**
+ * Rows checked between two turns of the event loop: the database is synchronous, and a worker whose loop is held
+ * sends no heartbeat (a million rows would hold it for seconds).
+ */
+const YIELD_EVERY = 5_000;
+
 const recordRow = z.object({ key: z.string(), print: z.string().regex(/^[0-9a-f]{32}$/), label: z.string() });
 const resolvedRow = z.object({ key: z.string(), domain: z.string() });
 
@@ -190,11 +197,11 @@ const resolvedRow = z.object({ key: z.string(), domain: z.string() });
  * and run, then every row under the rules of `state-rules.ts`. The reason names the table, the row number and the
  * field, never a value found there.
  */
-export function stateDbProblem(
+export async function stateDbProblem(
   state: StateDb,
   expected: { name: string; runId: string },
   nightAt: string,
-): string | undefined {
+): Promise<string | undefined> {
   try {
     for (const [table, columns] of Object.entries(TABLES)) {
       const found = state.db.prepare(`SELECT count(*) AS n FROM pragma_table_info('${table}')`).get() as { n: number };
@@ -208,17 +215,20 @@ export function stateDbProblem(
     let n = 0;
     for (const row of state.db.prepare('SELECT * FROM companies').iterate()) {
       n += 1;
+      if (n % YIELD_EVERY === 0) await yieldToLoop();
       const problem = companyProblem(companyRowOf(row), latest);
       if (problem) return `companies row ${n}: ${problem}`;
     }
     n = 0;
     for (const row of state.db.prepare('SELECT * FROM records').iterate()) {
       n += 1;
+      if (n % YIELD_EVERY === 0) await yieldToLoop();
       if (!recordRow.safeParse(row).success) return `records row ${n}: not a record's key and fingerprint`;
     }
     n = 0;
     for (const row of state.db.prepare('SELECT * FROM resolved').iterate()) {
       n += 1;
+      if (n % YIELD_EVERY === 0) await yieldToLoop();
       if (!resolvedRow.safeParse(row).success) return `resolved row ${n}: not a key and a domain`;
     }
     return undefined;

@@ -59,7 +59,7 @@ export async function readLegacyState(
     db.close();
     return { problem: `${key} does not hold a state's fields` };
   }
-  const problem = stateDbProblem(db, { name: expected.name, runId: expected.runId }, expected.nightAt);
+  const problem = await stateDbProblem(db, { name: expected.name, runId: expected.runId }, expected.nightAt);
   if (!problem) return { db };
   db.close();
   return { problem: `${key}: ${problem}` };

@@ -145,7 +145,7 @@ export async function openSyncState(
   const problem = await downloadState(store, ref, path, name);
   if (problem) return fresh(problem);
   const db = StateDb.open(path);
-  const invalid = stateDbProblem(db, { name, runId: ref.run_id }, nightAt);
+  const invalid = await stateDbProblem(db, { name, runId: ref.run_id }, nightAt);
   if (!invalid) return { db, runId: ref.run_id };
   db.close();
   return fresh(`${ref.key}: ${invalid}`);
