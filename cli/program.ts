@@ -88,10 +88,13 @@ const FLAG_COMMANDS: FlagCommand[] = [
   {
     name: 'load',
     description:
-      "load a finished job's, push run's or feed run's tables into PostgreSQL, upserting by key (calls no API)",
+      "load a finished job's, push run's, feed run's or sync night's tables into PostgreSQL or a DuckDB file, upserting by key (calls no API)",
     options: [
       ['--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`],
-      ['--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]'],
+      [
+        '--into <url>',
+        'the database: postgres://user[:password]@host[:port]/database[?sslmode=require], or duckdb:///abs/path/warehouse.duckdb',
+      ],
       ['--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)'],
     ],
     run: async (flags) => (await import('./commands/load.ts')).runLoadCommand(flags),
