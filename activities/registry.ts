@@ -25,12 +25,12 @@ import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
+import { notifyRunOutcome, type RunAlert } from './run-alert.ts';
 import { fetchSyncBatch, publishKeptSyncAnswers } from './sync/fetch.ts';
 import { fetchSyncContacts } from './sync/fetch-contacts.ts';
 import { finalizeSyncRun } from './sync/finalize.ts';
 import { packSyncRun, prepareSyncRun } from './sync/plan.ts';
 import { resolveSyncCompanies } from './sync/resolve.ts';
-import { notifyRunOutcome, type RunAlert } from './run-alert.ts';
 import { createWebhookDeliveryActivities, deliveryContext } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 

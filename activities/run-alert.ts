@@ -16,7 +16,7 @@ export interface RunAlert {
   /** The schedule's kind (`push`, a feed's kind, `enrich`, `enrich-contacts`). */
   kind: string;
   runId: string;
-  status: 'failed' | 'budget_exhausted' | 'rejected_records';
+  status: 'failed' | 'budget_exhausted' | 'completed_with_errors' | 'rejected_records';
   /** Why, in the kit's words (the file, the row or byte, the column, the fix). */
   reason: string;
   counts?: Record<string, unknown>;
@@ -29,6 +29,7 @@ export interface RunAlert {
 const EVENT_TYPES: Record<RunAlert['status'], string> = {
   failed: 'signal_kit.run.failed',
   budget_exhausted: 'signal_kit.run.budget_exhausted',
+  completed_with_errors: 'signal_kit.run.completed_with_errors',
   rejected_records: 'signal_kit.run.rejected_records',
 };
 
@@ -46,7 +47,12 @@ export function alertEvent(alert: RunAlert, at: Date): { type: string; timestamp
 
 /** The alert as one Slack message. */
 export function alertText(alert: RunAlert): string {
-  const ended = { failed: 'failed', budget_exhausted: 'stopped on its credit budget', rejected_records: 'rejected records' };
+  const ended = {
+    failed: 'failed',
+    budget_exhausted: 'stopped on its credit budget',
+    completed_with_errors: 'ended with failed batches',
+    rejected_records: 'ended with rejected records',
+  };
   const lines = [`signal-kit: ${alert.kind} schedule "${alert.schedule}" run ${alert.runId} ${ended[alert.status]}`];
   lines.push(alert.reason);
   if (alert.counts) lines.push(`counts: ${JSON.stringify(alert.counts)}`);
