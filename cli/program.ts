@@ -296,6 +296,15 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         'stops on its budget or ends with failed batches (the worker signs with SIGNAL_KIT_NOTIFY_SECRET)',
     )
     .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
+    .option('--write-back <crm>', "enrich: write each night's changes to the CRM by record id: hubspot or salesforce")
+    .option(
+      '--write-fields <a,b>',
+      'enrich: the rows columns the write-back writes (default: status, signal_count, latest_signal_*)',
+    )
+    .option(
+      '--write-policy <field=policy...>',
+      'enrich: a field written only where the CRM holds nothing (fill-empty) or always (overwrite, the default)',
+    )
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d (a 1d schedule runs at 00:00 UTC)')
     .option('--at <HH:MM>', 'or each day at this time (HH:MM or HH:MM:SS, 24-hour) in --timezone')

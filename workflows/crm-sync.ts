@@ -10,14 +10,15 @@ import type {
   SyncRunRef,
 } from '../activities/sync/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
+import type { WriteBackOptions } from '../activities/writeback/types.ts';
 import {
   CONTACT_BATCH,
   CREDITS,
   MAX_BULK_ENRICH_DOMAINS,
   MAX_SIGNALS_PER_CALL,
 } from '../connectors/signal-api/limits.ts';
-import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
+import { apiActivityOptions, crmActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
+import { type BatchTotals, emptyTotals, failureMessage, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
 import { type AlertFacts, withRunAlert } from './run-alert.ts';
@@ -56,6 +57,8 @@ export interface CrmSyncInput {
   runAt?: string;
   /** Where an alert goes when the night fails, stops on its budget or ends with failed batches (`--notify`). */
   notify?: string;
+  /** Write the night's changes back to the CRM (`--write-back`): the CRM, the fields, their policies. No secret. */
+  writeBack?: WriteBackOptions;
   /** Carried across continue-as-new; not for callers. */
   carried?: { scheduledAt: string; startedAt: string; plan: SyncPlan; next: number; totals: BatchTotals };
 }
@@ -76,6 +79,9 @@ export interface CrmSyncProgress {
 /** Nights started before a night published the answers an earlier night's output refused replay without that step. */
 export const PUBLISH_KEPT_PATCH = 'crm-sync-publish-kept-answers';
 
+/** Nights of schedules with `--write-back`: the CRM's pre-flight before the paid calls, the write-back after the files. */
+export const WRITE_BACK_PATCH = 'crm-sync-write-back';
+
 export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
 
 /**
@@ -95,14 +101,23 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
   return withRunAlert(target, runId, () => night(input), syncAlertFacts);
 }
 
-/** What a night's alert says of it: its counts, credits and files. */
+/**
+ * What a night's alert says of it: its counts, credits and files; a night that completed but whose write-back the CRM
+ * rejected records of (or that could not write back) alerts as `rejected_records`.
+ */
 function syncAlertFacts(result: SyncResult): AlertFacts {
+  const files = { manifest: result.manifestUrl, rows: result.rowsUrl, changes: result.changesUrl };
+  const facts = { status: result.status, runId: result.runId, counts: result.records, credits: result.credits, files };
+  const written = result.writeBack;
+  if (!written || result.status !== 'completed') return facts;
+  if ('error' in written)
+    return { ...facts, status: 'rejected_records', reason: `write-back failed: ${written.error}` };
+  if (written.rejected === 0) return facts;
   return {
-    status: result.status,
-    runId: result.runId,
-    counts: result.records,
-    credits: result.credits,
-    files: { manifest: result.manifestUrl, rows: result.rowsUrl, changes: result.changesUrl },
+    ...facts,
+    status: 'rejected_records',
+    counts: { ...result.records, writeBack: written },
+    files: { ...files, writeBackReport: written.reportUrl },
   };
 }
 
@@ -130,6 +145,11 @@ async function night(input: CrmSyncInput): Promise<SyncResult> {
     runId: run.runId,
   }));
 
+  if (!plan && input.writeBack && patched(WRITE_BACK_PATCH)) {
+    // Before any paid call: a CRM that would refuse the write-back (a field, a scope) stops the night here.
+    const { crm, fields } = input.writeBack;
+    await crmStep(input).preflightWriteBack({ crm, kind: input.kind, ...(fields ? { fields } : {}) });
+  }
   if (!plan && patched(PUBLISH_KEPT_PATCH)) {
     // Before the plan: answers of an earlier night that its output refused and this worker kept are published, so
     // the night that carries it on takes them in instead of paying for them again.
@@ -203,7 +223,25 @@ async function night(input: CrmSyncInput): Promise<SyncResult> {
       details,
     });
   const label = `sync ${run.name} run ${run.runId}`;
-  return finishRun(outcome, totals, label, (p) => (phase = p), finalize);
+  const result = await finishRun(outcome, totals, label, (p) => (phase = p), finalize);
+  if (input.writeBack && patched(WRITE_BACK_PATCH)) result.writeBack = await writeBack(input, run);
+  return result;
+}
+
+const crmStep = (input: CrmSyncInput) =>
+  proxyActivities<JobActivities>(crmActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+
+/**
+ * The night's files are written: its changes go to the CRM. A write-back that fails after its retries leaves its
+ * changes pending in the ledger (the next night writes them first); the night itself stands, and says why.
+ */
+async function writeBack(input: CrmSyncInput, run: SyncRunRef): Promise<SyncResult['writeBack']> {
+  try {
+    return await crmStep(input).writeBackNight({ run, kind: input.kind, ...(input.writeBack as WriteBackOptions) });
+  } catch (error) {
+    if (isFatalFailure(error)) throw error;
+    return { error: failureMessage(error) };
+  }
 }
 
 /** The run's references: its keys follow from the schedule's name and the night's scheduled time. */

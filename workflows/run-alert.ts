@@ -25,6 +25,8 @@ export interface AlertFacts {
   counts?: Record<string, unknown>;
   credits?: number;
   files?: Record<string, string>;
+  /** Why, when the ending's own words are not enough (a write-back's error). */
+  reason?: string;
 }
 
 /** The endings that alert: a failure, a stop on the budget, failed batches (records left as they were). */
@@ -32,12 +34,14 @@ const ALERTING: Record<string, RunAlert['status'] | undefined> = {
   failed: 'failed',
   budget_exhausted: 'budget_exhausted',
   completed_with_errors: 'completed_with_errors',
+  rejected_records: 'rejected_records',
 };
 
 const REASONS: Record<string, string> = {
   budget_exhausted: 'the run stopped on its credit budget (--max-credits); the next run carries on',
   completed_with_errors:
     'some batches failed after their retries; their records keep what they held, the next run asks them again',
+  rejected_records: "the CRM rejected records of the night's write-back; its report names each record and why",
 };
 
 /**
@@ -63,7 +67,7 @@ export async function withRunAlert<R>(
     throw error;
   }
   const facts = factsOf(result);
-  if (ALERTING[facts.status]) await alert(target, facts, REASONS[facts.status] ?? facts.status);
+  if (ALERTING[facts.status]) await alert(target, facts, facts.reason ?? REASONS[facts.status] ?? facts.status);
   return result;
 }
 
@@ -77,7 +81,8 @@ async function alert(target: AlertTarget, facts: AlertFacts, reason: string): Pr
   });
   const { url, schedule, kind } = target;
   try {
-    await notifyRunOutcome({ url, schedule, kind, ...facts, status: ALERTING[facts.status] ?? 'failed', reason });
+    const { reason: _own, ...told } = facts;
+    await notifyRunOutcome({ url, schedule, kind, ...told, status: ALERTING[facts.status] ?? 'failed', reason });
   } catch (error) {
     log.warn('the run alert was not delivered', { schedule, runId: facts.runId, error: failureMessage(error) });
   }

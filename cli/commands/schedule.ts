@@ -5,6 +5,7 @@ import type { FeedResult, IntentFilters, SearchFilters } from '../../activities/
 import type { PushResult } from '../../activities/push/types.ts';
 import { SCHEDULE_NAME } from '../../activities/run/scheduled-layout.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
+import type { WriteBackOptions, WritePolicy } from '../../activities/writeback/types.ts';
 import { openStore } from '../../config/storage.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { FEED_KINDS, type FeedKind, isFeedKind } from '../../contract/kinds.ts';
@@ -150,6 +151,9 @@ export interface CreateFlags {
   sheet?: string;
   allowMissingInput?: boolean;
   notify?: string;
+  writeBack?: string;
+  writeFields?: string;
+  writePolicy?: string[];
   output?: string;
   every?: string;
   at?: string;
@@ -195,6 +199,9 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   sheet: ['enrich', 'enrich-contacts'],
   allowMissingInput: ['enrich', 'enrich-contacts'],
   notify: ['enrich', 'enrich-contacts'],
+  writeBack: ['enrich', 'enrich-contacts'],
+  writeFields: ['enrich', 'enrich-contacts'],
+  writePolicy: ['enrich', 'enrich-contacts'],
   column: ['push', 'enrich', 'enrich-contacts'],
   limit: ['push', 'enrich', 'enrich-contacts'],
   signalSubtypes: ['push'],
@@ -350,8 +357,30 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
     ...(values.notify !== undefined ? { notify: notifyUrl(values.notify) } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(values.note ? { note: values.note } : {}),
+    ...writeBackOptions(values),
   };
   return Object.assign(definition, runBounds(values), tableFormats(values.format));
+}
+
+/** `--write-back`, `--write-fields`, `--write-policy` as the schedule keeps them (no secret: the token is the worker's). */
+function writeBackOptions(values: CreateFlags): { writeBack?: WriteBackOptions } {
+  if (values.writeBack === undefined) {
+    if (values.writeFields !== undefined || values.writePolicy !== undefined)
+      throw new UsageError('--write-fields and --write-policy need --write-back hubspot|salesforce');
+    return {};
+  }
+  if (values.writeBack !== 'hubspot' && values.writeBack !== 'salesforce')
+    throw new UsageError(`--write-back must be hubspot or salesforce, got "${values.writeBack}"`);
+  const fields = list(values.writeFields);
+  const policies: Record<string, WritePolicy> = {};
+  for (const entry of values.writePolicy ?? []) {
+    const [field, policy] = entry.split('=').map((part) => part.trim());
+    if (!field || (policy !== 'overwrite' && policy !== 'fill-empty'))
+      throw new UsageError(`--write-policy must be <field>=overwrite|fill-empty, got "${entry}"`);
+    policies[field] = policy;
+  }
+  const policy = Object.keys(policies).length > 0 ? { policies } : {};
+  return { writeBack: { crm: values.writeBack, ...(fields ? { fields } : {}), ...policy } };
 }
 
 /** `schedule create`'s flags as the push to create; every mistake is a `UsageError` naming its flag. */

@@ -80,6 +80,7 @@ export interface SyncScheduleDefinition
       | 'maxCredits'
       | 'concurrency'
       | 'formats'
+      | 'writeBack'
     >,
     ScheduleTiming {}
 
