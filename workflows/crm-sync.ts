@@ -1,5 +1,4 @@
-import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import { continueAsNew, defineQuery, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobStatus } from '../activities/run/types.ts';
 import type {
   SyncFilters,
@@ -16,10 +15,12 @@ import {
   MAX_BULK_ENRICH_DOMAINS,
   MAX_SIGNALS_PER_CALL,
 } from '../connectors/signal-api/limits.ts';
-import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { isFatalFailure } from './activity-options.ts';
+import { type BatchTotals, emptyTotals, finishRun, type RunEnding, type WindowOutcome } from './batch-runner.ts';
+import { DEFAULT_BATCHES_PER_RUN } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
+import type { ScheduledRunState } from './run-state.ts';
+import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a nightly CRM sync schedule (`schedule create --kind enrich`): one run over the night's export. */
@@ -84,36 +85,68 @@ export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
  * are not asked (or paid for) again. Two runs of one schedule never run at once: the schedule skips a run while one
  * is running, and its runs share the schedule's workflow id prefix.
  */
-export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
-  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
-  const run = runOf(input, scheduledAt);
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
-  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
-  const totals = input.carried?.totals ?? emptyTotals();
-  const filters: SyncFilters = {
-    ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
-    limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+export function crmSync(input: CrmSyncInput): Promise<SyncResult> {
+  return runScheduled(input, nightSteps);
+}
+
+/** One night, up to its continue-as-new: what its steps share. */
+interface Night extends ScheduledRunState<CrmSyncInput, SyncRunRef> {
+  readonly totals: BatchTotals;
+  readonly filters: SyncFilters;
+  plan: SyncPlan | undefined;
+  phase: CrmSyncProgress['status'];
+}
+
+/** A night's own steps in the scheduled run's skeleton (workflows/scheduled-run.ts). */
+const nightSteps: ScheduledRunSteps<CrmSyncInput, SyncRunRef, Night, SyncPlan, SyncResult> = {
+  scheduledAt: (input) => scheduledTime(input.runAt),
+  ref: runOf,
+  open: openNight,
+  plan: planNight,
+  work: nightCalls,
+  finish: finalizeNight,
+};
+
+/** The night's state, carried over or fresh, with its progress answered to the `progress` query. */
+function openNight(state: ScheduledRunState<CrmSyncInput, SyncRunRef>): Night {
+  const { input, run } = state;
+  const night: Night = {
+    ...state,
+    totals: input.carried?.totals ?? emptyTotals(),
+    filters: {
+      ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
+      limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+    },
+    plan: input.carried?.plan,
+    phase: input.carried?.plan ? 'running' : 'planning',
   };
-  let plan = input.carried?.plan;
-  let phase: CrmSyncProgress['status'] = plan ? 'running' : 'planning';
+  const { totals } = night;
   setHandler(crmSyncProgressQuery, () => ({
-    status: phase,
-    companies: plan?.companies ?? 0,
+    status: night.phase,
+    companies: night.plan?.companies ?? 0,
     credits: totals.credits,
-    batchesTotal: plan?.batches ?? 0,
+    batchesTotal: night.plan?.batches ?? 0,
     batchesDone: totals.batchesDone,
     batchesFailed: totals.batchesFailed,
     name: run.name,
     runId: run.runId,
   }));
+  return night;
+}
 
-  if (!plan && patched(PUBLISH_KEPT_PATCH)) {
+/**
+ * The night's plan (the chain's first run): an earlier night's kept answers published, the export read and matched,
+ * records named only by a LinkedIn URL or a name resolved, the companies packed into calls.
+ */
+async function planNight(night: Night): Promise<SyncPlan> {
+  const { input, run, api, jobs } = night;
+  if (night.plan) return night.plan;
+  if (patched(PUBLISH_KEPT_PATCH)) {
     // Before the plan: answers of an earlier night that its output refused and this worker kept are published, so
     // the night that carries it on takes them in instead of paying for them again.
     await api.publishKeptSyncAnswers({ run });
   }
-  plan ??= await jobs.prepareSyncRun({
+  let plan = await jobs.prepareSyncRun({
     run,
     ...(input.kind === 'enrich-contacts' ? { kind: input.kind } : {}),
     input: input.input,
@@ -133,10 +166,16 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
     }
     plan = await jobs.packSyncRun({ run });
   }
-  phase = 'running';
-  const planned = plan;
+  night.plan = plan;
+  return plan;
+}
+
+/** The night's calls through the sliding window; a long export continues as new between windows. */
+function nightCalls(night: Night, planned: SyncPlan) {
+  const { input, run, api, filters, totals } = night;
+  night.phase = 'running';
   const contacts = input.kind === 'enrich-contacts';
-  const outcome = await runWindow({
+  const window = {
     from: input.carried?.next ?? 0,
     total: planned.batches,
     concurrency: Math.max(1, input.concurrency ?? 4),
@@ -148,7 +187,7 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
       filters.limit *
       CREDITS.perEnrichedSignal,
     totals,
-    run: async (index) => {
+    run: async (index: number) => {
       try {
         const summary = `sync ${run.name} batch ${index + 1} of ${planned.batches} · run ${run.runId}`;
         const fetch = contacts ? api.fetchSyncContacts : api.fetchSyncBatch;
@@ -164,24 +203,28 @@ export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
         };
       }
     },
-  });
-  // A long export continues as new between windows, so the history stays small; a stopped window ends the run.
-  const unfinished = outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < planned.batches;
-  if (unfinished) {
-    const carried = { scheduledAt, startedAt, plan: planned, next: outcome.next, totals };
-    return continueAsNew<typeof crmSync>({ ...input, carried });
-  }
+  };
+  const { scheduledAt, startedAt } = night;
+  return windowOrCarryOn(window, (next) =>
+    continueAsNew<typeof crmSync>({ ...input, carried: { scheduledAt, startedAt, plan: planned, next, totals } }),
+  );
+}
+
+/** Writes the night's files, manifest and state (finalizeSyncRun). */
+function finalizeNight(night: Night, outcome: WindowOutcome | undefined): Promise<SyncResult> {
+  const { input, run, jobs, filters, startedAt, scheduledAt } = night;
   const details = { filters, max_credits: input.maxCredits ?? null, workflow_id: workflowInfo().workflowId };
   const keep = input.keepColumns?.length ? { keepColumns: input.keepColumns } : {};
+  const batches = night.plan?.batches ?? 0;
   const finalize = (ending: RunEnding) =>
     jobs.finalizeSyncRun({
-      ...{ run, input: input.input, kind: input.kind, startedAt, scheduledAt, batches: planned.batches },
+      ...{ run, input: input.input, kind: input.kind, startedAt, scheduledAt, batches },
       ...keep,
       ...ending,
       details,
     });
   const label = `sync ${run.name} run ${run.runId}`;
-  return finishRun(outcome, totals, label, (p) => (phase = p), finalize);
+  return finishRun(outcome!, night.totals, label, (p) => (night.phase = p), finalize);
 }
 
 /** The run's references: its keys follow from the schedule's name and the night's scheduled time. */
