@@ -3,7 +3,7 @@ import { type CrmFile, crmFileColumns, crmKeptColumns } from '../../connectors/c
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeBody } from '../../connectors/storage/store-io.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
+import { MANIFEST_SCHEMA_VERSION, SyncManifestSchema } from '../../contract/manifest-schemas.ts';
 import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
 import { enrichTables, invalidLinesAsRows, rowsTable } from '../../contract/tables/rows.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
@@ -11,7 +11,14 @@ import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
 import { readSyncAnswer } from './fetch.ts';
-import { syncChangesKey, syncManifestKey, syncRowsKey, syncStatePointerKey, syncTableKey } from './layout.ts';
+import {
+  syncChangesKey,
+  syncManifestClaims,
+  syncManifestKey,
+  syncRowsKey,
+  syncStatePointerKey,
+  syncTableKey,
+} from './layout.ts';
 import { readResolutions, readSyncRecords, type SyncRecord } from './plan.ts';
 import { commitSyncState, mergeAnswer, readBaseState, type SyncState } from './state.ts';
 import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
@@ -42,6 +49,7 @@ export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, S
     return files;
   },
   manifest: syncManifest,
+  contract: { schema: SyncManifestSchema, claims: syncManifestClaims },
   writeAfterFailedManifest: (store, _request, manifest, _gathered, written) =>
     writeFailedNightFiles(store, manifest, written),
   afterManifest: (store, request, manifest, gathered, written) =>
