@@ -1,7 +1,10 @@
+import { Context } from '@temporalio/activity';
 /**
  * The activity registry: every activity the worker registers, by task queue. The main queue holds storage work,
  * export downloads and webhook delivery; the API queue holds every call to the Signal API (rate limited).
  */
+import type { CrmName, CrmWriter } from '../connectors/crm/writer.ts';
+import { ConfigError } from '../connectors/errors.ts';
 import type { SignalClient } from '../connectors/signal-api/client.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
@@ -32,6 +35,8 @@ import { packSyncRun, prepareSyncRun } from './sync/plan.ts';
 import { resolveSyncCompanies } from './sync/resolve.ts';
 import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
+import { preflightWriteBack } from './writeback/preflight.ts';
+import { writeBackNight } from './writeback/write-back.ts';
 
 /** What activities need from the worker; injected so that tests can swap any of it. */
 export interface ActivityDeps {
@@ -41,6 +46,8 @@ export interface ActivityDeps {
   openStore: (url: string) => Store;
   /** The worker's local spool for paid answers the output refused (SIGNAL_KIT_SPOOL_DIR). */
   spool?: PartSpool;
+  /** The CRM writers, built from the worker's CRM settings (tokens never travel through workflows). */
+  crmWriter?: (crm: CrmName) => CrmWriter;
 }
 
 /** Activities that only touch storage; they run on the main task queue. */
@@ -74,7 +81,21 @@ export function createJobActivities(deps: ActivityDeps) {
     packSyncRun: (request: Parameters<typeof packSyncRun>[1]) => packSyncRun(openStore(request.run.output), request),
     finalizeSyncRun: (request: Parameters<typeof finalizeSyncRun>[1]) =>
       finalizeSyncRun(openStore(request.run.output), request),
+    preflightWriteBack: (request: Parameters<typeof preflightWriteBack>[1]) =>
+      preflightWriteBack(crmWriterOf(deps, request.crm), request),
+    writeBackNight: (request: Parameters<typeof writeBackNight>[1]) =>
+      writeBackNight(
+        { store: openStore(request.run.output), writer: crmWriterOf(deps, request.crm), progress: heartbeat },
+        request,
+      ),
   };
+}
+
+const heartbeat = (note: string) => Context.current().heartbeat(note);
+
+function crmWriterOf(deps: ActivityDeps, crm: CrmName): CrmWriter {
+  if (!deps.crmWriter) throw new ConfigError(`this worker has no ${crm} settings: see docs/crm-write-back.md`);
+  return deps.crmWriter(crm);
 }
 
 /** Activities that call the Signal API; they run on the rate-limited API task queue. */

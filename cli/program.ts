@@ -88,10 +88,13 @@ const FLAG_COMMANDS: FlagCommand[] = [
   {
     name: 'load',
     description:
-      "load a finished job's, push run's or feed run's tables into PostgreSQL, upserting by key (calls no API)",
+      "load a finished job's, push run's, feed run's or sync night's tables into PostgreSQL or a DuckDB file, upserting by key (calls no API)",
     options: [
       ['--manifest <url>', `the job's or run's _manifest.json: ${WHERE}`],
-      ['--into <url>', 'the database: postgres://user[:password]@host[:port]/database[?sslmode=require]'],
+      [
+        '--into <url>',
+        'the database: postgres://user[:password]@host[:port]/database[?sslmode=require], or duckdb:///abs/path/warehouse.duckdb',
+      ],
       ['--table-prefix <prefix>', 'prefix of the table names (default: signal_kit_)'],
     ],
     run: async (flags) => (await import('./commands/load.ts')).runLoadCommand(flags),
@@ -288,8 +291,20 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     )
     .option('--sheet <name>', 'enrich: the sheet of an .xlsx export to read (default: the first)')
     .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
+    .option('--write-back <crm>', "enrich: write each night's changes to the CRM by record id: hubspot or salesforce")
+    .option(
+      '--write-fields <a,b>',
+      'enrich: the rows columns the write-back writes (default: status, signal_count, latest_signal_*)',
+    )
+    .option(
+      '--write-policy <field=policy...>',
+      'enrich: a field written only where the CRM holds nothing (fill-empty) or always (overwrite, the default)',
+    )
     .option('--output <url>', `where each run writes: ${WHERE}`)
-    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d');
+    .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d (a 1d schedule runs at 00:00 UTC)')
+    .option('--at <HH:MM>', 'or each day at this time (HH:MM or HH:MM:SS, 24-hour) in --timezone')
+    .option('--cron <expr>', 'or on a cron expression ("30 2 * * 1-5"; 7 fields with seconds and year) in --timezone')
+    .option('--timezone <zone>', 'the IANA time zone of --at and --cron (default UTC), e.g. Europe/Berlin');
   signalFilterFlags(create)
     .option('--column <name>', 'the column holding the domain (default: detected)')
     .option('--limit <n>', 'signals per domain (enrich: per company and night), at most 500')

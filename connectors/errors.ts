@@ -23,7 +23,7 @@
  * | `BucketNotFoundError`, `InvalidStorageUrlError`, `StorageConfigError` | storage that cannot work | no | yes |
  * | `StorageRefusedError`      | the storage refuses the write: no space (`ENOSPC`), quota   | no        | yes   |
  * |                            | (`EDQUOT`), read-only, access denied (a person must act)    |           |       |
- * | `InputError`, `CsvInputError` | an input the job cannot read or accept                   | no        | yes   |
+ * | `InputError`, `CsvInputError`, `InflatedPastError` | an input the job cannot read or accept (`InflatedPastError`: a compressed one far out of proportion) | no | yes |
  * | `CorruptDownloadError`     | a downloaded JSONL line that is not one JSON object         | yes       | no    |
  * | `ManifestError`, `PartChecksumError` | `load`: a manifest it cannot use, a part whose bytes are not |no| yes |
  * |                            | the ones its manifest's sha256 names                        |           |       |
@@ -523,6 +523,18 @@ export class InputError extends KitError {
 /** A downloaded JSONL body that is not what it should be (a line that is not one JSON object); a new download may help. */
 export class CorruptDownloadError extends KitError {
   readonly rule = FAILURE_RULES.corruptDownload;
+}
+
+/**
+ * A compressed input (a `.gz` export, a workbook's zip) that inflates past its limit, a stated multiple of its stored
+ * size: refused by name before any of its rows is read, so before anything is paid for.
+ */
+export class InflatedPastError extends InputError {
+  readonly limit: number;
+  constructor(message: string, limit: number) {
+    super(message);
+    this.limit = limit;
+  }
 }
 
 /** A CSV input the parser cannot read past (an unclosed quote spanning lines, a runaway record). */

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { type CsvError, parse as parseCsv } from 'csv-parse';
 import { jsonlParser } from 'stream-json/jsonl/parser.js';
-import { CsvInputError, JsonlSyntaxError } from './errors.ts';
+import { CsvInputError, InflatedPastError, JsonlSyntaxError } from './errors.ts';
 import { exceedsJsonDepth } from './json-depth.ts';
 import type { ObjectInfo, Store, WriteOptions } from './storage/store.ts';
 
@@ -12,13 +12,73 @@ type ByteSource = Readable | AsyncIterable<Uint8Array | string>;
 
 export const isGzipKey = (key: string) => key.toLowerCase().endsWith('.gz');
 
-/** The object's bytes, gunzipped when its key ends in `.gz`. */
-export async function openDecoded(store: Store, key: string): Promise<Readable> {
+/** A gzip object inflates to at most this many times its stored size (as `load` caps a part)… */
+export const GZIP_INFLATE_RATIO = 64;
+/** …and at least to this, whatever its stored size. */
+export const GZIP_INFLATE_FLOOR = 64 * 2 ** 20;
+/** The most a gzip object of `storedBytes` may inflate to. */
+export const gzipInflateLimit = (storedBytes: number): number =>
+  Math.max(GZIP_INFLATE_FLOOR, GZIP_INFLATE_RATIO * storedBytes);
+
+/** The refusal of a gzip object that inflates past its limit (`gzipInflateLimit`), naming `what`. */
+export function inflatedPast(what: string, storedBytes: number, limit: number): InflatedPastError {
+  const mib = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)} MiB`;
+  return new InflatedPastError(
+    `${what} inflates past ${mib(limit)} (${GZIP_INFLATE_RATIO} × its ${mib(storedBytes)} as stored, at least ` +
+      `${mib(GZIP_INFLATE_FLOOR)}): a compressed file this far out of proportion is refused; split it, or store ` +
+      'it uncompressed',
+    limit,
+  );
+}
+
+/**
+ * The object's bytes, gunzipped when its key ends in `.gz`. Given `inflateCap`, the gunzipped bytes are held to
+ * `gzipInflateLimit` of the object's stored size: past it the stream fails with `InflatedPastError` naming `what`.
+ */
+export async function openDecoded(
+  store: Store,
+  key: string,
+  inflateCap?: { what: string; storedBytes: number },
+): Promise<Readable> {
   const body = await store.openRead(key);
   if (!isGzipKey(key)) return body;
   const gunzip = createGunzip();
   body.once('error', (err) => gunzip.destroy(err));
-  return body.pipe(gunzip);
+  const inflated = body.pipe(gunzip);
+  if (!inflateCap) return inflated;
+  const limit = gzipInflateLimit(inflateCap.storedBytes);
+  let size = 0;
+  const held = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      size += chunk.length;
+      if (size > limit) callback(inflatedPast(inflateCap.what, inflateCap.storedBytes, limit));
+      else callback(null, chunk);
+    },
+  });
+  inflated.once('error', (err) => held.destroy(err));
+  held.once('close', () => {
+    body.destroy();
+    gunzip.destroy();
+  });
+  return inflated.pipe(held);
+}
+
+/**
+ * Reads a gzip object through once, inflating and counting (nothing kept), and refuses it with `InflatedPastError`
+ * once it passes its limit: a bomb is refused before any of its rows is read, so before anything is paid for. Memory
+ * stays that of one chunk; a genuine file costs one more read of its stored bytes and the CPU to inflate it.
+ */
+export async function checkInflatedSize(
+  store: Store,
+  key: string,
+  inflateCap: { what: string; storedBytes: number },
+): Promise<void> {
+  const inflated = await openDecoded(store, key, inflateCap);
+  try {
+    for await (const _ of inflated) void _;
+  } finally {
+    inflated.destroy();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- JSONL decoding

@@ -483,6 +483,16 @@ export const SyncManifestSchema = manifestSchema(
     status: z.enum(['completed', 'completed_with_errors', 'budget_exhausted', 'failed']),
     input: z.string().describe("the CRM export's URL"),
     output: outputUrl,
+    rows_kind: z
+      .enum(['enrich', 'enrich-contacts'])
+      .optional()
+      .describe(
+        'whose rows table the night writes: enrich (companies) or enrich-contacts (people); absent before 2026-12',
+      ),
+    columns: z
+      .looseObject({ kept: z.array(z.string()) })
+      .optional()
+      .describe("the export's columns kept in the rows (--keep-columns), as its header spells them"),
     counts: z.looseObject({
       input_rows: count,
       skipped_lines: count

@@ -113,135 +113,175 @@ export function jsonlToCopyText(input: Buffer, columns: JsonlCopyColumns, count?
   return out.subarray(0, o);
 }
 
-/** Converts `input` into `out`: the bytes written, or OVERFLOW, or OTHER_SHAPE. */
+/** Where `convert` is: the next byte of the input to read, the next byte of `out` to write. */
+interface Cursor {
+  p: number;
+  o: number;
+}
+
+/**
+ * Converts `input` into `out`: the bytes written, or OVERFLOW, or OTHER_SHAPE. Each line is the table's keys in
+ * order, each followed by one value (`copyValue`), then the line's suffix.
+ */
 function convert(input: Buffer, columns: JsonlCopyColumns, out: Buffer, count: NulCount): number {
-  // Plain locals and no closures in the loops below: this runs once per byte of every part.
   const keys = columns.names.map((name, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(name)}:`));
   const suffix = columns.suffix;
   const end = input.length;
-  let o = 0;
-  let p = 0;
-  while (p < end) {
-    if (input[p] === NEWLINE) {
-      p++;
+  const at: Cursor = { p: 0, o: 0 };
+  while (at.p < end) {
+    if (input[at.p] === NEWLINE) {
+      at.p++;
       continue;
     }
     for (let c = 0; c < keys.length; c++) {
-      const key = keys[c] as Buffer;
-      if (p + key.length > end) return OTHER_SHAPE;
-      const json = columns.json?.[c] === true;
-      for (let k = 0; k < key.length; k++) if (input[p + k] !== key[k]) return OTHER_SHAPE;
-      p += key.length;
-      if (c > 0) out[o++] = TAB;
-      const first = input[p];
-      if (first === 0x6e) {
-        if (input[p + 1] !== 0x75 || input[p + 2] !== 0x6c || input[p + 3] !== 0x6c) return OTHER_SHAPE;
-        out[o++] = BACKSLASH;
-        out[o++] = 0x4e;
-        p += 4;
-      } else if (first === QUOTE) {
-        // A string: its bytes as they are, its escapes rewritten where COPY's differ.
-        p++;
-        let closed = false;
-        while (p < end) {
-          const byte = input[p] as number;
-          if (byte === QUOTE) {
-            p++;
-            closed = true;
-            break;
-          }
-          if (byte !== BACKSLASH) {
-            out[o++] = byte;
-            p++;
-            continue;
-          }
-          const next = input[p + 1];
-          // A jsonb column's text holding the escape `\u0000` (a NUL PostgreSQL refuses): the parsing way replaces it.
-          if (json && next === BACKSLASH && isNulEscape(input, p + 2)) return OTHER_SHAPE;
-          if (next === BACKSLASH || next === 0x6e || next === 0x72 || next === 0x74) {
-            out[o++] = BACKSLASH;
-            out[o++] = next;
-            p += 2;
-          } else if (next === QUOTE || next === 0x2f) {
-            out[o++] = next;
-            p += 2;
-          } else if (next === 0x62 || next === 0x66) {
-            // Backspace and form feed: COPY takes them as they are.
-            out[o++] = next === 0x62 ? 0x08 : 0x0c;
-            p += 2;
-          } else if (next === 0x75) {
-            let cp = unicodeEscape(input, p);
-            if (cp < 0) return OTHER_SHAPE;
-            p += 6;
-            // A lone surrogate becomes U+FFFD, as Node's UTF-8 encoding of the parsed string would make it.
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-              const low = unicodeEscape(input, p);
-              if (low >= 0xdc00 && low <= 0xdfff) {
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-                p += 6;
-              } else cp = 0xfffd;
-            } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
-            else if (cp === 0) {
-              // NUL, which PostgreSQL cannot hold in text: its stand-in (copy-text.ts), counted.
-              cp = 0xfffd;
-              count.nul += 1;
-            }
-            o = writeCodePoint(out, o, cp);
-          } else return OTHER_SHAPE;
-        }
-        if (!closed) return OTHER_SHAPE;
-      } else {
-        // Any other value (number, array, object, true, false) up to the next `,` or `}` at its own depth, as JSON
-        // text with its backslashes doubled.
-        let depth = 0;
-        let inString = false;
-        let done = false;
-        while (p < end) {
-          const byte = input[p] as number;
-          if (inString) {
-            if (byte === BACKSLASH) {
-              out[o++] = BACKSLASH;
-              out[o++] = BACKSLASH;
-              if (isNulEscape(input, p + 1)) {
-                // `\u0000` inside an array or object: jsonb refuses it; its stand-in's escape, counted.
-                for (const b of UFFFD) out[o++] = b;
-                count.nul += 1;
-                p += 6;
-                continue;
-              }
-              const escaped = input[p + 1] as number;
-              if (escaped === BACKSLASH) {
-                out[o++] = BACKSLASH;
-                out[o++] = BACKSLASH;
-              } else out[o++] = escaped;
-              p += 2;
-              continue;
-            }
-            if (byte === QUOTE) inString = false;
-          } else if (byte === QUOTE) inString = true;
-          else if (byte === 0x5b || byte === OPEN_BRACE) depth++;
-          else if (byte === 0x5d || byte === CLOSE_BRACE) {
-            if (depth === 0) {
-              done = true;
-              break;
-            }
-            depth--;
-          } else if (byte === COMMA && depth === 0) {
-            done = true;
-            break;
-          } else if (byte === NEWLINE || byte === TAB) return OTHER_SHAPE;
-          out[o++] = byte;
-          p++;
-        }
-        if (!done) return OTHER_SHAPE;
-      }
+      if (!skipKey(input, at, keys[c] as Buffer)) return OTHER_SHAPE;
+      if (c > 0) out[at.o++] = TAB;
+      if (!copyValue(input, out, at, columns.json?.[c] === true, count)) return OTHER_SHAPE;
     }
-    if (input[p] !== CLOSE_BRACE) return OTHER_SHAPE;
-    p++;
-    if (p < end && input[p] !== NEWLINE) return OTHER_SHAPE;
-    if (o + suffix.length + 1 > out.length) return OVERFLOW;
-    o += suffix.copy(out, o);
-    out[o++] = NEWLINE;
+    if (input[at.p] !== CLOSE_BRACE) return OTHER_SHAPE;
+    at.p++;
+    if (at.p < end && input[at.p] !== NEWLINE) return OTHER_SHAPE;
+    if (at.o + suffix.length + 1 > out.length) return OVERFLOW;
+    at.o += suffix.copy(out, at.o);
+    out[at.o++] = NEWLINE;
   }
-  return o;
+  return at.o;
+}
+
+/** Passes the key (with its `{` or `,` before and `:` after) when it is the next thing in the input. */
+function skipKey(input: Buffer, at: Cursor, key: Buffer): boolean {
+  const p = at.p;
+  if (p + key.length > input.length) return false;
+  for (let k = 0; k < key.length; k++) if (input[p + k] !== key[k]) return false;
+  at.p = p + key.length;
+  return true;
+}
+
+/** One value as COPY text: null as `\N`, a string's text, any other value as its JSON text. */
+function copyValue(input: Buffer, out: Buffer, at: Cursor, json: boolean, count: NulCount): boolean {
+  const first = input[at.p];
+  if (first === 0x6e) {
+    const p = at.p;
+    if (input[p + 1] !== 0x75 || input[p + 2] !== 0x6c || input[p + 3] !== 0x6c) return false;
+    out[at.o++] = BACKSLASH;
+    out[at.o++] = 0x4e;
+    at.p = p + 4;
+    return true;
+  }
+  if (first === QUOTE) return copyString(input, out, at, json, count);
+  return copyJsonValue(input, out, at, count);
+}
+
+/** A string: its bytes as they are, its escapes rewritten where COPY's differ. */
+function copyString(input: Buffer, out: Buffer, at: Cursor, json: boolean, count: NulCount): boolean {
+  // Plain locals and no closures in the loop below: it runs once per byte of every part.
+  const end = input.length;
+  let p = at.p + 1;
+  let o = at.o;
+  while (p < end) {
+    const byte = input[p] as number;
+    if (byte === QUOTE) {
+      at.p = p + 1;
+      at.o = o;
+      return true;
+    }
+    if (byte !== BACKSLASH) {
+      out[o++] = byte;
+      p++;
+      continue;
+    }
+    const next = input[p + 1];
+    // A jsonb column's text holding the escape `\u0000` (a NUL PostgreSQL refuses): the parsing way replaces it.
+    if (json && next === BACKSLASH && isNulEscape(input, p + 2)) return false;
+    if (next === BACKSLASH || next === 0x6e || next === 0x72 || next === 0x74) {
+      out[o++] = BACKSLASH;
+      out[o++] = next;
+      p += 2;
+    } else if (next === QUOTE || next === 0x2f) {
+      out[o++] = next;
+      p += 2;
+    } else if (next === 0x62 || next === 0x66) {
+      // Backspace and form feed: COPY takes them as they are.
+      out[o++] = next === 0x62 ? 0x08 : 0x0c;
+      p += 2;
+    } else if (next === 0x75) {
+      const cp = escapedCodePoint(input, p, count);
+      if (cp.value < 0) return false;
+      p = cp.next;
+      o = writeCodePoint(out, o, cp.value);
+    } else return false;
+  }
+  return false;
+}
+
+/**
+ * The code point of the `\uXXXX` escape at `p` (a surrogate pair's two escapes together) and where the input goes on;
+ * -1 when it is no escape. A lone surrogate becomes U+FFFD, as Node's UTF-8 encoding of the parsed string would make
+ * it; NUL, which PostgreSQL cannot hold in text, becomes its stand-in (copy-text.ts), counted.
+ */
+function escapedCodePoint(input: Buffer, p: number, count: NulCount): { value: number; next: number } {
+  let cp = unicodeEscape(input, p);
+  if (cp < 0) return { value: -1, next: p };
+  let next = p + 6;
+  if (cp >= 0xd800 && cp <= 0xdbff) {
+    const low = unicodeEscape(input, next);
+    if (low >= 0xdc00 && low <= 0xdfff) {
+      cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+      next += 6;
+    } else cp = 0xfffd;
+  } else if (cp >= 0xdc00 && cp <= 0xdfff) cp = 0xfffd;
+  else if (cp === 0) {
+    cp = 0xfffd;
+    count.nul += 1;
+  }
+  return { value: cp, next };
+}
+
+/**
+ * Any other value (number, array, object, true, false) up to the next `,` or `}` at its own depth, as JSON text with
+ * its backslashes doubled.
+ */
+function copyJsonValue(input: Buffer, out: Buffer, at: Cursor, count: NulCount): boolean {
+  // Plain locals and no closures in the loop below: it runs once per byte of every part.
+  const end = input.length;
+  let p = at.p;
+  let o = at.o;
+  let depth = 0;
+  let inString = false;
+  while (p < end) {
+    const byte = input[p] as number;
+    if (inString) {
+      if (byte === BACKSLASH) {
+        out[o++] = BACKSLASH;
+        out[o++] = BACKSLASH;
+        if (isNulEscape(input, p + 1)) {
+          // `\u0000` inside an array or object: jsonb refuses it; its stand-in's escape, counted.
+          for (const b of UFFFD) out[o++] = b;
+          count.nul += 1;
+          p += 6;
+          continue;
+        }
+        const escaped = input[p + 1] as number;
+        if (escaped === BACKSLASH) {
+          out[o++] = BACKSLASH;
+          out[o++] = BACKSLASH;
+        } else out[o++] = escaped;
+        p += 2;
+        continue;
+      }
+      if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === 0x5b || byte === OPEN_BRACE) depth++;
+    else if (byte === 0x5d || byte === CLOSE_BRACE) {
+      if (depth === 0) break;
+      depth--;
+    } else if (byte === COMMA && depth === 0) break;
+    else if (byte === NEWLINE || byte === TAB) return false;
+    out[o++] = byte;
+    p++;
+  }
+  if (p >= end) return false;
+  at.p = p;
+  at.o = o;
+  return true;
 }

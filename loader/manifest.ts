@@ -5,25 +5,31 @@
 import { z } from 'zod';
 import { feedManifestClaims } from '../activities/feeds/layout.ts';
 import { pushManifestClaims } from '../activities/push/layout.ts';
+import { syncRunPrefix } from '../activities/sync/layout.ts';
 import { openStore } from '../config/storage.ts';
 import { ManifestError } from '../connectors/errors.ts';
-import type { FeedKind } from '../contract/kinds.ts';
-import { jobManifestClaims, placeManifest } from '../contract/manifest-place.ts';
+import { type FeedKind, SYNC_KIND } from '../contract/kinds.ts';
+import { jobManifestClaims, placeManifest, runManifestClaims } from '../contract/manifest-place.ts';
 import { type CheckedManifest, readCheckedManifest } from '../contract/manifest-read.ts';
 import {
   FeedManifestSchema,
   type ManifestPartSchema,
   ManifestSchema,
   PushManifestSchema,
+  SyncManifestSchema,
 } from '../contract/manifest-schemas.ts';
 
 export type LoadPart = z.infer<typeof ManifestPartSchema>;
 
-/** What a manifest's tables come from: a bulk job of a kind, a scheduled push's run, or a scheduled feed's run. */
+/**
+ * What a manifest's tables come from: a bulk job of a kind, a scheduled push's run, a scheduled feed's run, or a
+ * night of the CRM sync (whose rows table is enrich's or enrich-contacts').
+ */
 export type ManifestSource =
   | { kind: 'job'; jobKind: 'enrich' | 'enrich-contacts' | 'verify-emails'; jobId: string }
   | { kind: 'push'; name: string; runId: string }
-  | { kind: 'feed'; feedKind: FeedKind; name: string; runId: string };
+  | { kind: 'feed'; feedKind: FeedKind; name: string; runId: string }
+  | { kind: 'sync'; rowsKind: 'enrich' | 'enrich-contacts'; name: string; runId: string };
 
 export interface LoadManifest {
   /** The manifest's own URL, as given. */
@@ -33,7 +39,7 @@ export interface LoadManifest {
   finishedAt: string;
   parts: LoadPart[];
   source: ManifestSource;
-  /** Input columns kept with the rows (enrich, verify-emails), by the input's header. */
+  /** Input columns kept with the rows (enrich, verify-emails, a sync night), by the input's header. */
   kept: string[] | undefined;
 }
 
@@ -46,7 +52,8 @@ function split(url: string): { base: string; key: string } {
 
 /**
  * The manifest as the kit writes it, under the one manifest contract (contract/manifest-schemas.ts): a job's
- * (it names its `job_id`), a feed run's (its `kind` without a job id) or a push run's; read as the kit reads its own
+ * (it names its `job_id`), a sync night's (its `kind` is `crm-sync`), a feed run's (another `kind`, no job id) or a
+ * push run's; read as the kit reads its own
  * manifests back (at most 1 MiB, nested no deeper than 32, JSON, then the schema), each problem named by its field.
  */
 async function readShipped(url: string, base: string, key: string) {
@@ -73,6 +80,11 @@ async function readShipped(url: string, base: string, key: string) {
     if (!job.success) throw fieldError(job.error);
     return { type: 'job' as const, manifest: job.data };
   }
+  if (raw['kind'] === SYNC_KIND) {
+    const sync = SyncManifestSchema.safeParse(raw);
+    if (!sync.success) throw fieldError(sync.error);
+    return { type: 'sync' as const, manifest: sync.data };
+  }
   if (raw['kind'] !== undefined) {
     const feed = FeedManifestSchema.safeParse(raw);
     if (!feed.success) throw fieldError(feed.error);
@@ -86,11 +98,20 @@ async function readShipped(url: string, base: string, key: string) {
   return { type: 'push' as const, manifest: push.data };
 }
 
-export async function readLoadManifest(url: string): Promise<LoadManifest> {
-  const { base, key } = split(url);
-  const read = await readShipped(url, base, key);
-  const manifest = read.manifest;
-  let source: ManifestSource;
+type Shipped = Awaited<ReturnType<typeof readShipped>>;
+
+/** What the manifest's tables come from, by its kind. */
+function sourceOf(url: string, read: Shipped): ManifestSource {
+  if (read.type === 'sync') {
+    const night = read.manifest;
+    if (night.rows_kind === undefined) {
+      throw new ManifestError(
+        url,
+        'field "rows_kind": missing; a sync night written before the loader took sync nights: run the night again',
+      );
+    }
+    return { kind: 'sync', rowsKind: night.rows_kind, name: night.name, runId: night.run_id };
+  }
   if (read.type === 'job') {
     const kind = read.manifest.kind;
     if (kind === 'intent-export') {
@@ -99,23 +120,32 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
         `field "kind": ${kind} jobs have no tables to load (enrich, enrich-contacts and verify-emails do)`,
       );
     }
-    source = { kind: 'job', jobKind: kind, jobId: read.manifest.job_id };
-  } else if (read.type === 'feed') {
-    const feed = read.manifest;
-    source = { kind: 'feed', feedKind: feed.kind as FeedKind, name: feed.name, runId: feed.run_id };
-  } else {
-    source = { kind: 'push', name: read.manifest.name, runId: read.manifest.run_id };
+    return { kind: 'job', jobKind: kind, jobId: read.manifest.job_id };
   }
+  if (read.type === 'feed') {
+    const feed = read.manifest;
+    return { kind: 'feed', feedKind: feed.kind as FeedKind, name: feed.name, runId: feed.run_id };
+  }
+  return { kind: 'push', name: read.manifest.name, runId: read.manifest.run_id };
+}
+
+/** Where the manifest's own ids say it and its parts lie. */
+function claimsOf(read: Shipped) {
+  if (read.type === 'job') return jobManifestClaims(read.manifest);
+  if (read.type === 'feed') return feedManifestClaims({ ...read.manifest, kind: read.manifest.kind as FeedKind });
+  if (read.type === 'sync')
+    return runManifestClaims(read.manifest, (run) => syncRunPrefix({ ...run, at: read.manifest.scheduled_at }));
+  return pushManifestClaims(read.manifest);
+}
+
+export async function readLoadManifest(url: string): Promise<LoadManifest> {
+  const { base, key } = split(url);
+  const read = await readShipped(url, base, key);
+  const manifest = read.manifest;
+  const source = sourceOf(url, read);
   // Where the parts are read from follows from where the manifest was found, never from what it says alone: a
   // manifest planted elsewhere, or naming parts outside its folder, is refused before any part is opened.
-  const place = placeManifest(
-    url,
-    read.type === 'job'
-      ? jobManifestClaims(read.manifest)
-      : read.type === 'feed'
-        ? feedManifestClaims({ ...read.manifest, kind: read.manifest.kind as FeedKind })
-        : pushManifestClaims(read.manifest),
-  );
+  const place = placeManifest(url, claimsOf(read));
   if (manifest.status === 'failed') {
     throw new ManifestError(url, `field "status": the ${source.kind} failed; only a finished one's tables are loaded`);
   }
@@ -126,6 +156,6 @@ export async function readLoadManifest(url: string): Promise<LoadManifest> {
     finishedAt: manifest.finished_at,
     parts: manifest.parts,
     source,
-    kept: read.type === 'job' ? read.manifest.columns?.kept : undefined,
+    kept: read.type === 'job' || read.type === 'sync' ? read.manifest.columns?.kept : undefined,
   };
 }

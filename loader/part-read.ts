@@ -2,15 +2,42 @@
  * A part's bytes read as a stream and checked against its manifest, never whole in memory: its size is checked
  * before a byte is read and reading stops at the manifest's size plus one byte; a first pass proves the sha256
  * before anything is decoded, and the pass that is decoded checks it again as it ends, so a part swapped between
- * the two passes is refused (its table's COPY then fails and the load rolls back).
+ * the two passes is refused (its table's COPY then fails and the load rolls back). A `file://` part that is a symbolic
+ * link is refused before it is opened, and again after it is read.
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
-import { PartChecksumError } from '../connectors/errors.ts';
+import { fileURLToPath } from 'node:url';
+import { ManifestError, PartChecksumError } from '../connectors/errors.ts';
 import type { Store } from '../connectors/storage/index.ts';
 import type { LoadPart } from './manifest.ts';
+
+/**
+ * A `file://` part is read only as a plain file of its output's own folder: a part that is a symbolic link, or lies
+ * under a folder of the output that is one, is refused by its key (never naming where the link leads), whatever its
+ * size and sha256; otherwise a planted link would make the load confirm a guessed size and hash of any file the
+ * loader can read, and load it. The output's own folder may be a link (the user's choice of where it lies).
+ */
+export async function refuseLinkedPart(store: Store, part: LoadPart): Promise<void> {
+  if (!store.url.startsWith('file:')) return;
+  let path = fileURLToPath(store.url);
+  for (const segment of part.key.split('/')) {
+    path = join(path, segment);
+    const info = await lstat(path).catch(() => undefined);
+    // A missing part: reading it says so.
+    if (info === undefined) return;
+    if (info.isSymbolicLink()) {
+      throw new ManifestError(
+        store.url,
+        `part ${part.key}: a symbolic link, or under one; a part is read only as a plain file of its output's folder`,
+      );
+    }
+  }
+}
 
 /**
  * The part's bytes as they are read, refused (naming the part) unless they are the manifest's: past its size at once,
@@ -19,6 +46,7 @@ import type { LoadPart } from './manifest.ts';
 export async function* checkedPartChunks(store: Store, part: LoadPart): AsyncGenerator<Buffer> {
   const refuse = (differs: 'size' | 'sha256') =>
     new PartChecksumError({ url: store.url, key: part.key, expected: part.sha256, differs });
+  await refuseLinkedPart(store, part);
   const info = await store.stat(part.key);
   if (info !== undefined && info.size !== part.bytes) throw refuse('size');
   const hash = createHash('sha256');
@@ -37,6 +65,9 @@ export async function* checkedPartChunks(store: Store, part: LoadPart): AsyncGen
   }
   if (size !== part.bytes) throw refuse('size');
   if (hash.digest('hex') !== part.sha256) throw refuse('sha256');
+  // A link put in place while the part was read is refused too (its bytes are not handed on past this check's
+  // failure: the converter and the destination fail the part, and the load rolls back).
+  await refuseLinkedPart(store, part);
 }
 
 /**

@@ -63,16 +63,17 @@ export const copyColumns = (table: LoadTable): PgColumn[] => writableColumns(tab
 export function tableSources(options: SourceOptions): () => AsyncIterable<CopySource> {
   const columns = copyColumns(options.table);
   const own = options.table.def.columns;
-  // The load's columns are the flat table's, in its order, then the two saying where a row came from (tables.ts):
-  // those two are the same on every row, so they are encoded once, as every line's end.
-  const provenance: Record<string, string> = {
+  // The load's columns are the flat table's, in its order, then the two saying where a row came from (tables.ts) and
+  // the table's constants: those are the same on every row, so they are encoded once, as every line's end.
+  const provenance: Record<string, string | null> = {
     [SOURCE_MANIFEST]: options.manifestUrl,
     [SOURCE_FINISHED_AT]: options.finishedAt,
+    ...options.table.constants,
   };
   const tail = columns.slice(own.length);
   const pgNames = pgColumnNames(own.map((column) => column.name));
   if (pgNames.some((name, i) => columns[i]?.name !== name) || tail.some((c) => !(c.name in provenance))) {
-    throw new Error(`the columns of ${options.table.pg.name} are not the flat table's followed by the provenance`);
+    throw new Error(`the columns of ${options.table.pg.name} are not the flat table's followed by the ones load adds`);
   }
   const ownColumns = columns.slice(0, own.length);
   const suffix = tail.map((column) => `\t${copyTextField(provenance[column.name], column.type)}`).join('');

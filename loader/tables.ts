@@ -1,6 +1,7 @@
 /**
- * The PostgreSQL tables `load` writes, from the flat tables' column lists (activities/tables/): the same columns in
- * PostgreSQL types, two columns saying where each row came from, a key, and which version of a row is newer.
+ * The tables of a load's plan, from the flat tables' column lists (contract/tables/): the same columns (named by
+ * their PostgreSQL types; the DuckDB destination maps them to its own), two columns saying where each row came from,
+ * a key, and which version of a row is newer.
  *
  * | table                  | key                                             | newer version                      |
  * |------------------------|-------------------------------------------------|------------------------------------|
@@ -13,6 +14,8 @@
  * | `<prefix>invalid`      | `source_manifest`, `row`                        | later `source_finished_at`         |
  * | `<prefix>companies`,   | `key`: the feed's key of the company or person  | later `source_finished_at`         |
  * | `<prefix>contacts`     |                                                 |                                    |
+ * | `<prefix>sync_enrich_rows`, | `sync_name`, `row_key` (as a job's rows)   | later `source_finished_at`; a row  |
+ * | `<prefix>sync_enrich_contacts_rows` |                                    | a newer night lacks: `gone_at` set |
  */
 
 import { ManifestError } from '../connectors/errors.ts';
@@ -42,10 +45,28 @@ const PROVENANCE: PgColumn[] = [
   { name: SOURCE_FINISHED_AT, type: 'timestamptz', notNull: true },
 ];
 
-/** One table to load: its PostgreSQL shape and the flat table it is filled from. */
+/**
+ * A table whose every load is the whole of its scope (a sync night holds its export's every record): a row of the
+ * scope that a newer load did not bring is marked gone (`goneColumn` set to that load's finish), never deleted, and
+ * unmarked when a later load brings it back.
+ */
+export interface Snapshot {
+  /** The column naming the scope (a sync's name), and this load's value of it. */
+  column: string;
+  value: string;
+  goneColumn: string;
+}
+
+/**
+ * One table to load: its shape (columns named by their PostgreSQL types, which every destination maps to its own),
+ * the flat table it is filled from, and the values of the columns load adds beside the provenance.
+ */
 export interface LoadTable {
   pg: PgTable;
   def: TableDef;
+  /** Columns after the provenance, the same on every row of this load (a sync night's name; `gone_at` null). */
+  constants?: Record<string, string | null>;
+  snapshot?: Snapshot;
 }
 
 const pgColumn = (column: Column, name: string): PgColumn => ({
@@ -85,9 +106,9 @@ export function pgColumnNames(names: readonly string[]): string[] {
   });
 }
 
-function columnsOf(def: TableDef, url: string): PgColumn[] {
+function columnsOf(def: TableDef, url: string, added: readonly PgColumn[] = []): PgColumn[] {
   const names = pgColumnNames(def.columns.map((column) => column.name));
-  const clash = names.find((name) => PROVENANCE.some((p) => p.name === name));
+  const clash = names.find((name) => [...PROVENANCE, ...added].some((p) => p.name === name));
   if (clash) throw new ManifestError(url, `the kept input column "${clash}" has the name of a column load adds`);
   return [...def.columns.map((column, i) => pgColumn(column, names[i] as string)), ...PROVENANCE];
 }
@@ -107,21 +128,26 @@ export function signalsLoadTable(prefix: string, url: string): LoadTable {
   };
 }
 
-/** The rows of a job, by record id, else by the value the row was answered for, else by the row of its manifest. */
-export function rowsLoadTable(prefix: string, kind: RowsKind, kept: string[] | undefined, url: string): LoadTable {
-  const def = rowsTable(kind, kept);
+/** A row's key: its record id, else the value the row was answered for, else the row of its manifest. */
+function rowKeyColumn(kind: RowsKind): PgColumn {
   const value =
     kind === 'enrich'
       ? `'domain:' || domain`
       : kind === 'enrich-contacts'
         ? `'email:' || nullif(email, ''), 'linkedin:' || nullif(linkedin_url, '')`
         : `'email:' || email`;
-  const key: PgColumn = {
+  return {
     name: 'row_key',
     type: 'text',
     notNull: true,
     generatedAs: `coalesce('id:' || nullif(record_id, ''), ${value}, 'row:' || ${SOURCE_MANIFEST} || '#' || "row")`,
   };
+}
+
+/** The rows of a job, by record id, else by the value the row was answered for, else by the row of its manifest. */
+export function rowsLoadTable(prefix: string, kind: RowsKind, kept: string[] | undefined, url: string): LoadTable {
+  const def = rowsTable(kind, kept);
+  const key = rowKeyColumn(kind);
   return {
     def,
     pg: {
@@ -131,6 +157,38 @@ export function rowsLoadTable(prefix: string, kind: RowsKind, kept: string[] | u
       newerBy: [SOURCE_FINISHED_AT],
       tieBreak: ['"row" asc'],
     },
+  };
+}
+
+export const SYNC_NAME = 'sync_name';
+export const GONE_AT = 'gone_at';
+
+/**
+ * A CRM sync's rows, one per record of the sync (`sync_name`, then the record id as a job's rows are keyed): every
+ * night holds its export's every record, so a record a newer night did not bring is marked gone (`gone_at`).
+ */
+export function syncRowsLoadTable(
+  prefix: string,
+  night: { name: string; rowsKind: RowsKind },
+  kept: string[] | undefined,
+  url: string,
+): LoadTable {
+  const def = rowsTable(night.rowsKind, kept);
+  const added: PgColumn[] = [
+    { name: SYNC_NAME, type: 'text', notNull: true },
+    { name: GONE_AT, type: 'timestamptz' },
+  ];
+  return {
+    def,
+    pg: {
+      name: `${prefix}sync_${night.rowsKind.replace('-', '_')}_rows`,
+      columns: [...columnsOf(def, url, added), ...added, rowKeyColumn(night.rowsKind)],
+      key: [SYNC_NAME, 'row_key'],
+      newerBy: [SOURCE_FINISHED_AT],
+      tieBreak: ['"row" asc'],
+    },
+    constants: { [SYNC_NAME]: night.name, [GONE_AT]: null },
+    snapshot: { column: SYNC_NAME, value: night.name, goneColumn: GONE_AT },
   };
 }
 

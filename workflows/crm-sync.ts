@@ -1,4 +1,5 @@
-import { continueAsNew, defineQuery, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { JobActivities } from '../activities/registry.ts';
 import type { JobStatus } from '../activities/run/types.ts';
 import type {
   SyncFilters,
@@ -9,15 +10,23 @@ import type {
   SyncRunRef,
 } from '../activities/sync/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
+import type { WriteBackOptions } from '../activities/writeback/types.ts';
 import {
   CONTACT_BATCH,
   CREDITS,
   MAX_BULK_ENRICH_DOMAINS,
   MAX_SIGNALS_PER_CALL,
 } from '../connectors/signal-api/limits.ts';
-import { isFatalFailure } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, finishRun, type RunEnding, type WindowOutcome } from './batch-runner.ts';
-import { DEFAULT_BATCHES_PER_RUN } from './constants.ts';
+import { crmActivityOptions, isFatalFailure } from './activity-options.ts';
+import {
+  type BatchTotals,
+  emptyTotals,
+  failureMessage,
+  finishRun,
+  type RunEnding,
+  type WindowOutcome,
+} from './batch-runner.ts';
+import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
 import type { ScheduledRunState } from './run-state.ts';
 import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
@@ -54,6 +63,8 @@ export interface CrmSyncInput {
   batchesPerRun?: number;
   /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
   runAt?: string;
+  /** Write the night's changes back to the CRM (`--write-back`): the CRM, the fields, their policies. No secret. */
+  writeBack?: WriteBackOptions;
   /** Carried across continue-as-new; not for callers. */
   carried?: { scheduledAt: string; startedAt: string; plan: SyncPlan; next: number; totals: BatchTotals };
 }
@@ -73,6 +84,9 @@ export interface CrmSyncProgress {
 
 /** Nights started before a night published the answers an earlier night's output refused replay without that step. */
 export const PUBLISH_KEPT_PATCH = 'crm-sync-publish-kept-answers';
+
+/** Nights of schedules with `--write-back`: the CRM's pre-flight before the paid calls, the write-back after the files. */
+export const WRITE_BACK_PATCH = 'crm-sync-write-back';
 
 export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
 
@@ -135,12 +149,17 @@ function openNight(state: ScheduledRunState<CrmSyncInput, SyncRunRef>): Night {
 }
 
 /**
- * The night's plan (the chain's first run): an earlier night's kept answers published, the export read and matched,
- * records named only by a LinkedIn URL or a name resolved, the companies packed into calls.
+ * The night's plan (the chain's first run): the CRM's write-back checked, an earlier night's kept answers published,
+ * the export read and matched, records named only by a LinkedIn URL or a name resolved, the companies packed.
  */
 async function planNight(night: Night): Promise<SyncPlan> {
   const { input, run, api, jobs } = night;
   if (night.plan) return night.plan;
+  if (input.writeBack && patched(WRITE_BACK_PATCH)) {
+    // Before any paid call: a CRM that would refuse the write-back (a field, a scope) stops the night here.
+    const { crm, fields } = input.writeBack;
+    await crmStep(input).preflightWriteBack({ crm, kind: input.kind, ...(fields ? { fields } : {}) });
+  }
   if (patched(PUBLISH_KEPT_PATCH)) {
     // Before the plan: answers of an earlier night that its output refused and this worker kept are published, so
     // the night that carries it on takes them in instead of paying for them again.
@@ -211,7 +230,7 @@ function nightCalls(night: Night, planned: SyncPlan) {
 }
 
 /** Writes the night's files, manifest and state (finalizeSyncRun). */
-function finalizeNight(night: Night, outcome: WindowOutcome | undefined): Promise<SyncResult> {
+async function finalizeNight(night: Night, outcome: WindowOutcome | undefined): Promise<SyncResult> {
   const { input, run, jobs, filters, startedAt, scheduledAt } = night;
   const details = { filters, max_credits: input.maxCredits ?? null, workflow_id: workflowInfo().workflowId };
   const keep = input.keepColumns?.length ? { keepColumns: input.keepColumns } : {};
@@ -224,7 +243,25 @@ function finalizeNight(night: Night, outcome: WindowOutcome | undefined): Promis
       details,
     });
   const label = `sync ${run.name} run ${run.runId}`;
-  return finishRun(outcome!, night.totals, label, (p) => (night.phase = p), finalize);
+  const result = await finishRun(outcome!, night.totals, label, (p) => (night.phase = p), finalize);
+  if (input.writeBack && patched(WRITE_BACK_PATCH)) result.writeBack = await writeBack(input, run);
+  return result;
+}
+
+const crmStep = (input: CrmSyncInput) =>
+  proxyActivities<JobActivities>(crmActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+
+/**
+ * The night's files are written: its changes go to the CRM. A write-back that fails after its retries leaves its
+ * changes pending in the ledger (the next night writes them first); the night itself stands, and says why.
+ */
+async function writeBack(input: CrmSyncInput, run: SyncRunRef): Promise<SyncResult['writeBack']> {
+  try {
+    return await crmStep(input).writeBackNight({ run, kind: input.kind, ...(input.writeBack as WriteBackOptions) });
+  } catch (error) {
+    if (isFatalFailure(error)) throw error;
+    return { error: failureMessage(error) };
+  }
 }
 
 /** The run's references: its keys follow from the schedule's name and the night's scheduled time. */

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { ColumnError, InputError } from '../../connectors/errors.ts';
-import { openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
+import { checkInflatedSize, isGzipKey, openDecoded, readCsvRecords, readJsonlRecords } from '../../connectors/jsonl.ts';
 import {
   type ColumnChoice,
   type ColumnRequest,
@@ -65,7 +65,12 @@ export async function openInput(
       `input ${url}: unsupported format (expected .csv, .tsv or .txt, .xlsx, or .jsonl/.ndjson, optionally .gz)`,
     );
   try {
-    const body = await openDecoded(openStore(base), key);
+    const store = openStore(base);
+    // A compressed export is inflated through once, counted, before a row of it is read (gzipInflateLimit).
+    const info = isGzipKey(key) ? await store.stat(key) : undefined;
+    const inflateCap = info && { what: `input ${url}`, storedBytes: info.size };
+    if (inflateCap) await checkInflatedSize(store, key, inflateCap);
+    const body = await openDecoded(store, key, inflateCap);
     return { url, format, body, text: decodeToUtf8(body, url, encoding), ...(sheet !== undefined ? { sheet } : {}) };
   } catch (error) {
     if (error instanceof ObjectNotFoundError) throw new InputError(`input ${url} does not exist`);

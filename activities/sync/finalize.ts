@@ -156,7 +156,8 @@ async function syncFiles(store: Store, request: FinalizeSyncRequest, gathered: S
     unchanged: outcome.unchanged,
     gone: outcome.gone.length,
   };
-  return { records, resolved, fingerprints, outcome, statuses, summary, bodies, parts };
+  const kept = def.columns.flatMap((column) => (column.source === undefined ? [] : [column.source]));
+  return { records, resolved, fingerprints, outcome, statuses, summary, bodies, parts, kept };
 }
 
 /** Writes the night's files in order; returns their manifest entries. */
@@ -208,6 +209,8 @@ function syncManifest(
     ...scheduledRunHead(run, request, status),
     input: request.input,
     output: store.url,
+    rows_kind: request.kind,
+    columns: { kept: written.kept },
     counts: {
       input_rows: plan.rows,
       ...(plan.skippedLines ? { skipped_lines: plan.skippedLines } : {}),

@@ -182,4 +182,17 @@ export interface SyncResult {
   credits: number;
   calls: number;
   newSignals: number;
+  /** The night's write-back to the CRM (`--write-back`), or why it did not finish (its changes stay pending). */
+  writeBack?: WriteBackSummary | { error: string };
+}
+
+/** What a night's result says of its write-back (activities/writeback/types.ts `WriteBackResult` has it all). */
+export interface WriteBackSummary {
+  crm: string;
+  object: string;
+  written: number;
+  rejected: number;
+  notAttempted: number;
+  pending: number;
+  reportUrl: string;
 }

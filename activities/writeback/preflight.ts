@@ -3,7 +3,7 @@ import type { CrmFieldInfo, CrmFieldType, CrmName, CrmObject, CrmWriter } from '
 import { CrmPreflightError, type CrmProblem } from '../../connectors/errors.ts';
 import { rowsTable } from '../../contract/tables/rows.ts';
 import type { SyncKind } from '../sync/types.ts';
-import type { WriteField } from './fields.ts';
+import { type WriteField, writeFieldsOf, writeObjectOf } from './fields.ts';
 
 /** The CRM field types a rows-table column can be written to (text takes everything, cut to its length). */
 const TYPES_OF: Record<string, CrmFieldType[]> = {
@@ -67,4 +67,27 @@ export async function preflight(
   }
   if (problems.length > 0) throw new CrmPreflightError(writer.crm, object, problems);
   return described;
+}
+
+/** What the pre-flight of a schedule's write-back checks: the CRM, the kind, the fields and policies asked. */
+export interface WriteBackPreflightRequest {
+  crm: CrmName;
+  kind: SyncKind;
+  fields?: string[];
+  /** Salesforce contacts exports of leads: `Lead` (default from the kind: `Contact`). */
+  object?: CrmObject;
+}
+
+/**
+ * The pre-flight alone, before a night's paid calls (and at `schedule create`): throws `CrmPreflightError` naming
+ * every problem; returns the object and the fields it checked.
+ */
+export async function preflightWriteBack(
+  writer: CrmWriter,
+  request: WriteBackPreflightRequest,
+): Promise<{ object: CrmObject; fields: string[] }> {
+  const object = request.object ?? writeObjectOf(writer.crm, request.kind, []);
+  const fields = writeFieldsOf(writer.crm, request.fields, undefined);
+  await preflight(writer, request.kind, object, fields);
+  return { object, fields: fields.map((f) => f.field) };
 }

@@ -13,6 +13,7 @@ export const BENCHMARKS = [
   'crm-sync-nightly',
   'postgres-load',
   'parquet-cost',
+  'crm-write-back',
 ] as const;
 
 const HEADER = `# Benchmark results

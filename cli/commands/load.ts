@@ -2,24 +2,37 @@ import type { OptionValues } from 'commander';
 import { DatabaseError, KitError } from '../../connectors/errors.ts';
 import { sslModeOf } from '../../connectors/postgres/connection.ts';
 import { resolveService, serviceNameOf } from '../../connectors/postgres/service-file.ts';
+import { duckdbPath } from '../../loader/duckdb.ts';
 import { loadManifest } from '../../loader/load.ts';
 import { PREFIX } from '../../loader/tables.ts';
 import { locationUrl, UsageError } from '../args.ts';
 
 /**
  * `--into`: a postgres:// (or postgresql://) URL naming a host or a connection service, whose service is defined and
- * whose sslmode is libpq's; anything else is a usage mistake (exit 2).
+ * whose sslmode is libpq's, or a duckdb:///absolute/path/file.duckdb; anything else is a usage mistake (exit 2).
  */
 export function databaseUrl(value: string | undefined): string {
-  if (value === undefined || value === '') throw new UsageError('--into is required (a postgres:// URL)');
+  if (value === undefined || value === '') {
+    throw new UsageError('--into is required (a postgres:// URL or duckdb:///abs/path/warehouse.duckdb)');
+  }
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new UsageError('--into must be a postgres://user@host[:port]/database URL, got something unparsable');
   }
+  if (url.protocol === 'duckdb:') {
+    try {
+      duckdbPath(value);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    return value;
+  }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new UsageError(`--into must be a postgres:// or postgresql:// URL, got a ${url.protocol}// one`);
+    throw new UsageError(
+      `--into must be a postgres:// or postgresql:// URL, or duckdb:///abs/path/file.duckdb, got a ${url.protocol}// one`,
+    );
   }
   // A connection service (service=NAME or PGSERVICE) may name the host instead.
   if (!url.hostname && serviceNameOf(value) === undefined) {

@@ -5,17 +5,17 @@ import type { FeedResult, IntentFilters, SearchFilters } from '../../activities/
 import type { PushResult } from '../../activities/push/types.ts';
 import { SCHEDULE_NAME } from '../../activities/run/scheduled-layout.ts';
 import type { SyncResult } from '../../activities/sync/types.ts';
+import type { WriteBackOptions, WritePolicy } from '../../activities/writeback/types.ts';
 import { openStore } from '../../config/storage.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
 import { FEED_KINDS, type FeedKind, isFeedKind } from '../../contract/kinds.ts';
 import { runFailureMessage } from '../../library/run-failure.ts';
-import type { ScheduleKindName } from '../../library/schedules/kinds.ts';
+import type { ScheduleKindName, ScheduleTiming } from '../../library/schedules/kinds.ts';
 import {
   createPushSchedule,
   deletePushSchedule,
   describePushSchedule,
   type FeedScheduleDefinition,
-  formatEvery,
   listPushSchedules,
   type PushScheduleDefinition,
   pausePushSchedule,
@@ -28,6 +28,7 @@ import {
   triggerPushSchedule,
   unpausePushSchedule,
 } from '../../library/schedules/service.ts';
+import { isTimeZone, parseTimeOfDay, timingOf } from '../../library/schedules/timing.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
 import { checkNightInput } from '../input-columns.ts';
 import { EXIT, exitCodeOf } from '../job-outcome.ts';
@@ -57,6 +58,35 @@ export function parseEvery(flag: string, value: string | undefined): number {
   }
   if (ms < 1000) throw new UsageError(`--${flag} must be at least 1s, got "${value}"`);
   return ms;
+}
+
+/**
+ * When the schedule runs: `--every` (an interval), `--at HH:MM[:SS]` (each day) or `--cron` (Temporal's cron: 5
+ * fields, or 7 with seconds and year), one of them; `--timezone` (IANA, default UTC) for `--at` and `--cron`.
+ */
+export function parseTiming(values: Pick<CreateFlags, 'every' | 'at' | 'cron' | 'timezone'>): ScheduleTiming {
+  const given = (['every', 'at', 'cron'] as const).filter((flag) => values[flag] !== undefined);
+  if (given.length === 0) throw new UsageError('--every, --at or --cron is required');
+  if (given.length > 1)
+    throw new UsageError(`give only one of --every, --at or --cron, got ${given.map((f) => `--${f}`).join(' and ')}`);
+  const timezone = values.timezone?.trim();
+  if (timezone !== undefined && !isTimeZone(timezone))
+    throw new UsageError(`--timezone must be an IANA time zone such as Europe/Berlin or UTC, got "${values.timezone}"`);
+  if (values.every !== undefined) {
+    if (timezone !== undefined) throw new UsageError('--timezone applies to --at and --cron, not --every');
+    return { everyMs: parseEvery('every', values.every) };
+  }
+  const zone = timezone !== undefined ? { timezone } : {};
+  if (values.at !== undefined) {
+    if (!parseTimeOfDay(values.at))
+      throw new UsageError(`--at must be a time of day HH:MM or HH:MM:SS (24-hour), got "${values.at}"`);
+    return { at: values.at.trim(), ...zone };
+  }
+  const cron = values.cron!.trim();
+  const fields = cron.split(/\s+/).length;
+  if (!cron.startsWith('@') && (fields < 5 || fields > 7))
+    throw new UsageError(`--cron must have 5 fields (minute hour day month weekday), or 6-7, got "${values.cron}"`);
+  return { cron, ...zone };
 }
 
 const OVERLAP_POLICIES = ['SKIP', 'BUFFER_ONE', 'BUFFER_ALL', 'CANCEL_OTHER', 'TERMINATE_OTHER', 'ALLOW_ALL'] as const;
@@ -112,8 +142,14 @@ export interface CreateFlags {
   encoding?: string;
   sheet?: string;
   allowMissingInput?: boolean;
+  writeBack?: string;
+  writeFields?: string;
+  writePolicy?: string[];
   output?: string;
   every?: string;
+  at?: string;
+  cron?: string;
+  timezone?: string;
   column?: string;
   signalTypes?: string;
   signalSubtypes?: string;
@@ -153,6 +189,9 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   encoding: ['enrich', 'enrich-contacts'],
   sheet: ['enrich', 'enrich-contacts'],
   allowMissingInput: ['enrich', 'enrich-contacts'],
+  writeBack: ['enrich', 'enrich-contacts'],
+  writeFields: ['enrich', 'enrich-contacts'],
+  writePolicy: ['enrich', 'enrich-contacts'],
   column: ['push', 'enrich', 'enrich-contacts'],
   limit: ['push', 'enrich', 'enrich-contacts'],
   signalSubtypes: ['push'],
@@ -244,7 +283,7 @@ export function parseFeedCreate(kind: FeedKind, values: CreateFlags): FeedSchedu
     kind,
     output: locationUrl('output', values.output),
     filters,
-    everyMs: parseEvery('every', values.every),
+    ...parseTiming(values),
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
   };
@@ -300,15 +339,37 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
     kind,
     input,
     output: locationUrl('output', values.output),
-    everyMs: parseEvery('every', values.every),
+    ...parseTiming(values),
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
     ...columnOptions({ ...values, column: values.column || undefined, idColumn: values.idColumn || undefined }),
     ...(types ? { signalTypes: types } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(values.note ? { note: values.note } : {}),
+    ...writeBackOptions(values),
   };
   return Object.assign(definition, runBounds(values), tableFormats(values.format));
+}
+
+/** `--write-back`, `--write-fields`, `--write-policy` as the schedule keeps them (no secret: the token is the worker's). */
+function writeBackOptions(values: CreateFlags): { writeBack?: WriteBackOptions } {
+  if (values.writeBack === undefined) {
+    if (values.writeFields !== undefined || values.writePolicy !== undefined)
+      throw new UsageError('--write-fields and --write-policy need --write-back hubspot|salesforce');
+    return {};
+  }
+  if (values.writeBack !== 'hubspot' && values.writeBack !== 'salesforce')
+    throw new UsageError(`--write-back must be hubspot or salesforce, got "${values.writeBack}"`);
+  const fields = list(values.writeFields);
+  const policies: Record<string, WritePolicy> = {};
+  for (const entry of values.writePolicy ?? []) {
+    const [field, policy] = entry.split('=').map((part) => part.trim());
+    if (!field || (policy !== 'overwrite' && policy !== 'fill-empty'))
+      throw new UsageError(`--write-policy must be <field>=overwrite|fill-empty, got "${entry}"`);
+    policies[field] = policy;
+  }
+  const policy = Object.keys(policies).length > 0 ? { policies } : {};
+  return { writeBack: { crm: values.writeBack, ...(fields ? { fields } : {}), ...policy } };
 }
 
 /** `schedule create`'s flags as the push to create; every mistake is a `UsageError` naming its flag. */
@@ -322,7 +383,7 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
     name: pushName('name', values.name, 'create'),
     watchlist: watchlistUrl('watchlist', values.watchlist),
     output: locationUrl('output', values.output),
-    everyMs: parseEvery('every', values.every),
+    ...parseTiming(values),
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
   };
@@ -429,7 +490,7 @@ export function parseSubcommand(
     return async (client, temporal) => {
       if ('input' in definition) await checkNightInput(definition, openStore, values.allowMissingInput === true);
       const scheduleId = await createPushSchedule(client, temporal, definition);
-      return { name: definition.name, scheduleId, created: true, every: formatEvery(definition.everyMs) };
+      return { name: definition.name, scheduleId, created: true, ...timingOf(definition) };
     };
   }
   if (sub === 'list') return (client) => listPushSchedules(client);

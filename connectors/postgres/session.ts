@@ -113,6 +113,24 @@ export class PostgresTransaction {
     return this.#merge(table, input);
   }
 
+  /**
+   * Marks gone (`snapshot.goneColumn` set to `at`) the rows whose `snapshot.column` is `snapshot.value`, that a load
+   * of time `at` did not bring (their first `newerBy` column, the load's time, is older) and not marked yet; how many.
+   */
+  async markGone(
+    table: PgTable,
+    snapshot: { column: string; value: string; goneColumn: string },
+    at: string,
+  ): Promise<number> {
+    const gone = quote(snapshot.goneColumn);
+    const sql = `update ${quote(table.name)} set ${gone} = $1::timestamptz where ${quote(snapshot.column)} = $2 and ${gone} is null and ${quote(table.newerBy[0] as string)} < $1::timestamptz`;
+    try {
+      return (await this.#client.query(sql, [at, snapshot.value])).rowCount ?? 0;
+    } catch (error) {
+      throw toDatabaseError(error, { table: table.name, what: 'mark gone' });
+    }
+  }
+
   async #merge(table: PgTable, input: CopyInput): Promise<UpsertResult> {
     const stage = `signal_kit_stage_${++this.#staged}`;
     await this.#query(

@@ -16,9 +16,19 @@ import { type ScheduledPushInput, scheduledPush } from '../../workflows/schedule
 // The kinds of schedule, one entry each in SCHEDULE_KINDS: the workflow a run starts and how the service reads,
 // shows and resets the state a run keeps beside its output. A push names no kind in its input; every other kind does.
 
-/** When a schedule runs and how it starts: every definition has it beside its kind's settings. */
+/**
+ * When a schedule runs and how it starts: every definition has it beside its kind's settings. One of `everyMs`,
+ * `at` and `cron` says when (./timing.ts makes it Temporal's schedule spec).
+ */
 export interface ScheduleTiming {
-  everyMs: number;
+  /** Every this long (`--every`), from the Unix epoch: a `1d` schedule runs at 00:00 UTC. */
+  everyMs?: number;
+  /** Each day at this wall-clock time (`--at HH:MM[:SS]`) in `timezone`. */
+  at?: string;
+  /** A cron expression (`--cron`: 5 fields, or 7 with seconds and year) in `timezone`. */
+  cron?: string;
+  /** The IANA time zone of `at` and `cron` (`--timezone`; default UTC). */
+  timezone?: string;
   overlap?: ScheduleOverlapPolicy;
   paused?: boolean;
   note?: string;
@@ -69,6 +79,7 @@ export interface SyncScheduleDefinition
       | 'maxCredits'
       | 'concurrency'
       | 'formats'
+      | 'writeBack'
     >,
     ScheduleTiming {}
 

@@ -27,6 +27,7 @@ import {
   workflowStart,
 } from './kinds.ts';
 import { checkScheduleName } from './names.ts';
+import { refusedSpec, type ScheduleTimingView, scheduleSpecOf, timingOf, timingView } from './timing.ts';
 
 export {
   type FeedScheduleDefinition,
@@ -41,18 +42,7 @@ export {
 // feeds) or `signal-kit-sync-<name>` (CRM syncs) that start the workflow of their kind (./kinds.ts), one-off runs and
 // backfills, and the state a run keeps beside its output.
 
-/** Milliseconds → a duration string Temporal reads back exactly: the largest whole unit (`1d`, `90m`, `86401s`). */
-export function formatEvery(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}
+export { formatEvery } from './timing.ts';
 
 /** A push's or feed's schedule id (`signal-kit-push-<name>`); a CRM sync's is `signal-kit-sync-<name>`. */
 export const SCHEDULE_ID_PREFIX = 'signal-kit-push-';
@@ -69,8 +59,19 @@ export interface PushScheduleInfo {
   paused: boolean;
   note?: string;
   every?: string;
+  at?: string;
+  cron?: string;
+  timezone?: string;
   nextRuns: string[];
-  recentRuns: { scheduledAt: string; takenAt: string; workflowId: string }[];
+  /** The latest runs, the schedule's own and those `schedule run` started (`by`), oldest first. */
+  recentRuns: RecentRun[];
+}
+
+export interface RecentRun {
+  scheduledAt: string;
+  takenAt: string;
+  workflowId: string;
+  by: 'schedule' | 'schedule run';
 }
 
 export interface PushScheduleDetails extends PushScheduleInfo {
@@ -91,7 +92,16 @@ export interface PushScheduleDetails extends PushScheduleInfo {
 
 /** The workflow input a schedule carries: its definition without the timing, with the task queues of its creator. */
 export function scheduleInputOf(definition: ScheduleDefinition, temporal: TemporalConfig): ScheduleInput {
-  const { everyMs: _every, overlap: _overlap, paused: _paused, note: _note, ...input } = definition;
+  const {
+    everyMs: _every,
+    at: _at,
+    cron: _cron,
+    timezone: _tz,
+    overlap: _overlap,
+    paused: _paused,
+    note: _note,
+    ...input
+  } = definition;
   return { ...input, taskQueue: temporal.taskQueue, apiTaskQueue: temporal.apiTaskQueue };
 }
 
@@ -119,17 +129,17 @@ export async function createPushSchedule(
   try {
     await client.schedule.create({
       scheduleId,
-      spec: { intervals: [{ every: definition.everyMs }] },
+      spec: scheduleSpecOf(definition),
       action,
       policies: { overlap: definition.overlap ?? ScheduleOverlapPolicy.SKIP },
-      memo: { 'signal-kit': kind.memo, name: definition.name },
+      memo: { 'signal-kit': kind.memo, name: definition.name, timing: timingOf(definition) },
       state: { paused: definition.paused ?? false, ...(definition.note ? { note: definition.note } : {}) },
     });
   } catch (error) {
     if (error instanceof ScheduleAlreadyRunning) {
       throw new UsageError(`schedule "${definition.name}" already exists (${scheduleId}); delete it first`);
     }
-    throw error;
+    throw refusedSpec(error, definition);
   }
   return scheduleId;
 }
@@ -138,7 +148,7 @@ export async function listPushSchedules(client: Client): Promise<PushScheduleInf
   const found: PushScheduleInfo[] = [];
   for await (const summary of client.schedule.list()) {
     if (!SCHEDULE_ID_PREFIXES.some((prefix) => summary.scheduleId.startsWith(prefix))) continue;
-    found.push(infoOf(summary.scheduleId, summary));
+    found.push(infoOf(summary.scheduleId, summary, await manualRunsOf(client, summary.scheduleId)));
   }
   return found.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
@@ -150,7 +160,7 @@ export async function describePushSchedule(client: Client, name: string): Promis
   const push = args?.[0];
   const { taskQueue: _tq, apiTaskQueue: _atq, ...definition } = push ?? ({} as ScheduledPushInput);
   return {
-    ...infoOf(description.scheduleId, description),
+    ...infoOf(description.scheduleId, description, await manualRunsOf(client, description.scheduleId)),
     kind: push && 'kind' in push ? String(push.kind) : 'push',
     overlap: String(description.policies.overlap).toLowerCase().replace(/_/g, '-'),
     push: push ? definition : undefined,
@@ -378,19 +388,44 @@ export async function deletePushSchedule(client: Client, name: string): Promise<
   await (await findSchedule(client, name)).handle.delete();
 }
 
-function infoOf(scheduleId: string, schedule: ScheduleSummary | ScheduleDescription): PushScheduleInfo {
-  const every = schedule.spec?.intervals?.[0]?.every;
+function infoOf(
+  scheduleId: string,
+  schedule: ScheduleSummary | ScheduleDescription,
+  manualRuns: readonly RecentRun[],
+): PushScheduleInfo {
+  const taken: RecentRun[] = schedule.info.recentActions.map((action) => ({
+    scheduledAt: action.scheduledAt.toISOString(),
+    takenAt: action.takenAt.toISOString(),
+    workflowId: action.action.workflow.workflowId,
+    by: 'schedule',
+  }));
+  const timing: ScheduleTimingView = timingView(schedule.memo?.['timing'], schedule.spec);
   return {
     name: nameOfScheduleId(scheduleId),
     scheduleId,
     paused: schedule.state.paused,
     ...(schedule.state.note ? { note: schedule.state.note } : {}),
-    ...(every !== undefined ? { every: formatEvery(Number(every)) } : {}),
+    ...timing,
     nextRuns: schedule.info.nextActionTimes.slice(0, 3).map((time) => time.toISOString()),
-    recentRuns: schedule.info.recentActions.map((action) => ({
-      scheduledAt: action.scheduledAt.toISOString(),
-      takenAt: action.takenAt.toISOString(),
-      workflowId: action.action.workflow.workflowId,
-    })),
+    recentRuns: [...taken, ...manualRuns].sort((a, b) => (a.takenAt < b.takenAt ? -1 : 1)).slice(-RECENT_RUNS),
   };
+}
+
+/** How many recent runs `list` and `describe` show (Temporal keeps the schedule's last 10 actions). */
+const RECENT_RUNS = 10;
+
+/**
+ * The runs `schedule run` started (one workflow id, so each is a run of it in Temporal's visibility store, which can
+ * lag about a second): the schedule's own record holds only the runs it started itself.
+ */
+async function manualRunsOf(client: Client, scheduleId: string): Promise<RecentRun[]> {
+  const runs: RecentRun[] = [];
+  // `manualRunIdOf` of the schedule's name and kind: its id with `/manual-run`.
+  const query = `WorkflowId = '${scheduleId}/manual-run'`;
+  for await (const run of client.workflow.list({ query, pageSize: RECENT_RUNS })) {
+    const at = run.startTime.toISOString();
+    runs.push({ scheduledAt: at, takenAt: at, workflowId: run.workflowId, by: 'schedule run' });
+    if (runs.length >= RECENT_RUNS) break;
+  }
+  return runs;
 }

@@ -151,6 +151,8 @@ describe('the HubSpot writer', () => {
     });
     expect(byOutcome(outcomes, 'written')).toEqual(ids.slice(0, 200));
     expect(byOutcome(outcomes, 'not_attempted')).toEqual(ids.slice(200));
+    const reasons = outcomes.flatMap((o) => (o.outcome === 'not_attempted' ? [o.reason] : []));
+    expect(new Set(reasons)).toEqual(new Set([expect.stringMatching(/^DAILY: .*daily API limit/)]));
   });
 
   it('rides out a short outage (503) and leaves the rest not attempted when HubSpot stays down', async () => {

@@ -13,7 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../devstack/binaries.ts';
 
 const root = repoRoot();
-const FOLDERS = ['activities', 'contract', 'workflows', 'workers', 'library', 'intake', 'connectors', 'config'];
+const FOLDERS = [
+  'activities',
+  'contract',
+  'loader',
+  'devstack',
+  'workflows',
+  'workers',
+  'library',
+  'intake',
+  'connectors',
+  'config',
+];
 const LIMIT = 120;
 
 const FUNCTION_KINDS = new Set<SyntaxKind>([

@@ -4,7 +4,7 @@
  * client's retry decorator would log to the console and wait ten seconds blind on a 429.
  */
 import { Client } from '@hubspot/api-client';
-import { CrmAuthError, CrmRequestError, CrmUnavailableError } from '../../errors.ts';
+import { CrmAuthError, CrmRequestError, CrmUnavailableError, KitError } from '../../errors.ts';
 
 export interface HubspotConnection {
   accessToken: string;
@@ -75,6 +75,8 @@ const TOKEN_FIX =
 
 /** The kit's error for a call HubSpot refused: its category and message, never the token. */
 export function hubspotError(error: unknown, what: string): Error {
+  // Already the kit's (the pacer gave up on a limit): said as it is.
+  if (error instanceof KitError) return error;
   const failure = failureOf(error);
   if (failure === undefined) {
     const reason = (error as { code?: unknown })?.code ?? (error as Error)?.name ?? 'network error';

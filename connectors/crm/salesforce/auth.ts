@@ -23,13 +23,25 @@ export type SalesforceAuth =
   | { kind: 'jwt'; loginUrl: string; clientId: string; username: string; privateKeyPem: string }
   | { kind: 'token'; instanceUrl: string; accessToken: string };
 
+/**
+ * The assertion's audience: the login URL itself (`https://login.salesforce.com`, `https://test.salesforce.com`, an
+ * Experience Cloud site), except that a My Domain login URL signs for login.salesforce.com (test.salesforce.com for a
+ * sandbox's `*.sandbox.my.salesforce.com`), as Salesforce's JWT bearer flow documents.
+ */
+export function jwtAudience(loginUrl: string): string {
+  const url = loginUrl.replace(/\/$/, '');
+  const host = new URL(url).hostname;
+  if (host.endsWith('.sandbox.my.salesforce.com')) return 'https://test.salesforce.com';
+  return host.endsWith('.my.salesforce.com') ? 'https://login.salesforce.com' : url;
+}
+
 /** The JWT bearer assertion for `auth`, valid three minutes from `nowMs`. */
 export function signJwtAssertion(auth: Extract<SalesforceAuth, { kind: 'jwt' }>, nowMs = Date.now()): string {
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const claims = {
     iss: auth.clientId,
     sub: auth.username,
-    aud: auth.loginUrl.replace(/\/$/, ''),
+    aud: jwtAudience(auth.loginUrl),
     exp: Math.floor(nowMs / 1000) + 180,
   };
   const unsigned = `${part({ alg: 'RS256' })}.${part(claims)}`;

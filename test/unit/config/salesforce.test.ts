@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSalesforceAuth } from '../../../config/salesforce.ts';
+import { jwtAudience } from '../../../connectors/crm/salesforce/auth.ts';
 import { salesforceFieldMetadata } from '../../../connectors/crm/salesforce/metadata.ts';
 import { ConfigError } from '../../../connectors/errors.ts';
 
@@ -106,5 +107,14 @@ describe('salesforceFieldMetadata', () => {
       /<fullName>Signal_Company_Name__c<\/fullName>[\s\S]*?<type>Text<\/type>\s*<length>255<\/length>/,
     );
     expect(xml.match(/<fields>/g)).toHaveLength(5);
+  });
+});
+
+describe('jwtAudience', () => {
+  it('signs for the login URL, or for login/test.salesforce.com behind a My Domain URL', () => {
+    expect(jwtAudience('https://login.salesforce.com/')).toBe('https://login.salesforce.com');
+    expect(jwtAudience('http://127.0.0.1:4100')).toBe('http://127.0.0.1:4100');
+    expect(jwtAudience('https://acme.my.salesforce.com')).toBe('https://login.salesforce.com');
+    expect(jwtAudience('https://acme--uat.sandbox.my.salesforce.com')).toBe('https://test.salesforce.com');
   });
 });

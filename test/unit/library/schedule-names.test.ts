@@ -88,6 +88,8 @@ describe('schedule names in the library', () => {
   it('a good name passes through to Temporal', async () => {
     const { client, calls } = recordingClient();
     await pausePushSchedule(client, 'legit_2-x');
-    expect(calls).toEqual(['getHandle signal-kit-push-legit_2-x', 'handle.pause']);
+    // The name reaches Temporal as the schedule's id and the schedule is paused (what else is asked is not this test's).
+    expect(calls[0]).toBe('getHandle signal-kit-push-legit_2-x');
+    expect(calls).toContain('handle.pause');
   });
 });

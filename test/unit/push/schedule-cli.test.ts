@@ -7,6 +7,7 @@ import {
 } from '../../../cli/commands/schedule.ts';
 import { parseScheduleArgv } from '../../../cli/program.ts';
 import { formatEvery, SCHEDULE_KINDS, scheduleIdOf, scheduleInputOf } from '../../../library/schedules/service.ts';
+import { scheduleSpecOf, timingOf } from '../../../library/schedules/timing.ts';
 import { runIdOf } from '../../../workflows/scheduled-push.ts';
 
 /** argv through the real command list (which flags each subcommand takes), then the command's own checks. */
@@ -92,7 +93,7 @@ describe('schedule command parsing', () => {
     expect(() => parseCreate(without('--name'))).toThrow('--name is required');
     expect(() => parseCreate(without('--watchlist'))).toThrow('--watchlist is required');
     expect(() => parseCreate(without('--output'))).toThrow('--output is required');
-    expect(() => parseCreate(without('--every'))).toThrow('--every is required');
+    expect(() => parseCreate(without('--every'))).toThrow('--every, --at or --cron is required');
     expect(() => parseCreate([...base, '--name', 'Bad Name'])).toThrow(/--name must be lower-case/);
     expect(() => parseCreate([...base, '--watchlist', 's3://b/watch.xlsx'])).toThrow(/--watchlist must be a .csv/);
     expect(() => parseCreate([...base, '--output', 'http://x/y'])).toThrow(/--output must be a path/);
@@ -135,5 +136,36 @@ describe('run ids', () => {
   it('are the compact scheduled time, milliseconds only when present', () => {
     expect(runIdOf('2026-03-01T12:00:00.000Z')).toBe('20260301T120000Z');
     expect(runIdOf('2026-03-01T12:00:00.250Z')).toBe('20260301T120000.250Z');
+  });
+});
+
+describe('schedule timing: --every, --at with --timezone, --cron (issue 36.7)', () => {
+  const timed = (...flags: string[]) => parseCreate([...without('--every'), ...flags]);
+  const without = (flag: string) => {
+    const i = base.indexOf(flag);
+    return [...base.slice(0, i), ...base.slice(i + 2)];
+  };
+
+  it('takes a time of day in a time zone, or a cron expression, as Temporal calendar specs', () => {
+    const at = timed('--at', '02:30', '--timezone', 'Europe/Berlin');
+    expect(at).toMatchObject({ at: '02:30', timezone: 'Europe/Berlin' });
+    expect(scheduleSpecOf(at)).toEqual({
+      calendars: [{ hour: 2, minute: 30, second: 0 }],
+      timezone: 'Europe/Berlin',
+    });
+    expect(timingOf(at)).toEqual({ at: '02:30', timezone: 'Europe/Berlin' });
+    const cron = timed('--cron', '30 2 * * 1-5');
+    expect(scheduleSpecOf(cron)).toEqual({ cronExpressions: ['30 2 * * 1-5'] });
+    expect(timingOf(cron)).toEqual({ cron: '30 2 * * 1-5', timezone: 'UTC' });
+    expect(scheduleSpecOf(parseCreate(base))).toEqual({ intervals: [{ every: 6 * 3_600_000 }] });
+  });
+
+  it('refuses a timing it cannot read, naming the flag', () => {
+    expect(() => timed('--at', '2:30pm')).toThrow(/--at must be a time of day/);
+    expect(() => timed('--at', '24:00')).toThrow(/--at must be a time of day/);
+    expect(() => timed('--at', '02:30', '--timezone', 'Mars/Olympus')).toThrow(/--timezone must be an IANA/);
+    expect(() => timed('--cron', '30 2 *')).toThrow(/--cron must have 5 fields/);
+    expect(() => parseCreate([...base, '--at', '02:30'])).toThrow(/only one of --every, --at or --cron/);
+    expect(() => parseCreate([...base, '--timezone', 'UTC'])).toThrow(/--timezone applies to --at and --cron/);
   });
 });
