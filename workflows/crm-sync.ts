@@ -28,6 +28,7 @@ import {
 } from './batch-runner.ts';
 import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
+import { type AlertFacts, withRunAlert } from './run-alert.ts';
 import type { ScheduledRunState } from './run-state.ts';
 import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
@@ -63,6 +64,8 @@ export interface CrmSyncInput {
   batchesPerRun?: number;
   /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
   runAt?: string;
+  /** Where an alert goes when the night fails, stops on its budget or ends with failed batches (`--notify`). */
+  notify?: string;
   /** Write the night's changes back to the CRM (`--write-back`): the CRM, the fields, their policies. No secret. */
   writeBack?: WriteBackOptions;
   /** Carried across continue-as-new; not for callers. */
@@ -99,8 +102,32 @@ export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
  * are not asked (or paid for) again. Two runs of one schedule never run at once: the schedule skips a run while one
  * is running, and its runs share the schedule's workflow id prefix.
  */
-export function crmSync(input: CrmSyncInput): Promise<SyncResult> {
-  return runScheduled(input, nightSteps);
+export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
+  if (!input.notify) return runScheduled(input, nightSteps);
+  const runId = runIdOf(input.carried?.scheduledAt ?? scheduledTime(input.runAt));
+  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const target = { url: input.notify, schedule: input.name, kind: input.kind, taskQueue };
+  return withRunAlert(target, runId, () => runScheduled(input, nightSteps), syncAlertFacts);
+}
+
+/**
+ * What a night's alert says of it: its counts, credits and files; a night that completed but whose write-back the CRM
+ * rejected records of (or that could not write back) alerts as `rejected_records`.
+ */
+function syncAlertFacts(result: SyncResult): AlertFacts {
+  const files = { manifest: result.manifestUrl, rows: result.rowsUrl, changes: result.changesUrl };
+  const facts = { status: result.status, runId: result.runId, counts: result.records, credits: result.credits, files };
+  const written = result.writeBack;
+  if (!written || result.status !== 'completed') return facts;
+  if ('error' in written)
+    return { ...facts, status: 'rejected_records', reason: `write-back failed: ${written.error}` };
+  if (written.rejected === 0) return facts;
+  return {
+    ...facts,
+    status: 'rejected_records',
+    counts: { ...result.records, writeBack: written },
+    files: { ...files, writeBackReport: written.reportUrl },
+  };
 }
 
 /** One night, up to its continue-as-new: what its steps share. */
