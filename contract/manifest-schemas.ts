@@ -477,7 +477,7 @@ export const FeedManifestSchema = manifestSchema(
 );
 
 const recordIds = (which: string) =>
-  z.array(z.string()).describe(`the keys of the records ${which} (id:<record id>, else value:<identifier>)`);
+  z.array(z.string()).describe(`the records ${which}, by their id as the export wrote it (else their identifier)`);
 
 export const SyncManifestSchema = manifestSchema(
   'signal-kit CRM sync night manifest',
@@ -542,13 +542,22 @@ export const SyncManifestSchema = manifestSchema(
     parts: z
       .array(ManifestPartSchema)
       .describe(
-        'rows.csv (every record once), changes.csv (the new and changed records), and the rows table in the --formats asked (tables/rows/part-00000.<ext>); all of table rows',
+        'rows.csv (every record once), changes.csv (the new and changed records), and the rows table in the --formats asked (tables/rows/part-NNNNN.<ext>, 50,000 rows each); all of table rows',
       ),
+    gone: ManifestPartSchema.optional().describe(
+      "gone.csv: the ids of the records of the last night's export missing from tonight's, under the export's id header, as the export wrote them; proven as a part",
+    ),
     state: z
       .looseObject({
         key: z.string().describe("the sync's state pointer, <name>/_state.json"),
         from_run: z.string().nullable().describe('the night whose state this one started from; null: the first'),
         carried_from: z.string().optional().describe('a stopped night this one carried on'),
+        ignored: z
+          .string()
+          .optional()
+          .describe(
+            "why the stored state was not the schedule's own and the night was priced as a fresh state (names the file, table, row and field, never a value)",
+          ),
       })
       .describe('the state the night started from and commits after this manifest'),
   },

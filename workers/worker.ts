@@ -20,6 +20,7 @@ import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { UNPACED_ABOVE_PER_MINUTE } from '../workflows/rate-limiter-schedule.ts';
 import { activityFailureInterceptor } from './activity-failures.ts';
+import { crmWritersFrom } from './crm-writers.ts';
 import type { HealthCheck } from './health.ts';
 import { type KitMetrics, meteredDispatcher, telemetryInterceptor } from './metrics.ts';
 import { dataConverterFor } from './payload-codec.ts';
@@ -136,6 +137,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     client,
     openStore: options.deps?.openStore ?? cachedStoreOpener(),
     spool,
+    crmWriter: options.deps?.crmWriter ?? crmWritersFrom(),
   };
   const common = { connection, namespace: config.namespace, ...encryption, ...sharedWorkerOptions(options) };
   const main = await Worker.create({

@@ -1,11 +1,13 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
+import type { Scratch } from '../run/part-files.ts';
 import { readPartLines } from '../run/parts.ts';
 import { answerKey, workPrefix } from '../run/scheduled-layout.ts';
 import { readSyncAnswer } from './fetch.ts';
 import type { ContactReceipt } from './fetch-contacts.ts';
 import { syncOpenRunKey } from './layout.ts';
-import { commitSyncState, mergeAnswer, readSyncPointer, readSyncState } from './state.ts';
+import { commitSyncState, mergeAnswer, openSyncState, readCheckedPointer } from './state.ts';
+import type { StateDb } from './state-db.ts';
 import type { CompanyAnswer, SyncRunRef } from './types.ts';
 
 /**
@@ -14,18 +16,33 @@ import type { CompanyAnswer, SyncRunRef } from './types.ts';
  * after what was bought, and commits that state under the stopped run's id. Its rows are not written: the next run's
  * `rows.csv` and `changes.csv` hold the night. Returns the stopped run's id, or undefined when there was none.
  */
-export async function carryOnStoppedRun(store: Store, run: SyncRunRef): Promise<string | undefined> {
+export async function carryOnStoppedRun(store: Store, run: SyncRunRef, scratch: Scratch): Promise<string | undefined> {
   const open = await readJsonIfPresent<{ run_id: string }>(store, syncOpenRunKey(run.name));
   if (!open || open.run_id === run.runId) return undefined;
-  const pointer = await readSyncPointer(store, run.name);
+  const found = await readCheckedPointer(store, run.name);
+  // A pointer that is not the schedule's own says nothing of which run committed: the night starts afresh.
+  if (found && 'problem' in found) return undefined;
+  const pointer = found?.pointer;
   if (pointer?.run_id === open.run_id || (pointer && pointer.run_id > open.run_id)) return undefined;
-  const state = await readSyncState(store, run.name);
+  const state = await openSyncState(store, scratch, run.name, run.at);
+  try {
+    const carried = await takeStoppedAnswers(store, run.name, open.run_id, state.db);
+    if (carried === 0) return undefined;
+    await commitSyncState(store, scratch, run.name, open.run_id, state.db);
+    return open.run_id;
+  } finally {
+    state.db.close();
+  }
+}
+
+/** Takes every answer the stopped run saved into `db`; returns how many answers there were. */
+async function takeStoppedAnswers(store: Store, name: string, runId: string, db: StateDb): Promise<number> {
   let carried = 0;
   const take = (domain: string, company: CompanyAnswer, asOf: string) => {
-    const merged = mergeAnswer(state.companies.get(domain), company, asOf).state;
-    if (merged) state.companies.set(domain, merged);
+    const merged = mergeAnswer(db.company(domain), company, asOf).state;
+    if (merged) db.putCompany(domain, merged);
   };
-  for await (const object of store.list(workPrefix({ name: run.name, runId: open.run_id }))) {
+  for await (const object of store.list(workPrefix({ name, runId }))) {
     // A contact's answer, saved as it came (a contacts night stopped inside a batch): taken in too, once by its ids.
     if (/answer-\d+-\d{3}\.json$/.test(object.key)) {
       const [receipt] = await readPartLines<ContactReceipt>(store, object.key);
@@ -34,14 +51,13 @@ export async function carryOnStoppedRun(store: Store, run: SyncRunRef): Promise<
       continue;
     }
     const index = /answer-(\d+)\.json$/.exec(object.key)?.[1];
-    if (index === undefined || object.key !== answerKey({ name: run.name, runId: open.run_id }, Number(index)))
-      continue;
-    const answer = await readSyncAnswer(store, run.name, open.run_id, Number(index));
+    if (index === undefined || object.key !== answerKey({ name, runId }, Number(index))) continue;
+    const answer = await readSyncAnswer(store, name, runId, Number(index));
     if (!answer) continue;
     carried += 1;
-    for (const [domain, company] of Object.entries(answer.domains)) take(domain, company, answer.as_of);
+    db.transaction(() => {
+      for (const [domain, company] of Object.entries(answer.domains)) take(domain, company, answer.as_of);
+    });
   }
-  if (carried === 0) return undefined;
-  await commitSyncState(store, run.name, open.run_id, state);
-  return open.run_id;
+  return carried;
 }

@@ -1,20 +1,16 @@
-import { createHash } from 'node:crypto';
-import { type CrmFile, crmFileColumns, crmKeptColumns } from '../../connectors/crm/import-file.ts';
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { writeBody } from '../../connectors/storage/store-io.ts';
 import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
-import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
-import { enrichTables, invalidLinesAsRows, rowsTable } from '../../contract/tables/rows.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
+import { openScratch, type Scratch } from '../run/part-files.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
-import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
-import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
+import type { AnswerWait, UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { readSyncAnswer } from './fetch.ts';
-import { syncChangesKey, syncManifestKey, syncRowsKey, syncStatePointerKey, syncTableKey } from './layout.ts';
-import { readResolutions, readSyncRecords, type SyncRecord } from './plan.ts';
-import { commitSyncState, mergeAnswer, readBaseState, type SyncState } from './state.ts';
-import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
+import { syncChangesKey, syncGoneKey, syncManifestKey, syncRowsKey, syncStatePointerKey } from './layout.ts';
+import { type NightFile, publishNightFiles, writeNightFiles } from './night-files.ts';
+import { readResolutions } from './plan.ts';
+import { commitSyncState, mergeAnswer, type OpenedState, openSyncState } from './state.ts';
+import type { FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
 
 /**
  * Ends a run, in this order:
@@ -22,7 +18,8 @@ import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResu
  *    when this is a repeated finalize), counting each new signal once;
  * 2. writes `rows.csv` (every record of the night's export once, under its id, with its company's current picture:
  *    counts per type and the newest signal of everything held, not only tonight's), `changes.csv` (the records new
- *    since the last run or whose row differs) and the rows table in the `--format`s asked;
+ *    since the last run or whose row differs), `gone.csv` (the ids of the records gone from the export) and the rows
+ *    table in the `--format`s asked, each streamed to a local file and published as a proven part (`night-files.ts`);
  * 3. writes the manifest: which records were new, changed, unchanged and gone, what was paid (unsaved answers
  *    included), the calls;
  * 4. commits the state (per company and per record), so the next run asks only after it.
@@ -32,13 +29,34 @@ import type { CompanyAnswer, FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResu
  * what it was charged is said while the disk still has room for a small file; then the files that still fit, and the
  * manifest again naming them. A manifest refused as well still returns what the night was charged.
  */
-export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, SyncWritten, SyncManifest, SyncResult>({
+export async function finalizeSyncRun(
+  store: Store,
+  request: FinalizeSyncRequest,
+  wait?: AnswerWait,
+): Promise<SyncResult> {
+  const scratch = await openScratch('signal-kit-sync-night-');
+  const local: LocalRequest = { ...request, scratch, opened: [] };
+  try {
+    return await finalizeNight(store, local, wait);
+  } finally {
+    for (const state of local.opened) state.db.close();
+    await scratch.close();
+  }
+}
+
+/** The request with what stays on this worker: its private folder and the state databases it opened. */
+interface LocalRequest extends FinalizeSyncRequest {
+  scratch: Scratch;
+  opened: OpenedState[];
+}
+
+const finalizeNight = runFinalizer<LocalRequest, SyncGathered, SyncWritten, SyncManifest, SyncResult>({
   markers: scheduledRunMarkers,
   manifestKey: ({ run }) => syncManifestKey(run),
   gather: gatherSyncRun,
   write: async (store, request, gathered) => {
     const files = await syncFiles(store, request, gathered);
-    if (request.status !== 'failed') files.parts = await writeSyncParts(store, files.bodies);
+    if (request.status !== 'failed') files.parts = await publishNightFiles(store, files.files);
     return files;
   },
   manifest: syncManifest,
@@ -46,16 +64,19 @@ export const finalizeSyncRun = runFinalizer<FinalizeSyncRequest, SyncGathered, S
     writeFailedNightFiles(store, manifest, written),
   afterManifest: (store, request, manifest, gathered, written) =>
     commitSyncRun(store, request, manifest, gathered, written),
-  resultWithoutManifest: (store, request, manifest) => syncResult(store, request, manifest),
+  resultWithoutManifest: (_store, request, manifest) => syncResult(_store, request, manifest),
 });
 
 /** Step 1: the state the run started from, with every saved answer of the run taken into it. */
-async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
+async function gatherSyncRun(store: Store, request: LocalRequest) {
   const run = request.run;
-  const base = await readBaseState(store, run.name, run.runId);
+  const state = await openSyncState(store, request.scratch, run.name, run.at, run.runId);
+  request.opened.push(state);
   const plan = JSON.parse(await store.readText(planKey(run))) as SyncPlan;
-  const companies = new Map(base.companies);
-  const tonight = new Map<string, CompanyAnswer>();
+  const db = state.db;
+  // Every company answered tonight, with its error when the service answered one.
+  db.db.exec('CREATE TEMP TABLE IF NOT EXISTS tonight_answers (domain TEXT PRIMARY KEY, error TEXT)');
+  const answered = db.db.prepare('INSERT OR REPLACE INTO tonight_answers (domain, error) VALUES (?, ?)');
   const savedCalls = new Map<number, Set<string>>();
   const paid = { credits: 0, calls: 0, overlapCredits: 0, newSignals: 0, answered: 0 };
   for (let index = 0; index < plan.batches; index++) {
@@ -66,100 +87,36 @@ async function gatherSyncRun(store: Store, request: FinalizeSyncRequest) {
     paid.calls += answer.calls;
     paid.overlapCredits += answer.overlap.credits;
     if (answer.paid_calls?.length) savedCalls.set(index, new Set(answer.paid_calls));
-    for (const [domain, company] of Object.entries(answer.domains)) {
-      tonight.set(domain, company);
-      const { state, added } = mergeAnswer(companies.get(domain), company, answer.as_of);
-      if (state) companies.set(domain, state);
-      paid.newSignals += added;
-    }
+    db.transaction(() => {
+      for (const [domain, company] of Object.entries(answer.domains)) {
+        const error = company.status === 'error' ? JSON.stringify(company.error ?? { code: 'error' }) : null;
+        answered.run(domain, error);
+        const { state: merged, added } = mergeAnswer(db.company(domain), company, answer.as_of);
+        if (merged) db.putCompany(domain, merged);
+        paid.newSignals += added;
+      }
+    });
   }
-  return { base, plan, companies, tonight, savedCalls, paid };
+  return { state, plan, savedCalls, paid };
 }
 
-type SyncGathered = Awaited<ReturnType<typeof gatherSyncRun>>;
+export type SyncGathered = Awaited<ReturnType<typeof gatherSyncRun>>;
 type SyncWritten = Awaited<ReturnType<typeof syncFiles>>;
 type SyncManifest = ReturnType<typeof syncManifest>;
 
-/** A file of the night: its key, its bytes, and its entry in the manifest. */
-interface SyncFile {
-  body: Buffer;
-  contentType: string;
-  part: SyncPart;
-}
-
-interface SyncPart {
-  key: string;
-  lines: number;
-  bytes: number;
-  sha256: string;
-  table: 'rows';
-  format: string;
-}
-
 /**
- * Step 2: every record's row, which of them are new, changed, unchanged or gone, and the files that hold them (their
- * bytes; `parts` names those written).
+ * Step 2: every record's row, which of them are new, changed, unchanged or gone, and the local files that hold them
+ * (`parts` names those published).
  */
-async function syncFiles(store: Store, request: FinalizeSyncRequest, gathered: SyncGathered) {
-  const run = request.run;
-  const { base, plan, companies, tonight } = gathered;
-  const records = await readSyncRecords(store, run);
-  const resolved = new Map(base.resolved);
-  for (const [key, domain] of await readResolutions(store, run, plan.resolveBatches ?? 0)) {
-    if (domain !== null) resolved.set(key, domain);
-  }
-  const file = crmFileColumns(rowsTable(request.kind, crmKeptColumns(plan.columns, request.keepColumns)), plan.columns);
-  const def = file.flat;
-  const rows: TableRow[] = [];
-  const changed: TableRow[] = [];
-  const fingerprints = new Map<string, string>();
-  const outcome = { new: [] as string[], changed: [] as string[], unchanged: 0, gone: [] as string[] };
-  const statuses = { ok: 0, not_found: 0, error: 0, invalid: 0 };
-  const occurrences = new Map<string, number>();
-  for (const record of records) {
-    const line = lineOf(record, companies, tonight, request.status);
-    const row = rowOf(line, def);
-    rows.push(row);
-    statuses[line['status'] as keyof typeof statuses] += 1;
-    const key = recordKey(record, occurrences);
-    const print = fingerprint(row);
-    fingerprints.set(key, print);
-    const before = base.records.get(key);
-    if (before === print) outcome.unchanged += 1;
-    else {
-      changed.push(row);
-      (before === undefined ? outcome.new : outcome.changed).push(key);
-    }
-  }
-  for (const key of base.records.keys()) if (!fingerprints.has(key)) outcome.gone.push(key);
-
-  const bodies = [csvFile(syncRowsKey(run), file, rows), csvFile(syncChangesKey(run), file, changed)];
-  for (const format of run.formats ?? []) {
-    const key = syncTableKey(run, format);
-    const body = encodeTable(format, def, rows, 'gzip');
-    const part: SyncPart = { key, lines: rows.length, bytes: body.length, sha256: sha256(body), table: 'rows', format };
-    bodies.push({ body, contentType: tableContentType(format, 'gzip'), part });
-  }
-  const parts: SyncPart[] = [];
-  const summary = {
-    total: records.length,
-    new: outcome.new.length,
-    changed: outcome.changed.length,
-    unchanged: outcome.unchanged,
-    gone: outcome.gone.length,
-  };
-  const kept = def.columns.flatMap((column) => (column.source === undefined ? [] : [column.source]));
-  return { records, resolved, fingerprints, outcome, statuses, summary, bodies, parts, kept };
-}
-
-/** Writes the night's files in order; returns their manifest entries. */
-async function writeSyncParts(store: Store, files: readonly SyncFile[]): Promise<SyncPart[]> {
-  const parts: SyncPart[] = [];
-  for (const { body, contentType, part } of files) {
-    await writeBody(store, part.key, body, { contentType });
-    parts.push(part);
-  }
-  return parts;
+async function syncFiles(store: Store, request: LocalRequest, gathered: SyncGathered) {
+  const { state, plan } = gathered;
+  const resolved = await readResolutions(store, request.run, plan.resolveBatches ?? 0);
+  state.db.transaction(() => {
+    for (const [key, domain] of resolved) if (domain !== null) state.db.putResolved(key, domain);
+  });
+  const night = await writeNightFiles(store, request, state.db, plan, resolved);
+  const parts: NightFile['part'][] = [];
+  return { ...night, parts };
 }
 
 /**
@@ -171,27 +128,34 @@ async function writeFailedNightFiles(
   manifest: SyncManifest,
   written: SyncWritten,
 ): Promise<SyncManifest> {
-  for (const file of written.bodies) {
-    const wrote = await writeSyncParts(store, [file]).catch((error: unknown) => {
+  for (const file of written.files) {
+    const wrote = await publishNightFiles(store, [file]).catch((error: unknown) => {
       if (error instanceof StorageRefusedError) return undefined;
       throw error;
     });
     if (!wrote) break;
     written.parts.push(...wrote);
   }
-  return written.parts.length === 0 ? manifest : { ...manifest, parts: written.parts };
+  if (written.parts.length === 0) return manifest;
+  return { ...manifest, parts: written.parts.filter((part) => part.table !== undefined), ...goneField(written.parts) };
+}
+
+/** `gone.csv`'s entry, once published: a part of no table. */
+function goneField(parts: readonly NightFile['part'][]) {
+  const gone = parts.find((part) => part.table === undefined);
+  return gone ? { gone } : {};
 }
 
 /** Step 3: the manifest. */
 function syncManifest(
   store: Store,
-  request: FinalizeSyncRequest,
+  request: LocalRequest,
   gathered: SyncGathered,
   written: SyncWritten,
   unsaved: UnsavedAnswers,
 ) {
   const run = request.run;
-  const { base, plan, paid } = gathered;
+  const { state, plan, paid } = gathered;
   const { statuses, outcome } = written;
   let status = request.status;
   if (status === 'completed' && statuses.error > 0) status = 'completed_with_errors';
@@ -206,7 +170,7 @@ function syncManifest(
     counts: {
       input_rows: plan.rows,
       ...(plan.skippedLines ? { skipped_lines: plan.skippedLines } : {}),
-      records: written.records.length,
+      records: written.summary.total,
       ...statuses,
       companies: plan.companies,
       new_companies: plan.newCompanies,
@@ -222,11 +186,13 @@ function syncManifest(
     overlap: { credits: paid.overlapCredits },
     calls: paid.calls,
     batches: { total: plan.batches, done: paid.answered },
-    parts: written.parts,
+    parts: written.parts.filter((part) => part.table !== undefined),
+    ...goneField(written.parts),
     state: {
       key: syncStatePointerKey(run.name),
-      from_run: base.runId,
+      from_run: state.runId,
       ...(plan.carriedFrom ? { carried_from: plan.carriedFrom } : {}),
+      ...(state.ignored ? { ignored: state.ignored } : {}),
     },
     ...endingFields(request),
   };
@@ -238,23 +204,16 @@ function syncManifest(
  */
 async function commitSyncRun(
   store: Store,
-  request: FinalizeSyncRequest,
+  request: LocalRequest,
   manifest: SyncManifest,
   gathered: SyncGathered,
   written: SyncWritten,
 ): Promise<SyncResult> {
   const run = request.run;
   const { status, credits_charged: credits } = manifest;
-  const { paid } = gathered;
-  const { summary } = written;
-  const next: SyncState = {
-    runId: run.runId,
-    companies: gathered.companies,
-    records: written.fingerprints,
-    resolved: written.resolved,
-  };
+  const { paid, state } = gathered;
   if (status !== 'failed')
-    await commitSyncState(store, run.name, run.runId, next, {
+    await commitSyncState(store, request.scratch, run.name, run.runId, state.db, {
       run_id: run.runId,
       status,
       manifest: syncManifestKey(run),
@@ -262,7 +221,7 @@ async function commitSyncRun(
       credits,
       calls: paid.calls,
       new_signals: paid.newSignals,
-      records: summary,
+      records: written.summary,
     });
   return syncResult(store, request, manifest);
 }
@@ -280,98 +239,9 @@ function syncResult(store: Store, request: FinalizeSyncRequest, manifest: SyncMa
     manifestUrl: store.urlOf(syncManifestKey(run)),
     rowsUrl: store.urlOf(syncRowsKey(run)),
     changesUrl: store.urlOf(syncChangesKey(run)),
+    goneUrl: store.urlOf(syncGoneKey(run)),
     name: run.name,
     runId: run.runId,
     dt: run.date,
   };
-}
-
-/**
- * A record's line, in the shape the enrich rows table reads: its company's current picture (`signal_summary`: counts
- * per type of everything held; `latest_signal`: the newest), or why it has none.
- */
-function lineOf(
-  record: SyncRecord,
-  companies: ReadonlyMap<string, ReturnType<SyncState['companies']['get']>>,
-  tonight: ReadonlyMap<string, CompanyAnswer>,
-  status: FinalizeSyncRequest['status'],
-): Record<string, unknown> {
-  const base = {
-    row: record.row,
-    record_id: record.id ?? null,
-    ...(record.cols ? { columns: record.cols } : {}),
-    input: typeof record.raw === 'string' ? record.raw : record.raw == null ? null : JSON.stringify(record.raw),
-    ...(record.matched_by ? { matched_by: record.matched_by } : {}),
-  };
-  if (record.error) {
-    return record.error.code === 'invalid_input'
-      ? { ...base, status: 'invalid', raw: record.raw ?? null, error: record.error.message }
-      : { ...base, status: 'error', error: record.error };
-  }
-  if (record.domain === undefined) {
-    // Named only by a LinkedIn URL or a name that resolves to no company the service knows.
-    return { ...base, status: 'not_found', signal_summary: {} };
-  }
-  const domain = record.domain;
-  const held = companies.get(domain);
-  // A night stopped by its budget before asking the company: not reached tonight, whatever an earlier night held.
-  const unreached = status === 'budget_exhausted' && !tonight.has(domain);
-  if (held && !unreached) {
-    return {
-      ...base,
-      status: held.status,
-      // A contact's row names its employer's domain; a company's, its own.
-      domain: record.contact ? (held.company?.domain ?? null) : domain,
-      ...(held.contact ? { contact: held.contact } : {}),
-      ...(held.company ? { company: held.company } : {}),
-      signal_summary: held.counts,
-      ...(held.newest ? { latest_signal: held.newest } : {}),
-    };
-  }
-  const answer = tonight.get(domain);
-  const named = record.contact ? {} : { domain };
-  const error =
-    answer?.error ??
-    (status === 'budget_exhausted'
-      ? { code: 'budget_exhausted', message: 'not asked: the run reached --max-credits; the next run asks it' }
-      : { code: 'not_answered', message: 'not answered tonight (its call failed); the next run asks it' });
-  return { ...base, status: 'error', ...named, error };
-}
-
-function rowOf(line: Record<string, unknown>, def: TableDef): TableRow {
-  if (line['status'] === 'invalid') return invalidLinesAsRows([line], def)[0]!;
-  return enrichTables([line], def).rows[0]!;
-}
-
-/** The record's key in the state: its CRM id, else its identifier (twins without ids are numbered). */
-function recordKey(record: SyncRecord, seen: Map<string, number>): string {
-  const base = record.id !== undefined ? `id:${record.id}` : `value:${record.domain ?? JSON.stringify(record.raw)}`;
-  const n = (seen.get(base) ?? 0) + 1;
-  seen.set(base, n);
-  return n === 1 ? base : `${base}#${n}`;
-}
-
-/** What a CRM import would change: the row without its position in the file. */
-function fingerprint(row: TableRow): string {
-  const { row: _position, ...rest } = row;
-  return createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 32);
-}
-
-function sha256(body: Buffer): string {
-  return createHash('sha256').update(body).digest('hex');
-}
-
-/** A CRM import file: the export's id header, the kept columns, the enrichment columns under the CRM's names. */
-function csvFile(key: string, file: CrmFile<TableDef>, rows: readonly TableRow[]): SyncFile {
-  const lines = [csvHeader(file.header), ...rows.map((row) => csvRow(file.def, row))];
-  const body = Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8');
-  const part: SyncPart = {
-    key,
-    lines: rows.length,
-    bytes: body.length,
-    sha256: sha256(body),
-    table: 'rows',
-    format: 'csv',
-  };
-  return { body, contentType: 'text/csv; charset=utf-8', part };
 }

@@ -7,11 +7,12 @@ import type { SyncRunRef } from './types.ts';
  * the run id (its scheduled time) and the batch index, so that a retried run overwrites instead of duplicating.
  *
  *   <name>/_state.json                                   pointer: the committed state and the one before it
- *   <name>/_state/run-<id>.json.gz                       per company: complete-through time, counts, newest signal,
- *                                                        remembered signal ids; per record: its row's fingerprint
+ *   <name>/_state/run-<id>.sqlite.gz                     the state database (state-db.ts): per company, per record,
+ *                                                        per resolved identifier
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/rows.csv          every record of the night's export, once
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/changes.csv       only the new and changed records
- *   <name>/runs/dt=YYYY-MM-DD/run-<id>/tables/rows/part-00000.<ext>   the rows table in the `--format`s asked
+ *   <name>/runs/dt=YYYY-MM-DD/run-<id>/gone.csv          the ids of the records gone from the export since the last night
+ *   <name>/runs/dt=YYYY-MM-DD/run-<id>/tables/rows/part-NNNNN.<ext>   the rows table in the `--format`s asked
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/_manifest.json    written after the files, before the state
  *   <name>/work/run-<id>/_stage.json, records.jsonl.gz, resolve(d)-NNNNN.json, batch-NNNNN.json
  *   <name>/work/run-<id>/_plan.json, answer-NNNNN.json, calls/   as every scheduled run (run/scheduled-layout.ts)
@@ -19,16 +20,19 @@ import type { SyncRunRef } from './types.ts';
 const pad = (index: number) => String(index).padStart(5, '0');
 
 export const syncStatePointerKey = (name: string) => `${name}/_state.json`;
-export const syncStateKey = (name: string, runId: string) => `${name}/_state/run-${runId}.json.gz`;
+export const syncStateKey = (name: string, runId: string) => `${name}/_state/run-${runId}.sqlite.gz`;
+/** The state object of the release before the state database: read once, by the first night after an upgrade. */
+export const legacySyncStateKey = (name: string, runId: string) => `${name}/_state/run-${runId}.json.gz`;
 /** Names the run that planned last: a run that finds another one here that never committed carries it on. */
 export const syncOpenRunKey = (name: string) => `${name}/_open-run.json`;
 
 export const syncRunPrefix = (run: SyncRunRef) => `${run.name}/runs/dt=${run.date}/run-${run.runId}/`;
 export const syncRowsKey = (run: SyncRunRef) => `${syncRunPrefix(run)}rows.csv`;
 export const syncChangesKey = (run: SyncRunRef) => `${syncRunPrefix(run)}changes.csv`;
+export const syncGoneKey = (run: SyncRunRef) => `${syncRunPrefix(run)}gone.csv`;
 export const syncManifestKey = (run: SyncRunRef) => `${syncRunPrefix(run)}_manifest.json`;
-export const syncTableKey = (run: SyncRunRef, format: OutputFormat) =>
-  `${syncRunPrefix(run)}tables/rows/part-00000${tableExtension(format, 'gzip')}`;
+export const syncTableKey = (run: SyncRunRef, format: OutputFormat, index = 0) =>
+  `${syncRunPrefix(run)}tables/rows/part-${pad(index)}${tableExtension(format, 'gzip')}`;
 
 /** The plan before the calls are packed (records read, resolutions to make). */
 export const syncStageKey = (run: SyncRunRef) => `${workPrefix(run)}_stage.json`;

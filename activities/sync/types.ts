@@ -76,6 +76,8 @@ export interface SyncPlan {
   packed: boolean;
   /** The run whose commit wrote the state this plan started from (null: none yet). */
   stateFrom: string | null;
+  /** Why the stored state was ignored and the night priced as a fresh one (never a byte of the state). */
+  stateIgnored?: string;
   /** An earlier run that stopped before its commit, whose saved answers were taken into the state first. */
   carriedFrom?: string;
   /** `enrich-contacts` for a contacts sync (absent: accounts). */
@@ -178,6 +180,8 @@ export interface SyncResult {
   manifestUrl: string;
   rowsUrl: string;
   changesUrl: string;
+  /** The ids of the records gone from the export since the last night (`gone.csv`). */
+  goneUrl: string;
   records: { total: number; new: number; changed: number; unchanged: number; gone: number };
   credits: number;
   calls: number;
@@ -195,4 +199,25 @@ export interface WriteBackSummary {
   notAttempted: number;
   pending: number;
   reportUrl: string;
+}
+
+/** One record of the night's export as the run keeps it (`work/run-<id>/records.jsonl.gz`), in input order. */
+export interface SyncRecord {
+  row: number;
+  id?: string;
+  cols?: Record<string, string>;
+  /** The identifier's value as the file had it. */
+  raw?: unknown;
+  /** The company's domain (rows by domain or website). */
+  domain?: string;
+  matched_by?: string;
+  /** Why the row has no usable identifier, or why it cannot be answered. */
+  error?: { code: string; message: string };
+  /**
+   * A row named only by a LinkedIn company URL or a name: what resolves it to its company (the state's resolutions,
+   * then the night's).
+   */
+  lookup?: SyncLookup;
+  /** A contact (contacts syncs): how it is asked; `domain` is then its key. */
+  contact?: SyncBatchCompany['contact'];
 }

@@ -1,5 +1,6 @@
-import { crmFieldName } from '../../connectors/crm/fields.ts';
+import { crmFieldName, fieldLabel, salesforceName } from '../../connectors/crm/fields.ts';
 import type { CrmName, CrmObject } from '../../connectors/crm/writer.ts';
+import { rowsTable } from '../../contract/tables/rows.ts';
 import type { SyncKind } from '../sync/types.ts';
 import type { WritePolicy } from './types.ts';
 
@@ -44,4 +45,25 @@ export function writeFieldsOf(
     field: crmFieldName(crm, column),
     policy: policies?.[column] ?? policies?.[crmFieldName(crm, column)] ?? 'overwrite',
   }));
+}
+
+/** A field of the kit's to create in a CRM (HubSpot property, Salesforce custom field): name, label, type, length. */
+export interface KitFieldSpec {
+  name: string;
+  label: string;
+  type: 'string' | 'number' | 'datetime';
+  length?: number;
+}
+
+const KIT_TYPES: Record<string, KitFieldSpec['type']> = { int: 'number', double: 'number', timestamp: 'datetime' };
+
+/** The fields of `columns` (default: the night's) as `crm` names them, typed from the rows table's columns. */
+export function kitFields(crm: CrmName, kind: SyncKind, columns?: readonly string[]): KitFieldSpec[] {
+  const types = new Map(rowsTable(kind).columns.map((column) => [column.name, column.type]));
+  return (columns?.length ? columns : DEFAULT_WRITE_COLUMNS).map((column) => {
+    const type = KIT_TYPES[types.get(column) ?? ''] ?? 'string';
+    const name = crmFieldName(crm, column);
+    const label = fieldLabel(salesforceName(column));
+    return type === 'string' ? { name, label, type, length: 255 } : { name, label, type };
+  });
 }

@@ -3,6 +3,7 @@
  * the fault's instead of their own: a 429 of either policy, a 500, 502 or 503. Per-record refusals, archived
  * records and expired tokens are the store's and the tokens' (see index.ts).
  */
+import { z } from 'zod';
 import type { RateLimitPolicy } from './errors.ts';
 
 export interface Fault {
@@ -14,6 +15,14 @@ export interface Fault {
   /** Only calls whose path contains this (default every API call). */
   path?: string;
 }
+
+/** A fault as `POST /__admin/faults` takes it. */
+export const faultSchema = z.object({
+  status: z.union([z.literal(429), z.literal(500), z.literal(502), z.literal(503)]),
+  times: z.number().int().positive().optional(),
+  policy: z.enum(['TEN_SECONDLY_ROLLING', 'DAILY']).optional(),
+  path: z.string().optional(),
+});
 
 export class Faults {
   private queue: { fault: Fault; left: number }[] = [];

@@ -130,10 +130,26 @@ function batchUpdate(store: PortalStore, object: HubspotObject, raw: unknown, va
   return batchAnswer(store, 200, results, errors, started);
 }
 
+const oneUpdate = z.object({ properties: z.record(z.string(), value) });
+
+/** `PATCH /crm/v3/objects/{object}/{id}` (the client's `basicApi.update`): what a person's edit in HubSpot does. */
+function updateOne(store: PortalStore, object: HubspotObject, id: string, raw: unknown) {
+  const body = parseBody(oneUpdate, raw);
+  const outcome = store.update(object, id, body.properties);
+  if (!('category' in outcome))
+    return { status: 200, body: publicObject(object, outcome, Object.keys(body.properties)) };
+  if (outcome.category === 'OBJECT_NOT_FOUND') throw notFound(outcome.message);
+  throw validationError(outcome.message, outcome.errors);
+}
+
 function getOne(store: PortalStore, object: HubspotObject, id: string, query: URLSearchParams) {
   const record = store.get(object, id);
   if (!record) throw notFound(`Object not found. objectId are usually numeric.`);
-  const asked = query.get('properties')?.split(',').filter(Boolean) ?? [];
+  // The client repeats the parameter (`properties=a&properties=b`); HubSpot takes commas too.
+  const asked = query
+    .getAll('properties')
+    .flatMap((p) => p.split(','))
+    .filter(Boolean);
   return { status: 200, body: publicObject(object, record, asked) };
 }
 
@@ -164,6 +180,12 @@ export function objectRoutes(store: PortalStore, validation: BatchValidation): R
       path: '/crm/v3/objects/:object/:id',
       scopes: read,
       handle: (r) => getOne(store, r.object, r.params['id'] as string, r.query),
+    },
+    {
+      method: 'PATCH',
+      path: '/crm/v3/objects/:object/:id',
+      scopes: write,
+      handle: (r) => updateOne(store, r.object, r.params['id'] as string, r.body),
     },
   ];
 }

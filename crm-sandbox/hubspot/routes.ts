@@ -16,7 +16,7 @@ export interface RouteAnswer {
 }
 
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   /** `:name` segments are parameters; `:object` must be `companies` or `contacts`. */
   path: string;
   /** The scopes a token needs one of for this object. */

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { HubspotApiError, invalidToken, notFound, serverError, validationError } from './errors.ts';
-import type { Fault, Faults } from './faults.ts';
+import { type Fault, type Faults, faultSchema } from './faults.ts';
 import type { PortalLimits } from './limits.ts';
 import type { Route, RouteAnswer } from './routes.ts';
 import { type HubspotObject, OBJECTS } from './schema.ts';
@@ -117,7 +117,9 @@ async function admin(deps: ServerDeps, req: IncomingMessage, path: string): Prom
   if (req.method === 'GET' && path === '/__admin/calls') return { status: 200, body: { calls: deps.calls } };
   const body = (await readBody(req)) as Record<string, unknown> | undefined;
   if (req.method === 'POST' && path === '/__admin/faults') {
-    deps.faults.add(body as unknown as Fault);
+    const fault = faultSchema.safeParse(body);
+    if (!fault.success) throw validationError(`Invalid fault: ${fault.error.issues.map((i) => i.message).join('; ')}`);
+    deps.faults.add(fault.data);
     return { status: 204 };
   }
   if (req.method === 'POST' && path === '/__admin/tokens/expire') {

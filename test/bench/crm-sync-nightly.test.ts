@@ -7,9 +7,9 @@ type Night = { calls: number; idealCalls: number; credits: number; idealCredits:
 
 describe('bench crm-sync-nightly (smoke)', () => {
   it('pays night 2 only for what is new, in full calls', async () => {
-    const { metrics } = await runSmoke<{ accounts: number; nights: Night[] }>(run, 'crm-sync-nightly');
+    const { metrics } = await runSmoke<{ sizes: number[]; nights: Night[] }>(run, 'crm-sync-nightly');
     const [first, second] = metrics.nights;
-    expect(metrics.accounts).toBe(SIZES.smoke.accounts);
+    expect(metrics.sizes).toEqual(SIZES.smoke.accounts);
     expect(first!.credits).toBe(first!.idealCredits);
     expect(second!.credits).toBe(second!.idealCredits);
     expect(second!.calls).toBe(second!.idealCalls);

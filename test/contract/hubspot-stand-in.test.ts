@@ -193,6 +193,30 @@ describe('the HubSpot stand-in, through @hubspot/api-client', () => {
     expect(missing.code).toBe(404);
   });
 
+  it("updates and reads one record as a person's edit would (basicApi.update, getById; 404 for a deleted one)", async () => {
+    const [id, gone] = hubspot.plant('contacts', [{ email: 'p@x.io' }, { email: 'q@x.io' }]) as [string, string];
+    const basic = client(hubspot).crm.contacts.basicApi;
+    const updated = await basic.update(id, { properties: { jobtitle: 'Head of Sales' } });
+    expect(updated.properties['jobtitle']).toBe('Head of Sales');
+    const read = await basic.getById(id, ['jobtitle', 'email']);
+    expect(read.properties).toMatchObject({ jobtitle: 'Head of Sales', email: 'p@x.io' });
+    hubspot.archive('contacts', gone);
+    expect((await failure(basic.getById(gone))).code).toBe(404);
+    expect((await failure(basic.update(gone, { properties: { jobtitle: 'x' } }))).code).toBe(404);
+  });
+
+  it('takes faults over HTTP from another process (POST /__admin/faults) and refuses a malformed one', async () => {
+    const post = (body: unknown) =>
+      fetch(`${hubspot.url}/__admin/faults`, { method: 'POST', body: JSON.stringify(body) });
+    expect((await post({ status: 418 })).status).toBe(400);
+    expect((await post({ status: 429, path: '/batch/read' })).status).toBe(204);
+    const error = await failure(
+      client(hubspot).crm.companies.batchApi.read({ inputs: [], properties: [], propertiesWithHistory: [] }),
+    );
+    expect(error.code).toBe(429);
+    expect(error.body.policyName).toBe('TEN_SECONDLY_ROLLING');
+  });
+
   it('answers an injected 503 once, then serves again', async () => {
     hubspot.fault({ status: 503, path: '/batch/read' });
     const api = client(hubspot).crm.companies.batchApi;

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
@@ -265,6 +266,66 @@ describe('signal-kit load into PostgreSQL', () => {
       ).toEqual([]);
     },
   );
+
+  it('loads the same jobs into a DuckDB file (JSONL, Parquet and output lines): the rows PostgreSQL holds, value for value; a reload changes nothing', async () => {
+    const file = join(job.dir, 'warehouse.duckdb');
+    const into = `duckdb://${file}`;
+    for (const [name, prefix] of [
+      ['flat', 'signal_kit_'],
+      ['lines', 'from_lines_'],
+      ['parquet', 'from_parquet_'],
+    ] as const) {
+      const result = await load(manifestOf(name, `load-${name}`), '--into', into, '--table-prefix', prefix);
+      expect(result.code, result.stderr).toBe(0);
+    }
+    const again = await load(manifestOf('flat', 'load-flat'), '--into', into);
+    expect(again.code, again.stderr).toBe(0);
+    for (const table of (JSON.parse(again.stdout) as LoadReport).tables) {
+      expect(table).toMatchObject({ inserted: 0, updated: 0 });
+    }
+    const tables = [
+      [
+        'signals',
+        'signal_id',
+        `signal_id, record_id, epoch_ms(detected_at) as detected_at, summary, relevance, highlights`,
+      ],
+      ['enrich_rows', 'row_key', `row_key, status, signal_count, signal_counts`],
+      ['invalid', '"row"', `"row", raw, error`],
+    ] as const;
+    // PostgreSQL's driver hands jsonb over parsed, DuckDB's a JSON column as its text.
+    const normal = (row: Record<string, unknown>, jsonText = false) =>
+      Object.fromEntries(
+        Object.entries(row).map(([k, v]) => [
+          k,
+          jsonText && typeof v === 'string' && ['highlights', 'signal_counts', 'raw'].includes(k)
+            ? JSON.parse(v)
+            : typeof v === 'bigint'
+              ? Number(v)
+              : v,
+        ]),
+      );
+    const pgColumns = (columns: string) =>
+      columns.replace('epoch_ms(detected_at)', '(extract(epoch from detected_at) * 1000)::float8');
+    const instance = await DuckDBInstance.create(file);
+    const duck = await instance.connect();
+    try {
+      for (const [table, key, columns] of tables) {
+        const stored = await query(`select ${pgColumns(columns)} from signal_kit_${table} order by ${key}`);
+        const expected = stored.map((row) => normal(row));
+        expect(expected.length, table).toBeGreaterThan(0);
+        for (const prefix of ['signal_kit_', 'from_lines_', 'from_parquet_']) {
+          const read = await duck.runAndReadAll(`select ${columns} from ${prefix}${table} order by ${key}`);
+          expect(
+            read.getRowObjectsJS().map((row) => normal(row, true)),
+            `${prefix}${table}`,
+          ).toEqual(expected);
+        }
+      }
+    } finally {
+      duck.closeSync();
+      instance.closeSync();
+    }
+  });
 
   it('refuses a Parquet part listed under a table it is not of, naming it, loading nothing', async () => {
     const manifest = JSON.parse(await readFile(join(job.dir, 'parquet', 'load-parquet', '_manifest.json'), 'utf8')) as {
