@@ -122,7 +122,8 @@ describe('signal-kit load of sync nights into PostgreSQL and DuckDB', () => {
       `select record_id, signal_count, gone_at is not null as gone from signal_kit_sync_enrich_rows where sync_name = 'nightly'`,
     );
     expectLastNight(rows);
-  });
+    // Four loads, each a child process.
+  }, 240_000);
 
   it('DuckDB: the same, read back by DuckDB from the file', async () => {
     const file = join(ctx.dir, 'warehouse.duckdb');
@@ -139,5 +140,6 @@ describe('signal-kit load of sync nights into PostgreSQL and DuckDB', () => {
     duck.closeSync();
     instance.closeSync();
     expectLastNight(rows);
-  });
+    // Four loads, each a child process.
+  }, 240_000);
 });

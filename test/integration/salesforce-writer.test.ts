@@ -4,6 +4,7 @@
  * the rest written, a cut write resumed without a second job, an expired session refreshed through the JWT bearer
  * flow, outages and the daily limit slowing the write-back without failing it.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import jsforce from 'jsforce';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SalesforceAuth } from '../../connectors/crm/salesforce/auth.ts';
@@ -160,6 +161,11 @@ describe('a write cut after its ingest job was created, resumed', () => {
   const cases = [
     { name: 'before its upload', arm: () => {}, cutOnCheckpoint: true },
     {
+      name: 'mid-upload (the connection cut, nothing received)',
+      arm: () => org.fail({ method: 'PUT', path: '/batches', drop: true, times: Number.POSITIVE_INFINITY }),
+      cutOnCheckpoint: false,
+    },
+    {
       name: 'after its upload, before its close',
       arm: () => org.fail({ method: 'PATCH', path: '/jobs/ingest/', drop: true, times: Number.POSITIVE_INFINITY }),
       cutOnCheckpoint: false,
@@ -218,6 +224,17 @@ describe('sessions, outages and limits', () => {
     expect((error as Error).message).toContain('SALESFORCE_ACCESS_TOKEN');
     expect((error as Error).message).not.toContain(token);
     expect((error as Error).message).not.toContain(token.split('!')[1] as string);
+  });
+
+  it('refuses a key the connected app does not know with a CrmAuthError naming the settings, not the key', async () => {
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    const writer = new SalesforceWriter({ ...jwt, privateKeyPem: other } as SalesforceAuth, FAST);
+    const error = await writer.describe('Account').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CrmAuthError);
+    expect((error as Error).message).toMatch(/invalid_grant.*SALESFORCE_PRIVATE_KEY_FILE/);
+    expect((error as Error).message).not.toContain(other.split('\n')[1] as string);
   });
 
   it('pauses through an outage and a 429 burst (reported through onPause) and completes', async () => {

@@ -1,10 +1,12 @@
 /**
  * The load promise, held to the sandbox's truth: an enrich job (run with `--format parquet,csv`, so its tables come
  * from Parquet) and two runs of a scheduled push (the second a full refresh a month later) are each loaded into
- * PostgreSQL from their manifests on S3. The signals table then holds
+ * PostgreSQL from their manifests on S3, then into a DuckDB file, which holds the same. The signals table then holds
  * every signal the service shows for what was asked, once; the rows table one row per company; the newer run's
  * versions replace the older ones; and loading older manifests again changes nothing.
  */
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult } from '../../activities/jobs/types.ts';
@@ -41,9 +43,9 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
   let now = FIRST_RUN_AT;
   const domains = Array.from({ length: 60 }, (_, i) => `load-promise-co${i}.com`);
 
-  const load = async (manifest: string): Promise<LoadReport> => {
+  const load = async (manifest: string, destination = into): Promise<LoadReport> => {
     const result = await runCli(
-      ['load', '--manifest', manifest, '--into', into],
+      ['load', '--manifest', manifest, '--into', destination],
       { cwd: dir, env: process.env as Record<string, string>, timeout: 60_000 },
       'throw',
     );
@@ -179,5 +181,34 @@ describe('load keeps its promises: enrich and two push runs into PostgreSQL, aga
     expect(await snapshot()).toEqual(before);
     // Loading reads the bucket only: not one call to the service.
     expect(env.sandbox.truth.calls({ after: mark })).toEqual([]);
-  });
+
+    // The same three manifests into a DuckDB file, read back by DuckDB: the same signals, each from the same manifest,
+    // the same rows; reloading changes nothing there either.
+    const file = join(dir, 'warehouse.duckdb');
+    const manifests = [enrich.manifestUrl, first.manifestUrl, second.manifestUrl];
+    for (const manifest of manifests) await load(manifest, `duckdb://${file}`);
+    for (const manifest of manifests) {
+      for (const table of (await load(manifest, `duckdb://${file}`)).tables)
+        expect(table, `duckdb ${manifest} ${table.table}`).toMatchObject({ inserted: 0, updated: 0 });
+    }
+    const instance = await DuckDBInstance.create(file);
+    const duck = await instance.connect();
+    try {
+      const duckSignals = (
+        await duck.runAndReadAll('select signal_id, source_manifest from signal_kit_signals order by signal_id')
+      ).getRowObjectsJS();
+      expect(duckSignals).toEqual(
+        sorted(stored.map((row) => row.signal_id)).map((id) => ({
+          signal_id: id,
+          source_manifest: stored.find((row) => row.signal_id === id)?.source_manifest,
+        })),
+      );
+      const duckRows = (await duck.runAndReadAll('select domain from signal_kit_enrich_rows')).getRowObjectsJS();
+      expect(sorted(duckRows.map((row) => String(row['domain'])))).toEqual(sorted(rows.map((row) => row.domain)));
+    } finally {
+      duck.closeSync();
+      instance.closeSync();
+    }
+    // Five jobs' and runs' loads into each database, each a child process.
+  }, 300_000);
 });
