@@ -3,7 +3,7 @@
 // only when it runs: `--help` and `--version` load commander and nothing else.
 
 import { Command, CommanderError, Option, type OptionValues } from 'commander';
-import { ConfigError } from '../connectors/errors.ts';
+import { ConfigError, CrmPreflightError } from '../connectors/errors.ts';
 import { UsageError } from './args.ts';
 
 const EXIT_CODES = `Exit codes (--wait and status): 0 completed, 1 failed, 2 bad usage or configuration, 3 budget exhausted,
@@ -385,6 +385,26 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .description("forget the schedule's state (watermarks, a CRM sync's companies): the next run starts over");
   watermarkFlags(reset.argument('<name>', 'the schedule name'), false).action(scheduleAction);
 
+  // ─── crm ─────────────────────────────────────────────────────────────────────────────────────────────────────────
+  const crm = program.command('crm').description('the CRM a night writes back to: its connection, scopes and fields');
+  const crmFlags = (command: Command) =>
+    command
+      .argument('<crm>', 'hubspot or salesforce')
+      .option('--kind <kind>', 'enrich (accounts, default) or enrich-contacts')
+      .option('--write-fields <a,b>', "the rows columns the write-back writes (default: the night's)");
+  crmFlags(
+    crm.command('check').description('test the connection, the scopes and every field a write-back needs'),
+  ).action(
+    action((command) => async () => (await import('./commands/crm.ts')).runCrmCheck(command.args[0], command.opts())),
+  );
+  crmFlags(crm.command('fields').description("the kit's fields: created in HubSpot (--create), printed for Salesforce"))
+    .option('--create', "hubspot: create the missing properties in the kit's property group")
+    .action(
+      action(
+        (command) => async () => (await import('./commands/crm.ts')).runCrmFields(command.args[0], command.opts()),
+      ),
+    );
+
   // ─── webhooks ──────────────────────────────────────────────────────────────────────────────────────────────────
   const webhooks = program.command('webhooks').description('receive signal events, and manage subscriptions');
   const manage = action((command) => async () => {
@@ -475,7 +495,12 @@ export async function runCli(argv: string[], version: string): Promise<number> {
       console.error(`${where}: ${error.message.replace(/^error: /, '')} (see ${where} --help)`);
       return 2;
     }
-    if (error instanceof UsageError || error instanceof ConfigError || isParseArgsError(error)) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof CrmPreflightError ||
+      isParseArgsError(error)
+    ) {
       console.error(`${where}: ${(error as Error).message}`);
       return 2;
     }
