@@ -1,4 +1,12 @@
-import type { CallMarkerRecord } from './unsaved-answers.ts';
+/** What a paid call's marker says that the reconciliation reads (a `MarkerBalance`, unsaved-answers.ts). */
+export interface MarkerBalance {
+  batch: number;
+  attempt?: number;
+  started_at: string;
+  credits: number | null;
+  balance_after?: number;
+  answered_at?: string;
+}
 
 /**
  * The cost of paid calls whose answer nobody read (a worker killed after the service answered and charged), from the
@@ -15,9 +23,9 @@ import type { CallMarkerRecord } from './unsaved-answers.ts';
  */
 export interface BalanceSeen {
   /** Every answered call of the run (its answer saved or lost), with what it cost. */
-  answered: CallMarkerRecord[];
+  answered: MarkerBalance[];
   /** The calls of unknown cost (undefined: a marker that could not be read). */
-  unknown: (CallMarkerRecord | undefined)[];
+  unknown: (MarkerBalance | undefined)[];
 }
 
 interface Point {
@@ -30,7 +38,7 @@ interface Point {
   credits: number;
 }
 
-function pointOf(record: CallMarkerRecord): Point | undefined {
+function pointOf(record: MarkerBalance): Point | undefined {
   const { balance_after: after, credits } = record;
   const answered = Date.parse(record.answered_at ?? '');
   const started = Date.parse(record.started_at);
