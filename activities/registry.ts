@@ -28,12 +28,13 @@ import { fetchPushBatch, recordFailedPushBatch } from './push/fetch.ts';
 import { finalizePushRun } from './push/finalize.ts';
 import { preparePushCatchUp, preparePushRun } from './push/plan.ts';
 import { type RecoverKeptRequest, recoverKeptAnswers } from './push/recover.ts';
+import { notifyRunOutcome, type RunAlert } from './run-alert.ts';
 import { fetchSyncBatch, publishKeptSyncAnswers } from './sync/fetch.ts';
 import { fetchSyncContacts } from './sync/fetch-contacts.ts';
 import { finalizeSyncRun } from './sync/finalize.ts';
 import { packSyncRun, prepareSyncRun } from './sync/plan.ts';
 import { resolveSyncCompanies } from './sync/resolve.ts';
-import { createWebhookDeliveryActivities } from './webhook-delivery.ts';
+import { createWebhookDeliveryActivities, deliveryContext } from './webhook-delivery.ts';
 import { manageWebhookSubscription, type WebhookSubscriptionRequest } from './webhook-subscriptions.ts';
 import { preflightWriteBack } from './writeback/preflight.ts';
 import { writeBackNight } from './writeback/write-back.ts';
@@ -150,16 +151,20 @@ export function createExportActivities(deps: ActivityDeps) {
 }
 
 /**
- * Every activity `deliverSignalEvent` and `bucketCollector` schedule, built from the worker's webhook configuration
- * (config/webhooks.ts): the destinations and their secrets stay in the worker.
+ * Every activity `deliverSignalEvent` and `bucketCollector` schedule, and a schedule's alert (`notifyRunOutcome`),
+ * built from the worker's webhook configuration (config/webhooks.ts): the destinations and secrets stay in the worker.
  */
 export function createWebhookActivities(deps: Pick<ActivityDeps, 'openStore'> & { webhooks: WebhookDeliveryConfig }) {
   const { webhooks: config, openStore } = deps;
+  const alerts = deliveryContext({ config, openStore });
   return {
     ...createWebhookDeliveryActivities({ config, openStore }),
     ...createCollectorActivities({ config, openStore }),
+    notifyRunOutcome: (alert: RunAlert) => notifyRunOutcome(alerts, alert),
   };
 }
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
 
 /** Everything registered on the main task queue. */
 export function createMainQueueActivities(deps: ActivityDeps & { webhooks: WebhookDeliveryConfig }) {

@@ -210,31 +210,66 @@ export async function deliverToEndpoint(ctx: DeliveryContext, input: DeliverToEn
   const state = await readState(ctx, dest.id);
   if (state?.disabled) return { outcome: 'disabled', durationMs: 0 };
 
-  const body = JSON.stringify(input.event);
-  const headers = signWebhook({ id: input.webhookId, timestamp: ctx.now(), body, secret: dest.secret });
+  const answer = await postSigned(ctx, dest, JSON.stringify(input.event), input.webhookId);
+  const { status, durationMs } = answer;
+  if (status >= 200 && status < 300) return { outcome: 'delivered', status, durationMs };
+  if (status === 410) {
+    await writeState(ctx, dest.id, {
+      disabled: true,
+      disabledAt: ctx.now().toISOString(),
+      reason: `answered 410 Gone to ${input.webhookId}`,
+      status,
+    });
+    const details = { status, durationMs, ...(answer.snippet ? { body: answer.snippet } : {}) };
+    throw failure('destinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details);
+  }
+  throw answerFailure(ctx, answer);
+}
+
+/** Where a signed POST goes: its URL, the secrets it is signed with (none: unsigned), its timeout. */
+export interface SignedTarget {
+  url: string;
+  secret: string | string[] | undefined;
+  timeout_ms: number;
+}
+
+/** What a POST was answered: its status, headers and first bytes. */
+export interface PostAnswer {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  snippet: string;
+  durationMs: number;
+}
+
+/**
+ * One POST of `body` through the worker's SSRF-safe dispatcher, signed as Standard Webhooks sign it under
+ * `webhookId`: the answer, or the typed failure of a request that got none (blocked, timed out, refused).
+ */
+export async function postSigned(
+  ctx: DeliveryContext,
+  target: SignedTarget,
+  body: string,
+  webhookId: string,
+): Promise<PostAnswer> {
+  const secrets = target.secret === undefined || target.secret.length === 0 ? undefined : target.secret;
+  const headers = secrets ? signWebhook({ id: webhookId, timestamp: ctx.now(), body, secret: secrets }) : {};
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const timeout = AbortSignal.timeout(dest.timeout_ms);
+  const timeout = AbortSignal.timeout(target.timeout_ms);
   const cancel = cancellationSignal();
   const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
-
-  let res: Dispatcher.ResponseData;
-  let snippet: string;
   try {
-    res = await request(dest.url, {
+    const res = await request(target.url, {
       method: 'POST',
       body,
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-      },
+      headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
       dispatcher: ctx.dispatcher(),
       signal,
-      headersTimeout: dest.timeout_ms,
-      bodyTimeout: dest.timeout_ms,
+      headersTimeout: target.timeout_ms,
+      bodyTimeout: target.timeout_ms,
     });
-    snippet = await readSnippet(res.body);
+    const snippet = await readSnippet(res.body);
+    return { status: res.statusCode, headers: res.headers, snippet, durationMs: elapsed() };
   } catch (err) {
     const durationMs = elapsed();
     if (err instanceof DestinationBlockedError) {
@@ -247,7 +282,7 @@ export async function deliverToEndpoint(ctx: DeliveryContext, input: DeliverToEn
       err instanceof undiciErrors.BodyTimeoutError ||
       err instanceof undiciErrors.ConnectTimeoutError;
     if (timedOut) {
-      throw failure('deliveryTimeout', `no complete answer within ${dest.timeout_ms} ms`, {
+      throw failure('deliveryTimeout', `no complete answer within ${target.timeout_ms} ms`, {
         durationMs,
       });
     }
@@ -256,37 +291,28 @@ export async function deliverToEndpoint(ctx: DeliveryContext, input: DeliverToEn
       durationMs,
     });
   }
+}
 
-  const status = res.statusCode;
-  const durationMs = elapsed();
-  if (status >= 200 && status < 300) return { outcome: 'delivered', status, durationMs };
-
-  const details: DeliveryFailureDetails = { status, durationMs, ...(snippet ? { body: snippet } : {}) };
-  if (status === 410) {
-    await writeState(ctx, dest.id, {
-      disabled: true,
-      disabledAt: ctx.now().toISOString(),
-      reason: `answered 410 Gone to ${input.webhookId}`,
-      status,
-    });
-    throw failure('destinationGone', `destination ${dest.id} answered 410 Gone; it is now disabled`, details);
-  }
+/** The retryable failure of an answer that is not 2xx: a redirect (never followed), a 429 or 503 with `Retry-After`. */
+export function answerFailure(ctx: DeliveryContext, answer: PostAnswer): ApplicationFailure {
+  const { status, durationMs } = answer;
+  const details: DeliveryFailureDetails = { status, durationMs, ...(answer.snippet ? { body: answer.snippet } : {}) };
   if (status >= 300 && status < 400) {
-    const location = res.headers['location'];
+    const location = answer.headers['location'];
     const loc = Array.isArray(location) ? location[0] : location;
-    throw failure('deliveryFailed', `answered ${status}; redirects are not followed`, {
+    return failure('deliveryFailed', `answered ${status}; redirects are not followed`, {
       ...details,
       ...(loc ? { location: loc } : {}),
     });
   }
   if (status === 429 || status === 503) {
-    const retryAfterMs = parseRetryAfter(res.headers['retry-after'], ctx.now());
-    throw failure('deliveryFailed', `answered ${status}`, {
+    const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], ctx.now());
+    return failure('deliveryFailed', `answered ${status}`, {
       ...details,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
   }
-  throw failure('deliveryFailed', `answered ${status}`, details);
+  return failure('deliveryFailed', `answered ${status}`, details);
 }
 
 /** Writes the event and its attempt history where nothing is lost; the key is deterministic (a retry overwrites). */

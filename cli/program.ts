@@ -290,6 +290,11 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       "enrich: the export's text encoding: utf-8, utf-16le, utf-16be or windows-1252 (default: found from the file)",
     )
     .option('--sheet <name>', 'enrich: the sheet of an .xlsx export to read (default: the first)')
+    .option(
+      '--notify <url>',
+      'enrich: POST one signed event (Standard Webhooks; a Slack incoming webhook gets text) when a night fails, ' +
+        'stops on its budget or ends with failed batches (the worker signs with SIGNAL_KIT_NOTIFY_SECRET)',
+    )
     .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
     .option('--write-back <crm>', "enrich: write each night's changes to the CRM by record id: hubspot or salesforce")
     .option(

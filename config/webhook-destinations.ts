@@ -110,5 +110,12 @@ export function webhookDeliveryConfigFromEnv(
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  return webhookDeliveryConfig({ destinations, deadLetterUrl: env['SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL'], allowlist });
+  const notifySecrets = (env['SIGNAL_KIT_NOTIFY_SECRET'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    ...webhookDeliveryConfig({ destinations, deadLetterUrl: env['SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL'], allowlist }),
+    ...(notifySecrets.length > 0 ? { notifySecrets } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 /**
  * The webhook settings. The worker's delivery: `SIGNAL_KIT_WEBHOOK_DESTINATIONS`, `SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL`
- * and `SIGNAL_KIT_WEBHOOK_ALLOWLIST` (their shapes: config/webhook-destinations.ts); the destinations and their
+ * and `SIGNAL_KIT_WEBHOOK_ALLOWLIST` (their shapes: config/webhook-destinations.ts), and `SIGNAL_KIT_NOTIFY_SECRET`
+ * (whsec_..., what a schedule's `--notify` events are signed with); the destinations and their
  * secrets stay in worker configuration, workflows only ever see destination ids, kinds and filters. The intake's
  * authentication (`webhooks serve`): `SIGNAL_KIT_WEBHOOK_SECRETS` or `SIGNAL_KIT_WEBHOOK_TOKEN` (and their options).
  */
@@ -34,6 +35,8 @@ export function parseWebhookDeliveryConfig(env: Env = process.env): WebhookDeliv
     throw new ConfigError(`SIGNAL_KIT_WEBHOOK_ALLOWLIST: ${(error as Error).message}`);
   }
   checkStorageUrl('SIGNAL_KIT_WEBHOOK_DEAD_LETTER_URL', config.deadLetterUrl);
+  if (config.notifySecrets?.some((secret) => !isWebhookSecret(secret)))
+    throw new ConfigError('SIGNAL_KIT_NOTIFY_SECRET: must be whsec_<base64> (comma-separated for several)');
   config.destinations.forEach((destination, index) => {
     if (destination.kind === 'bucket') checkStorageUrl(`SIGNAL_KIT_WEBHOOK_DESTINATIONS ${index}.url`, destination.url);
   });

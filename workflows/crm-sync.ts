@@ -21,6 +21,7 @@ import { apiActivityOptions, crmActivityOptions, isFatalFailure, storageActivity
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
 import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
+import { type AlertFacts, withRunAlert } from './run-alert.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a nightly CRM sync schedule (`schedule create --kind enrich`): one run over the night's export. */
@@ -54,6 +55,8 @@ export interface CrmSyncInput {
   batchesPerRun?: number;
   /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
   runAt?: string;
+  /** Where an alert goes when the night fails, stops on its budget or ends with failed batches (`--notify`). */
+  notify?: string;
   /** Write the night's changes back to the CRM (`--write-back`): the CRM, the fields, their policies. No secret. */
   writeBack?: WriteBackOptions;
   /** Carried across continue-as-new; not for callers. */
@@ -91,6 +94,34 @@ export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
  * is running, and its runs share the schedule's workflow id prefix.
  */
 export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
+  if (!input.notify) return night(input);
+  const runId = runIdOf(input.carried?.scheduledAt ?? scheduledTime(input.runAt));
+  const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const target = { url: input.notify, schedule: input.name, kind: input.kind, taskQueue };
+  return withRunAlert(target, runId, () => night(input), syncAlertFacts);
+}
+
+/**
+ * What a night's alert says of it: its counts, credits and files; a night that completed but whose write-back the CRM
+ * rejected records of (or that could not write back) alerts as `rejected_records`.
+ */
+function syncAlertFacts(result: SyncResult): AlertFacts {
+  const files = { manifest: result.manifestUrl, rows: result.rowsUrl, changes: result.changesUrl };
+  const facts = { status: result.status, runId: result.runId, counts: result.records, credits: result.credits, files };
+  const written = result.writeBack;
+  if (!written || result.status !== 'completed') return facts;
+  if ('error' in written)
+    return { ...facts, status: 'rejected_records', reason: `write-back failed: ${written.error}` };
+  if (written.rejected === 0) return facts;
+  return {
+    ...facts,
+    status: 'rejected_records',
+    counts: { ...result.records, writeBack: written },
+    files: { ...files, writeBackReport: written.reportUrl },
+  };
+}
+
+async function night(input: CrmSyncInput): Promise<SyncResult> {
   const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
   const run = runOf(input, scheduledAt);
   const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));

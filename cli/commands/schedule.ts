@@ -113,6 +113,14 @@ function pushName(flag: string | undefined, value: string | undefined, command: 
   return value;
 }
 
+/** `--notify`: an http(s) URL that takes a POST (a Slack incoming webhook's too). */
+function notifyUrl(value: string): string {
+  const url = URL.parse(value.trim());
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password)
+    throw new UsageError(`--notify must be an http(s) URL without credentials, got "${value}"`);
+  return url.href;
+}
+
 /** A night's export: every file a one-off job reads (CSV, TSV or Excel's tab-separated .txt, .xlsx, JSONL). */
 function exportUrl(flag: string, value: string | undefined): string {
   const url = locationUrl(flag, value);
@@ -142,6 +150,7 @@ export interface CreateFlags {
   encoding?: string;
   sheet?: string;
   allowMissingInput?: boolean;
+  notify?: string;
   writeBack?: string;
   writeFields?: string;
   writePolicy?: string[];
@@ -189,6 +198,7 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   encoding: ['enrich', 'enrich-contacts'],
   sheet: ['enrich', 'enrich-contacts'],
   allowMissingInput: ['enrich', 'enrich-contacts'],
+  notify: ['enrich', 'enrich-contacts'],
   writeBack: ['enrich', 'enrich-contacts'],
   writeFields: ['enrich', 'enrich-contacts'],
   writePolicy: ['enrich', 'enrich-contacts'],
@@ -344,6 +354,7 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
     paused: values.paused === true,
     ...columnOptions({ ...values, column: values.column || undefined, idColumn: values.idColumn || undefined }),
     ...(types ? { signalTypes: types } : {}),
+    ...(values.notify !== undefined ? { notify: notifyUrl(values.notify) } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(values.note ? { note: values.note } : {}),
     ...writeBackOptions(values),

@@ -42,6 +42,8 @@ export interface WebhookDeliveryConfig {
   deadLetterUrl: string;
   /** CIDRs outbound deliveries may reach although they are private/loopback/link-local. */
   allowlist: string[];
+  /** The secrets a schedule's `--notify` events are signed with (`SIGNAL_KIT_NOTIFY_SECRET`), never in a workflow. */
+  notifySecrets?: string[];
 }
 
 /** What a workflow knows of a destination: no URL, no secret. */

@@ -74,6 +74,7 @@ export interface SyncScheduleDefinition
       | 'keepColumns'
       | 'encoding'
       | 'sheet'
+      | 'notify'
       | 'signalTypes'
       | 'limit'
       | 'maxCredits'

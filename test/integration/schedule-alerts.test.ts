@@ -1,0 +1,106 @@
+/**
+ * A schedule's alerts (issue 36.8): `--notify <url>` posts one Standard Webhooks event for a night that fails,
+ * through the kit's delivery with retries, signed with the worker's SIGNAL_KIT_NOTIFY_SECRET (never in history), and
+ * verified here by the official `standardwebhooks` library on a 127.0.0.1 endpoint.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Recorder, startRecorder } from '../helpers/http-endpoint.ts';
+import { useScheduleEnv } from '../helpers/schedule-cli.ts';
+import { writeExport } from '../promises/crm-sync-helpers.ts';
+
+const secret = `whsec_${randomBytes(24).toString('base64')}`;
+// The worker of this file reads its configuration from the environment when it starts.
+process.env['SIGNAL_KIT_NOTIFY_SECRET'] = secret;
+process.env['SIGNAL_KIT_WEBHOOK_ALLOWLIST'] = '127.0.0.1/32';
+
+const records = Array.from({ length: 3 }, (_, i) => ({
+  id: `0015g00000${String(i).padStart(3, '0')}`,
+  website: `https://www.alert-co${i}.com`,
+  industry: 'Retail',
+}));
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  status: number;
+}
+
+describe('a failed night tells someone', () => {
+  const { ctx, cli } = useScheduleEnv('schedule-alerts');
+  let endpoint: Recorder<Received> | undefined;
+  afterAll(async () => endpoint?.close());
+
+  it('posts one signed event with the reason, the counts and the files, retried until the endpoint takes it', async () => {
+    endpoint = await startRecorder<Received>(
+      '/hooks/signal-kit',
+      { what: 'alerts', waitTimeoutMs: 120_000, pollMs: 100 },
+      (req, body, status) => ({ headers: req.headers, body, status }),
+    );
+    // The endpoint is down for the first attempt: the kit's delivery tries again.
+    endpoint.answer = (n) => (n === 0 ? 503 : 200);
+    const input = await writeExport(ctx.dir, records);
+    const output = pathToFileURL(join(ctx.dir, 'out')).href;
+    const created = await cli(
+      'create',
+      '--name',
+      'alerting',
+      '--kind',
+      'enrich',
+      '--input',
+      input,
+      '--output',
+      output,
+      '--every',
+      '1d',
+      '--paused',
+      '--notify',
+      endpoint.url,
+    );
+    expect(created.code).toBe(0);
+    const described = await cli<{ push: Record<string, unknown> }>('describe', 'alerting');
+    expect(described.out.push).toMatchObject({ notify: endpoint.url });
+    expect(JSON.stringify(described.out)).not.toContain(secret);
+
+    // Tonight's export has lost its website column.
+    await writeFile(join(ctx.dir, 'accounts.csv'), 'Id,Owner\n001,Ann\n');
+    const night = await cli<{ error: string }>('run', 'alerting', '--wait');
+    expect(night.code).toBe(1);
+
+    const received = await endpoint.waitFor(2);
+    expect(received.map((r) => r.status)).toEqual([503, 200]);
+    const [first, delivered] = received as [Received, Received];
+    // One event: the retry carries the same webhook id, so a receiver drops a repeat.
+    expect(delivered.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    const event = new Webhook(secret).verify(delivered.body, {
+      'webhook-id': String(delivered.headers['webhook-id']),
+      'webhook-timestamp': String(delivered.headers['webhook-timestamp']),
+      'webhook-signature': String(delivered.headers['webhook-signature']),
+    }) as { type: string; data: Record<string, unknown> };
+    expect(event.type).toBe('signal_kit.run.failed');
+    expect(event.data).toMatchObject({ schedule: 'alerting', kind: 'enrich', status: 'failed' });
+    expect(event.data['reason']).toMatch(/accounts\.csv: no column of the input holds a domain or website/);
+    expect(event.data['reason']).toBe(night.out.error);
+    expect(() =>
+      new Webhook(`whsec_${randomBytes(24).toString('base64')}`).verify(delivered.body, {
+        'webhook-id': String(delivered.headers['webhook-id']),
+        'webhook-timestamp': String(delivered.headers['webhook-timestamp']),
+        'webhook-signature': String(delivered.headers['webhook-signature']),
+      }),
+    ).toThrow();
+
+    // The secret is the worker's: nowhere in the night's history.
+    const history = await ctx.env.client.workflow.getHandle('signal-kit-sync-alerting/manual-run').fetchHistory();
+    expect(JSON.stringify(history)).not.toContain(secret.slice('whsec_'.length));
+
+    // A night that completes says nothing.
+    await writeExport(ctx.dir, records);
+    expect((await cli('run', 'alerting', '--wait')).code).toBe(0);
+    expect(endpoint.items).toHaveLength(2);
+  }, 180_000);
+});
