@@ -41,8 +41,12 @@ function decodePart(part: string | undefined): Record<string, unknown> | undefin
 export class Sessions {
   private readonly app: ConnectedApp;
   private readonly tokens = new Map<string, number>();
+  /** Tokens granted without the `api` scope (nor `full`): valid, but not for the REST API. */
+  private readonly noApi = new Set<string>();
   private readonly ttlMs: number;
   private readonly now: () => number;
+  /** The OAuth scopes the connected app grants (default `api`). */
+  scopes: string[] = ['api'];
   /** Successful token grants (tests count refreshes). */
   grants = 0;
 
@@ -52,11 +56,17 @@ export class Sessions {
     this.now = now;
   }
 
-  /** A new session token (`<org id>!<random>`, as Salesforce's look). */
+  /** A new session token (`<org id>!<random>`, as Salesforce's look), with the app's scopes. */
   issue(): string {
     const token = `${this.app.orgId}!${randomBytes(36).toString('base64url')}`;
     this.tokens.set(token, this.now() + this.ttlMs);
+    if (!this.scopes.includes('api') && !this.scopes.includes('full')) this.noApi.add(token);
     return token;
+  }
+
+  /** Whether a (valid) token may call the REST API: its grant included the `api` or `full` scope. */
+  apiAllowed(token: string | undefined): boolean {
+    return token !== undefined && !this.noApi.has(token);
   }
 
   valid(token: string | undefined): boolean {
@@ -103,7 +113,7 @@ export class Sessions {
       ok: true,
       body: {
         access_token: this.issue(),
-        scope: 'api',
+        scope: this.scopes.join(' '),
         instance_url: this.app.loginUrl,
         id: `${this.app.loginUrl}/id/${this.app.orgId}/${this.app.userId}`,
         token_type: 'Bearer',

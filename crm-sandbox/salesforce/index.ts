@@ -44,6 +44,11 @@ export interface SalesforceStandInOptions {
   /** The org's daily API request limit (default 100,000) and the calls already used today (default 0). */
   dailyApiLimit?: number;
   apiUsage?: number;
+  /**
+   * The OAuth scopes the connected app grants (default `['api']`). Without `api` (or `full`) a session may read
+   * userinfo but every REST call answers 401 "This session is not valid for use with the REST API".
+   */
+  scopes?: string[];
   /** A session's life (default 2 hours). */
   sessionTtlMs?: number;
   /** How long a closed ingest job waits before it is processed (default 0). */
@@ -140,6 +145,7 @@ export async function startSalesforceStandIn(options: SalesforceStandInOptions =
     userId: who.userId,
   };
   const sessions = new Sessions(app, options.sessionTtlMs ?? 2 * 3600_000, now);
+  if (options.scopes) sessions.scopes = options.scopes;
   const { server, closeAll } = createStandInServer({
     sessions,
     faults,

@@ -102,6 +102,9 @@ async function answer(deps: ServerDeps, http: IncomingMessage, req: ReturnType<t
   if (route.auth && !deps.sessions.valid(bearer(http))) {
     return errorReply(401, 'INVALID_SESSION_ID', 'Session expired or invalid');
   }
+  if (req.api && !deps.sessions.apiAllowed(bearer(http))) {
+    return errorReply(401, 'INVALID_SESSION_ID', 'This session is not valid for use with the REST API');
+  }
   if (req.api) {
     if (deps.usage.used >= deps.usage.max)
       return errorReply(403, 'REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.');
@@ -144,6 +147,8 @@ export function createStandInServer(deps: ServerDeps): { server: Server; closeAl
   const server = createServer((req, res) => {
     handle(deps, req, res).catch(() => res.destroy());
   });
+  // Longer than clients keep an idle connection (undici: 4 s), so that a reused connection is not closed under a request.
+  server.keepAliveTimeout = 65_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

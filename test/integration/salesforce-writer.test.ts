@@ -312,3 +312,28 @@ describe('describe, check and read', () => {
     expect([...read]).toEqual([[a, { Signal_Count__c: '4', Signal_Company_Name__c: 'Typed by a person' }]]);
   });
 });
+
+describe('a connected app without the api scope', () => {
+  it('is reported by check as the missing scope with its fix, and the REST API refuses its session', async () => {
+    const narrow = await startSalesforceStandIn({ scopes: ['id', 'refresh_token'] });
+    try {
+      const auth: SalesforceAuth = {
+        kind: 'jwt',
+        loginUrl: narrow.loginUrl,
+        clientId: narrow.clientId,
+        username: narrow.username,
+        privateKeyPem: narrow.privateKeyPem as string,
+      };
+      const writer = new SalesforceWriter(auth, FAST);
+      expect(await writer.check('Account')).toEqual({
+        crm: 'salesforce',
+        identity: narrow.username,
+        scopes: ['id', 'refresh_token'],
+        missing: [{ what: 'OAuth scope api', fix: expect.stringContaining('Manage user data via APIs (api)') }],
+      });
+      await expect(writer.describe('Account')).rejects.toBeInstanceOf(CrmAuthError);
+    } finally {
+      await narrow.close();
+    }
+  });
+});

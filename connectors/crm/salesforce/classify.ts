@@ -68,5 +68,7 @@ export function classifyCallError(error: unknown): CallErrorKind {
   if (AUTH_CODES.has(code) || message.startsWith('Unable to refresh session')) return 'auth';
   if (PAUSE_CODES.has(code) || SOCKET_CODES.has(code) || /^ERROR_HTTP_(5\d\d|429)$/.test(code)) return 'pause';
   if (/fetch failed|socket hang up|terminated|other side closed/i.test(message)) return 'pause';
+  // jsforce tries a cut upload again itself with the stream it already read: the upload never arrived whole.
+  if (/body object should not be disturbed or locked/i.test(message)) return 'pause';
   return 'refused';
 }

@@ -77,22 +77,23 @@ export class SalesforceWriter implements CrmWriter {
       const user = (await paced(pacer, 'userinfo', () => pacer.conn.request('/services/oauth2/userinfo'))) as {
         preferred_username?: string;
       };
-      const described = await paced(pacer, `describe ${object}`, () => pacer.conn.describe(object));
       const granted = (await this.opened)?.scopes;
-      const missing: CrmConnectionCheck['missing'] = [];
-      if (!described.updateable) {
-        missing.push({
-          what: `edit access to ${object}`,
-          fix: `give the integration user Edit on ${object} (its profile or a permission set)`,
-        });
-      }
+      const identity = user.preferred_username ?? '';
       if (granted && !granted.includes('api') && !granted.includes('full')) {
-        missing.push({
-          what: 'OAuth scope api',
-          fix: 'add "Manage user data via APIs (api)" to the connected app\u2019s OAuth scopes',
-        });
+        // Without the scope every REST call is refused: nothing more to look at.
+        const fix = 'add "Manage user data via APIs (api)" to the connected app\u2019s OAuth scopes';
+        return { crm: 'salesforce', identity, scopes: granted, missing: [{ what: 'OAuth scope api', fix }] };
       }
-      return { crm: 'salesforce', identity: user.preferred_username ?? '', scopes: granted ?? [], missing };
+      const described = await paced(pacer, `describe ${object}`, () => pacer.conn.describe(object));
+      const missing: CrmConnectionCheck['missing'] = described.updateable
+        ? []
+        : [
+            {
+              what: `edit access to ${object}`,
+              fix: `give the integration user Edit on ${object} (its profile or a permission set)`,
+            },
+          ];
+      return { crm: 'salesforce', identity, scopes: granted ?? [], missing };
     });
   }
 
