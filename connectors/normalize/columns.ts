@@ -26,14 +26,15 @@ export function headerKey(name: string): string {
 }
 
 /**
- * A Salesforce custom field (`…__c`) whose name says LinkedIn, such as `LinkedIn_Profile__c`: a person's profile, or
- * (when it says company, account or page) a company's page.
+ * A Salesforce custom field (`…__c`) whose name says LinkedIn: on an accounts export (`linkedin_url`) it is the
+ * company's page unless its name says a person (`LinkedIn__c`, `LinkedIn_URL__c`, `Company_LinkedIn__c`); on a
+ * contacts export (`linkedin_person`) it is the person's profile unless its name says a company.
  */
 function customLinkedinColumn(header: readonly string[], role: 'linkedin_url' | 'linkedin_person'): string | undefined {
   return header.find((name) => {
     if (!/__c$/i.test(name) || !/linked[\s_-]*in/i.test(name)) return false;
-    const company = /company|account|page|organi[sz]ation|firm/i.test(name);
-    return role === 'linkedin_url' ? company : !company;
+    if (role === 'linkedin_url') return !/person|contact|profile|lead|personal|individual|bio/i.test(name);
+    return !/company|account|page|organi[sz]ation|firm/i.test(name);
   });
 }
 

@@ -150,6 +150,25 @@ describe('CRM exports run with no flags', () => {
 });
 
 describe('header matching', () => {
+  it('a Salesforce accounts export with its LinkedIn page in LinkedIn__c: rows with a page and a name go by the page', async () => {
+    // As Data Loader exports it: API names, every field quoted. LinkedIn__c names no person: the company's page.
+    const { prepared, rows } = await prepareFixture('salesforce-accounts-linkedin.csv');
+    expect(prepared.columns).toMatchObject({ domain: 'Website', linkedin_url: 'LinkedIn__c', company_name: 'Name' });
+    expect(rows.map((row) => [row.id, row.m ?? 'domain'])).toEqual([
+      ['0015g00000Lnk01AAA', 'linkedin_url'],
+      ['0015g00000Lnk02AAA', 'linkedin_url'],
+      ['0015g00000Lnk03AAA', 'domain'],
+    ]);
+    const header = ['Id', 'Name', 'LinkedIn_URL__c', 'LinkedIn_Profile__c'];
+    expect(
+      chooseColumns(header, { roles: ['domain', 'linkedin_url', 'company_name'] }).identifiers.linkedin_url,
+    ).toEqual(['LinkedIn_URL__c']);
+    expect(chooseColumns(['Id', 'Email', 'LinkedIn__c'], { roles: ['email', 'linkedin_person'] }).identifiers).toEqual({
+      email: ['Email'],
+      linkedin_person: ['LinkedIn__c'],
+    });
+  });
+
   it('ignores case, spaces, underscores, hyphens and a byte-order mark', () => {
     expect(headerKey('\uFEFFCompany_Domain-Name ')).toBe(headerKey('company domain name'));
     expect(chooseColumns(['Website'], { roles: ['domain'], column: 'website' }).identifiers).toEqual({
