@@ -1,4 +1,4 @@
-/** What a paid call's marker says that the reconciliation reads (a `MarkerBalance`, unsaved-answers.ts). */
+/** What a paid call's marker says that the reconciliation reads (a `CallMarkerRecord`, unsaved-answers.ts). */
 export interface MarkerBalance {
   batch: number;
   attempt?: number;
