@@ -138,7 +138,15 @@ function underContract<Q extends RunEndRequest, G extends Gathered, W, M, R>(
 export function chargedFields(savedCredits: number, unsaved: UnsavedAnswers) {
   return {
     credits_charged: savedCredits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    unsaved_answers: {
+      credits: unsaved.credits,
+      unknown_calls: unsaved.unknownCalls,
+      // Calls whose answer nobody read, their cost from the balances the service reported: exact when nothing else
+      // charged the account meanwhile, else at most this (docs/paid-answers.md).
+      ...(unsaved.fromBalances
+        ? { from_balances: { ...unsaved.fromBalances, exact_unless_account_charged_elsewhere: true as const } }
+        : {}),
+    },
   };
 }
 
