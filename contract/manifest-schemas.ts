@@ -270,7 +270,18 @@ const summary = z.object({ total: count, deliverable: count, undeliverable: coun
 
 /** A job's or a push run's paid calls whose answer was not saved (docs/paid-answers.md). */
 const unsavedAnswers = z
-  .looseObject({ credits: count, unknown_calls: count })
+  .looseObject({
+    credits: count,
+    unknown_calls: count,
+    from_balances: z
+      .object({ calls: count, credits: count, exact_unless_account_charged_elsewhere: z.literal(true) })
+      .optional()
+      .describe(
+        'calls whose answer nobody read (a worker killed after the service answered), their cost reconciled from the ' +
+          'balances the service reported (x-credits-remaining) and counted in credits: exact when nothing else charged ' +
+          "the account between the run's first and last answered call, at most this otherwise",
+      ),
+  })
   .optional()
   .describe('calls the service answered (and may have charged) whose answer the kit never saved');
 

@@ -1,5 +1,5 @@
 import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import type { JobActivities } from '../activities/registry.ts';
 import type { JobStatus } from '../activities/run/types.ts';
 import type {
   SyncFilters,
@@ -17,11 +17,20 @@ import {
   MAX_BULK_ENRICH_DOMAINS,
   MAX_SIGNALS_PER_CALL,
 } from '../connectors/signal-api/limits.ts';
-import { apiActivityOptions, crmActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, failureMessage, finishRun, type RunEnding, runWindow } from './batch-runner.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { crmActivityOptions, isFatalFailure } from './activity-options.ts';
+import {
+  type BatchTotals,
+  emptyTotals,
+  failureMessage,
+  finishRun,
+  type RunEnding,
+  type WindowOutcome,
+} from './batch-runner.ts';
+import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
 import { type AlertFacts, withRunAlert } from './run-alert.ts';
+import type { ScheduledRunState } from './run-state.ts';
+import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a nightly CRM sync schedule (`schedule create --kind enrich`): one run over the night's export. */
@@ -94,11 +103,11 @@ export const crmSyncProgressQuery = defineQuery<CrmSyncProgress>('progress');
  * is running, and its runs share the schedule's workflow id prefix.
  */
 export async function crmSync(input: CrmSyncInput): Promise<SyncResult> {
-  if (!input.notify) return night(input);
+  if (!input.notify) return runScheduled(input, nightSteps);
   const runId = runIdOf(input.carried?.scheduledAt ?? scheduledTime(input.runAt));
   const taskQueue = input.taskQueue ?? DEFAULT_TASK_QUEUE;
   const target = { url: input.notify, schedule: input.name, kind: input.kind, taskQueue };
-  return withRunAlert(target, runId, () => night(input), syncAlertFacts);
+  return withRunAlert(target, runId, () => runScheduled(input, nightSteps), syncAlertFacts);
 }
 
 /**
@@ -121,41 +130,69 @@ function syncAlertFacts(result: SyncResult): AlertFacts {
   };
 }
 
-async function night(input: CrmSyncInput): Promise<SyncResult> {
-  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
-  const run = runOf(input, scheduledAt);
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
-  const startedAt = input.carried?.startedAt ?? new Date().toISOString();
-  const totals = input.carried?.totals ?? emptyTotals();
-  const filters: SyncFilters = {
-    ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
-    limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+/** One night, up to its continue-as-new: what its steps share. */
+interface Night extends ScheduledRunState<CrmSyncInput, SyncRunRef> {
+  readonly totals: BatchTotals;
+  readonly filters: SyncFilters;
+  plan: SyncPlan | undefined;
+  phase: CrmSyncProgress['status'];
+}
+
+/** A night's own steps in the scheduled run's skeleton (workflows/scheduled-run.ts). */
+const nightSteps: ScheduledRunSteps<CrmSyncInput, SyncRunRef, Night, SyncPlan, SyncResult> = {
+  scheduledAt: (input) => scheduledTime(input.runAt),
+  ref: runOf,
+  open: openNight,
+  plan: planNight,
+  work: nightCalls,
+  finish: finalizeNight,
+};
+
+/** The night's state, carried over or fresh, with its progress answered to the `progress` query. */
+function openNight(state: ScheduledRunState<CrmSyncInput, SyncRunRef>): Night {
+  const { input, run } = state;
+  const night: Night = {
+    ...state,
+    totals: input.carried?.totals ?? emptyTotals(),
+    filters: {
+      ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
+      limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+    },
+    plan: input.carried?.plan,
+    phase: input.carried?.plan ? 'running' : 'planning',
   };
-  let plan = input.carried?.plan;
-  let phase: CrmSyncProgress['status'] = plan ? 'running' : 'planning';
+  const { totals } = night;
   setHandler(crmSyncProgressQuery, () => ({
-    status: phase,
-    companies: plan?.companies ?? 0,
+    status: night.phase,
+    companies: night.plan?.companies ?? 0,
     credits: totals.credits,
-    batchesTotal: plan?.batches ?? 0,
+    batchesTotal: night.plan?.batches ?? 0,
     batchesDone: totals.batchesDone,
     batchesFailed: totals.batchesFailed,
     name: run.name,
     runId: run.runId,
   }));
+  return night;
+}
 
-  if (!plan && input.writeBack && patched(WRITE_BACK_PATCH)) {
+/**
+ * The night's plan (the chain's first run): the CRM's write-back checked, an earlier night's kept answers published,
+ * the export read and matched, records named only by a LinkedIn URL or a name resolved, the companies packed.
+ */
+async function planNight(night: Night): Promise<SyncPlan> {
+  const { input, run, api, jobs } = night;
+  if (night.plan) return night.plan;
+  if (input.writeBack && patched(WRITE_BACK_PATCH)) {
     // Before any paid call: a CRM that would refuse the write-back (a field, a scope) stops the night here.
     const { crm, fields } = input.writeBack;
     await crmStep(input).preflightWriteBack({ crm, kind: input.kind, ...(fields ? { fields } : {}) });
   }
-  if (!plan && patched(PUBLISH_KEPT_PATCH)) {
+  if (patched(PUBLISH_KEPT_PATCH)) {
     // Before the plan: answers of an earlier night that its output refused and this worker kept are published, so
     // the night that carries it on takes them in instead of paying for them again.
     await api.publishKeptSyncAnswers({ run });
   }
-  plan ??= await jobs.prepareSyncRun({
+  let plan = await jobs.prepareSyncRun({
     run,
     ...(input.kind === 'enrich-contacts' ? { kind: input.kind } : {}),
     input: input.input,
@@ -175,10 +212,16 @@ async function night(input: CrmSyncInput): Promise<SyncResult> {
     }
     plan = await jobs.packSyncRun({ run });
   }
-  phase = 'running';
-  const planned = plan;
+  night.plan = plan;
+  return plan;
+}
+
+/** The night's calls through the sliding window; a long export continues as new between windows. */
+function nightCalls(night: Night, planned: SyncPlan) {
+  const { input, run, api, filters, totals } = night;
+  night.phase = 'running';
   const contacts = input.kind === 'enrich-contacts';
-  const outcome = await runWindow({
+  const window = {
     from: input.carried?.next ?? 0,
     total: planned.batches,
     concurrency: Math.max(1, input.concurrency ?? 4),
@@ -190,7 +233,7 @@ async function night(input: CrmSyncInput): Promise<SyncResult> {
       filters.limit *
       CREDITS.perEnrichedSignal,
     totals,
-    run: async (index) => {
+    run: async (index: number) => {
       try {
         const summary = `sync ${run.name} batch ${index + 1} of ${planned.batches} · run ${run.runId}`;
         const fetch = contacts ? api.fetchSyncContacts : api.fetchSyncBatch;
@@ -206,24 +249,28 @@ async function night(input: CrmSyncInput): Promise<SyncResult> {
         };
       }
     },
-  });
-  // A long export continues as new between windows, so the history stays small; a stopped window ends the run.
-  const unfinished = outcome.fatal === undefined && !outcome.budgetExhausted && outcome.next < planned.batches;
-  if (unfinished) {
-    const carried = { scheduledAt, startedAt, plan: planned, next: outcome.next, totals };
-    return continueAsNew<typeof crmSync>({ ...input, carried });
-  }
+  };
+  const { scheduledAt, startedAt } = night;
+  return windowOrCarryOn(window, (next) =>
+    continueAsNew<typeof crmSync>({ ...input, carried: { scheduledAt, startedAt, plan: planned, next, totals } }),
+  );
+}
+
+/** Writes the night's files, manifest and state (finalizeSyncRun). */
+async function finalizeNight(night: Night, outcome: WindowOutcome | undefined): Promise<SyncResult> {
+  const { input, run, jobs, filters, startedAt, scheduledAt } = night;
   const details = { filters, max_credits: input.maxCredits ?? null, workflow_id: workflowInfo().workflowId };
   const keep = input.keepColumns?.length ? { keepColumns: input.keepColumns } : {};
+  const batches = night.plan?.batches ?? 0;
   const finalize = (ending: RunEnding) =>
     jobs.finalizeSyncRun({
-      ...{ run, input: input.input, kind: input.kind, startedAt, scheduledAt, batches: planned.batches },
+      ...{ run, input: input.input, kind: input.kind, startedAt, scheduledAt, batches },
       ...keep,
       ...ending,
       details,
     });
   const label = `sync ${run.name} run ${run.runId}`;
-  const result = await finishRun(outcome, totals, label, (p) => (phase = p), finalize);
+  const result = await finishRun(outcome!, night.totals, label, (p) => (night.phase = p), finalize);
   if (input.writeBack && patched(WRITE_BACK_PATCH)) result.writeBack = await writeBack(input, run);
   return result;
 }

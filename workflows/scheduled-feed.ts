@@ -1,5 +1,5 @@
 import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, defineQuery, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type {
   FeedCallResult,
   FeedFilters,
@@ -10,16 +10,15 @@ import type {
   IntentFilters,
   SearchFilters,
 } from '../activities/feeds/types.ts';
-import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import { FAILURE_TYPE } from '../connectors/errors.ts';
 import type { FeedKind } from '../contract/kinds.ts';
-import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
+import { isFatalFailure } from './activity-options.ts';
 import { failureMessage } from './batch-runner.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { SEARCH_CAP, splitSlice } from './feed-slices.ts';
 import { runIdOf } from './push-ids.ts';
-import type { ScheduledRunState } from './run-state.ts';
+import type { JobActivityProxy, ScheduledRunState } from './run-state.ts';
+import { runScheduled, type ScheduledRunSteps } from './scheduled-run.ts';
 
 /** The target of a feed schedule: one run that delivers the search or intent results new since the last run. */
 export interface ScheduledFeedInput {
@@ -97,11 +96,8 @@ const DEFAULT_PAGE_SIZE = 1000;
  * buyer-intent feed pages through `next_cursor` to the last page. Then `finalizeFeedRun` writes only the companies or
  * contacts not delivered before, the manifest, and the new state, under `<output>/<name>/<dir>/dt=<date>/run-<id>/`.
  */
-export async function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResult> {
-  const feed = await openFeedRun(input);
-  if (input.kind === 'intent-contacts') await pageIntent(feed);
-  else await searchInSlices(feed);
-  return finalizeFeed(feed);
+export function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResult> {
+  return runScheduled(input, feedSteps);
 }
 
 /** One run of a feed, up to its continue-as-new: what its steps share. */
@@ -121,35 +117,42 @@ interface FeedRun extends ScheduledRunState<ScheduledFeedInput, FeedRunRef> {
   fatal: string | undefined;
 }
 
-/**
- * The run's state, carried over or fresh (a stopped run's id taken over, the feed's lower time bound planned), with
- * its progress answered to the `progress` query.
- */
-async function openFeedRun(input: ScheduledFeedInput): Promise<FeedRun> {
-  const jobs = proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
-  const api = proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE));
-  const carried = input.carried;
-  let scheduledAt = carried?.scheduledAt ?? scheduledTime(input);
-  if (!carried && patched(FEED_RESUME_STOPPED_PATCH)) {
-    // The last run was stopped by its output (and nothing committed since): this run finishes it, under its id.
-    const stopped = { name: input.name, output: input.output, kind: input.kind, filters: input.filters };
-    scheduledAt = (await jobs.stoppedFeedRun(stopped)) ?? scheduledAt;
-  }
-  const run: FeedRunRef = {
+/** A feed run's own steps in the scheduled run's skeleton (workflows/scheduled-run.ts). */
+const feedSteps: ScheduledRunSteps<ScheduledFeedInput, FeedRunRef, FeedRun, string | null, FeedResult> = {
+  scheduledAt: feedScheduledAt,
+  ref: (input, scheduledAt) => ({
     name: input.name,
     kind: input.kind,
     output: input.output,
     runId: runIdOf(scheduledAt),
     date: scheduledAt.slice(0, 10),
     ...(input.formats?.length ? { formats: input.formats } : {}),
-  };
+  }),
+  open: openFeedRun,
+  plan: planFeed,
+  work: async (feed) => {
+    if (feed.input.kind === 'intent-contacts') await pageIntent(feed);
+    else await searchInSlices(feed);
+    return undefined;
+  },
+  finish: (feed) => finalizeFeed(feed),
+};
+
+/** The chain's first run's nominal time; when the last run was stopped by its output, this run takes over its id. */
+async function feedScheduledAt(input: ScheduledFeedInput, jobs: JobActivityProxy): Promise<string> {
+  const scheduledAt = scheduledTime(input);
+  if (!patched(FEED_RESUME_STOPPED_PATCH)) return scheduledAt;
+  // The last run was stopped by its output (and nothing committed since): this run finishes it, under its id.
+  const stopped = { name: input.name, output: input.output, kind: input.kind, filters: input.filters };
+  return (await jobs.stoppedFeedRun(stopped)) ?? scheduledAt;
+}
+
+/** The run's state, carried over or fresh, with its progress answered to the `progress` query. */
+function openFeedRun(state: ScheduledRunState<ScheduledFeedInput, FeedRunRef>): FeedRun {
+  const { input, run } = state;
+  const carried = input.carried;
   const feed: FeedRun = {
-    input,
-    run,
-    jobs,
-    api,
-    scheduledAt,
-    startedAt: carried?.startedAt ?? new Date().toISOString(),
+    ...state,
     detectedAfter: carried?.detectedAfter ?? null,
     maxCalls: input.maxCalls ?? DEFAULT_MAX_CALLS,
     incomplete: carried?.incomplete ?? [],
@@ -169,12 +172,22 @@ async function openFeedRun(input: ScheduledFeedInput): Promise<FeedRun> {
     returned: feed.returned,
     credits: feed.credits,
   }));
-  if (carried?.detectedAfter === undefined) {
-    const planned = await jobs.prepareFeedRun({ run, scheduledAt, ...(input.since ? { since: input.since } : {}) });
+  return feed;
+}
+
+/** The feed's lower time bound, planned by the chain's first run (the newest signal delivered so far). */
+async function planFeed(feed: FeedRun): Promise<string | null> {
+  const { input, run, scheduledAt } = feed;
+  if (input.carried?.detectedAfter === undefined) {
+    const planned = await feed.jobs.prepareFeedRun({
+      run,
+      scheduledAt,
+      ...(input.since ? { since: input.since } : {}),
+    });
     feed.detectedAfter = planned.detected_after;
   }
   feed.phase = 'running';
-  return feed;
+  return feed.detectedAfter;
 }
 
 /** The calls this run has made (the chain's earlier runs made the rest). */

@@ -1,14 +1,14 @@
-import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, defineQuery, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
-import type { ApiActivities, JobActivities } from '../activities/registry.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
-import { apiActivityOptions, isFatalFailure, storageActivityOptions } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, failureMessage, finishRun, runWindow } from './batch-runner.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { isFatalFailure } from './activity-options.ts';
+import { type BatchTotals, emptyTotals, failureMessage, finishRun, type WindowOutcome } from './batch-runner.ts';
+import { DEFAULT_BATCHES_PER_RUN } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
 import type { ScheduledRunState } from './run-state.ts';
+import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
@@ -87,14 +87,9 @@ export const RECOVER_KEPT_PATCH = 'push-recover-kept-answers';
  * The run id and date come from the schedule's nominal time, so a retried or re-triggered run for the same time
  * writes the same keys, and its finished batches are not fetched (or paid for) again.
  */
-export async function scheduledPush(input: ScheduledPushInput): Promise<PushResult> {
-  const push = openPushRun(input);
-  const plan = push.plan ?? (await planPush(push));
-  const outcome = await runRounds(push, plan);
-  return finalizePush(push, outcome);
+export function scheduledPush(input: ScheduledPushInput): Promise<PushResult> {
+  return runScheduled(input, pushSteps);
 }
-
-type WindowOutcome = Awaited<ReturnType<typeof runWindow>>;
 
 /** One run of a push, up to its continue-as-new: what its steps share. */
 interface PushRun extends ScheduledRunState<ScheduledPushInput, PushRunRef> {
@@ -109,22 +104,27 @@ interface PushRun extends ScheduledRunState<ScheduledPushInput, PushRunRef> {
   signals: number;
 }
 
+/** A push run's own steps in the scheduled run's skeleton (workflows/scheduled-run.ts). */
+const pushSteps: ScheduledRunSteps<ScheduledPushInput, PushRunRef, PushRun, PushPlan, PushResult> = {
+  scheduledAt: (input) => scheduledTime(input.runAt),
+  ref: (input, scheduledAt) => ({
+    name: input.name,
+    output: input.output,
+    runId: input.window ? backfillRunId(input.window) : runIdOf(scheduledAt),
+    date: (input.window?.from ? new Date(input.window.from).toISOString() : scheduledAt).slice(0, 10),
+    ...(input.formats?.length ? { formats: input.formats } : {}),
+  }),
+  open: openPushRun,
+  plan: planPush,
+  work: runRounds,
+  finish: (push, outcome) => finalizePush(push, outcome!),
+};
+
 /** The run's state, carried over or fresh, with its progress answered to the `progress` query. */
-function openPushRun(input: ScheduledPushInput): PushRun {
-  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
+function openPushRun(state: ScheduledRunState<ScheduledPushInput, PushRunRef>): PushRun {
+  const { input } = state;
   const push: PushRun = {
-    input,
-    run: {
-      name: input.name,
-      output: input.output,
-      runId: input.window ? backfillRunId(input.window) : runIdOf(scheduledAt),
-      date: (input.window?.from ? new Date(input.window.from).toISOString() : scheduledAt).slice(0, 10),
-      ...(input.formats?.length ? { formats: input.formats } : {}),
-    },
-    jobs: proxyActivities<JobActivities>(storageActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE)),
-    api: proxyActivities<ApiActivities>(apiActivityOptions(input.apiTaskQueue ?? DEFAULT_API_TASK_QUEUE)),
-    scheduledAt,
-    startedAt: input.carried?.startedAt ?? new Date().toISOString(),
+    ...state,
     totals: input.carried?.totals ?? emptyTotals(),
     filters: {
       ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
@@ -159,6 +159,7 @@ function openPushRun(input: ScheduledPushInput): PushRun {
 /** A run's first step: an earlier run's kept answers recovered, then the watchlist planned into bulk calls. */
 async function planPush(push: PushRun): Promise<PushPlan> {
   const { input, run, filters } = push;
+  if (push.plan) return push.plan;
   if (!input.window && !input.fullRefresh && patched(RECOVER_KEPT_PATCH)) {
     // Before the watermarks are read: an earlier run's answers that its output refused and a worker kept are
     // published and that run finalized with them, so that this run does not pay for them again.
@@ -191,7 +192,7 @@ async function runRounds(push: PushRun, planned: PushPlan): Promise<WindowOutcom
     const round = current();
     const total = round ? round.first + round.count : planned.batches;
     const limit = round ? MAX_SIGNALS_PER_CALL : filters.limit;
-    const outcome = await runWindow({
+    const window = {
       from: next,
       total,
       concurrency: Math.max(1, input.concurrency ?? 4),
@@ -199,17 +200,16 @@ async function runRounds(push: PushRun, planned: PushPlan): Promise<WindowOutcom
       maxCredits: input.maxCredits,
       worstCaseCredits: () => worstCase(limit),
       totals,
-      run: (index) => fetchBatch(push, index, total),
-    });
-    const stopped = outcome.fatal !== undefined || outcome.budgetExhausted;
-    if (!stopped && outcome.next < total) {
+      run: (index: number) => fetchBatch(push, index, total),
+    };
+    const outcome = await windowOrCarryOn(window, (from) => {
       const { scheduledAt, startedAt, signals } = push;
       return continueAsNew<typeof scheduledPush>({
         ...input,
-        carried: { scheduledAt, startedAt, plan: planned, rounds, next: outcome.next, totals, signals },
+        carried: { scheduledAt, startedAt, plan: planned, rounds, next: from, totals, signals },
       });
-    }
-    if (stopped) return outcome;
+    });
+    if (outcome.fatal !== undefined || outcome.budgetExhausted) return outcome;
     const done = round?.round ?? 0;
     const kind = done === 0 && filters.limit < MAX_SIGNALS_PER_CALL ? 'limit' : done < 2 ? 'narrow' : undefined;
     if (kind === undefined) return outcome;

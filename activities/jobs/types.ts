@@ -95,7 +95,7 @@ export interface JobResult {
   parts: number;
   summary?: VerificationSummary;
   /** Answers paid for but not saved (see Manifest). */
-  unsavedAnswers?: { credits: number; unknown_calls: number };
+  unsavedAnswers?: { credits: number; unknown_calls: number; from_balances?: { calls: number; credits: number } };
   /** A failed job whose output refused its manifest too (a full disk): why. Its figures are the manifest's. */
   manifestRefused?: string;
 }

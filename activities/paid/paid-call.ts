@@ -102,7 +102,7 @@ async function confirmAttempt(context: Context): Promise<void> {
  * request timeout), keeps its marker with the credits the answer reported, and only then ends as cancelled: a call
  * of unknown cost is left only by a network failure or a timeout.
  */
-export async function sendPaidCall<T extends { credits: number }>(
+export async function sendPaidCall<T extends { credits: number; creditsRemaining?: number | undefined }>(
   store: Store,
   job: MarkerFolder,
   index: number,
@@ -143,11 +143,15 @@ export async function sendPaidCall<T extends { credits: number }>(
   }
   if (!marker) throw new Error('sendPaidCall: the call was answered without its beforeSend hook (no marker left)');
   if (cancelled?.aborted) {
-    await marker.lost(response.credits, 'answered after this attempt was cancelled (another attempt does the batch)');
+    await marker.lost(
+      response.credits,
+      'answered after this attempt was cancelled (another attempt does the batch)',
+      response.creditsRemaining,
+    );
     throw cancelled.reason;
   }
   // What it cost is known now: counted unless a part names the call, also if two attempts' parts are written at once.
-  await marker.answered(response.credits);
+  await marker.answered(response.credits, response.creditsRemaining);
   return { response, marker };
 }
 

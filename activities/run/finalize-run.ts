@@ -1,5 +1,7 @@
+import type { z } from 'zod';
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { type ManifestClaims, manifestUrlAt, placeManifest } from '../../contract/manifest-place.ts';
 import { writeManifest } from './parts.ts';
 import {
   type AnswerWait,
@@ -32,6 +34,12 @@ export interface RunEnd<Q extends RunEndRequest, G extends Gathered, W, M, R> {
   write(store: Store, request: Q, gathered: G, unsaved: UnsavedAnswers): Promise<W>;
   /** The manifest, with this kind's own fields. */
   manifest(store: Store, request: Q, gathered: G, written: W, unsaved: UnsavedAnswers): M;
+  /**
+   * The kind's manifest contract (contract/manifest-schemas.ts) and where its ids place it (contract/manifest-place.ts):
+   * every manifest the run writes is parsed by the schema and placed where it is written before it is written, so
+   * the kit never publishes a manifest its own readers would refuse.
+   */
+  contract?: { schema: z.ZodType; claims(manifest: M): ManifestClaims };
   /**
    * A failed run (perhaps stopped by a full disk) writes its manifest before the files it delivers besides its parts,
    * so that what it was charged is said while a small file still fits. This writes those files, as many as the output
@@ -78,7 +86,7 @@ async function finalizeRun<Q extends RunEndRequest, G extends Gathered, W, M, R>
   const written = await end.write(store, request, gathered, unsaved);
   let manifest = end.manifest(store, request, gathered, written, unsaved);
   try {
-    await writeManifest(store, end.manifestKey(request), manifest);
+    await writeManifest(store, end.manifestKey(request), underContract(store, end, request, manifest));
   } catch (error) {
     const stopped = request.status === 'failed' && error instanceof StorageRefusedError;
     if (!stopped || !end.resultWithoutManifest) throw error;
@@ -101,12 +109,26 @@ async function filesAfterFailedManifest<Q extends RunEndRequest, G extends Gathe
 ): Promise<M> {
   try {
     const named = await end.writeAfterFailedManifest!(store, request, manifest, gathered, written);
-    if (named !== manifest) await writeManifest(store, end.manifestKey(request), named);
+    if (named !== manifest)
+      await writeManifest(store, end.manifestKey(request), underContract(store, end, request, named));
     return named;
   } catch (error) {
     if (error instanceof StorageRefusedError) return manifest;
     throw error;
   }
+}
+
+/** The manifest as its kind's contract reads it, placed where it is about to be written (throws otherwise). */
+function underContract<Q extends RunEndRequest, G extends Gathered, W, M, R>(
+  store: Store,
+  end: RunEnd<Q, G, W, M, R>,
+  request: Q,
+  manifest: M,
+): M {
+  if (!end.contract) return manifest;
+  end.contract.schema.parse(manifest);
+  placeManifest(manifestUrlAt(store.url, end.manifestKey(request)), end.contract.claims(manifest));
+  return manifest;
 }
 
 /**
@@ -116,7 +138,15 @@ async function filesAfterFailedManifest<Q extends RunEndRequest, G extends Gathe
 export function chargedFields(savedCredits: number, unsaved: UnsavedAnswers) {
   return {
     credits_charged: savedCredits + unsaved.credits,
-    unsaved_answers: { credits: unsaved.credits, unknown_calls: unsaved.unknownCalls },
+    unsaved_answers: {
+      credits: unsaved.credits,
+      unknown_calls: unsaved.unknownCalls,
+      // Calls whose answer nobody read, their cost from the balances the service reported: exact when nothing else
+      // charged the account meanwhile, else at most this (docs/paid-answers.md).
+      ...(unsaved.fromBalances
+        ? { from_balances: { ...unsaved.fromBalances, exact_unless_account_charged_elsewhere: true as const } }
+        : {}),
+    },
   };
 }
 

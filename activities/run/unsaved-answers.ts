@@ -4,6 +4,7 @@ import { Context } from '@temporalio/activity';
 import { chargedNothing, ObjectNotFoundError, SignalApiError } from '../../connectors/errors.ts';
 import { DEFAULT_TIMEOUT_MS } from '../../connectors/signal-api/index.ts';
 import type { Store } from '../../connectors/storage/store.ts';
+import { type BalanceSeen, reconcileFromBalances } from './balance-reconcile.ts';
 
 /**
  * Lost answers: paid per-item calls (bulk enrich, bulk verify, single enrich) whose answer may have been paid for and
@@ -37,13 +38,23 @@ export interface CallMarkerRecord {
   awaiting_answer?: boolean;
   /** The client's per-call timeout: no answer comes later than that after the call left. */
   timeout_ms?: number;
+  /** The account's balance the answer reported (`x-credits-remaining`), right after this call's charge. */
+  balance_after?: number;
+  /** When the answer was read. */
+  answered_at?: string;
 }
 
 export interface UnsavedAnswers {
-  /** Credits reported by answers that were paid for and lost. */
+  /** Credits reported by answers that were paid for and lost, and those reconciled from balances (`fromBalances`). */
   credits: number;
   /** Calls whose outcome is unknown (no answer said what they cost): each may have cost up to a batch's worst case. */
   unknownCalls: number;
+  /**
+   * Calls whose answer nobody read (a worker killed after the service answered), their cost reconciled from the
+   * balances the run's answers reported (`reconcileFromBalances`): exact when nothing else charged the account
+   * between the run's first and last answered call, at most this otherwise.
+   */
+  fromBalances?: { calls: number; credits: number };
 }
 
 /** Whose markers: a job (`<job>/work/calls/`), or a folder of its own (a scheduled run's, activities/run/scheduled-layout.ts). */
@@ -69,6 +80,8 @@ export class CallMarker {
   readonly id: string;
   readonly #store: Store;
   readonly #record: CallMarkerRecord;
+  /** What the answer said of the balance, kept through later rewrites (`lost` after `answered`). */
+  #answered: Pick<CallMarkerRecord, 'balance_after' | 'answered_at'> = {};
 
   private constructor(store: Store, key: string, id: string, record: CallMarkerRecord) {
     this.#store = store;
@@ -121,17 +134,20 @@ export class CallMarker {
    * the answer. Saved, a part names the call and finalize removes the marker uncounted; not saved (another attempt's
    * part replaced this one's in the same instant, the attempt stopped before writing it), it counts these credits.
    */
-  async answered(credits: number): Promise<void> {
-    await this.#rewrite(credits, 'answered; a lost answer unless a part names this call');
+  async answered(credits: number, balance?: number): Promise<void> {
+    await this.#rewrite(credits, 'answered; a lost answer unless a part names this call', balance);
   }
 
   /** The call was answered (and charged `credits`), but its answer is not in the part: it is counted as lost. */
-  async lost(credits: number, reason: string): Promise<void> {
-    await this.#rewrite(credits, reason);
+  async lost(credits: number, reason: string, balance?: number): Promise<void> {
+    await this.#rewrite(credits, reason, balance);
   }
 
-  async #rewrite(credits: number | null, reason: string): Promise<void> {
-    const record: CallMarkerRecord = { ...this.#record, credits, reason, awaiting_answer: false };
+  async #rewrite(credits: number | null, reason: string, balance?: number): Promise<void> {
+    if (credits !== null && balance !== undefined && Number.isFinite(balance)) {
+      this.#answered = { balance_after: balance, answered_at: new Date().toISOString() };
+    }
+    const record: CallMarkerRecord = { ...this.#record, ...this.#answered, credits, reason, awaiting_answer: false };
     const held = heldKey(this.#store, this.key);
     try {
       await this.#store.writeText(this.key, JSON.stringify(record), { contentType: 'application/json' });
@@ -161,7 +177,11 @@ export interface AnswerWait {
   pollMs?: number;
 }
 
-type Read = { settled: 'credits'; credits: number } | { settled: 'unknown' } | { settled: 'gone' } | { until: number };
+type Read =
+  | { settled: 'credits'; credits: number; record?: CallMarkerRecord }
+  | { settled: 'unknown'; record?: CallMarkerRecord }
+  | { settled: 'gone' }
+  | { until: number; record?: CallMarkerRecord };
 
 /**
  * What the markers left under the job add up to. `saved` holds, per batch index, the calls its part names: their
@@ -185,10 +205,16 @@ export async function countUnsavedAnswers(
   const totals: UnsavedAnswers = { credits: 0, unknownCalls: 0 };
   const settled: string[] = [];
   const awaited = new Map<string, number>();
+  const seen: BalanceSeen = { answered: [], unknown: [] };
   const add = (key: string, read: Read) => {
     if ('until' in read) awaited.set(key, Math.min(read.until, latest));
-    else if (read.settled === 'credits') totals.credits += read.credits;
-    else if (read.settled === 'unknown') totals.unknownCalls += 1;
+    else if (read.settled === 'credits') {
+      totals.credits += read.credits;
+      if (read.record) seen.answered.push(read.record);
+    } else if (read.settled === 'unknown') {
+      totals.unknownCalls += 1;
+      seen.unknown.push(read.record);
+    }
   };
   for await (const info of store.list(callsPrefix(job))) {
     const named = MARKER_KEY.exec(info.key);
@@ -203,10 +229,24 @@ export async function countUnsavedAnswers(
       const read = await readMarker(store, key, now());
       if ('until' in read && now() < until) continue;
       awaited.delete(key);
-      add(key, 'until' in read ? { settled: 'unknown' } : read);
+      add(key, 'until' in read ? { settled: 'unknown', ...(read.record ? { record: read.record } : {}) } : read);
     }
   }
   totals.unknownCalls += awaited.size;
+  for (let i = 0; i < awaited.size; i++) seen.unknown.push(undefined);
+  // Calls nobody read the answer of: their cost from the balances the run's answers reported (saved ones included).
+  if (totals.unknownCalls > 0) {
+    for (const key of settled) {
+      const read = await readMarker(store, key, now());
+      if ('record' in read && read.record && read.record.credits !== null) seen.answered.push(read.record);
+    }
+    const reconciled = reconcileFromBalances(seen);
+    if (reconciled) {
+      totals.credits += reconciled.credits;
+      totals.unknownCalls -= reconciled.calls;
+      totals.fromBalances = reconciled;
+    }
+  }
   // A marker that cannot be removed is counted again by a later finalize only if no part names it: harmless.
   for (let i = 0; i < settled.length; i += 16) {
     await Promise.all(
@@ -229,14 +269,14 @@ async function readMarker(store: Store, key: string, at: number): Promise<Read> 
     return error instanceof ObjectNotFoundError ? { settled: 'gone' } : { settled: 'unknown' };
   }
   if (typeof record.credits === 'number' && Number.isFinite(record.credits) && record.credits >= 0) {
-    return { settled: 'credits', credits: record.credits };
+    return { settled: 'credits', credits: record.credits, record };
   }
   if (record.awaiting_answer === true) {
     const timeout = typeof record.timeout_ms === 'number' && record.timeout_ms > 0 ? record.timeout_ms : undefined;
     const until = Date.parse(record.started_at) + (timeout ?? DEFAULT_TIMEOUT_MS) + ANSWER_GRACE_MS;
-    if (Number.isFinite(until) && until > at) return { until };
+    if (Number.isFinite(until) && until > at) return { until, record };
   }
-  return { settled: 'unknown' };
+  return { settled: 'unknown', record };
 }
 
 /**

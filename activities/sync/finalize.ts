@@ -1,12 +1,19 @@
 import { StorageRefusedError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
-import { MANIFEST_SCHEMA_VERSION } from '../../contract/manifest-schemas.ts';
+import { MANIFEST_SCHEMA_VERSION, SyncManifestSchema } from '../../contract/manifest-schemas.ts';
 import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../run/finalize-run.ts';
 import { openScratch, type Scratch } from '../run/part-files.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import type { AnswerWait, UnsavedAnswers } from '../run/unsaved-answers.ts';
 import { readSyncAnswer } from './fetch.ts';
-import { syncChangesKey, syncGoneKey, syncManifestKey, syncRowsKey, syncStatePointerKey } from './layout.ts';
+import {
+  syncChangesKey,
+  syncGoneKey,
+  syncManifestClaims,
+  syncManifestKey,
+  syncRowsKey,
+  syncStatePointerKey,
+} from './layout.ts';
 import { type NightFile, publishNightFiles, writeNightFiles } from './night-files.ts';
 import { readResolutions } from './plan.ts';
 import { commitSyncState, mergeAnswer, type OpenedState, openSyncState } from './state.ts';
@@ -60,6 +67,7 @@ const finalizeNight = runFinalizer<LocalRequest, SyncGathered, SyncWritten, Sync
     return files;
   },
   manifest: syncManifest,
+  contract: { schema: SyncManifestSchema, claims: syncManifestClaims },
   writeAfterFailedManifest: (store, _request, manifest, _gathered, written) =>
     writeFailedNightFiles(store, manifest, written),
   afterManifest: (store, request, manifest, gathered, written) =>

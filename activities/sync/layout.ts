@@ -1,3 +1,4 @@
+import { type ManifestClaims, type RunManifestIds, runManifestClaims } from '../../contract/manifest-place.ts';
 import { workPrefix } from '../run/scheduled-layout.ts';
 import { type OutputFormat, tableExtension } from '../tables/formats.ts';
 import type { SyncRunRef } from './types.ts';
@@ -31,6 +32,10 @@ export const syncRowsKey = (run: SyncRunRef) => `${syncRunPrefix(run)}rows.csv`;
 export const syncChangesKey = (run: SyncRunRef) => `${syncRunPrefix(run)}changes.csv`;
 export const syncGoneKey = (run: SyncRunRef) => `${syncRunPrefix(run)}gone.csv`;
 export const syncManifestKey = (run: SyncRunRef) => `${syncRunPrefix(run)}_manifest.json`;
+
+/** Where a night's manifest lies by its own ids (`<name>/runs/dt=<day>/run-<id>/`), its parts in that folder. */
+export const syncManifestClaims = (manifest: RunManifestIds & { scheduled_at: string }): ManifestClaims =>
+  runManifestClaims(manifest, (run) => syncRunPrefix({ ...run, at: manifest.scheduled_at }));
 export const syncTableKey = (run: SyncRunRef, format: OutputFormat, index = 0) =>
   `${syncRunPrefix(run)}tables/rows/part-${pad(index)}${tableExtension(format, 'gzip')}`;
 

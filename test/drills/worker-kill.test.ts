@@ -25,7 +25,7 @@ import { type ChildWorker, startChildWorker } from '../../testkit/cli-process.ts
 import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { type CheckedOutput, checkJobOutput } from '../../testkit/job-output.ts';
-import { runKillDrill } from '../../testkit/kill-drill.ts';
+import { runKillDrill, until } from '../../testkit/kill-drill.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 import { enrichTruthCredits } from '../helpers/truth-checks.ts';
 
@@ -131,6 +131,44 @@ describe('drill: SIGKILL of the worker during a bulk enrichment', () => {
     expect(result.credits).toBe(charged);
     expect([...paidPerBatch].filter(([, n]) => n > 1)).toEqual([]);
   }, 180_000);
+
+  it('SIGKILL right after bulk answers were charged: what the dead worker never read is counted from the balances, credits_charged = the ledger', async () => {
+    // Issue 36, finding 9: the answers a killed worker held were bought again and the manifest had only
+    // `unknown_calls`, `credits: 0` for them. Every answer reports the account's balance (`x-credits-remaining`), so
+    // the run's balances give what those calls cost.
+    const jobId = 'kill-after-answer';
+    const output = pathToFileURL(join(dir, jobId)).href;
+    const before = env.sandbox.ledger.total();
+    const mark = proxy.calls.length;
+    const bulkAnswered = () =>
+      proxy.calls.slice(mark).filter((call) => call.answeredAt !== undefined && call.path.includes('/bulk')).length;
+    const handle = await env.client.workflow.start('bulkEnrich', {
+      workflowId: jobId,
+      taskQueue: env.config().taskQueue,
+      args: [jobInput(jobId, output)],
+    });
+    await until('eight bulk answers read', () => bulkAnswered() >= 8);
+    // From now on the sandbox answers (and charges) but the answers wait at the proxy: the worker dies holding none.
+    proxy.holdAnswers();
+    await until('a charged answer on its way', () => proxy.heldAnswers() >= 1);
+    await worker!.kill();
+    proxy.stopHolding();
+    proxy.releaseAnswers();
+    worker = await startChildWorker(workerEnv);
+    const result: JobResult = await handle.result();
+    const charged = env.sandbox.ledger.total() - before;
+    console.log(
+      `worker-kill after answers: ${charged} credits charged, ideal ${ideal}; manifest ${result.credits}, ` +
+        `${JSON.stringify(result.unsavedAnswers)}`,
+    );
+    expect(result.status).toBe('completed');
+    expect(charged).toBeGreaterThan(ideal); // the answers the dead worker held were bought again
+    expect(result.unsavedAnswers?.unknown_calls ?? 0).toBe(0);
+    expect(result.unsavedAnswers?.from_balances?.calls ?? 0).toBeGreaterThan(0);
+    expect(result.credits).toBe(charged);
+    const checked = await checkJobOutput(output, jobId, input);
+    expect(checked.lineSet).toEqual(baseline.lineSet);
+  }, 240_000);
 
   it('kills at any instant: the only extra credits are those of answers the dying worker had not saved', async () => {
     const { kills, lost, charged, result, paidPerBatch, batchOf } = await drill(

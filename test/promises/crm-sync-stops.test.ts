@@ -8,8 +8,11 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncManifestClaims } from '../../activities/sync/layout.ts';
 import { openStore } from '../../config/storage.ts';
 import type { Store } from '../../connectors/storage/index.ts';
+import { readPlacedManifest } from '../../contract/manifest-read.ts';
+import { SyncManifestSchema } from '../../contract/manifest-schemas.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
@@ -208,6 +211,26 @@ describe('nightly CRM sync: an unreadable export, a budget, a stopped night', ()
         counts: { input_rows: number; skipped_lines?: number };
       };
       expect(manifest.counts).toMatchObject({ input_rows: records.length, skipped_lines: notRecords });
+    }
+  });
+
+  it("reads a night's manifest back through the contract only where its own ids place it", async () => {
+    const { store, base } = await schedule('placed', 120);
+    now = FIRST_RUN_AT + 70 * DAY;
+    const night = await runSync(env, 'crm-sync-placed-0', { ...base, runAt: new Date(now).toISOString() });
+    const key = night.manifestUrl.slice(store.url.length + 1);
+    const read = (at: string) => readPlacedManifest(store, at, SyncManifestSchema, syncManifestClaims);
+    expect((await read(key))?.manifest).toMatchObject({ kind: 'crm-sync', name: 'placed', run_id: night.runId });
+    // The same bytes planted in another schedule's folder, another night's, or above the night's folder.
+    const text = await store.readText(key);
+    const planted = [
+      key.replace(/^placed\//, 'other/'),
+      key.replace(`run-${night.runId}`, 'run-20270101T000000Z'),
+      'placed/runs/_manifest.json',
+    ];
+    for (const at of planted) {
+      await store.writeText(at, text, { contentType: 'application/json' });
+      expect((await read(at))?.skipped, at).toMatch(/not in its own place/);
     }
   });
 
