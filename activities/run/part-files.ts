@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { storageFailure } from '../../connectors/storage/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { writeStream } from '../../connectors/storage/store-io.ts';
 import type { TableName } from '../../contract/tables/columns.ts';
@@ -113,9 +114,15 @@ export async function publishFilePart(
     ...partMetadata(file.sha256, counts, options.status ?? 'done', [], identity, file.bytes),
     ...extra,
   };
-  await withStorageRetries(() =>
-    writeStream(store, key, createReadStream(file.path), { contentType: options.contentType, metadata }),
-  );
+  await withStorageRetries(async () => {
+    try {
+      await writeStream(store, key, createReadStream(file.path), { contentType: options.contentType, metadata });
+    } catch (error) {
+      // A store's stream may fail with the file system's own error: classified as its one-step write is (a full
+      // disk refuses for good, an outage passes), so a failed night on a full disk stops with what it wrote.
+      throw storageFailure('write', { url: store.url, key }, error);
+    }
+  });
   return {
     key,
     lines: counts.lines,
