@@ -46,7 +46,24 @@ export interface ColumnChoice {
   recordId?: string;
   /** Columns carried into the output as they are (`--keep-columns`). */
   kept: string[];
+  /** Columns whose header names a website, domain, LinkedIn page or email that no role uses (absent when none). */
+  unused?: UnusedColumn[];
 }
+
+/** A column the choice leaves out though its header names an identifier: the dry run warns about each. */
+export interface UnusedColumn {
+  column: string;
+  /** What its header names: `a website`, `a domain`, `a LinkedIn URL`, `an email`. */
+  names: string;
+}
+
+/** What a header says it holds, LinkedIn before website (a "LinkedIn URL" is no website). */
+const HEADER_WORDS: readonly [RegExp, string][] = [
+  [/linked[\s_-]*in/i, 'a LinkedIn URL'],
+  [/e[\s_-]*mail/i, 'an email'],
+  [/domain/i, 'a domain'],
+  [/web[\s_-]*site|homepage|\burl\b|_url__c$/i, 'a website'],
+];
 
 export interface ColumnRequest {
   /** The roles the job can identify a row by, in the order a row tries them. */
@@ -114,7 +131,22 @@ export function chooseColumns(header: readonly string[], request: ColumnRequest)
       [...header],
     );
   }
-  return { identifiers, ...(recordId !== undefined ? { recordId } : {}), kept: [...new Set(kept)] };
+  const unused = unusedColumns(header, [...Object.values(identifiers).flat(), ...kept, recordId ?? '']);
+  return {
+    identifiers,
+    ...(recordId !== undefined ? { recordId } : {}),
+    kept: [...new Set(kept)],
+    ...(unused.length > 0 ? { unused } : {}),
+  };
+}
+
+function unusedColumns(header: readonly string[], used: readonly string[]): UnusedColumn[] {
+  const taken = new Set(used);
+  return header.flatMap((column) => {
+    if (taken.has(column)) return [];
+    const names = HEADER_WORDS.find(([words]) => words.test(column))?.[1];
+    return names === undefined ? [] : [{ column: column.replace(/^\uFEFF/, ''), names }];
+  });
 }
 
 function spells(role: IdentifierRole, column: string): boolean {
@@ -138,5 +170,6 @@ export function describeChoice(choice: ColumnChoice): Record<string, unknown> {
     ...Object.fromEntries(Object.entries(choice.identifiers).map(([role, columns]) => [role, columns.join(', ')])),
     ...(choice.recordId !== undefined ? { record_id: choice.recordId } : {}),
     kept: choice.kept,
+    ...(choice.unused ? { unused: choice.unused } : {}),
   };
 }

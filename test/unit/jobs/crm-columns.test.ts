@@ -119,14 +119,23 @@ describe('CRM exports run with no flags', () => {
     {
       file: 'close-leads.csv',
       columns: { domain: 'url', company_name: 'display_name', record_id: 'id' },
+      // A lead's contact email names no company: an enrich job leaves it, and says so.
+      unused: [{ column: 'primary_contact_email', names: 'an email' }],
       ids: ['lead_7nQz3kR9xYb1', 'lead_7nQz3kR9xYb2', 'lead_7nQz3kR9xYb3'],
       kinds: ['bulk', 'single', 'bulk'],
     },
-  ] as { file: string; columns: Record<string, string>; kept?: string[]; ids: string[]; kinds: string[] }[])(
+  ] as {
+    file: string;
+    columns: Record<string, string>;
+    kept?: string[];
+    unused?: object[];
+    ids: string[];
+    kinds: string[];
+  }[])(
     '$file: columns by header, every row once with its id',
-    async ({ file, columns, kept = [], ids, kinds }) => {
+    async ({ file, columns, kept = [], unused, ids, kinds }) => {
       const { prepared, rows } = await prepareFixture(file);
-      expect(prepared.columns).toEqual({ ...columns, kept });
+      expect(prepared.columns).toEqual({ ...columns, kept, ...(unused ? { unused } : {}) });
       expect(rows.map((row) => row.id)).toEqual(ids);
       expect(rows.map((row) => row.kind)).toEqual(kinds);
       expect(prepared.rows).toBe(ids.length);
