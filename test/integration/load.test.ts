@@ -253,11 +253,14 @@ describe('signal-kit load into PostgreSQL', () => {
       const part = manifest.parts.find((p) => p.table === 'signals' && p.key.endsWith(ext));
       expect(part).toBeDefined();
       const path = join(job.dir, name, part?.key as string);
-      const bytes = await readFile(path);
+      const original = await readFile(path);
+      const bytes = Buffer.from(original);
       bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0xff;
       await writeFile(path, bytes);
       const prefix = `tampered_${name}_`;
       const result = await load(manifestOf(name, jobId), '--table-prefix', prefix);
+      // The job's part as it was, for the tests after this one that load the same job.
+      await writeFile(path, original);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`PartChecksumError: part ${part?.key} does not match its manifest`);
       // One transaction: not even the tables it had created before reaching the part are left.

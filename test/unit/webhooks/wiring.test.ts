@@ -48,12 +48,12 @@ describe('worker wiring', () => {
     ]);
   });
 
-  it('builds every activity the webhook workflows schedule', () => {
+  it("builds every activity the webhook workflows and a schedule's alert schedule", () => {
     const activities = createWebhookActivities({
       webhooks: parseWebhookDeliveryConfig({}),
       openStore: root.openStore,
     });
-    // Exactly the activities the webhook workflows schedule by name: none missing, none left over.
+    // Exactly the activities the webhook workflows and `--notify` schedule by name: none missing, none left over.
     expect(Object.keys(activities).sort()).toEqual(
       [
         'listWebhookDestinations',
@@ -63,6 +63,7 @@ describe('worker wiring', () => {
         'enableDestination',
         'forwardToCollector',
         'writeCollectorPart',
+        'notifyRunOutcome',
       ].sort(),
     );
   });
