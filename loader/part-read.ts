@@ -6,11 +6,10 @@
  * link is refused before it is opened, and again after it is read.
  */
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { ManifestError, PartChecksumError } from '../connectors/errors.ts';
 import type { Store } from '../connectors/storage/index.ts';
@@ -76,17 +75,11 @@ export async function* checkedPartChunks(store: Store, part: LoadPart): AsyncGen
  * at random, so that what is decoded is exactly what was proved).
  */
 export async function verifyPart(store: Store, part: LoadPart, copyTo?: string): Promise<void> {
-  const out = copyTo === undefined ? undefined : createWriteStream(copyTo, { flags: 'wx', mode: 0o600 });
-  try {
-    for await (const chunk of checkedPartChunks(store, part)) {
-      if (out && !out.write(chunk)) await once(out, 'drain');
-    }
-  } catch (error) {
-    out?.destroy();
-    throw error;
+  if (copyTo === undefined) {
+    for await (const _chunk of checkedPartChunks(store, part));
+    return;
   }
-  if (out) {
-    out.end();
-    await finished(out);
-  }
+  // pipeline owns the copy's lifecycle: a refused part destroys it only once its pending write has settled, so no
+  // late write error is left without a listener (seen crashing the loader with ERR_STREAM_DESTROYED).
+  await pipeline(checkedPartChunks(store, part), createWriteStream(copyTo, { flags: 'wx', mode: 0o600 }));
 }
