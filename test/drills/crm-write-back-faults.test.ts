@@ -9,6 +9,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { Client as HubspotClient } from '@hubspot/api-client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { parse } from 'csv-parse/sync';
@@ -19,6 +20,7 @@ import type { SyncResult, WriteBackSummary } from '../../activities/sync/types.t
 import { DEFAULT_WRITE_COLUMNS } from '../../activities/writeback/fields.ts';
 import { readLedger } from '../../activities/writeback/ledger.ts';
 import { type LocalCrms, startLocalCrms } from '../../cli/local-crms.ts';
+import { ALL_SCOPES } from '../../crm-sandbox/hubspot/index.ts';
 import { openStore } from '../../config/storage.ts';
 import { crmFieldName } from '../../connectors/crm/fields.ts';
 import type { CrmName } from '../../connectors/crm/writer.ts';
@@ -163,6 +165,26 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
 
   const ledgerOf = async (output: string, name: string) => readLedger(openStore(output), name);
 
+  /** Until the night's pre-flight (its first CRM calls) is done: a token expired from now on fails its write-back. */
+  async function preflightDone(handle: WorkflowHandle) {
+    await until(
+      'the pre-flight done',
+      async () => {
+        const { events } = await handle.fetchHistory();
+        const scheduled = new Set(
+          (events ?? [])
+            .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'preflightWriteBack')
+            .map((e) => String(e.eventId)),
+        );
+        return (events ?? []).some((e) =>
+          scheduled.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId)),
+        );
+      },
+      120_000,
+      50,
+    );
+  }
+
   const hubspotUpdates = (mark: number) =>
     crms.hubspot
       .calls()
@@ -246,5 +268,98 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
     expect(summaryOf(night2)).toMatchObject({ written: 300, pending: 0 });
     expect(hubspotUpdates(mark2)).toHaveLength(Math.ceil(300 / 100));
     expect(await differing('hubspot', await rowsOf(second.output, night2, 'hubspot'))).toEqual([]);
+  }, 300_000);
+
+  it('Salesforce: the session expired after the pre-flight: refreshed through the JWT bearer flow (one grant), every change written, nothing pending', async () => {
+    const sf = crms.salesforce!;
+    const input = await exportOf('salesforce', 2_100, 2_400, 'sf-token');
+    const { handle, output } = await startNight('sf-token', 1, 'salesforce', input);
+    await preflightDone(handle);
+    const grants = sf.tokenGrants;
+    sf.expireSessions();
+    const result = (await handle.result()) as SyncResult;
+    expect(summaryOf(result)).toMatchObject({ written: 300, pending: 0 });
+    expect(sf.tokenGrants - grants).toBe(1);
+    expect(await differing('salesforce', await rowsOf(output, result, 'salesforce'))).toEqual([]);
+    expect(Object.keys((await ledgerOf(output, 'sf-token')).pending)).toEqual([]);
+  }, 300_000);
+
+  it('HubSpot: the private-app token expired after the pre-flight: the night stands with a CrmAuthError reason and every change pending; the next night, with a good token, writes them once', async () => {
+    const hubspot = crms.hubspot;
+    const input = await exportOf('hubspot', 1_300, 1_600, 'hs-token');
+    const expiring = hubspot.addToken(ALL_SCOPES);
+    extraTokens.push(expiring);
+    await startWorker({ HUBSPOT_ACCESS_TOKEN: expiring });
+    const mark = hubspot.calls().length;
+    const first = await startNight('hs-token', 1, 'hubspot', input);
+    await preflightDone(first.handle);
+    hubspot.expireToken(expiring);
+    const night1 = (await first.handle.result()) as SyncResult;
+    const error = summaryOf(night1).error ?? '';
+    expect(error).toMatch(/^hubspot: .*HUBSPOT_ACCESS_TOKEN/);
+    expect(error).not.toContain(expiring);
+    expect(hubspotUpdates(mark)).toEqual([]);
+    expect(Object.keys((await ledgerOf(first.output, 'hs-token')).pending)).toHaveLength(300);
+
+    const good = hubspot.addToken(ALL_SCOPES);
+    extraTokens.push(good);
+    await startWorker({ HUBSPOT_ACCESS_TOKEN: good });
+    const mark2 = hubspot.calls().length;
+    const second = await startNight('hs-token', 2, 'hubspot', input);
+    const night2 = (await second.handle.result()) as SyncResult;
+    expect(summaryOf(night2)).toMatchObject({ written: 300, pending: 0 });
+    expect(hubspotUpdates(mark2)).toHaveLength(Math.ceil(300 / 100));
+    expect(await differing('hubspot', await rowsOf(second.output, night2, 'hubspot'))).toEqual([]);
+  }, 300_000);
+
+  it('no CRM token or key in any decoded workflow history, worker log, CLI output or output file of the drills', async () => {
+    const sf = crms.salesforce!;
+    const keyLines = (sf.privateKeyPem ?? '').split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
+    const secrets = [
+      crms.hubspot.token,
+      ...extraTokens,
+      ...sf.sessionTokens().flatMap((token) => [token, token.split('!')[1] as string]),
+      ...keyLines,
+    ];
+    expect(secrets.length).toBeGreaterThan(10);
+    const found = (where: string, text: string) =>
+      secrets.filter((secret) => text.includes(secret)).map((secret) => `${where}: ${secret.slice(0, 12)}…`);
+    const leaks: string[] = [];
+
+    // Every run of every night (a night continues as new), decoded as the kit reads payloads back.
+    let runs = 0;
+    for (const handle of handles) {
+      for await (const run of env.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+        const history = await env.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+        const decoded = await decodeHistory(history);
+        expect(decoded.undecoded).toBe(0);
+        leaks.push(...found(`history ${run.workflowId}/${run.runId}`, decoded.text));
+        runs += 1;
+      }
+    }
+    expect(runs).toBeGreaterThanOrEqual(handles.length);
+
+    const logs = [...workerLogs, worker?.output() ?? ''].join('\n');
+    // Not vacuous: the workers logged their write-backs.
+    expect(logs).toContain('write-back: writing');
+    leaks.push(...found('worker log', logs));
+
+    for (const crm of ['hubspot', 'salesforce'] as const) {
+      const cli = await runCli(['crm', 'check', crm], workerEnv());
+      expect(cli.code, cli.stderr).toBe(0);
+      leaks.push(...found(`crm check ${crm}`, cli.stdout + cli.stderr));
+    }
+
+    const files = (await readdir(join(dir, 'out'), { recursive: true, withFileTypes: true })).filter((f) =>
+      f.isFile(),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) {
+      const path = join(file.parentPath, file.name);
+      const bytes = await readFile(path);
+      const text = (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('latin1');
+      leaks.push(...found(path, text));
+    }
+    expect(leaks).toEqual([]);
   }, 300_000);
 });
