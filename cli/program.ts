@@ -108,7 +108,8 @@ const FLAG_COMMANDS: FlagCommand[] = [
   },
   {
     name: 'dev',
-    description: 'start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings',
+    description:
+      'start a local stack (Temporal, S3, GCS, sandbox, HubSpot and Salesforce stand-ins) and a worker; print its settings',
     options: [['--no-worker', 'start the stack without a worker']],
     run: async (flags) => (await import('./commands/dev.ts')).runDevCommand(flags),
   },
