@@ -5,7 +5,6 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { manifestUrlAt, placeManifest } from '../../contract/manifest-place.ts';
 import { readCheckedManifest } from '../../contract/manifest-read.ts';
 import { SyncManifestSchema, type Written } from '../../contract/manifest-schemas.ts';
-import { writeManifest } from '../run/parts.ts';
 import { syncManifestClaims, syncManifestKey } from '../sync/layout.ts';
 import type { SyncRunRef } from '../sync/types.ts';
 import type { WriteBackResult } from './types.ts';
@@ -63,6 +62,6 @@ export async function recordWriteBackInManifest(
   if (read?.manifest === undefined) return false;
   const manifest = SyncManifestSchema.parse({ ...read.manifest, write_back: section });
   placeManifest(manifestUrlAt(store.url, key), syncManifestClaims(manifest));
-  await writeManifest(store, key, manifest);
+  await store.writeText(key, `${JSON.stringify(manifest, null, 2)}\n`, { contentType: 'application/json' });
   return true;
 }
