@@ -3,6 +3,7 @@ import type { CrmObject, CrmWriteCheckpoint } from '../../connectors/crm/writer.
 import { CrmLedgerError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent, writeBody } from '../../connectors/storage/store-io.ts';
+import type { SyncRunRef } from '../sync/types.ts';
 import type { WriteBackResult } from './types.ts';
 import type { CrmValue } from './values.ts';
 
@@ -14,7 +15,8 @@ import type { CrmValue } from './values.ts';
  *   next night writes them before its own;
  * - `refused`: permanent rejections, by the values refused: not tried again until the record's values change;
  * - `checkpoint`: where an unfinished write stood (a Salesforce ingest job's id), resumed, never created twice;
- * - `nights`: each night's result, so a repeated write-back of a night returns it without a CRM call.
+ * - `nights`: each night's result, so a repeated write-back of a night returns it without a CRM call;
+ * - `owed`: nights refused before their changes reached `pending` (`owed.ts`): the next night takes them first.
  * It proves itself like a part: its sha256 over its body and the schedule it belongs to, checked on every read.
  */
 export interface Ledger {
@@ -24,6 +26,7 @@ export interface Ledger {
   refused: Record<string, { print: string; code: string; message: string; run: string }>;
   checkpoint?: { run: string; object: CrmObject; updates: string; checkpoint: CrmWriteCheckpoint };
   nights: Record<string, WriteBackResult>;
+  owed?: SyncRunRef[];
 }
 
 interface LedgerFile {
