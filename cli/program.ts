@@ -108,7 +108,8 @@ const FLAG_COMMANDS: FlagCommand[] = [
   },
   {
     name: 'dev',
-    description: 'start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings',
+    description:
+      'start a local stack (Temporal, S3, GCS, sandbox, HubSpot and Salesforce stand-ins) and a worker; print its settings',
     options: [['--no-worker', 'start the stack without a worker']],
     run: async (flags) => (await import('./commands/dev.ts')).runDevCommand(flags),
   },
@@ -304,6 +305,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option(
       '--write-policy <field=policy...>',
       'enrich: a field written only where the CRM holds nothing (fill-empty) or always (overwrite, the default)',
+    )
+    .option(
+      '--skip-crm-check',
+      "enrich: create without reading the CRM's schema first (a CRM not reachable from here; the night still checks it)",
     )
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d (a 1d schedule runs at 00:00 UTC)')

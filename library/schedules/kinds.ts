@@ -2,10 +2,11 @@ import type { ScheduleOverlapPolicy } from '@temporalio/client';
 import type { FeedResult } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { watermarksKey } from '../../activities/run/scheduled-layout.ts';
-import { readWatermarkState, resetWatermarkState } from '../../activities/run/watermarks.ts';
+import { readSyncPointer, resetSyncState } from '../../activities/state/sync-state.ts';
+import { readWatermarkState, resetWatermarkState } from '../../activities/state/watermarks.ts';
 import { syncStatePointerKey } from '../../activities/sync/layout.ts';
-import { readSyncPointer, resetSyncState } from '../../activities/sync/state.ts';
 import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
+import { writeBackState } from '../../activities/writeback/ledger.ts';
 import { openStore } from '../../config/storage.ts';
 import { type KitError, PushRunInProgressError, SyncRunInProgressError } from '../../connectors/errors.ts';
 import { type FeedKind, isFeedKind } from '../../contract/kinds.ts';
@@ -160,7 +161,7 @@ const watermarkState: ScheduleStateKeeper = {
   },
 };
 
-/** A CRM sync's state: where it is, which run committed it, its companies, the last run. */
+/** A CRM sync's state: where it is, which run committed it, its companies, the last run, its write-back's ledger. */
 const syncState: ScheduleStateKeeper = {
   lastRun: async (output, name) => (await readSyncPointer(openStore(output), name))?.last_run ?? null,
   async view(output, name) {
@@ -173,6 +174,7 @@ const syncState: ScheduleStateKeeper = {
       updatedAt: pointer?.updated_at ?? null,
       companies: pointer?.companies ?? 0,
       lastRun: pointer?.last_run ?? null,
+      writeBack: await writeBackState(store, name),
     };
   },
   async reset(output, name) {

@@ -32,6 +32,7 @@ export const SCHEDULE_NOW = Date.UTC(2026, 2, 1, 6);
 export function useScheduleEnv(label: string): {
   ctx: JobEnvWithDir;
   cli: <T = unknown>(...argv: string[]) => Promise<ScheduleCliResult<T>>;
+  createNightly: <T = unknown>(name: string, nightly: NightlyOptions) => Promise<ScheduleCliResult<T>>;
 } {
   const ctx = useJobEnv(label, { sandbox: { seed: 5, clock: () => SCHEDULE_NOW } });
   beforeAll(async () => {
@@ -39,5 +40,34 @@ export function useScheduleEnv(label: string): {
   });
   const cli = <T = unknown>(...argv: string[]) =>
     runScheduleCli<T>({ client: ctx.env.client, temporal: ctx.env.config() }, argv);
-  return { ctx, cli };
+  const createNightly = <T = unknown>(name: string, nightly: NightlyOptions) =>
+    cli<T>(...nightlyCreateArgv(name, nightly));
+  return { ctx, cli, createNightly };
+}
+
+export interface NightlyOptions {
+  input: string;
+  output: string;
+  /** When it runs; a paused daily schedule (nights started by `schedule run`) unless given. */
+  timing?: string[];
+  /** Any further `schedule create` flags. */
+  flags?: string[];
+}
+
+/** The argv of `schedule create` for a nightly CRM sync (`--kind enrich`) of `input` into `output`. */
+function nightlyCreateArgv(name: string, nightly: NightlyOptions): string[] {
+  const timing = nightly.timing ?? ['--every', '1d', '--paused'];
+  return [
+    'create',
+    '--name',
+    name,
+    '--kind',
+    'enrich',
+    '--input',
+    nightly.input,
+    '--output',
+    nightly.output,
+    ...timing,
+    ...(nightly.flags ?? []),
+  ];
 }

@@ -32,7 +32,7 @@ interface Received {
 }
 
 describe('a failed night tells someone', () => {
-  const { ctx, cli } = useScheduleEnv('schedule-alerts');
+  const { ctx, cli, createNightly } = useScheduleEnv('schedule-alerts');
   let endpoint: Recorder<Received> | undefined;
   afterAll(async () => endpoint?.close());
 
@@ -46,22 +46,7 @@ describe('a failed night tells someone', () => {
     endpoint.answer = (n) => (n === 0 ? 503 : 200);
     const input = await writeExport(ctx.dir, records);
     const output = pathToFileURL(join(ctx.dir, 'out')).href;
-    const created = await cli(
-      'create',
-      '--name',
-      'alerting',
-      '--kind',
-      'enrich',
-      '--input',
-      input,
-      '--output',
-      output,
-      '--every',
-      '1d',
-      '--paused',
-      '--notify',
-      endpoint.url,
-    );
+    const created = await createNightly('alerting', { input, output, flags: ['--notify', endpoint.url] });
     expect(created.code).toBe(0);
     const described = await cli<{ push: Record<string, unknown> }>('describe', 'alerting');
     expect(described.out.push).toMatchObject({ notify: endpoint.url });

@@ -19,7 +19,7 @@ const records = Array.from({ length: 3 }, (_, i) => ({
 }));
 
 describe('a failed night of a schedule says why', () => {
-  const { ctx, cli } = useScheduleEnv('schedule-failed-nights');
+  const { ctx, cli, createNightly } = useScheduleEnv('schedule-failed-nights');
 
   const unreadable: { label: string; write: (path: string) => Promise<void>; says: RegExp[] }[] = [
     { label: 'missing', write: (path) => rm(path, { force: true }), says: [/accounts\.csv/, /does not exist/] },
@@ -59,20 +59,7 @@ describe('a failed night of a schedule says why', () => {
       const input = await writeExport(dir, records);
       const output = pathToFileURL(join(dir, 'out')).href;
       const name = `failed-night-${index}`;
-      const created = await cli(
-        'create',
-        '--name',
-        name,
-        '--kind',
-        'enrich',
-        '--input',
-        input,
-        '--output',
-        output,
-        '--every',
-        '1d',
-        '--paused',
-      );
+      const created = await createNightly(name, { input, output });
       expect(created.code).toBe(0);
       await bad.write(join(dir, 'accounts.csv'));
       const run = await cli<{ error: string }>('run', name, '--wait');
@@ -91,22 +78,7 @@ describe('a failed night of a schedule says why', () => {
     const output = pathToFileURL(join(dir, 'out')).href;
     const path = join(dir, 'accounts.csv');
     const input = pathToFileURL(path).href;
-    const create = (...more: string[]) =>
-      cli(
-        'create',
-        '--name',
-        'checked',
-        '--kind',
-        'enrich',
-        '--input',
-        input,
-        '--output',
-        output,
-        '--every',
-        '1d',
-        '--paused',
-        ...more,
-      );
+    const create = (...flags: string[]) => createNightly('checked', { input, output, flags });
     const refused = async (pattern: RegExp[]) => {
       const error = await create().then(
         () => undefined,

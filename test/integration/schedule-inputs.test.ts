@@ -23,30 +23,16 @@ const accounts = Array.from({ length: 12 }, (_, i) => ({
 }));
 
 describe('a schedule reads every input a job reads', () => {
-  const { ctx, cli } = useScheduleEnv('schedule-inputs');
+  const { ctx, cli, createNightly } = useScheduleEnv('schedule-inputs');
 
   /** Two nights of a schedule over `input`: what each returned, and the first night's rows. */
   async function twoNights(name: string, input: string, flags: string[]) {
     const output = pathToFileURL(join(ctx.dir, `${name}-out`)).href;
-    const created = await cli(
-      'create',
-      '--name',
-      name,
-      '--kind',
-      'enrich',
-      '--input',
+    const created = await createNightly(name, {
       input,
-      '--output',
       output,
-      '--every',
-      '1d',
-      '--paused',
-      '--limit',
-      '3',
-      '--keep-columns',
-      'Account Name',
-      ...flags,
-    );
+      flags: ['--limit', '3', '--keep-columns', 'Account Name', ...flags],
+    });
     expect(created.code).toBe(0);
     const mark = ctx.env.sandbox.truth.lastCall();
     const first = await cli<SyncResult>('run', name, '--wait');

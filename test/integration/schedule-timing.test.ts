@@ -34,25 +34,12 @@ function wallClock(instant: Date, zone: string): string {
 }
 
 describe('a schedule runs at the time of day it is given', () => {
-  const { ctx, cli } = useScheduleEnv('schedule-timing');
+  const { ctx, cli, createNightly: create } = useScheduleEnv('schedule-timing');
 
   async function createNightly(name: string, timing: string[]) {
     const input = await writeExport(ctx.dir, records);
     const output = pathToFileURL(join(ctx.dir, `${name}-out`)).href;
-    const created = await cli(
-      'create',
-      '--name',
-      name,
-      '--kind',
-      'enrich',
-      '--input',
-      input,
-      '--output',
-      output,
-      '--limit',
-      '2',
-      ...timing,
-    );
+    const created = await create(name, { input, output, timing, flags: ['--limit', '2'] });
     expect(created.code).toBe(0);
     return created.out;
   }

@@ -1,8 +1,8 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
-import type { CompanyState } from './state-rules.ts';
-import { companyStateSchema, latestTimeAllowed } from './state-rules.ts';
+import type { CompanyState } from './sync-rules.ts';
+import { companyStateSchema, latestTimeAllowed } from './sync-rules.ts';
 
 /**
  * The sync's state as an embedded database file (`node:sqlite`), opened from a private local file: a night reads a
@@ -194,7 +194,7 @@ const resolvedRow = z.object({ key: z.string(), domain: z.string() });
 
 /**
  * Why a state database may not be trusted by the night at `nightAt`, or undefined: its tables and version, its name
- * and run, then every row under the rules of `state-rules.ts`. The reason names the table, the row number and the
+ * and run, then every row under the rules of `sync-rules.ts`. The reason names the table, the row number and the
  * field, never a value found there.
  */
 export async function stateDbProblem(
