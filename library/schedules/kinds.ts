@@ -6,6 +6,7 @@ import { readSyncPointer, resetSyncState } from '../../activities/state/sync-sta
 import { readWatermarkState, resetWatermarkState } from '../../activities/state/watermarks.ts';
 import { syncStatePointerKey } from '../../activities/sync/layout.ts';
 import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
+import { writeBackState } from '../../activities/writeback/ledger.ts';
 import { openStore } from '../../config/storage.ts';
 import { type KitError, PushRunInProgressError, SyncRunInProgressError } from '../../connectors/errors.ts';
 import { type FeedKind, isFeedKind } from '../../contract/kinds.ts';
@@ -161,7 +162,7 @@ const watermarkState: ScheduleStateKeeper = {
   },
 };
 
-/** A CRM sync's state: where it is, which run committed it, its companies, the last run. */
+/** A CRM sync's state: where it is, which run committed it, its companies, the last run, its write-back's ledger. */
 const syncState: ScheduleStateKeeper = {
   async lastRun(output, name) {
     const store = openStore(output);
@@ -183,6 +184,7 @@ const syncState: ScheduleStateKeeper = {
       lastRun: pointer?.last_run ?? null,
       lastNight: night.lastNight,
       ignoredManifests: night.ignored,
+      writeBack: await writeBackState(store, name),
     };
   },
   async reset(output, name) {
