@@ -15,9 +15,12 @@ import type { CrmValue } from './values.ts';
 
 /** Records the night as owed (its changes not read into the ledger yet), then lets the caller rethrow. */
 export async function oweNight(store: Store, ledger: Ledger, run: SyncRunRef): Promise<void> {
-  ledger.owed = [...(ledger.owed ?? []).filter((owed) => owed.runId !== run.runId), run];
+  ledger.records.setMeta('owed', [...owedNights(ledger).filter((owed) => owed.runId !== run.runId), run]);
   await writeLedger(store, ledger);
 }
+
+/** The nights the ledger owes (kept in its database's meta table). */
+export const owedNights = (ledger: Ledger): SyncRunRef[] => ledger.records.meta<SyncRunRef[]>('owed') ?? [];
 
 /**
  * The changes of the nights owed before `runId`, typed by `type`, put in `pending` (older nights first, so a record
@@ -32,17 +35,19 @@ export async function takeOwed(
   columns: readonly string[],
   type: (records: readonly ChangedRecord[]) => { id: string; values: Record<string, CrmValue> }[],
 ): Promise<number> {
-  const owed = (ledger.owed ?? []).filter((night) => night.runId < runId).sort((a, b) => (a.runId < b.runId ? -1 : 1));
+  const owed = owedNights(ledger)
+    .filter((night) => night.runId < runId)
+    .sort((a, b) => (a.runId < b.runId ? -1 : 1));
   let taken = 0;
   for (const night of owed) {
     const key = syncChangesKey(night);
     if (!(await store.exists(key))) continue;
     const { records } = await readChangedRecords(store, key, kind, columns);
     for (const record of type(records)) {
-      ledger.pending[record.id] = { values: record.values, from: night.runId };
+      ledger.records.setPending(record.id, { values: record.values, from: night.runId });
       taken += 1;
     }
   }
-  delete ledger.owed;
+  if (owed.length > 0 || owedNights(ledger).length > 0) ledger.records.setMeta('owed', undefined);
   return taken;
 }

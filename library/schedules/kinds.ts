@@ -13,6 +13,7 @@ import { type FeedKind, isFeedKind } from '../../contract/kinds.ts';
 import { type CrmSyncInput, crmSync } from '../../workflows/crm-sync.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../../workflows/scheduled-push.ts';
+import { readLastSyncNight } from './sync-night.ts';
 
 // The kinds of schedule, one entry each in SCHEDULE_KINDS: the workflow a run starts and how the service reads,
 // shows and resets the state a run keeps beside its output. A push names no kind in its input; every other kind does.
@@ -163,10 +164,17 @@ const watermarkState: ScheduleStateKeeper = {
 
 /** A CRM sync's state: where it is, which run committed it, its companies, the last run, its write-back's ledger. */
 const syncState: ScheduleStateKeeper = {
-  lastRun: async (output, name) => (await readSyncPointer(openStore(output), name))?.last_run ?? null,
+  async lastRun(output, name) {
+    const store = openStore(output);
+    const lastRun = (await readSyncPointer(store, name))?.last_run;
+    const night = await readLastSyncNight(store, name);
+    if (!lastRun && !night.lastNight && night.ignored.length === 0) return null;
+    return { ...lastRun, lastNight: night.lastNight, ignoredManifests: night.ignored };
+  },
   async view(output, name) {
     const store = openStore(output);
     const pointer = await readSyncPointer(store, name);
+    const night = await readLastSyncNight(store, name);
     return {
       name,
       state: store.urlOf(syncStatePointerKey(name)),
@@ -174,6 +182,8 @@ const syncState: ScheduleStateKeeper = {
       updatedAt: pointer?.updated_at ?? null,
       companies: pointer?.companies ?? 0,
       lastRun: pointer?.last_run ?? null,
+      lastNight: night.lastNight,
+      ignoredManifests: night.ignored,
       writeBack: await writeBackState(store, name),
     };
   },
