@@ -50,6 +50,7 @@ export interface PushScheduleDefinition
       | 'concurrency'
       | 'lookbackMs'
       | 'formats'
+      | 'notify'
     >,
     ScheduleTiming {}
 
@@ -57,7 +58,7 @@ export interface PushScheduleDefinition
 export interface FeedScheduleDefinition
   extends Pick<
       ScheduledFeedInput,
-      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats' | 'notify'
     >,
     ScheduleTiming {}
 
