@@ -307,6 +307,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
       '--write-policy <field=policy...>',
       'enrich: a field written only where the CRM holds nothing (fill-empty) or always (overwrite, the default)',
     )
+    .option(
+      '--skip-crm-check',
+      "enrich: create without reading the CRM's schema first (a CRM not reachable from here; the night still checks it)",
+    )
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d (a 1d schedule runs at 00:00 UTC)')
     .option('--at <HH:MM>', 'or each day at this time (HH:MM or HH:MM:SS, 24-hour) in --timezone')

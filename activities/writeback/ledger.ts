@@ -76,3 +76,42 @@ export async function writeLedger(store: Store, ledger: Ledger): Promise<void> {
     contentType: 'application/json',
   });
 }
+
+/** What `schedule state` shows of a schedule's write-back. */
+export interface WriteBackState {
+  ledger: string;
+  /** The last night written back, as it ended. */
+  lastNight: (WriteBackResult & { runId: string }) | null;
+  /** Records whose change the CRM has not confirmed yet: the next night writes them first. */
+  pending: number;
+  /** Records the CRM refused for good, not tried again until their values change. */
+  refused: number;
+  /** Records whose values the CRM confirmed. */
+  confirmed: number;
+}
+
+/** The schedule's write-back as its ledger has it; null when it never wrote back, `unreadable` when it does not prove itself. */
+export async function writeBackState(
+  store: Store,
+  name: string,
+): Promise<WriteBackState | { unreadable: string } | null> {
+  let ledger: Ledger;
+  try {
+    ledger = await readLedger(store, name);
+  } catch (error) {
+    if (error instanceof CrmLedgerError) return { unreadable: error.message };
+    throw error;
+  }
+  const runId = Object.keys(ledger.nights).sort().at(-1);
+  const pending = Object.keys(ledger.pending).length;
+  if (runId === undefined && pending === 0) return null;
+  const { report: _report, ...last } =
+    runId === undefined ? ({} as WriteBackResult) : (ledger.nights[runId] as WriteBackResult);
+  return {
+    ledger: store.urlOf(ledgerKey(name)),
+    lastNight: runId === undefined ? null : { runId, ...last },
+    pending,
+    refused: Object.keys(ledger.refused).length,
+    confirmed: Object.keys(ledger.confirmed).length,
+  };
+}

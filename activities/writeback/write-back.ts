@@ -11,6 +11,7 @@ import { syncChangesKey, syncRowsKey } from '../sync/layout.ts';
 import { readChangedRecords, readRecordIds } from './changes.ts';
 import { type WriteField, writeFieldsOf, writeObjectOf } from './fields.ts';
 import { type Ledger, readLedger, valuesPrint, writeLedger } from './ledger.ts';
+import { doneSection, failedSection, recordWriteBackInManifest } from './manifest.ts';
 import { preflight } from './preflight.ts';
 import { writeWriteBackReport } from './report.ts';
 import type { WriteBackRequest, WriteBackResult } from './types.ts';
@@ -41,9 +42,30 @@ interface Planned {
  * 4. the ledger records them pending before the CRM is asked, and the writer's checkpoint (a Salesforce ingest job)
  *    as soon as it exists, so a cut write resumes instead of writing twice;
  * 5. the outcomes: written → confirmed; transient rejections and records not attempted stay pending; permanent ones
- *    are recorded with the values refused and not tried again until those change; `writeback.csv` beside `changes.csv`.
+ *    are recorded with the values refused and not tried again until those change; `writeback.csv` beside `changes.csv`;
+ * 6. the night's manifest gets its `write_back` section: the counts and `writeback.csv`, or why the write-back failed.
  */
 export async function writeBackNight(deps: WriteBackDeps, request: WriteBackRequest): Promise<WriteBackResult> {
+  const { store } = deps;
+  const { run } = request;
+  let result: WriteBackResult;
+  try {
+    result = await writeNight(deps, request);
+  } catch (error) {
+    // The manifest says why (this attempt); a retry that succeeds replaces it with the counts.
+    const pending = await readLedger(store, run.name).then(
+      (ledger) => Object.keys(ledger.pending).length,
+      () => undefined,
+    );
+    await recordWriteBackInManifest(store, run, failedSection(request.crm, error, pending)).catch(() => false);
+    throw error;
+  }
+  await recordWriteBackInManifest(store, run, doneSection(result));
+  return result;
+}
+
+/** The write-back itself (see writeBackNight); the manifest is told by the caller. */
+async function writeNight(deps: WriteBackDeps, request: WriteBackRequest): Promise<WriteBackResult> {
   const { store, writer } = deps;
   const { run } = request;
   const ledger = await readLedger(store, run.name);
@@ -80,7 +102,7 @@ export async function writeBackNight(deps: WriteBackDeps, request: WriteBackRequ
   ]);
   for (const refusal of typed.refused) delete ledger.pending[refusal.id];
   const result = resultOf(request, object, ledger, planned, [...outcomes, ...typed.refused], kept.length);
-  ledger.nights[run.runId] = { ...result, truncated: typed.truncated, reportUrl: report };
+  ledger.nights[run.runId] = { ...result, truncated: typed.truncated, reportUrl: report.url, report: report.file };
   delete ledger.checkpoint;
   await writeLedger(store, ledger);
   return ledger.nights[run.runId] as WriteBackResult;

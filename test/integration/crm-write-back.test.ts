@@ -277,7 +277,7 @@ describe('write-back into the Salesforce stand-in', () => {
           ...request,
           onCheckpoint: async (checkpoint) => {
             await request.onCheckpoint?.(checkpoint);
-            throw new Error('worker killed mid-upload');
+            if ('jobId' in checkpoint) throw new Error('worker killed mid-upload');
           },
         }),
     };
