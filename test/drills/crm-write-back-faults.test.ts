@@ -144,7 +144,9 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
         string,
         unknown
       >[];
-      chunk.forEach((id, i) => found.set(id, records[i] as Record<string, unknown>));
+      chunk.forEach((id, i) => {
+        found.set(id, records[i] as Record<string, unknown>);
+      });
     }
     return found;
   }
