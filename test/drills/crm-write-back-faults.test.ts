@@ -325,6 +325,24 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
     expect(await differing('hubspot', await rowsOf(second.output, night2, 'hubspot'))).toEqual([]);
   }, 300_000);
 
+  it('Salesforce: a brief outage mid write-back is waited out: every change written once, each pause said in the worker\u2019s log', async () => {
+    const sf = crms.salesforce!;
+    const input = await exportOf('salesforce', 2_400, 2_700, 'sf-outage');
+    const { handle, output } = await startNight('sf-outage', 1, 'salesforce', input);
+    await preflightDone(handle);
+    const mark = sf.calls.length;
+    const logged = () => (worker?.output().match(/write-back: paused \d+ ms: [^\n]*SERVER_UNAVAILABLE/g) ?? []).length;
+    const before = logged();
+    sf.fail({ method: 'PATCH', path: '/composite/sobjects', status: 503, times: 2 });
+    const result = (await handle.result()) as SyncResult;
+    expect(summaryOf(result)).toMatchObject({ written: 300, pending: 0 });
+    const refused = sf.calls.slice(mark).filter((call) => call.status === 503);
+    expect(refused).toHaveLength(2);
+    // Each refused call is one pause the worker's log names, with the CRM's code.
+    expect(logged() - before).toBe(refused.length);
+    expect(await differing('salesforce', await rowsOf(output, result, 'salesforce'))).toEqual([]);
+  }, 300_000);
+
   it('no CRM token or key in any decoded workflow history, worker log, CLI output or output file of the drills', async () => {
     const sf = crms.salesforce!;
     const keyLines = (sf.privateKeyPem ?? '')
