@@ -25,7 +25,7 @@ import { forgetStickyQueues, until } from '../../testkit/kill-drill.ts';
 import { apiRateLimiterId } from '../../workflows/rate-limiter.ts';
 import { chargedSince } from '../promises/oracle.ts';
 import { DAY, FIRST_RUN_AT } from '../promises/push-helpers.ts';
-import { untilFinalizeRuns, useChildWorkerDrill } from './drill-job.ts';
+import { untilFinalizeRuns, useChildWorkerDrill, workerSender } from './drill-job.ts';
 import { drillRun, type RunKind } from './run-kinds.ts';
 
 const NOW = FIRST_RUN_AT + 60 * DAY;
@@ -98,7 +98,7 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     watched: Watched,
     fault: Fault,
     label: string,
-    options: { sentBefore: boolean; survived?: boolean },
+    options: { stopped?: string; survived?: boolean },
   ) {
     const { onTheirWay, lastSeq } = fault;
     const { env, proxy } = drill;
@@ -116,11 +116,17 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     const asked = new Map<string, number>();
     for (const call of watched.paid()) asked.set(call.body, (asked.get(call.body) ?? 0) + 1);
     const twice = [...asked].filter(([, n]) => n > 1).map(([body]) => body);
+    const asks = (body: string) =>
+      watched
+        .paid()
+        .filter((call) => call.body === body)
+        .map((call) => `${call.sender}#${call.seq}`);
     console.log(
       `${label}: ${onTheirWay.length} paid calls on their way at the fault, ${twice.length} requests asked twice; ` +
         `ledger ${ledger}, manifest ${judged.creditsCharged} ${JSON.stringify(judged.unsaved)}, ideal ${judged.ideal}; ` +
         `the run had ended before the answers: ${endedBeforeAnswers}; from the fault: asked again after ${takenOverMs} ms, ` +
-        `finalizing after ${finalizingMs} ms, done after ${Date.now() - fault.at} ms`,
+        `finalizing after ${finalizingMs} ms, done after ${Date.now() - fault.at} ms; ` +
+        `last call sent before the fault #${lastSeq}, asked twice: ${JSON.stringify(twice.map(asks))}`,
     );
 
     expect(result.status).toBe('completed');
@@ -129,16 +135,22 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     expect(onTheirWay.length).toBeGreaterThanOrEqual(1);
     if (!options.survived) expect(onTheirWay.some((call) => twice.includes(call.body))).toBe(true);
     // Asked twice: only requests in flight at the fault (at most the run's window of calls: an answer that had passed
-    // the proxy may not have been saved yet), and only once more. With `sentBefore`, each was sent before the fault;
-    // otherwise an attempt running at the fault may send its call after it (one waiting for its permit through a
+    // the proxy may not have been saved yet), and only once more. With `stopped` (the sender of the stopped worker's
+    // calls), each was asked first by it before the fault and then by another worker: no live worker asks twice.
+    // Otherwise an attempt running at the fault may send its call after it (one waiting for its permit through a
     // Temporal outage, which cannot ask the server whether it still counts: docs/paid-answers.md).
     expect(twice.length).toBeLessThanOrEqual(run.concurrency);
     const firstSeq = new Map<string, number>();
     for (const call of watched.paid()) if (!firstSeq.has(call.body)) firstSeq.set(call.body, call.seq);
     for (const body of twice) {
-      if (options.sentBefore) {
+      if (options.stopped) {
         const first = firstSeq.get(body)!;
-        expect(first, `asked twice, first after the fault: ${body.slice(0, 120)}`).toBeLessThanOrEqual(lastSeq);
+        const by = `${body.slice(0, 120)}, asked by ${asks(body).join(', ')}`;
+        expect(first, `asked twice, first after the fault: ${by}`).toBeLessThanOrEqual(lastSeq);
+        const [firstBy, againBy] = watched.paid().filter((call) => call.body === body);
+        expect(firstBy?.sender, `asked first by another than the stopped worker: ${by}`).toBe(options.stopped);
+        expect(againBy?.sender, `asked again by the stopped worker: ${by}`).not.toBe(options.stopped);
+        expect(againBy?.sender, `asked again by no known worker: ${by}`).toBeDefined();
       }
       expect(asked.get(body)).toBe(2);
     }
@@ -193,9 +205,19 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     workers.push(stalled);
     const watched = await watch(`stall-${kind}`);
     await watched.run.start();
-    const fault = await strikeWithAnswersOnTheirWay(watched, () => {
+    let readAtStop = 0;
+    const fault = await strikeWithAnswersOnTheirWay(watched, async () => {
       process.kill(-stalled.pid, 'SIGSTOP');
+      readAtStop = drill.proxy.calls.length;
+      // What the worker wrote before it stopped was on its way too, though the proxy may not have read it yet.
+      await drill.proxy.caughtUp();
     });
+    const readLate = drill.proxy.calls.slice(readAtStop);
+    console.log(
+      `${kind} stall drill: read by the proxy after the stop: ${readLate.length} calls ` +
+        JSON.stringify(readLate.map((c) => `${c.sender}#${c.seq} ${c.path}`)) +
+        `; the stopped worker: ${workerSender(stalled.pid)}`,
+    );
 
     // Another worker takes the calls over once their heartbeats lapse, and pays for them again.
     workers.push(await startChildWorker(workerEnv()));
@@ -206,7 +228,7 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     process.kill(-stalled.pid, 'SIGCONT');
 
     // A stopped worker sends nothing; after SIGCONT, its attempts that Temporal gave up on do not call.
-    await finishAndJudge(watched, fault, `${kind} stall drill`, { sentBefore: true });
+    await finishAndJudge(watched, fault, `${kind} stall drill`, { stopped: workerSender(stalled.pid) });
   }, 240_000);
 
   it('Temporal restart: the server killed past the heartbeat timeout with a paid answer on its way and started again on its port and database: the worker reconnects, the manifest equal to the ledger', async () => {
@@ -228,7 +250,6 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     const survived = await askedAgainOrSurvived(watched, fault, Date.now());
 
     await finishAndJudge(watched, fault, `${kind} Temporal restart drill (survived: ${survived})`, {
-      sentBefore: false,
       survived,
     });
   }, 240_000);
