@@ -57,6 +57,13 @@ export function unreadBy(port: number): number {
   return unread;
 }
 
+/** Bytes the server listening on `port` has received on its connections (accepted or not) and not read yet. */
+export function receivedUnread(port: number): number {
+  let unread = 0;
+  for (const s of tcpSockets()) if (s.localPort === port && s.state !== LISTEN) unread += s.rxQueue;
+  return unread;
+}
+
 /** Which of `pids` holds the client end (port `clientPort`) of a connection to `serverPort`, if any. */
 export function clientOwner(clientPort: number, serverPort: number, pids: readonly number[]): number | undefined {
   const socket = tcpSockets().find((s) => s.localPort === clientPort && s.remotePort === serverPort);

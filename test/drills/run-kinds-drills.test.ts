@@ -15,6 +15,9 @@
  * stall or a Temporal restart only delays answers), `unsaved_answers.unknown_calls` is 0 and the sandbox's ledger
  * equals the manifest's `credits_charged` exactly: the spec's price of what the output holds plus the answers paid
  * for and not saved (`unsaved_answers.credits`). A request is asked twice only if it was in flight at the fault.
+ * What was in flight at a stop is read once the proxy has read every byte the stopped worker wrote (a request written
+ * just before SIGSTOP may still be in the kernel: test/integration/api-proxy-stopped-client.test.ts), and each call
+ * names the worker process that sent it, so that a request asked twice by a live worker tells itself apart.
  * Every wait is on an event (the proxy's record of calls, the workflow's pending activities), never a sleep.
  */
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
