@@ -86,13 +86,18 @@ export function createJobActivities(deps: ActivityDeps) {
       preflightWriteBack(crmWriterOf(deps, request.crm), request),
     writeBackNight: (request: Parameters<typeof writeBackNight>[1]) =>
       writeBackNight(
-        { store: openStore(request.run.output), writer: crmWriterOf(deps, request.crm), progress: heartbeat },
+        { store: openStore(request.run.output), writer: crmWriterOf(deps, request.crm), progress: writeBackProgress },
         request,
       ),
   };
 }
 
-const heartbeat = (note: string) => Context.current().heartbeat(note);
+/** A write-back's progress and every pause the CRM imposed: in its heartbeat and in the worker's log (a slow night says why). */
+function writeBackProgress(note: string): void {
+  const context = Context.current();
+  context.heartbeat(note);
+  context.log.info(`write-back: ${note}`);
+}
 
 function crmWriterOf(deps: ActivityDeps, crm: CrmName): CrmWriter {
   if (!deps.crmWriter) throw new ConfigError(`this worker has no ${crm} settings: see docs/crm-write-back.md`);

@@ -18,6 +18,7 @@ import { logger, startBenchEnv } from './lib/env.ts';
 import { mib, num, secs } from './lib/format.ts';
 import { machine } from './lib/machine.ts';
 import { startWorkerProcess } from './lib/proc.ts';
+import { repeatedCalls } from './lib/repeated-calls.ts';
 import type { Benchmark, BenchResult, RunOptions, Size } from './lib/types.ts';
 
 export const SIZES = {
@@ -117,9 +118,10 @@ async function runSize(accounts: number, newShare: number, log: (line: string) =
       );
       const started = performance.now();
       let result: SyncResult;
+      const workflowId = `bench-crm-sync-${accounts}-${n}-${Date.now()}`;
       try {
         result = (await env.client.workflow.execute('crmSync', {
-          workflowId: `bench-crm-sync-${accounts}-${n}-${Date.now()}`,
+          workflowId,
           taskQueue: config.taskQueue,
           args: [{ ...night, runAt: new Date(now).toISOString() }],
         })) as SyncResult;
@@ -131,6 +133,7 @@ async function runSize(accounts: number, newShare: number, log: (line: string) =
       const store = openStore(output);
       const pointer = JSON.parse(await store.readText(syncStatePointerKey('bench'))) as { key: string };
       const calls = env.sandbox.truth.calls({ after: mark });
+      for (const line of await repeatedCalls(env.client, workflowId, calls, ENRICH_BULK)) log(`night ${n}: ${line}`);
       nights.push({
         accounts,
         night: n,

@@ -102,13 +102,15 @@ const FLAG_COMMANDS: FlagCommand[] = [
   // local stack
   {
     name: 'demo',
-    description: 'run the main job end to end on a local stack (sandbox + Temporal + ./out)',
+    description:
+      'run the main job end to end on a local stack (sandbox + Temporal + ./out), then a night written back to a local HubSpot',
     options: [['--output <dir>', 'the folder the demo writes into', 'out']],
     run: async (flags) => (await import('./commands/demo.ts')).runDemoCommand(flags),
   },
   {
     name: 'dev',
-    description: 'start a local stack (Temporal, S3, GCS, sandbox) and a worker; print its settings',
+    description:
+      'start a local stack (Temporal, S3, GCS, sandbox, HubSpot and Salesforce stand-ins) and a worker; print its settings',
     options: [['--no-worker', 'start the stack without a worker']],
     run: async (flags) => (await import('./commands/dev.ts')).runDevCommand(flags),
   },
@@ -292,8 +294,8 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--sheet <name>', 'enrich: the sheet of an .xlsx export to read (default: the first)')
     .option(
       '--notify <url>',
-      'enrich: POST one signed event (Standard Webhooks; a Slack incoming webhook gets text) when a night fails, ' +
-        'stops on its budget or ends with failed batches (the worker signs with SIGNAL_KIT_NOTIFY_SECRET)',
+      'POST one signed event (Standard Webhooks; a Slack incoming webhook gets text) when a run fails, stops on its ' +
+        'budget or ends with failed batches (enrich: or records the CRM rejected); the worker signs with SIGNAL_KIT_NOTIFY_SECRET',
     )
     .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
     .option('--write-back <crm>', "enrich: write each night's changes to the CRM by record id: hubspot or salesforce")
@@ -304,6 +306,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option(
       '--write-policy <field=policy...>',
       'enrich: a field written only where the CRM holds nothing (fill-empty) or always (overwrite, the default)',
+    )
+    .option(
+      '--skip-crm-check',
+      "enrich: create without reading the CRM's schema first (a CRM not reachable from here; the night still checks it)",
     )
     .option('--output <url>', `where each run writes: ${WHERE}`)
     .option('--every <duration>', 'how often, as Temporal durations: 30m, 6h, 1d (a 1d schedule runs at 00:00 UTC)')

@@ -476,6 +476,33 @@ export const FeedManifestSchema = manifestSchema(
   },
 );
 
+/** What a sync night's manifest says of its write-back to the CRM (`schedule create --write-back`). */
+const WriteBackSectionSchema = z.looseObject({
+  crm: z.enum(['hubspot', 'salesforce']),
+  object: z.string().optional().describe('the CRM object written: companies, contacts, Account, Contact or Lead'),
+  status: z
+    .enum(['done', 'failed'])
+    .describe(
+      'done: every record of the night has its outcome in writeback.csv; failed: see error (nothing of the night confirmed is lost: what was not confirmed stays pending)',
+    ),
+  written: count
+    .optional()
+    .describe('records the CRM confirmed (those it had confirmed before with the same values included)'),
+  rejected: count.optional().describe("records the CRM refused, each with the CRM's code and message in writeback.csv"),
+  transient: count.optional().describe('of rejected: refusals tried again next night (a locked row, a timeout, a 5xx)'),
+  not_attempted: count
+    .optional()
+    .describe('records not sent (cut short, a spent daily limit, or fill-empty left nothing to write)'),
+  carried: count.optional().describe('of the records tonight: those an earlier night left pending'),
+  kept: count.optional().describe('records fill-empty left as the CRM had them (a value a person set)'),
+  truncated: count.optional().describe("text values cut to the CRM field's length"),
+  pending: count
+    .optional()
+    .describe('records still pending after tonight: the next night writes them first (failed: when the ledger says)'),
+  report: ManifestPartSchema.optional().describe('writeback.csv: one line per record, its outcome and the CRM error'),
+  error: z.string().optional().describe('failed: why (never a token)'),
+});
+
 const recordIds = (which: string) =>
   z.array(z.string()).describe(`the records ${which}, by their id as the export wrote it (else their identifier)`);
 
@@ -560,6 +587,9 @@ export const SyncManifestSchema = manifestSchema(
           ),
       })
       .describe('the state the night started from and commits after this manifest'),
+    write_back: WriteBackSectionSchema.optional().describe(
+      "the night's write-back to the CRM (--write-back), added to this manifest once it is done or has failed; absent without --write-back",
+    ),
   },
 );
 

@@ -5,8 +5,9 @@ import type { OutputFormat } from '../activities/tables/formats.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { isFatalFailure } from './activity-options.ts';
 import { type BatchTotals, emptyTotals, failureMessage, finishRun, type WindowOutcome } from './batch-runner.ts';
-import { DEFAULT_BATCHES_PER_RUN } from './constants.ts';
+import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
+import { type AlertFacts, withRunAlert } from './run-alert.ts';
 import type { ScheduledRunState } from './run-state.ts';
 import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
@@ -47,6 +48,8 @@ export interface ScheduledPushInput {
   window?: PushWindow;
   /** Formats of the flat signals table written beside each part (docs/tables.md); none when absent. */
   formats?: OutputFormat[];
+  /** Where an alert goes when a run fails, stops on its budget or ends with failed batches (`--notify`). */
+  notify?: string;
   /** Carried across continue-as-new; not for callers. */
   carried?: PushCarried;
 }
@@ -88,7 +91,28 @@ export const RECOVER_KEPT_PATCH = 'push-recover-kept-answers';
  * writes the same keys, and its finished batches are not fetched (or paid for) again.
  */
 export function scheduledPush(input: ScheduledPushInput): Promise<PushResult> {
-  return runScheduled(input, pushSteps);
+  if (!input.notify) return runScheduled(input, pushSteps);
+  const scheduledAt = input.carried?.scheduledAt ?? scheduledTime(input.runAt);
+  const runId = input.window ? backfillRunId(input.window) : runIdOf(scheduledAt);
+  const target = {
+    url: input.notify,
+    schedule: input.name,
+    kind: 'push',
+    taskQueue: input.taskQueue ?? DEFAULT_TASK_QUEUE,
+  };
+  return withRunAlert(target, runId, () => runScheduled(input, pushSteps), pushAlertFacts);
+}
+
+/** What a push run's alert says of it: its counts, credits and manifest. */
+function pushAlertFacts(result: PushResult): AlertFacts {
+  const { domains, signals, errors, incomplete, incompleteDomains, watermarksAdvanced } = result;
+  return {
+    status: result.status,
+    runId: result.runId,
+    counts: { domains, signals, errors, incomplete, incompleteDomains, watermarksAdvanced },
+    credits: result.credits,
+    files: { manifest: result.manifestUrl },
+  };
 }
 
 /** One run of a push, up to its continue-as-new: what its steps share. */

@@ -8,17 +8,18 @@ import { encodeTableParts, readPartLines, storedPart, writePart, writeTableParts
 import { answerKey, planKey, scheduledRunMarkers, watermarksKey } from '../run/scheduled-layout.ts';
 import type { ManifestPart } from '../run/types.ts';
 import type { UnsavedAnswers } from '../run/unsaved-answers.ts';
+import { lastRunOf } from '../state/last-run.ts';
+import { clearStoppedFeedRun, recordStoppedFeedRun, type StoppedFeedRun } from '../state/stopped-run.ts';
 import {
   canonicalTime,
   commitWatermarkState,
   type KeyOutcome,
-  lastRunOf,
   readWatermarkState,
   type WatermarkState,
-} from '../run/watermarks.ts';
+} from '../state/watermarks.ts';
 import { feedAnswerIdentity, type SavedAnswer } from './fetch.ts';
 import { feedDir, feedManifestKey, feedPartKey, feedTablePartKey } from './layout.ts';
-import { feedHash, type StoppedFeedRun, stoppedRunKey } from './plan.ts';
+import { feedHash } from './plan.ts';
 import type { FeedManifest, FeedPlan, FeedResult, FinalizeFeedRequest } from './types.ts';
 
 /** Lines per part of a feed run. */
@@ -206,7 +207,7 @@ async function commitFeedRun(
       state_from: gathered.plan.state_from,
       feed: feedHash(run.kind, request.filters),
     };
-    await store.writeText(stoppedRunKey(run.name), JSON.stringify(stopped), { contentType: 'application/json' });
+    await recordStoppedFeedRun(store, run.name, stopped);
   } else if (outcomes.size > 0 || gathered.state.runId === null) {
     const did = { mode: run.kind, signals: fresh.length, calls, incomplete: request.incomplete.length };
     await commitWatermarkState(store, run.name, run.runId, outcomes, {
@@ -214,7 +215,7 @@ async function commitFeedRun(
     });
   }
   // Finished (this run, or a stopped one it resumed): no later run resumes it.
-  if (status !== 'failed' && (await store.exists(stoppedRunKey(run.name)))) await store.delete(stoppedRunKey(run.name));
+  if (status !== 'failed') await clearStoppedFeedRun(store, run.name);
   return {
     name: run.name,
     kind: run.kind,
@@ -228,7 +229,15 @@ async function commitFeedRun(
     calls,
     parts: manifest.parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,
+    incompleteBy: incompleteReasons(request.incomplete),
   };
+}
+
+/** How many slices (or pages) were left for each reason. */
+function incompleteReasons(slices: FinalizeFeedRequest['incomplete']): FeedResult['incompleteBy'] {
+  const by: NonNullable<FeedResult['incompleteBy']> = {};
+  for (const { reason } of slices) by[reason] = (by[reason] ?? 0) + 1;
+  return by;
 }
 
 /**

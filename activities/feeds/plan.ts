@@ -3,7 +3,8 @@ import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import type { FeedKind } from '../../contract/kinds.ts';
 import { optionsHash } from '../run/parts.ts';
 import { planKey } from '../run/scheduled-layout.ts';
-import { readWatermarkState } from '../run/watermarks.ts';
+import { resumableFeedRun } from '../state/stopped-run.ts';
+import { readWatermarkState } from '../state/watermarks.ts';
 import type { FeedFilters, FeedPlan, FeedRunRef } from './types.ts';
 
 /** Where a feed's first run starts when it is given no `since`: a week before it. */
@@ -38,19 +39,6 @@ export async function prepareFeedRun(store: Store, request: PrepareFeedRequest):
   return plan;
 }
 
-/** `<name>/work/_stopped.json`: the run an output stopped (finalized `failed`), until a run of the feed commits. */
-export const stoppedRunKey = (name: string) => `${name}/work/_stopped.json`;
-
-/** What `finalizeFeedRun` records of a run that stopped. */
-export interface StoppedFeedRun {
-  run_id: string;
-  scheduled_at: string;
-  /** The state the run started from: it is resumed only while no run has committed since. */
-  state_from: string | null;
-  /** A hash of the feed's kind and filters: a feed changed since asks its own questions. */
-  feed: string;
-}
-
 export const feedHash = (kind: FeedKind, filters: FeedFilters) => optionsHash({ kind, filters });
 
 export interface StoppedRunRequest {
@@ -67,9 +55,5 @@ export interface StoppedRunRequest {
  * Null otherwise.
  */
 export async function stoppedFeedRun(store: Store, request: StoppedRunRequest): Promise<string | null> {
-  const stopped = await readJsonIfPresent<StoppedFeedRun>(store, stoppedRunKey(request.name)).catch(() => undefined);
-  if (!stopped || typeof stopped.scheduled_at !== 'string') return null;
-  if (stopped.feed !== feedHash(request.kind, request.filters)) return null;
-  const state = await readWatermarkState(store, request.name);
-  return state.runId === stopped.state_from ? stopped.scheduled_at : null;
+  return resumableFeedRun(store, request.name, feedHash(request.kind, request.filters));
 }

@@ -3,12 +3,13 @@ import type { SignalClient } from '../../connectors/signal-api/client.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { MarkerFolder } from '../run/unsaved-answers.ts';
-import { type AttemptContext, type PaidAnswer, sendPaidCall } from './paid-call.ts';
+import { type AttemptContext, type PaidAnswer, type PaidCallOptions, sendPaidCall } from './paid-call.ts';
 
 /**
  * One bulk enrich call of a scheduled run's batch (a push's, a CRM sync's), sent under its marker in `folder`. A
  * refusal of what the call asked (a bad domain) makes its domains error records and the run goes on; `answered` is
- * then absent (nothing was charged).
+ * then absent (nothing was charged). With `keepCancelledAnswer`, an answer read after the attempt was cancelled comes
+ * back with `cancelled` (the caller saves it, then ends cancelled).
  */
 export async function sendBulkEnrich(
   client: SignalClient,
@@ -17,12 +18,19 @@ export async function sendBulkEnrich(
   index: number,
   attempt: AttemptContext,
   params: EnrichCompaniesParams,
-): Promise<{ results: BulkEnrichItem[]; answered?: PaidAnswer }> {
+  options: PaidCallOptions = {},
+): Promise<{ results: BulkEnrichItem[]; answered?: PaidAnswer; cancelled?: { reason: unknown } }> {
   try {
-    const { response, marker } = await sendPaidCall(store, folder, index, attempt, (call) =>
-      client.enrichCompanies(params, call),
+    const { response, marker, cancelled } = await sendPaidCall(
+      store,
+      folder,
+      index,
+      attempt,
+      (call) => client.enrichCompanies(params, call),
+      options,
     );
-    return { results: response.results, answered: { marker, credits: response.credits } };
+    const answered = { marker, credits: response.credits };
+    return { results: response.results, answered, ...(cancelled ? { cancelled } : {}) };
   } catch (error) {
     if (!(error instanceof KitError) || !error.rule.perRecord) throw error;
     const code = (error as { code?: string }).code ?? 'request_rejected';

@@ -95,6 +95,15 @@ async function confirmAttempt(context: Context): Promise<void> {
   }
 }
 
+export interface PaidCallOptions {
+  /**
+   * An answer read after the attempt was cancelled is returned (with `cancelled` and its reason) instead of thrown away:
+   * the caller saves it as the batch's part, so the attempt that replaced this one takes it instead of buying it again
+   * (it waits for this call: `earlier-call.ts`).
+   */
+  keepCancelledAnswer?: boolean;
+}
+
 /**
  * Sends one paid call under a marker. The call is not retried by the client (the activity's own retry does it, after
  * the marker says what happened). The attempt's cancellation stops it until it is sent (the permit wait included);
@@ -108,7 +117,8 @@ export async function sendPaidCall<T extends { credits: number; creditsRemaining
   index: number,
   attempt: AttemptContext,
   send: (call: CallOptions) => Promise<T>,
-): Promise<{ response: T; marker: CallMarker }> {
+  options: PaidCallOptions = {},
+): Promise<{ response: T; marker: CallMarker; cancelled?: { reason: unknown } }> {
   attempt.signal?.throwIfAborted();
   await attempt.stillCurrent?.();
   // The marker is left once the call has its slot, right before it is sent: a worker that dies while it waits for
@@ -142,6 +152,11 @@ export async function sendPaidCall<T extends { credits: number; creditsRemaining
     cancelled?.removeEventListener('abort', follow);
   }
   if (!marker) throw new Error('sendPaidCall: the call was answered without its beforeSend hook (no marker left)');
+  if (cancelled?.aborted && options.keepCancelledAnswer) {
+    // The caller saves the answer (unless another attempt saved the batch first), then ends cancelled.
+    await marker.answered(response.credits, response.creditsRemaining);
+    return { response, marker, cancelled: { reason: cancelled.reason } };
+  }
   if (cancelled?.aborted) {
     await marker.lost(
       response.credits,

@@ -4,7 +4,7 @@ import { domainFromWebsite, type Normalized } from '../../connectors/normalize/d
 import type { Store } from '../../connectors/storage/store.ts';
 import { openInput, readInputRecords } from '../input/read-input.ts';
 import { planKey, SCHEDULE_NAME } from '../run/scheduled-layout.ts';
-import { canonicalTime, readWatermarkState } from '../run/watermarks.ts';
+import { canonicalTime, readWatermarkState } from '../state/watermarks.ts';
 import { readBatchRecord } from './fetch.ts';
 import { pushBatchKey, roundKey } from './layout.ts';
 import { type PackedCall, packCalls } from './pack.ts';

@@ -5,7 +5,7 @@ import { PushManifestSchema } from '../../contract/manifest-schemas.ts';
 import type { PartSpool } from '../paid/spool.ts';
 import { readPart } from '../run/parts.ts';
 import { answerKey } from '../run/scheduled-layout.ts';
-import { readWatermarkState } from '../run/watermarks.ts';
+import { readWatermarkState } from '../state/watermarks.ts';
 import { pushPartIdentity, recordSavedAnswer } from './fetch.ts';
 import { finalizePushRun } from './finalize.ts';
 import { pushManifestClaims, roundKey } from './layout.ts';

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { PushManifestSchema, Written } from '../../contract/manifest-schemas.ts';
 import type { JobStatus, ManifestPart, PartCounts, ScheduledRunRef } from '../run/types.ts';
-import type { DeliveredId, KeyOutcome } from '../run/watermarks.ts';
+import type { DeliveredId, KeyOutcome } from '../state/watermarks.ts';
 
 /** One run of one push: its signals go under `<output>/<name>/signals/` (activities/push/layout.ts). */
 export type PushRunRef = ScheduledRunRef;
@@ -123,7 +123,7 @@ export interface PushBatchRequest {
 
 /**
  * What one call established for one domain (only domains the service answered `ok` or `not_found`): what the state
- * keeps of it (activities/run/watermarks.ts), and whether a catch-up round must ask it again.
+ * keeps of it (activities/state/watermarks.ts), and whether a catch-up round must ask it again.
  */
 export interface DomainOutcome extends KeyOutcome {
   /** More signals exist after `through` than this call returned: a catch-up round asks again. */

@@ -42,6 +42,11 @@ export interface CallMarkerRecord {
   balance_after?: number;
   /** When the answer was read. */
   answered_at?: string;
+  /**
+   * Answered, its attempt saving the answer as the batch's part until about then: another attempt of the batch waits
+   * for that part instead of buying the answer again (activities/paid/earlier-call.ts).
+   */
+  saving_until?: string;
 }
 
 export interface UnsavedAnswers {
@@ -65,6 +70,10 @@ export const callsPrefix = (owner: MarkerFolder) =>
 
 const MARKER_KEY = /part-(\d{5,})-([0-9a-z-]+)\.json$/;
 
+/** Where the markers of one batch's calls are: `<calls>/part-<batch>-<call id>.json`. */
+export const batchMarkersPrefix = (owner: MarkerFolder, batch: number) =>
+  `${callsPrefix(owner)}part-${String(batch).padStart(5, '0')}-`;
+
 /**
  * Past its call's timeout, how much longer a marker awaiting its answer is waited for: the wait for a rate-limit
  * permit before the call left, the parse of the answer and the write of the marker.
@@ -72,6 +81,8 @@ const MARKER_KEY = /part-(\d{5,})-([0-9a-z-]+)\.json$/;
 export const ANSWER_GRACE_MS = 5_000;
 /** The longest finalize waits for any one answer, whatever timeout the client was given: it never hangs a job. */
 export const MAX_ANSWER_WAIT_MS = 120_000;
+/** How long an answered call's attempt is given to save its part (`saving_until`): a part's write, retried. */
+export const ANSWER_SAVING_MS = 15_000;
 const SETTLE_POLL_MS = 250;
 
 export class CallMarker {
@@ -99,7 +110,7 @@ export class CallMarker {
     timeoutMs = DEFAULT_TIMEOUT_MS,
   ): Promise<CallMarker> {
     const id = `a${attempt}-${randomBytes(5).toString('hex')}`;
-    const key = `${callsPrefix(job)}part-${String(batch).padStart(5, '0')}-${id}.json`;
+    const key = `${batchMarkersPrefix(job, batch)}${id}.json`;
     const record: CallMarkerRecord = {
       batch,
       call: id,
@@ -135,7 +146,8 @@ export class CallMarker {
    * part replaced this one's in the same instant, the attempt stopped before writing it), it counts these credits.
    */
   async answered(credits: number, balance?: number): Promise<void> {
-    await this.#rewrite(credits, 'answered; a lost answer unless a part names this call', balance);
+    const saving = new Date(Date.now() + ANSWER_SAVING_MS).toISOString();
+    await this.#rewrite(credits, 'answered; a lost answer unless a part names this call', balance, saving);
   }
 
   /** The call was answered (and charged `credits`), but its answer is not in the part: it is counted as lost. */
@@ -143,11 +155,19 @@ export class CallMarker {
     await this.#rewrite(credits, reason, balance);
   }
 
-  async #rewrite(credits: number | null, reason: string, balance?: number): Promise<void> {
+  async #rewrite(credits: number | null, reason: string, balance?: number, savingUntil?: string): Promise<void> {
     if (credits !== null && balance !== undefined && Number.isFinite(balance)) {
       this.#answered = { balance_after: balance, answered_at: new Date().toISOString() };
     }
-    const record: CallMarkerRecord = { ...this.#record, ...this.#answered, credits, reason, awaiting_answer: false };
+    const saving = savingUntil ? { saving_until: savingUntil } : {};
+    const record: CallMarkerRecord = {
+      ...this.#record,
+      ...this.#answered,
+      credits,
+      reason,
+      awaiting_answer: false,
+      ...saving,
+    };
     const held = heldKey(this.#store, this.key);
     try {
       await this.#store.writeText(this.key, JSON.stringify(record), { contentType: 'application/json' });
@@ -177,7 +197,7 @@ export interface AnswerWait {
   pollMs?: number;
 }
 
-type Read =
+export type Read =
   | { settled: 'credits'; credits: number; record?: CallMarkerRecord }
   | { settled: 'unknown'; record?: CallMarkerRecord }
   | { settled: 'gone' }
@@ -260,7 +280,7 @@ export async function countUnsavedAnswers(
 }
 
 /** One marker as finalize sees it at `at`: settled (with credits, unknown, or removed) or awaited until a time. */
-async function readMarker(store: Store, key: string, at: number): Promise<Read> {
+export async function readMarker(store: Store, key: string, at: number): Promise<Read> {
   let record: CallMarkerRecord;
   try {
     record = unwrittenMarkers.get(heldKey(store, key)) ?? (JSON.parse(await store.readText(key)) as CallMarkerRecord);

@@ -1,13 +1,13 @@
 import type { Store } from '../../connectors/storage/store.ts';
-import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
 import type { Scratch } from '../run/part-files.ts';
 import { readPartLines } from '../run/parts.ts';
 import { answerKey, workPrefix } from '../run/scheduled-layout.ts';
+import { uncommittedSyncRun } from '../state/stopped-run.ts';
+import type { StateDb } from '../state/sync-db.ts';
+import { mergeAnswer } from '../state/sync-rules.ts';
+import { commitSyncState, openSyncState } from '../state/sync-state.ts';
 import { readSyncAnswer } from './fetch.ts';
 import type { ContactReceipt } from './fetch-contacts.ts';
-import { syncOpenRunKey } from './layout.ts';
-import { commitSyncState, mergeAnswer, openSyncState, readCheckedPointer } from './state.ts';
-import type { StateDb } from './state-db.ts';
 import type { CompanyAnswer, SyncRunRef } from './types.ts';
 
 /**
@@ -17,19 +17,14 @@ import type { CompanyAnswer, SyncRunRef } from './types.ts';
  * `rows.csv` and `changes.csv` hold the night. Returns the stopped run's id, or undefined when there was none.
  */
 export async function carryOnStoppedRun(store: Store, run: SyncRunRef, scratch: Scratch): Promise<string | undefined> {
-  const open = await readJsonIfPresent<{ run_id: string }>(store, syncOpenRunKey(run.name));
-  if (!open || open.run_id === run.runId) return undefined;
-  const found = await readCheckedPointer(store, run.name);
-  // A pointer that is not the schedule's own says nothing of which run committed: the night starts afresh.
-  if (found && 'problem' in found) return undefined;
-  const pointer = found?.pointer;
-  if (pointer?.run_id === open.run_id || (pointer && pointer.run_id > open.run_id)) return undefined;
+  const stopped = await uncommittedSyncRun(store, run.name, run.runId);
+  if (stopped === undefined) return undefined;
   const state = await openSyncState(store, scratch, run.name, run.at);
   try {
-    const carried = await takeStoppedAnswers(store, run.name, open.run_id, state.db);
+    const carried = await takeStoppedAnswers(store, run.name, stopped, state.db);
     if (carried === 0) return undefined;
-    await commitSyncState(store, scratch, run.name, open.run_id, state.db);
-    return open.run_id;
+    await commitSyncState(store, scratch, run.name, stopped, state.db);
+    return stopped;
   } finally {
     state.db.close();
   }

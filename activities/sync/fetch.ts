@@ -3,6 +3,7 @@ import { CREDITS } from '../../connectors/signal-api/limits.ts';
 import type { BulkEnrichItem, EnrichCompaniesParams, Signal } from '../../connectors/signal-api/types.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { sendBulkEnrich } from '../paid/bulk-enrich-call.ts';
+import { awaitEarlierCall } from '../paid/earlier-call.ts';
 import { publishSpooled } from '../paid/paid-batch.ts';
 import { type AttemptContext, lostRace, type PaidAnswer, publishPaidPart } from '../paid/paid-call.ts';
 import type { PartIdentity, PartRead } from '../run/parts.ts';
@@ -47,7 +48,9 @@ export type SyncFetch = (
  *
  * Paid once, or counted, as every paid batch is (docs/paid-answers.md): the call goes under a marker in the run's
  * `work/calls/` (`sendPaidCall`); the answer is published by `publishPaidPart`, which names the call, and an attempt
- * that finds the answer saved by another first keeps its marker with the credits the service said.
+ * that finds the answer saved by another first keeps its marker with the credits the service said. An attempt
+ * started while an earlier attempt's call is on its way (its heartbeat lapsed) waits for that call and takes its
+ * answer (`earlier-call.ts`); the earlier attempt, cancelled meanwhile, still saves the answer it reads.
  */
 export async function fetchSyncBatch(
   client: SignalClient,
@@ -60,26 +63,28 @@ export async function fetchSyncBatch(
   // Whose the answer is: the sync's run, the filters of its calls, and the batch.
   const identity = { owner: `${run.name}/run-${run.runId}`, options: optionsHash(filters), index };
   await publishSpooled(store, syncRunFolders(run), attempt);
-  const seen = await readPart(store, key, identity);
+  const marked = { callsPrefix: callsPrefix(run) };
+  let seen = await readPart(store, key, identity);
   const saved = await savedResult(store, key, index, seen);
   if (saved) return saved;
+  const theirs = await awaitEarlierCall(store, marked, index, attempt, async () => {
+    seen = await readPart(store, key, identity);
+    return savedResult(store, key, index, seen);
+  });
+  if (theirs) return theirs;
 
   const batch = JSON.parse(await store.readText(syncBatchKey(run, index))) as SyncBatch;
-  const marked = { callsPrefix: callsPrefix(run) };
-  const { results, answered } = await sendBulkEnrich(
-    client,
-    store,
-    marked,
-    index,
-    attempt,
-    bulkRequest(batch, filters),
-  );
-  const answer = collect(batch, results, run.at);
+  const keep = { keepCancelledAnswer: true };
+  const sent = await sendBulkEnrich(client, store, marked, index, attempt, bulkRequest(batch, filters), keep);
+  const { answered } = sent;
+  const answer = collect(batch, sent.results, run.at);
   answer.credits = answered?.credits ?? 0;
   answer.calls = answered ? 1 : 0;
   const counts = countsOf(answer);
   const replaced = seen.fingerprint === undefined ? {} : { fingerprint: seen.fingerprint };
   const published = await publishAnswer(store, key, replaced, identity, answered, answer, counts, attempt.spool);
+  // Cancelled while its call was on its way: the answer is saved for the attempt that replaced this one.
+  if (sent.cancelled) throw sent.cancelled.reason;
   if (published.lost) {
     const theirs = await savedResult(store, key, index, await readPart(store, key, identity));
     if (theirs) return theirs;

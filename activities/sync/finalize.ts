@@ -5,6 +5,9 @@ import { chargedFields, endingFields, runFinalizer, scheduledRunHead } from '../
 import { openScratch, type Scratch } from '../run/part-files.ts';
 import { planKey, scheduledRunMarkers } from '../run/scheduled-layout.ts';
 import type { AnswerWait, UnsavedAnswers } from '../run/unsaved-answers.ts';
+import { lastRunOf } from '../state/last-run.ts';
+import { mergeAnswer } from '../state/sync-rules.ts';
+import { commitSyncState, type OpenedState, openSyncState } from '../state/sync-state.ts';
 import { readSyncAnswer } from './fetch.ts';
 import {
   syncChangesKey,
@@ -16,7 +19,6 @@ import {
 } from './layout.ts';
 import { type NightFile, publishNightFiles, writeNightFiles } from './night-files.ts';
 import { readResolutions } from './plan.ts';
-import { commitSyncState, mergeAnswer, type OpenedState, openSyncState } from './state.ts';
 import type { FinalizeSyncRequest, SyncAnswer, SyncPlan, SyncResult } from './types.ts';
 
 /**
@@ -218,19 +220,12 @@ async function commitSyncRun(
   written: SyncWritten,
 ): Promise<SyncResult> {
   const run = request.run;
-  const { status, credits_charged: credits } = manifest;
   const { paid, state } = gathered;
-  if (status !== 'failed')
-    await commitSyncState(store, request.scratch, run.name, run.runId, state.db, {
-      run_id: run.runId,
-      status,
-      manifest: syncManifestKey(run),
-      finished_at: manifest.finished_at,
-      credits,
-      calls: paid.calls,
-      new_signals: paid.newSignals,
-      records: written.summary,
-    });
+  if (manifest.status !== 'failed') {
+    const did = { calls: paid.calls, new_signals: paid.newSignals, records: written.summary };
+    const lastRun = lastRunOf(run, syncManifestKey(run), manifest, did);
+    await commitSyncState(store, request.scratch, run.name, run.runId, state.db, lastRun);
+  }
   return syncResult(store, request, manifest);
 }
 

@@ -8,7 +8,7 @@ import type { SyncRunRef } from './types.ts';
  * the run id (its scheduled time) and the batch index, so that a retried run overwrites instead of duplicating.
  *
  *   <name>/_state.json                                   pointer: the committed state and the one before it
- *   <name>/_state/run-<id>.sqlite.gz                     the state database (state-db.ts): per company, per record,
+ *   <name>/_state/run-<id>.sqlite.gz                     the state database (state/sync-db.ts): per company, per record,
  *                                                        per resolved identifier
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/rows.csv          every record of the night's export, once
  *   <name>/runs/dt=YYYY-MM-DD/run-<id>/changes.csv       only the new and changed records
@@ -20,12 +20,8 @@ import type { SyncRunRef } from './types.ts';
  */
 const pad = (index: number) => String(index).padStart(5, '0');
 
-export const syncStatePointerKey = (name: string) => `${name}/_state.json`;
-export const syncStateKey = (name: string, runId: string) => `${name}/_state/run-${runId}.sqlite.gz`;
-/** The state object of the release before the state database: read once, by the first night after an upgrade. */
-export const legacySyncStateKey = (name: string, runId: string) => `${name}/_state/run-${runId}.json.gz`;
-/** Names the run that planned last: a run that finds another one here that never committed carries it on. */
-export const syncOpenRunKey = (name: string) => `${name}/_open-run.json`;
+// The state's own keys are the state module's (activities/state/layout.ts); named here too, as every key of a night.
+export { legacySyncStateKey, syncOpenRunKey, syncStateKey, syncStatePointerKey } from '../state/layout.ts';
 
 export const syncRunPrefix = (run: SyncRunRef) => `${run.name}/runs/dt=${run.date}/run-${run.runId}/`;
 export const syncRowsKey = (run: SyncRunRef) => `${syncRunPrefix(run)}rows.csv`;

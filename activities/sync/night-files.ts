@@ -13,10 +13,10 @@ import {
   writeLine,
 } from '../run/part-files.ts';
 import { zeroCounts } from '../run/parts.ts';
+import type { StateDb } from '../state/sync-db.ts';
 import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
 import { syncChangesKey, syncGoneKey, syncRowsKey, syncTableKey } from './layout.ts';
 import { readSyncRecords, recordDomain } from './plan.ts';
-import type { StateDb } from './state-db.ts';
 import type { FinalizeSyncRequest, SyncPlan, SyncRecord } from './types.ts';
 
 /**

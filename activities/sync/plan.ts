@@ -9,18 +9,12 @@ import { columnRequest, identifyRecord } from '../input/identify.ts';
 import { type InputRecord, openInput, readInputRecords } from '../input/read-input.ts';
 import { openScratch, type Scratch } from '../run/part-files.ts';
 import { planKey } from '../run/scheduled-layout.ts';
+import { markSyncRunOpen } from '../state/stopped-run.ts';
+import type { StateDb } from '../state/sync-db.ts';
+import { openSyncState } from '../state/sync-state.ts';
 import { carryOnStoppedRun } from './carry-on.ts';
-import {
-  syncBatchKey,
-  syncOpenRunKey,
-  syncRecordsKey,
-  syncResolvedKey,
-  syncResolveKey,
-  syncStageKey,
-} from './layout.ts';
+import { syncBatchKey, syncRecordsKey, syncResolvedKey, syncResolveKey, syncStageKey } from './layout.ts';
 import { openGzipLines, readGzipLines } from './records-file.ts';
-import { openSyncState } from './state.ts';
-import type { StateDb } from './state-db.ts';
 import type {
   PrepareSyncRequest,
   SyncBatch,
@@ -84,7 +78,7 @@ async function stageSyncRun(
   const read = await readExport(openStore, request, kind, scratch);
   try {
     const carried = await carryOnStoppedRun(out, run, scratch);
-    await out.writeText(syncOpenRunKey(run.name), JSON.stringify({ run_id: run.runId }), JSON_TYPE);
+    await markSyncRunOpen(out, run.name, run.runId);
     const state = await openSyncState(out, scratch, run.name, run.at);
     let resolveBatches = 0;
     try {

@@ -1,4 +1,4 @@
-import { writeCsvFile } from '../../connectors/crm/csv-file.ts';
+import { type CsvFileWritten, writeCsvFile } from '../../connectors/crm/csv-file.ts';
 import type { CrmWriteOutcome } from '../../connectors/crm/writer.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { syncRunPrefix } from '../sync/layout.ts';
@@ -11,19 +11,19 @@ export const writeBackReportKey = (run: SyncRunRef) => `${syncRunPrefix(run)}wri
 /**
  * One line per record the night had to write: its id under the export's header, its outcome (`written`, `rejected`,
  * `not_attempted`), the CRM's code and message for a refusal (or why it was not attempted) and whether it is tried
- * again next night. Returns its URL.
+ * again next night. Returns its URL and the file as a manifest lists it.
  */
 export async function writeWriteBackReport(
   store: Store,
   run: SyncRunRef,
   idHeader: string,
   outcomes: readonly CrmWriteOutcome[],
-): Promise<string> {
+): Promise<{ url: string; file: CsvFileWritten }> {
   const key = writeBackReportKey(run);
   const header = csvHeader([idHeader || 'record_id', 'outcome', 'crm_code', 'crm_message', 'retried']);
   const lines = [...outcomes].sort(byId).map((o) => csvHeader(cellsOf(o)));
-  await writeCsvFile(store, key, header, lines);
-  return store.urlOf(key);
+  const file = await writeCsvFile(store, key, header, lines);
+  return { url: store.urlOf(key), file };
 }
 
 function cellsOf(o: CrmWriteOutcome): string[] {

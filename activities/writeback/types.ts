@@ -3,6 +3,7 @@
  * --write-back hubspot|salesforce`). References, names and counts only: the records stay in the bucket, the token in
  * the worker's configuration.
  */
+import type { CsvFileWritten } from '../../connectors/crm/csv-file.ts';
 import type { CrmName, CrmObject } from '../../connectors/crm/writer.ts';
 import type { SyncKind, SyncRunRef } from '../sync/types.ts';
 
@@ -44,4 +45,6 @@ export interface WriteBackResult {
   pending: number;
   /** `writeback.csv` beside `changes.csv`. */
   reportUrl: string;
+  /** `writeback.csv` as the manifest lists it (absent in the ledgers of nights written before it was listed). */
+  report?: CsvFileWritten;
 }

@@ -10,7 +10,8 @@ import type { Store } from '../../connectors/storage/store.ts';
 import { syncChangesKey, syncRowsKey } from '../sync/layout.ts';
 import { readChangedRecords, readRecordIds } from './changes.ts';
 import { type WriteField, writeFieldsOf, writeObjectOf } from './fields.ts';
-import { type Ledger, readLedger, valuesPrint, writeLedger } from './ledger.ts';
+import { closeLedger, type Ledger, readLedger, valuesPrint, writeBackState, writeLedger } from './ledger.ts';
+import { doneSection, failedSection, recordWriteBackInManifest } from './manifest.ts';
 import { preflight } from './preflight.ts';
 import { writeWriteBackReport } from './report.ts';
 import type { WriteBackRequest, WriteBackResult } from './types.ts';
@@ -41,12 +42,49 @@ interface Planned {
  * 4. the ledger records them pending before the CRM is asked, and the writer's checkpoint (a Salesforce ingest job)
  *    as soon as it exists, so a cut write resumes instead of writing twice;
  * 5. the outcomes: written → confirmed; transient rejections and records not attempted stay pending; permanent ones
- *    are recorded with the values refused and not tried again until those change; `writeback.csv` beside `changes.csv`.
+ *    are recorded with the values refused and not tried again until those change; `writeback.csv` beside `changes.csv`;
+ * 6. the night's manifest gets its `write_back` section: the counts and `writeback.csv`, or why the write-back failed.
  */
 export async function writeBackNight(deps: WriteBackDeps, request: WriteBackRequest): Promise<WriteBackResult> {
+  const { store } = deps;
+  const { run } = request;
+  let result: WriteBackResult;
+  try {
+    result = await writeNight(deps, request);
+  } catch (error) {
+    // The manifest says why (this attempt); a retry that succeeds replaces it with the counts.
+    const pending = await pendingOf(store, run.name);
+    await recordWriteBackInManifest(store, run, failedSection(request.crm, error, pending)).catch(() => false);
+    throw error;
+  }
+  await recordWriteBackInManifest(store, run, doneSection(result));
+  return result;
+}
+
+/** The write-back itself (see writeBackNight); the manifest is told by the caller. */
+async function writeNight(deps: WriteBackDeps, request: WriteBackRequest): Promise<WriteBackResult> {
+  const ledger = await readLedger(deps.store, request.run.name);
+  try {
+    return await writeWithLedger(deps, request, ledger);
+  } finally {
+    await closeLedger(ledger);
+  }
+}
+
+/** The number of changes the ledger's pointer says are pending (undefined when it cannot be read). */
+async function pendingOf(store: Store, name: string): Promise<number | undefined> {
+  const state = await writeBackState(store, name).catch(() => null);
+  return state && 'pending' in state ? state.pending : undefined;
+}
+
+/** The write-back with the schedule's ledger open (steps 1 to 5 of writeBackNight). */
+async function writeWithLedger(
+  deps: WriteBackDeps,
+  request: WriteBackRequest,
+  ledger: Ledger,
+): Promise<WriteBackResult> {
   const { store, writer } = deps;
   const { run } = request;
-  const ledger = await readLedger(store, run.name);
   const done = ledger.nights[run.runId];
   if (done !== undefined) return done;
 
@@ -64,9 +102,11 @@ export async function writeBackNight(deps: WriteBackDeps, request: WriteBackRequ
   const typed = typeRecords(changes.records, fields, described);
   const planned = mergePending(ledger, typed.records, tonight, run.runId);
   const kept = await applyFillEmpty(writer, object, fields, ledger, planned);
-  for (const id of kept) delete ledger.pending[id];
   const toSend = planned.filter((record) => !alreadyConfirmed(ledger, record));
-  for (const record of toSend) ledger.pending[record.id] = { values: record.values, from: run.runId };
+  ledger.records.transaction(() => {
+    for (const id of kept) ledger.records.dropPending(id);
+    for (const record of toSend) ledger.records.setPending(record.id, { values: record.values, from: run.runId });
+  });
   await writeLedger(store, ledger);
 
   const outcomes = await sendUpdates(deps, ledger, run.runId, object, toSend);
@@ -78,9 +118,11 @@ export async function writeBackNight(deps: WriteBackDeps, request: WriteBackRequ
     ...typed.refused,
     ...kept.map((id) => ({ id, outcome: 'not_attempted' as const, reason: 'fill-empty: the CRM holds values' })),
   ]);
-  for (const refusal of typed.refused) delete ledger.pending[refusal.id];
+  ledger.records.transaction(() => {
+    for (const refusal of typed.refused) ledger.records.dropPending(refusal.id);
+  });
   const result = resultOf(request, object, ledger, planned, [...outcomes, ...typed.refused], kept.length);
-  ledger.nights[run.runId] = { ...result, truncated: typed.truncated, reportUrl: report };
+  ledger.nights[run.runId] = { ...result, truncated: typed.truncated, reportUrl: report.url, report: report.file };
   delete ledger.checkpoint;
   await writeLedger(store, ledger);
   return ledger.nights[run.runId] as WriteBackResult;
@@ -131,20 +173,22 @@ function mergePending(
 ): Planned[] {
   const tonightById = new Map(typed.map((record) => [record.id, record.values]));
   const planned: Planned[] = [];
-  for (const [id, pending] of Object.entries(ledger.pending)) {
-    if (!tonight.has(id)) {
-      delete ledger.pending[id];
-      continue;
+  const gone: string[] = [];
+  for (const [id, pending] of ledger.records.allPending()) {
+    if (!tonight.has(id)) gone.push(id);
+    else if (!tonightById.has(id) && pending.from !== runId)
+      planned.push({ id, values: pending.values, carried: true });
+  }
+  ledger.records.transaction(() => {
+    for (const id of gone) ledger.records.dropPending(id);
+    for (const [id, values] of tonightById) {
+      const refused = ledger.records.refused(id);
+      if (refused !== undefined && refused.print === valuesPrint(values)) continue;
+      if (refused !== undefined) ledger.records.dropRefused(id);
+      const pending = ledger.records.pending(id);
+      planned.push({ id, values, carried: pending !== undefined && pending.from !== runId });
     }
-    if (tonightById.has(id) || pending.from === runId) continue;
-    planned.push({ id, values: pending.values, carried: true });
-  }
-  for (const [id, values] of tonightById) {
-    const refused = ledger.refused[id];
-    if (refused !== undefined && refused.print === valuesPrint(values)) continue;
-    delete ledger.refused[id];
-    planned.push({ id, values, carried: ledger.pending[id] !== undefined && ledger.pending[id].from !== runId });
-  }
+  });
   return planned;
 }
 
@@ -171,7 +215,7 @@ async function applyFillEmpty(
   for (let i = planned.length - 1; i >= 0; i -= 1) {
     const record = planned[i] as Planned;
     const now = current.get(record.id) ?? {};
-    const ours = ledger.confirmed[record.id] ?? {};
+    const ours = ledger.records.confirmed(record.id) ?? {};
     for (const field of careful) {
       const held = now[field] ?? null;
       if (held !== null && held !== '' && !sameValue(held, ours[field])) delete record.values[field];
@@ -196,7 +240,7 @@ async function readInChunks(writer: CrmWriter, object: CrmObject, ids: readonly 
 }
 
 function alreadyConfirmed(ledger: Ledger, record: Planned): boolean {
-  const confirmed = ledger.confirmed[record.id];
+  const confirmed = ledger.records.confirmed(record.id);
   if (confirmed === undefined) return false;
   return Object.entries(record.values).every(([field, value]) => sameValue(confirmed[field] ?? null, value));
 }
@@ -230,18 +274,21 @@ async function sendUpdates(
 /** The ledger after the CRM's answers. */
 function settle(ledger: Ledger, sent: readonly Planned[], outcomes: readonly CrmWriteOutcome[], runId: string): void {
   const byId = new Map(sent.map((record) => [record.id, record]));
-  for (const outcome of outcomes) {
-    const record = byId.get(outcome.id);
-    if (record === undefined) continue;
-    if (outcome.outcome === 'written') {
-      ledger.confirmed[outcome.id] = { ...(ledger.confirmed[outcome.id] ?? {}), ...record.values };
-      delete ledger.pending[outcome.id];
-    } else if (outcome.outcome === 'rejected' && !outcome.transient) {
-      const print = valuesPrint(record.values);
-      ledger.refused[outcome.id] = { print, code: outcome.code, message: outcome.message, run: runId };
-      delete ledger.pending[outcome.id];
+  const { records } = ledger;
+  records.transaction(() => {
+    for (const outcome of outcomes) {
+      const record = byId.get(outcome.id);
+      if (record === undefined) continue;
+      if (outcome.outcome === 'written') {
+        records.confirm(outcome.id, record.values);
+        records.dropPending(outcome.id);
+      } else if (outcome.outcome === 'rejected' && !outcome.transient) {
+        const print = valuesPrint(record.values);
+        records.refuse(outcome.id, { print, code: outcome.code, message: outcome.message, run: runId });
+        records.dropPending(outcome.id);
+      }
     }
-  }
+  });
 }
 
 function resultOf(
@@ -263,6 +310,6 @@ function resultOf(
     notAttempted: count((o) => o.outcome === 'not_attempted') + kept,
     carried: planned.filter((record) => record.carried).length,
     kept,
-    pending: Object.keys(ledger.pending).length,
+    pending: ledger.records.count('pending'),
   };
 }

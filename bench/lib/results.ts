@@ -23,25 +23,38 @@ each one measures and how to run it. Every ratio compares two runs made in the s
 named in its section; absolute figures only compare on the same machine (and a shared machine's load is noted).
 `;
 
-/** Replaces (or appends) the section of one benchmark, keeping the others and their order. */
+/**
+ * Replaces the section of one benchmark (between its `<!-- bench:NAME -->` markers) and nothing else: hand-written
+ * text outside every section stays as it is. A benchmark without a section yet gets one before the section of the
+ * next benchmark in `BENCHMARKS` order that has one, else at the end.
+ */
 export function updateResultsMarkdown(current: string, result: BenchResult, m: Machine): string {
-  const start = `<!-- bench:${result.name} -->`;
-  const end = `<!-- /bench:${result.name} -->`;
   const section = [
-    start,
+    sectionStart(result.name),
     `## ${result.name}`,
     '',
     `Machine: ${describeMachine(m)}. Size \`${result.size}\`, ran ${Math.round(result.durationS)} s.`,
     '',
     renderResult(result),
-    end,
+    sectionEnd(result.name),
   ].join('\n');
-  const sections = new Map<string, string>();
-  for (const match of current.matchAll(/<!-- bench:([\w-]+) -->[\s\S]*?<!-- \/bench:\1 -->/g)) {
-    sections.set(match[1]!, match[0]);
-  }
-  sections.set(result.name, section);
+  const text = current.trim() === '' ? `${HEADER}\n` : current;
+  const own = sectionRange(text, result.name);
+  if (own) return text.slice(0, own.start) + section + text.slice(own.end);
   const known = BENCHMARKS as readonly string[];
-  const ordered = [...known.filter((n) => sections.has(n)), ...[...sections.keys()].filter((n) => !known.includes(n))];
-  return `${HEADER}\n${ordered.map((n) => sections.get(n)).join('\n\n')}\n`;
+  const later = known.includes(result.name) ? known.slice(known.indexOf(result.name) + 1) : [];
+  const next = later.map((name) => sectionRange(text, name)).find((range) => range !== undefined);
+  if (next) return `${text.slice(0, next.start)}${section}\n\n${text.slice(next.start)}`;
+  return `${text.replace(/\n*$/, '')}\n\n${section}\n`;
+}
+
+const sectionStart = (name: string) => `<!-- bench:${name} -->`;
+const sectionEnd = (name: string) => `<!-- /bench:${name} -->`;
+
+/** Where a benchmark's section is in the text, its markers included. */
+function sectionRange(text: string, name: string): { start: number; end: number } | undefined {
+  const start = text.indexOf(sectionStart(name));
+  if (start < 0) return undefined;
+  const close = text.indexOf(sectionEnd(name), start);
+  return close < 0 ? undefined : { start, end: close + sectionEnd(name).length };
 }

@@ -4,7 +4,8 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { FeedResult, IntentFilters, SearchFilters } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { SCHEDULE_NAME } from '../../activities/run/scheduled-layout.ts';
-import type { SyncResult } from '../../activities/sync/types.ts';
+import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
+import { preflightWriteBack } from '../../activities/writeback/preflight.ts';
 import type { WriteBackOptions, WritePolicy } from '../../activities/writeback/types.ts';
 import { openStore } from '../../config/storage.ts';
 import { parseTemporalConfig, type TemporalConfig } from '../../config/worker.ts';
@@ -29,6 +30,7 @@ import {
   unpausePushSchedule,
 } from '../../library/schedules/service.ts';
 import { isTimeZone, parseTimeOfDay, timingOf } from '../../library/schedules/timing.ts';
+import { crmWritersFrom } from '../../workers/crm-writers.ts';
 import { isoDate, list, locationUrl, positiveInt, required, signalFilters, UsageError } from '../args.ts';
 import { checkNightInput } from '../input-columns.ts';
 import { EXIT, exitCodeOf } from '../job-outcome.ts';
@@ -154,6 +156,7 @@ export interface CreateFlags {
   writeBack?: string;
   writeFields?: string;
   writePolicy?: string[];
+  skipCrmCheck?: boolean;
   output?: string;
   every?: string;
   at?: string;
@@ -198,10 +201,10 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   encoding: ['enrich', 'enrich-contacts'],
   sheet: ['enrich', 'enrich-contacts'],
   allowMissingInput: ['enrich', 'enrich-contacts'],
-  notify: ['enrich', 'enrich-contacts'],
   writeBack: ['enrich', 'enrich-contacts'],
   writeFields: ['enrich', 'enrich-contacts'],
   writePolicy: ['enrich', 'enrich-contacts'],
+  skipCrmCheck: ['enrich', 'enrich-contacts'],
   column: ['push', 'enrich', 'enrich-contacts'],
   limit: ['push', 'enrich', 'enrich-contacts'],
   signalSubtypes: ['push'],
@@ -297,9 +300,14 @@ export function parseFeedCreate(kind: FeedKind, values: CreateFlags): FeedSchedu
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
   };
-  Object.assign(definition, runBounds(values), tableFormats(values.format));
+  Object.assign(definition, runBounds(values), tableFormats(values.format), notifyOption(values));
   if (values.note) definition.note = values.note;
   return definition;
+}
+
+/** `--notify` as every kind's definition holds it: absent when not given. */
+function notifyOption(values: CreateFlags): { notify?: string } {
+  return values.notify !== undefined ? { notify: notifyUrl(values.notify) } : {};
 }
 
 /** `--since`, `--max-credits` and `--concurrency` as a push or feed definition holds them: absent when not given. */
@@ -354,7 +362,7 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
     paused: values.paused === true,
     ...columnOptions({ ...values, column: values.column || undefined, idColumn: values.idColumn || undefined }),
     ...(types ? { signalTypes: types } : {}),
-    ...(values.notify !== undefined ? { notify: notifyUrl(values.notify) } : {}),
+    ...notifyOption(values),
     ...(limit !== undefined ? { limit } : {}),
     ...(values.note ? { note: values.note } : {}),
     ...writeBackOptions(values),
@@ -365,8 +373,8 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
 /** `--write-back`, `--write-fields`, `--write-policy` as the schedule keeps them (no secret: the token is the worker's). */
 function writeBackOptions(values: CreateFlags): { writeBack?: WriteBackOptions } {
   if (values.writeBack === undefined) {
-    if (values.writeFields !== undefined || values.writePolicy !== undefined)
-      throw new UsageError('--write-fields and --write-policy need --write-back hubspot|salesforce');
+    if (values.writeFields !== undefined || values.writePolicy !== undefined || values.skipCrmCheck !== undefined)
+      throw new UsageError('--write-fields, --write-policy and --skip-crm-check need --write-back hubspot|salesforce');
     return {};
   }
   if (values.writeBack !== 'hubspot' && values.writeBack !== 'salesforce')
@@ -381,6 +389,16 @@ function writeBackOptions(values: CreateFlags): { writeBack?: WriteBackOptions }
   }
   const policy = Object.keys(policies).length > 0 ? { policies } : {};
   return { writeBack: { crm: values.writeBack, ...(fields ? { fields } : {}), ...policy } };
+}
+
+/**
+ * The night's pre-flight, at create: this process's CRM settings (the worker's variables) read the CRM's schema and
+ * the token's scopes; a field or scope the night would be refused for throws `CrmPreflightError` (exit 2) naming
+ * each problem and its fix, before the schedule exists. `--skip-crm-check` where the CRM is not reachable from here.
+ */
+async function checkWriteBack(kind: SyncKind, writeBack: WriteBackOptions): Promise<void> {
+  const { crm, fields } = writeBack;
+  await preflightWriteBack(crmWritersFrom()(crm), { crm, kind, ...(fields ? { fields } : {}) });
 }
 
 /** `schedule create`'s flags as the push to create; every mistake is a `UsageError` naming its flag. */
@@ -402,7 +420,7 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   if (types) definition.signalTypes = types;
   if (subtypes) definition.signalSubtypes = subtypes;
   if (limit !== undefined) definition.limit = limit;
-  Object.assign(definition, runBounds(values));
+  Object.assign(definition, runBounds(values), notifyOption(values));
   if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
   Object.assign(definition, tableFormats(values.format));
   if (values.note) definition.note = values.note;
@@ -500,6 +518,8 @@ export function parseSubcommand(
     const definition = parseScheduleCreate(values);
     return async (client, temporal) => {
       if ('input' in definition) await checkNightInput(definition, openStore, values.allowMissingInput === true);
+      if ('writeBack' in definition && definition.writeBack && values.skipCrmCheck !== true)
+        await checkWriteBack(definition.kind, definition.writeBack);
       const scheduleId = await createPushSchedule(client, temporal, definition);
       return { name: definition.name, scheduleId, created: true, ...timingOf(definition) };
     };

@@ -47,7 +47,11 @@ export type CrmWriteOutcome =
  * Where a write stood when it was cut, saved by the caller before the CRM is asked to do anything it could not undo:
  * a Salesforce ingest job created is resumed by its id, never created twice.
  */
-export type CrmWriteCheckpoint = { crm: 'salesforce'; jobId: string } | { crm: 'hubspot'; batches: number };
+export type CrmWriteCheckpoint =
+  | { crm: 'salesforce'; jobId: string }
+  /** A create-job call sent at `since` (the CRM's clock, less a margin) whose answer has not come back yet. */
+  | { crm: 'salesforce'; creatingSince: string }
+  | { crm: 'hubspot'; batches: number };
 
 export interface CrmWriteRequest {
   object: CrmObject;

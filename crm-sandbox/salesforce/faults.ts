@@ -1,7 +1,7 @@
 /**
  * Faults on demand, matched against each incoming call before it is authenticated: an outage (5xx, Salesforce's
  * `SERVER_UNAVAILABLE` or an HTML page from the load balancer), a 429, or a cut connection, for the next `times`
- * calls whose method and path match. Record-level faults (deleted, locked, validation rule) live with the records.
+ * calls whose method and path match, or the answer lost after the call was acted on. Record-level faults (deleted, locked, validation rule) live with the records.
  */
 
 export interface RequestFault {
@@ -19,6 +19,8 @@ export interface RequestFault {
   html?: boolean;
   /** Close the connection without an answer (after reading the request). */
   drop?: boolean;
+  /** Act on the call, then close the connection before its answer (the answer lost on its way: a job created unseen). */
+  dropAnswer?: boolean;
   /** How many matching calls get it (default 1; Infinity until cleared). */
   times?: number;
 }

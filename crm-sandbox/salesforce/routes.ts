@@ -13,6 +13,27 @@ function bulkFault(error: unknown): never {
   throw error;
 }
 
+/** Jobs a page of `GET /jobs/ingest` lists, as Salesforce answers it ("Get Information About All Ingest Jobs"). */
+const JOBS_PAGE = 1000;
+
+/**
+ * Get All Jobs: every ingest job (all of them Bulk API 2.0 `V2Ingest` jobs here: a `jobType` of `Classic` or
+ * `BigObjectIngest` lists none), 1,000 a page, `nextRecordsUrl` carrying the `queryLocator` of the next page.
+ */
+function listJobs(jobs: IngestJobs, req: Request): Record<string, unknown> {
+  const type = req.query.get('jobType');
+  const all = type === null || type === 'V2Ingest' ? jobs.all() : [];
+  const from = Number(req.query.get('queryLocator') ?? '0') || 0;
+  const page = all.slice(from, from + JOBS_PAGE);
+  const done = from + JOBS_PAGE >= all.length;
+  const next = new URLSearchParams({ ...(type ? { jobType: type } : {}), queryLocator: String(from + JOBS_PAGE) });
+  return {
+    done,
+    records: page.map((j) => jobInfo(j, req.version)),
+    nextRecordsUrl: done ? null : `/services/data/v${req.version}/jobs/ingest?${next}`,
+  };
+}
+
 function ingestRoutes(jobs: IngestJobs, req: Request): Handler | undefined {
   const [, , id, sub] = req.segments;
   const m = req.method;
@@ -31,11 +52,7 @@ function ingestRoutes(jobs: IngestJobs, req: Request): Handler | undefined {
         status: 200,
         body: jobInfo(jobs.create(parseJson(req.body) as Record<string, unknown>, req.version), req.version),
       }));
-    if (m === 'GET')
-      return () => ({
-        status: 200,
-        body: { done: true, records: jobs.all().map((j) => jobInfo(j, req.version)), nextRecordsUrl: null },
-      });
+    if (m === 'GET') return () => ({ status: 200, body: listJobs(jobs, req) });
     return undefined;
   }
   if (sub === undefined) {

@@ -134,8 +134,12 @@ async function handle(deps: ServerDeps, http: IncomingMessage, res: ServerRespon
     res.socket?.destroy();
     return;
   }
-  const reply = fault ? faultReply(fault) : await answer(deps, http, req);
+  const reply = fault && !fault.dropAnswer ? faultReply(fault) : await answer(deps, http, req);
   deps.calls.push({ method: req.method, path: req.path, status: reply.status });
+  if (fault?.dropAnswer) {
+    res.socket?.destroy();
+    return;
+  }
   const limit: Record<string, string> = req.api
     ? { 'sforce-limit-info': `api-usage=${deps.usage.used}/${deps.usage.max}` }
     : {};

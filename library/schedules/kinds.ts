@@ -2,16 +2,18 @@ import type { ScheduleOverlapPolicy } from '@temporalio/client';
 import type { FeedResult } from '../../activities/feeds/types.ts';
 import type { PushResult } from '../../activities/push/types.ts';
 import { watermarksKey } from '../../activities/run/scheduled-layout.ts';
-import { readWatermarkState, resetWatermarkState } from '../../activities/run/watermarks.ts';
+import { readSyncPointer, resetSyncState } from '../../activities/state/sync-state.ts';
+import { readWatermarkState, resetWatermarkState } from '../../activities/state/watermarks.ts';
 import { syncStatePointerKey } from '../../activities/sync/layout.ts';
-import { readSyncPointer, resetSyncState } from '../../activities/sync/state.ts';
 import type { SyncKind, SyncResult } from '../../activities/sync/types.ts';
+import { writeBackState } from '../../activities/writeback/ledger.ts';
 import { openStore } from '../../config/storage.ts';
 import { type KitError, PushRunInProgressError, SyncRunInProgressError } from '../../connectors/errors.ts';
 import { type FeedKind, isFeedKind } from '../../contract/kinds.ts';
 import { type CrmSyncInput, crmSync } from '../../workflows/crm-sync.ts';
 import { type ScheduledFeedInput, scheduledFeed } from '../../workflows/scheduled-feed.ts';
 import { type ScheduledPushInput, scheduledPush } from '../../workflows/scheduled-push.ts';
+import { readLastSyncNight } from './sync-night.ts';
 
 // The kinds of schedule, one entry each in SCHEDULE_KINDS: the workflow a run starts and how the service reads,
 // shows and resets the state a run keeps beside its output. A push names no kind in its input; every other kind does.
@@ -50,6 +52,7 @@ export interface PushScheduleDefinition
       | 'concurrency'
       | 'lookbackMs'
       | 'formats'
+      | 'notify'
     >,
     ScheduleTiming {}
 
@@ -57,7 +60,7 @@ export interface PushScheduleDefinition
 export interface FeedScheduleDefinition
   extends Pick<
       ScheduledFeedInput,
-      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats' | 'notify'
     >,
     ScheduleTiming {}
 
@@ -160,12 +163,19 @@ const watermarkState: ScheduleStateKeeper = {
   },
 };
 
-/** A CRM sync's state: where it is, which run committed it, its companies, the last run. */
+/** A CRM sync's state: where it is, which run committed it, its companies, the last run, its write-back's ledger. */
 const syncState: ScheduleStateKeeper = {
-  lastRun: async (output, name) => (await readSyncPointer(openStore(output), name))?.last_run ?? null,
+  async lastRun(output, name) {
+    const store = openStore(output);
+    const lastRun = (await readSyncPointer(store, name))?.last_run;
+    const night = await readLastSyncNight(store, name);
+    if (!lastRun && !night.lastNight && night.ignored.length === 0) return null;
+    return { ...lastRun, lastNight: night.lastNight, ignoredManifests: night.ignored };
+  },
   async view(output, name) {
     const store = openStore(output);
     const pointer = await readSyncPointer(store, name);
+    const night = await readLastSyncNight(store, name);
     return {
       name,
       state: store.urlOf(syncStatePointerKey(name)),
@@ -173,6 +183,9 @@ const syncState: ScheduleStateKeeper = {
       updatedAt: pointer?.updated_at ?? null,
       companies: pointer?.companies ?? 0,
       lastRun: pointer?.last_run ?? null,
+      lastNight: night.lastNight,
+      ignoredManifests: night.ignored,
+      writeBack: await writeBackState(store, name),
     };
   },
   async reset(output, name) {

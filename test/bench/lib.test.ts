@@ -46,6 +46,19 @@ describe('bench harness', () => {
     expect(third.match(/<!-- bench:verify-scale -->/g)).toHaveLength(1);
   });
 
+  it('keeps hand-written text outside the sections of RESULTS.md', () => {
+    const m = machine();
+    const first = updateResultsMarkdown('', result('verify-scale', 1), m);
+    const written = `${first}\n## Before and after the run core\n\nWritten by hand.\n`;
+    const noted = written.replace('<!-- bench:verify-scale -->', 'A note above.\n\n<!-- bench:verify-scale -->');
+    const next = updateResultsMarkdown(updateResultsMarkdown(noted, result('verify-scale', 2), m), result('x', 3), m);
+    expect(next).toContain('## Before and after the run core\n\nWritten by hand.');
+    expect(next).toContain('A note above.\n\n<!-- bench:verify-scale -->');
+    expect(next).toContain('| x | 2 |');
+    expect(next).not.toContain('| x | 1 |');
+    expect(next.indexOf('<!-- bench:x -->')).toBeGreaterThan(next.indexOf('Written by hand.'));
+  });
+
   it('renders a markdown table with right-aligned figures', () => {
     expect(markdownTable({ columns: ['run', 'n'], rows: [['a|b', 1]] })).toBe(
       '| run | n |\n| --- | ---: |\n| a\\|b | 1 |',

@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { syncChangesKey, syncRowsKey } from '../../activities/sync/layout.ts';
 import type { SyncRunRef } from '../../activities/sync/types.ts';
 import { kitFields } from '../../activities/writeback/fields.ts';
-import { readLedger } from '../../activities/writeback/ledger.ts';
+import { closeLedger, readLedger } from '../../activities/writeback/ledger.ts';
 import { writeBackReportKey } from '../../activities/writeback/report.ts';
 import { writeBackNight } from '../../activities/writeback/write-back.ts';
 import { createHubspotWriter } from '../../connectors/crm/hubspot/index.ts';
@@ -277,7 +277,7 @@ describe('write-back into the Salesforce stand-in', () => {
           ...request,
           onCheckpoint: async (checkpoint) => {
             await request.onCheckpoint?.(checkpoint);
-            throw new Error('worker killed mid-upload');
+            if ('jobId' in checkpoint) throw new Error('worker killed mid-upload');
           },
         }),
     };
@@ -285,7 +285,9 @@ describe('write-back into the Salesforce stand-in', () => {
       /killed/,
     );
     expect(salesforce.ingestJobsCreated).toBe(1);
-    expect(Object.keys((await readLedger(store, 'nightly')).pending)).toHaveLength(3);
+    const ledger = await readLedger(store, 'nightly');
+    expect(ledger.records.count('pending')).toBe(3);
+    await closeLedger(ledger);
     const result = await writeBackNight({ store, writer }, { run, kind: 'enrich', crm: 'salesforce' });
     expect(result).toMatchObject({ written: 3, pending: 0 });
     expect(salesforce.ingestJobsCreated).toBe(1);

@@ -150,7 +150,7 @@ describe('a write cut after its ingest job was created, resumed', () => {
         updates,
         onCheckpoint: async (checkpoint) => {
           saved = checkpoint;
-          if (cutOnCheckpoint) throw new Error('worker killed');
+          if (cutOnCheckpoint && 'jobId' in checkpoint) throw new Error('worker killed');
         },
       }),
     ).rejects.toThrow();
@@ -200,6 +200,70 @@ describe('a write cut after its ingest job was created, resumed', () => {
       expect(ids.filter((id, i) => back.get(id)?.['Signal_Count__c'] !== truth(i)['Signal_Count__c'])).toEqual([]);
     });
   }
+});
+
+describe('a create-job call whose answer was lost (the job created, its id never seen)', () => {
+  const lostCreate = () => org.fail({ method: 'POST', path: '/jobs/ingest', dropAnswer: true });
+
+  it('tried again in the same write: the job the lost answer made is found among the open jobs and used, no second job', async () => {
+    const { ids, updates } = seedAccounts(60);
+    const jobsBefore = org.ingestJobsCreated;
+    lostCreate();
+    const pauses: string[] = [];
+    const writer = new SalesforceWriter(jwt, { ...FAST, bulkThreshold: 10 });
+    const outcomes = await writer.write({ object: 'Account', updates, onPause: (p) => pauses.push(p.reason) });
+    // The stand-in's truth: it created exactly one job, and that job wrote every record.
+    expect(org.ingestJobsCreated - jobsBefore).toBe(1);
+    expect(org.ingestJobs().at(-1)?.successful).toHaveLength(60);
+    expect(outcomes.filter((o) => o.outcome === 'written')).toHaveLength(60);
+    expect(pauses).toHaveLength(1);
+    const back = await readBack(ids);
+    expect(ids.filter((id, i) => back.get(id)?.['Signal_Count__c'] !== truth(i)['Signal_Count__c'])).toEqual([]);
+  });
+
+  it('the worker killed with the answer lost: the next attempt resumes from the "creating since" checkpoint, no second job', async () => {
+    const { ids, updates } = seedAccounts(60);
+    const jobsBefore = org.ingestJobsCreated;
+    lostCreate();
+    let saved: CrmWriteCheckpoint | undefined;
+    const cut = new SalesforceWriter(jwt, { ...FAST, bulkThreshold: 10, pacing: { ...FAST.pacing, maxAttempts: 1 } });
+    const onCheckpoint = async (checkpoint: CrmWriteCheckpoint) => {
+      saved = checkpoint;
+    };
+    await expect(cut.write({ object: 'Account', updates, onCheckpoint })).rejects.toThrow();
+    expect(saved).toEqual({ crm: 'salesforce', creatingSince: expect.any(String) });
+    expect(org.ingestJobsCreated - jobsBefore).toBe(1);
+    const writer = new SalesforceWriter(jwt, FAST);
+    const outcomes = await writer.write({
+      object: 'Account',
+      updates,
+      resume: saved as CrmWriteCheckpoint,
+      onCheckpoint,
+    });
+    expect(org.ingestJobsCreated - jobsBefore).toBe(1);
+    expect(saved).toEqual({ crm: 'salesforce', jobId: org.ingestJobs().at(-1)?.id });
+    expect(outcomes.filter((o) => o.outcome === 'written')).toHaveLength(60);
+    const back = await readBack(ids);
+    expect(ids.filter((id, i) => back.get(id)?.['Signal_Count__c'] !== truth(i)['Signal_Count__c'])).toEqual([]);
+  });
+});
+
+describe("jsforce's own retries", () => {
+  it('are not hidden: each 5xx of a GET or PUT is one pause reported through onPause, one call the stand-in answered', async () => {
+    const { updates } = seedAccounts(30);
+    const mark = org.calls.length;
+    org.fail({ method: 'GET', path: '/jobs/ingest/', status: 503, times: 2 });
+    org.fail({ method: 'PUT', path: '/batches', status: 502, errorCode: 'SERVER_UNAVAILABLE', times: 1 });
+    const pauses: string[] = [];
+    const writer = new SalesforceWriter(jwt, { ...FAST, bulkThreshold: 10 });
+    const outcomes = await writer.write({ object: 'Account', updates, onPause: (p) => pauses.push(p.reason) });
+    expect(outcomes.filter((o) => o.outcome === 'written')).toHaveLength(30);
+    const failed = org.calls.slice(mark).filter((call) => call.status >= 500);
+    // The stand-in's record: three refused calls; each one a pause the write-back reported, none waited out unseen.
+    expect(failed).toHaveLength(3);
+    expect(pauses).toHaveLength(failed.length);
+    expect(pauses.every((p) => /: (SERVER_UNAVAILABLE|ERROR_HTTP_50\d)$/.test(p))).toBe(true);
+  });
 });
 
 describe('sessions, outages and limits', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watermarksKey } from '../../activities/run/scheduled-layout.ts';
-import { readWatermarkState } from '../../activities/run/watermarks.ts';
+import { readWatermarkState } from '../../activities/state/watermarks.ts';
 import { openStore } from '../../config/storage.ts';
 import { removeTempDirs, tempDir } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';

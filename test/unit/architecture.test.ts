@@ -180,7 +180,7 @@ describe('folder rules', () => {
         .filter((i) => i.file.startsWith(from) && into.some((folder) => i.target.startsWith(folder)))
         .map((i) => `${i.file} -> ${i.target}`);
     expect(
-      all.some((i) => i.file === 'activities/feeds/finalize.ts' && i.target === 'activities/run/watermarks.ts'),
+      all.some((i) => i.file === 'activities/feeds/finalize.ts' && i.target === 'activities/state/watermarks.ts'),
     ).toBe(true);
     expect(reaches('activities/feeds/', ['activities/push/', 'activities/jobs/'])).toEqual([]);
     expect(reaches('activities/push/', ['activities/jobs/'])).toEqual([]);
@@ -194,11 +194,27 @@ describe('folder rules', () => {
       'activities/push/',
       'activities/feeds/',
       'activities/sync/',
+      'activities/state/',
     ];
     const offenders = all
       .filter((i) => i.file.startsWith('activities/run/') && upward.some((folder) => i.target.startsWith(folder)))
       .map((i) => `${i.file} -> ${i.target}`);
     expect(offenders).toEqual([]);
+  });
+
+  // The incremental state sits between the run core and the kinds: every kind reaches its state through it, and it
+  // knows of the kinds only the sync's answer types.
+  it('has activities/state/ import nothing of the kinds but the types of a sync answer', () => {
+    const kinds = ['activities/paid/', 'activities/jobs/', 'activities/push/', 'activities/feeds/', 'activities/sync/'];
+    const offenders = all
+      .filter((i) => i.file.startsWith('activities/state/') && kinds.some((folder) => i.target.startsWith(folder)))
+      .filter((i) => !(i.typeOnly && i.target === 'activities/sync/types.ts'))
+      .map((i) => `${i.file} -> ${i.target}`);
+    expect(offenders).toEqual([]);
+    const ownState = all.filter(
+      (i) => /^activities\/(push|feeds|sync)\//.test(i.file) && i.target.startsWith('activities/state/'),
+    );
+    expect(new Set(ownState.map((i) => i.file.split('/')[1]))).toEqual(new Set(['push', 'feeds', 'sync']));
   });
 
   it('has contract/ import no package but zod: what a reader is handed holds no I/O', () => {

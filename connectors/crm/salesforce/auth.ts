@@ -11,6 +11,7 @@
 import { createSign } from 'node:crypto';
 import jsforce from 'jsforce';
 import { CrmAuthError } from '../../errors.ts';
+import { NoHiddenRetriesTransport } from './transport.ts';
 
 const { Connection, OAuth2 } = jsforce;
 export type SalesforceConnection = InstanceType<typeof Connection>;
@@ -89,10 +90,9 @@ export async function openConnection(
   version = SALESFORCE_API_VERSION,
 ): Promise<OpenedConnection> {
   if (auth.kind === 'token') {
-    return {
-      conn: new Connection({ instanceUrl: auth.instanceUrl, accessToken: auth.accessToken, version }),
-      scopes: undefined,
-    };
+    const conn = new Connection({ instanceUrl: auth.instanceUrl, accessToken: auth.accessToken, version });
+    conn._transport = new NoHiddenRetriesTransport();
+    return { conn, scopes: undefined };
   }
   const first = await requestToken(auth);
   const conn = new Connection({
@@ -106,5 +106,6 @@ export async function openConnection(
       );
     },
   });
+  conn._transport = new NoHiddenRetriesTransport();
   return { conn, scopes: first.scope?.split(' ').filter(Boolean) };
 }

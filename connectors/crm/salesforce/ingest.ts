@@ -6,11 +6,14 @@
  * from the state Salesforce reports: still Open → upload (an upload already received is answered "multiple contents",
  * which means it is there) and close; UploadComplete or InProgress → poll; ended → read the results. A second job is
  * never created for the same updates, unless the saved job no longer exists (deleted, or past Salesforce's 7 days).
+ * A create whose answer was lost (the checkpoint says only when it was sent) is found among the org's open jobs
+ * (`lost-jobs.ts`) before a new one is made.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CrmRequestError, CrmUnavailableError } from '../../errors.ts';
 import type { CrmObject, CrmRecordUpdate, CrmWriteCheckpoint, CrmWriteOutcome } from '../writer.ts';
 import { callErrorCode } from './classify.ts';
+import { creatingSince, findLostJob } from './lost-jobs.ts';
 import { type IngestResults, ingestOutcomes } from './outcomes.ts';
 import { type Pacer, paced } from './pacing.ts';
 
@@ -54,15 +57,51 @@ async function lookUp(pacer: Pacer, jobId: string): Promise<{ handle: JobHandle;
   }
 }
 
+/**
+ * A new job. Its create call is not safe to repeat (a lost answer would leave a second job): the checkpoint first says
+ * a create was sent and when, and an attempt after a failed one first looks for the job the lost answer created.
+ */
 async function create(
   pacer: Pacer,
   object: CrmObject,
   request: Checkpointing,
 ): Promise<{ handle: JobHandle; info: JobInfo }> {
-  const handle = pacer.conn.bulk2.createJob({ object, operation: 'update', contentType: 'CSV', lineEnding: 'LF' });
-  const info = (await paced(pacer, `ingest job for ${object}`, () => handle.open())) as JobInfo;
-  await request.onCheckpoint?.({ crm: 'salesforce', jobId: info.id });
-  return { handle, info };
+  const since = creatingSince();
+  await request.onCheckpoint?.({ crm: 'salesforce', creatingSince: since });
+  let attempt = 0;
+  const opened = await paced(pacer, `ingest job for ${object}`, async () => {
+    if (attempt++ > 0) {
+      const lost = await findLostJob(pacer, object, since);
+      if (lost) return await adopt(pacer, lost.id);
+    }
+    const handle = pacer.conn.bulk2.createJob({ object, operation: 'update', contentType: 'CSV', lineEnding: 'LF' });
+    return { handle, info: (await handle.open()) as JobInfo };
+  });
+  await request.onCheckpoint?.({ crm: 'salesforce', jobId: opened.info.id });
+  return opened;
+}
+
+/** A resumed write: the job its checkpoint names, or the one a create cut before its answer made (if any). */
+async function resumed(
+  pacer: Pacer,
+  object: CrmObject,
+  request: Checkpointing,
+): Promise<{ handle: JobHandle; info: JobInfo } | undefined> {
+  const resume = request.resume;
+  if (resume?.crm !== 'salesforce') return undefined;
+  if ('jobId' in resume) return lookUp(pacer, resume.jobId);
+  const since = resume.creatingSince;
+  const lost = await paced(pacer, `open ingest jobs for ${object}`, () => findLostJob(pacer, object, since));
+  if (lost === undefined) return undefined;
+  await request.onCheckpoint?.({ crm: 'salesforce', jobId: lost.id });
+  return await paced(pacer, `ingest job ${lost.id} info`, () => adopt(pacer, lost.id));
+}
+
+/** A handle on a job known by its id alone (jsforce needs the job's info before an upload). */
+async function adopt(pacer: Pacer, jobId: string): Promise<{ handle: JobHandle; info: JobInfo }> {
+  const handle = pacer.conn.bulk2.job('ingest', { id: jobId });
+  pacer.calls++;
+  return { handle, info: (await handle.check()) as JobInfo };
 }
 
 async function upload(pacer: Pacer, handle: JobHandle, jobId: string, updates: CrmRecordUpdate[]): Promise<void> {
@@ -143,8 +182,7 @@ export async function writeByIngestJob(
   request: Checkpointing,
   options: IngestOptions,
 ): Promise<CrmWriteOutcome[]> {
-  const resumed = request.resume?.crm === 'salesforce' ? await lookUp(pacer, request.resume.jobId) : undefined;
-  const { handle, info } = resumed ?? (await create(pacer, object, request));
+  const { handle, info } = (await resumed(pacer, object, request)) ?? (await create(pacer, object, request));
   if (info.state === 'Open') {
     await upload(pacer, handle, info.id, updates);
     await close(pacer, handle, info.id);

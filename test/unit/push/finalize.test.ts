@@ -8,7 +8,7 @@ import { pushBatchKey, pushManifestKey } from '../../../activities/push/layout.t
 import { preparePushCatchUp, type StoredPlan } from '../../../activities/push/plan.ts';
 import type { PushManifest, PushRound, PushRunRef } from '../../../activities/push/types.ts';
 import { planKey, watermarksKey } from '../../../activities/run/scheduled-layout.ts';
-import { commitWatermarkState, readWatermarkState } from '../../../activities/run/watermarks.ts';
+import { commitWatermarkState, readWatermarkState } from '../../../activities/state/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { CallOptions, EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';

@@ -17,7 +17,7 @@ import { recoverKeptAnswers } from '../../../activities/push/recover.ts';
 import type { PushManifest, PushRunRef } from '../../../activities/push/types.ts';
 import { planKey } from '../../../activities/run/scheduled-layout.ts';
 import { type AnswerWait, MAX_ANSWER_WAIT_MS } from '../../../activities/run/unsaved-answers.ts';
-import { commitWatermarkState, readWatermarkState } from '../../../activities/run/watermarks.ts';
+import { commitWatermarkState, readWatermarkState } from '../../../activities/state/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 import type { SignalClient } from '../../../connectors/signal-api/client.ts';
 import type { EnrichCompaniesParams } from '../../../connectors/signal-api/index.ts';

@@ -7,7 +7,7 @@ import { pushBatchKey } from '../../../activities/push/layout.ts';
 import { packCalls } from '../../../activities/push/pack.ts';
 import { preparePushRun } from '../../../activities/push/plan.ts';
 import type { DomainOutcome, PushBatch, PushBatchDomain, PushRunRef } from '../../../activities/push/types.ts';
-import { commitWatermarkState } from '../../../activities/run/watermarks.ts';
+import { commitWatermarkState } from '../../../activities/state/watermarks.ts';
 
 const marks = (entries: [string, string][]) =>
   new Map(entries.map(([domain, through]): [string, DomainOutcome] => [domain, { through, pushed: [] }]));

@@ -64,7 +64,8 @@ export class FakeCrm implements CrmWriter {
       throw new Error('503 service unavailable');
     }
     let jobId: string;
-    if (request.resume?.crm === 'salesforce' && this.jobUpdates.has(request.resume.jobId)) jobId = request.resume.jobId;
+    const resumeId = request.resume && 'jobId' in request.resume ? request.resume.jobId : undefined;
+    if (resumeId !== undefined && this.jobUpdates.has(resumeId)) jobId = resumeId;
     else {
       this.jobs += 1;
       jobId = `750${this.jobs}`;

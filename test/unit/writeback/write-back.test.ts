@@ -9,14 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { syncChangesKey, syncRowsKey } from '../../../activities/sync/layout.ts';
+import { syncChangesKey, syncManifestKey, syncRowsKey } from '../../../activities/sync/layout.ts';
 import type { SyncRunRef } from '../../../activities/sync/types.ts';
-import { readLedger } from '../../../activities/writeback/ledger.ts';
+import { closeLedger, readLedger } from '../../../activities/writeback/ledger.ts';
 import { writeBackReportKey } from '../../../activities/writeback/report.ts';
 import type { WriteBackRequest } from '../../../activities/writeback/types.ts';
 import { writeBackNight } from '../../../activities/writeback/write-back.ts';
 import { CrmPreflightError } from '../../../connectors/errors.ts';
 import { openStoreWith, type Store } from '../../../connectors/storage/index.ts';
+import { SyncManifestSchema } from '../../../contract/manifest-schemas.ts';
 import { FakeCrm, FIELD } from './fake-crm.ts';
 
 const HEADER = [
@@ -191,7 +192,9 @@ describe('write-back of a night', () => {
     const run = await night(1, NIGHT1.slice(0, 3));
     crm.cutAfterCheckpoint = true;
     await expect(writeBackNight({ store, writer: crm }, request(run))).rejects.toThrow(/killed/);
-    expect(Object.keys((await readLedger(store, 'nightly')).pending).sort()).toEqual(['001A', '001B', '001C']);
+    const ledger = await readLedger(store, 'nightly');
+    expect([...ledger.records.allPending()].map(([id]) => id)).toEqual(['001A', '001B', '001C']);
+    await closeLedger(ledger);
     const result = await writeBackNight({ store, writer: crm }, request(run));
     expect(result).toMatchObject({ written: 3, pending: 0 });
     expect(crm.jobs).toBe(1);
@@ -273,5 +276,41 @@ describe('write-back of a night', () => {
     expect(result).toMatchObject({ object: 'companies', written: 1 });
     expect(crm.records.get('001A')).toEqual({ signal_count: 3 });
     expect(WRITTEN).toContain('Signal_Count__c');
+  });
+});
+
+/** The manifest the night's finalize wrote before its write-back (the fields the contract asks, nothing paid). */
+function nightManifest(run: SyncRunRef) {
+  const zero = { input_rows: 0, records: 0, ok: 0, not_found: 0, error: 0, invalid: 0, companies: 0 };
+  return {
+    ...{ schema_version: 2, kind: 'crm-sync', name: run.name, run_id: run.runId, dt: run.date },
+    ...{ scheduled_at: run.at, started_at: run.at, finished_at: run.at, status: 'completed' },
+    ...{ input: 'file:///exports/accounts.csv', output: store.url },
+    counts: { ...zero, new_companies: 0, new_signals: 0 },
+    records: { total: 0, new: 0, changed: 0, unchanged: 0, gone: 0, new_ids: [], changed_ids: [], gone_ids: [] },
+    ...{ credits_charged: 0, unsaved_answers: { credits: 0, unknown_calls: 0 }, overlap: { credits: 0 }, calls: 0 },
+    ...{ batches: { total: 0, done: 0 }, parts: [], state: { key: 'nightly/_state.json', from_run: null } },
+  };
+}
+
+describe("the night's manifest", () => {
+  it('says why a write-back failed and what stays pending, then the counts once a retry writes it', async () => {
+    const crm = salesforce();
+    const run = await night(1, NIGHT1.slice(0, 3));
+    const key = syncManifestKey(run);
+    await store.writeText(key, JSON.stringify(nightManifest(run)));
+    crm.outage = true;
+    await expect(writeBackNight({ store, writer: crm }, request(run))).rejects.toThrow();
+    const failed = SyncManifestSchema.parse(JSON.parse(await store.readText(key)));
+    expect(failed.write_back).toMatchObject({ crm: 'salesforce', status: 'failed', pending: 3 });
+    expect(failed.write_back?.error).toMatch(/\w/);
+
+    const result = await writeBackNight({ store, writer: crm }, request(run));
+    const done = SyncManifestSchema.parse(JSON.parse(await store.readText(key)));
+    expect(done.write_back).toMatchObject({ status: 'done', written: 3, rejected: 0, not_attempted: 0, pending: 0 });
+    expect(done.write_back?.error).toBeUndefined();
+    expect(done.write_back?.report?.key).toBe(writeBackReportKey(run));
+    expect(done.write_back?.report?.lines).toBe(3);
+    expect(result.written).toBe(3);
   });
 });

@@ -1,8 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import type { Store } from '../../connectors/storage/store.ts';
 import { readAll } from '../../connectors/storage/store-io.ts';
-import { StateDb, stateDbProblem } from './state-db.ts';
-import type { CompanyState } from './state-rules.ts';
+import { StateDb, stateDbProblem } from './sync-db.ts';
+import type { CompanyState } from './sync-rules.ts';
 
 /**
  * The state object of the release before the state database (`<name>/_state/run-<id>.json.gz`, one gzipped JSON),

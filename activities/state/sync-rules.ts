@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { CompanyAnswer, HeldSignal } from './types.ts';
+import type { CompanyAnswer, HeldSignal } from '../sync/types.ts';
 
 /**
  * What a company's state may hold, and how a night's answer is taken into it. A state is read under these rules
- * (`state-db.ts`, `state.ts`): a time later than the night's time plus `STATE_CLOCK_SKEW_MS`, a count that is not a
+ * (`sync-db.ts`, `sync-state.ts`): a time later than the night's time plus `STATE_CLOCK_SKEW_MS`, a count that is not a
  * non-negative integer, a field of the wrong shape, and the whole state is ignored (the night priced as a fresh one).
  */
 

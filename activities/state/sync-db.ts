@@ -1,8 +1,8 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
-import type { CompanyState } from './state-rules.ts';
-import { companyStateSchema, latestTimeAllowed } from './state-rules.ts';
+import type { CompanyState } from './sync-rules.ts';
+import { companyStateSchema, latestTimeAllowed } from './sync-rules.ts';
 
 /**
  * The sync's state as an embedded database file (`node:sqlite`), opened from a private local file: a night reads a
@@ -187,14 +187,14 @@ function companyOfRow(row: CompanyRow): CompanyState {
  * Rows checked between two turns of the event loop: the database is synchronous, and a worker whose loop is held
  * sends no heartbeat (a million rows would hold it for seconds).
  */
-const YIELD_EVERY = 5_000;
+const YIELD_EVERY = 1_000;
 
 const recordRow = z.object({ key: z.string(), print: z.string().regex(/^[0-9a-f]{32}$/), label: z.string() });
 const resolvedRow = z.object({ key: z.string(), domain: z.string() });
 
 /**
  * Why a state database may not be trusted by the night at `nightAt`, or undefined: its tables and version, its name
- * and run, then every row under the rules of `state-rules.ts`. The reason names the table, the row number and the
+ * and run, then every row under the rules of `sync-rules.ts`. The reason names the table, the row number and the
  * field, never a value found there.
  */
 export async function stateDbProblem(
@@ -211,12 +211,14 @@ export async function stateDbProblem(
     if (state.meta('name') !== expected.name) return "it is not this schedule's state (meta.name)";
     if (state.meta('run_id') !== expected.runId)
       return 'it was not committed by the run its pointer names (meta.run_id)';
-    const latest = latestTimeAllowed(nightAt);
+    // One schema for every row: building it per row compiled a validator per company, holding the worker's loop for
+    // seconds at 10,000 companies (its activities' heartbeats lapsed and their calls were retried while in flight).
+    const schema = companyStateSchema(latestTimeAllowed(nightAt));
     let n = 0;
     for (const row of state.db.prepare('SELECT * FROM companies').iterate()) {
       n += 1;
       if (n % YIELD_EVERY === 0) await yieldToLoop();
-      const problem = companyProblem(companyRowOf(row), latest);
+      const problem = companyProblem(companyRowOf(row), schema);
       if (problem) return `companies row ${n}: ${problem}`;
     }
     n = 0;
@@ -245,9 +247,9 @@ function companyRowOf(row: unknown): unknown {
   }
 }
 
-function companyProblem(value: unknown, latest: number): string | undefined {
+function companyProblem(value: unknown, schema: ReturnType<typeof companyStateSchema>): string | undefined {
   if (value === undefined) return 'its JSON columns do not parse';
-  const parsed = companyStateSchema(latest).safeParse(value);
+  const parsed = schema.safeParse(value);
   if (parsed.success) return undefined;
   const issue = parsed.error.issues[0];
   // Only the field's name: a deeper path holds the state's own keys (a signal type, a domain).

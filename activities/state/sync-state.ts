@@ -6,14 +6,13 @@ import { InputError } from '../../connectors/errors.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import { copyProvenPart, openLocalPart, publishFilePart, type Scratch } from '../run/part-files.ts';
 import { zeroCounts } from '../run/parts.ts';
+import type { LastRun } from './last-run.ts';
 import { legacySyncStateKey, syncStateKey, syncStatePointerKey } from './layout.ts';
-import { StateDb, stateDbProblem } from './state-db.ts';
-import { readLegacyState } from './state-legacy.ts';
-
-export { type CompanyState, mergeAnswer, RETENTION_DAYS } from './state-rules.ts';
+import { StateDb, stateDbProblem } from './sync-db.ts';
+import { readLegacyState } from './sync-legacy.ts';
 
 /**
- * The state of a nightly sync, beside its output so that any worker carries the schedule on (`state-db.ts` holds
+ * The state of a nightly sync, beside its output so that any worker carries the schedule on (`sync-db.ts` holds
  * what is in it: per company, per record, per resolved identifier).
  *
  * A commit publishes the state database, gzipped, as a part of its own (`<name>/_state/run-<id>.sqlite.gz`, proven
@@ -23,7 +22,7 @@ export { type CompanyState, mergeAnswer, RETENTION_DAYS } from './state-rules.ts
  *
  * Read under the rules `load` applies to a manifest: the pointer is size-capped and schema-checked and its keys must
  * be the ones its run ids place inside `<name>/_state/`; the state object must prove itself as a part, is capped
- * before and after decompression, and every row is checked (`state-rules.ts`). A state past the size caps fails the
+ * before and after decompression, and every row is checked (`sync-rules.ts`). A state past the size caps fails the
  * night before it pays; any other state that is not the schedule's own is ignored, the night priced as a fresh one,
  * and the reason (never a byte of the object) said in the plan and the manifest.
  */
@@ -35,17 +34,6 @@ export const STATE_MAX_INFLATION = 32;
 export const STATE_MAX_BYTES = 16 * 1024 ** 3;
 const POINTER_MAX_BYTES = 64 * 1024;
 const RUN_ID = /^\d{8}T\d{6}(\.\d{3})?Z$/;
-
-export interface LastSyncRun {
-  run_id: string;
-  status: string;
-  manifest: string;
-  finished_at: string;
-  credits: number;
-  calls: number;
-  new_signals: number;
-  records: { total: number; new: number; changed: number; unchanged: number; gone: number };
-}
 
 const stateRef = z.object({ run_id: z.string().regex(RUN_ID), key: z.string() });
 const pointerSchema = z.object({
@@ -68,7 +56,7 @@ export interface StatePointer {
   companies: number;
   /** The pointer's state before this commit (for a repeated finalize of the same run). */
   previous: { run_id: string; key: string } | null;
-  last_run?: LastSyncRun;
+  last_run?: LastRun;
 }
 
 /** The pointer as found, or why it is not the schedule's own (`problem`), or undefined when there is none. */
@@ -203,7 +191,7 @@ export async function commitSyncState(
   name: string,
   runId: string,
   db: StateDb,
-  lastRun?: LastSyncRun,
+  lastRun?: LastRun,
 ): Promise<void> {
   const before = await readSyncPointer(store, name);
   const key = syncStateKey(name, runId);

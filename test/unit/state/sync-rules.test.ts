@@ -4,7 +4,7 @@
  * complete through a time after it. Without the complete-through check the second take counts it twice.
  */
 import { describe, expect, it } from 'vitest';
-import { mergeAnswer, RETENTION_DAYS } from '../../../activities/sync/state-rules.ts';
+import { mergeAnswer, RETENTION_DAYS } from '../../../activities/state/sync-rules.ts';
 import type { CompanyAnswer } from '../../../activities/sync/types.ts';
 
 const DAY = 86_400_000;

@@ -1,6 +1,7 @@
 import type { Store } from '../../connectors/storage/store.ts';
 import { readJsonIfPresent } from '../../connectors/storage/store-io.ts';
-import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from './scheduled-layout.ts';
+import { watermarkShardKey, watermarkShardsPrefix, watermarksKey } from '../run/scheduled-layout.ts';
+import type { LastRun } from './last-run.ts';
 
 /**
  * The incremental state of a scheduled run (`<name>/_watermarks.json`), the same for a push and a feed: for each key
@@ -30,47 +31,6 @@ export interface KeyOutcome {
   pushed: DeliveredId[];
   /** Lookback: the time after which `pushed` holds every signal delivered, so that a start this low repeats none. */
   cover?: string;
-}
-
-/** What `schedule state` and `describe` show of a schedule's last committed run. */
-export interface LastRun {
-  run_id: string;
-  status: string;
-  mode: string;
-  manifest: string;
-  finished_at: string;
-  signals: number;
-  credits: number;
-  overlap_credits: number;
-  calls: number;
-  incomplete: number;
-  incomplete_domains: string[];
-}
-
-/**
- * The record of the run that commits the state (`last_run`): who it was and what its manifest says of it (status,
- * end, credits), with what else it did. A kind with no overlap or no domains to name leaves those out.
- */
-export function lastRunOf(
-  run: { runId: string },
-  manifestKey: string,
-  manifest: { status: string; finished_at: string; credits_charged: number },
-  did: Pick<LastRun, 'mode' | 'signals' | 'calls' | 'incomplete'> &
-    Partial<Pick<LastRun, 'overlap_credits' | 'incomplete_domains'>>,
-): LastRun {
-  return {
-    run_id: run.runId,
-    status: manifest.status,
-    mode: did.mode,
-    manifest: manifestKey,
-    finished_at: manifest.finished_at,
-    signals: did.signals,
-    credits: manifest.credits_charged,
-    overlap_credits: did.overlap_credits ?? 0,
-    calls: did.calls,
-    incomplete: did.incomplete,
-    incomplete_domains: did.incomplete_domains ?? [],
-  };
 }
 
 interface StateFile {

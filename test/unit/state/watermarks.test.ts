@@ -8,7 +8,7 @@ import {
   type KeyOutcome,
   readWatermarkState,
   resetWatermarkState,
-} from '../../../activities/run/watermarks.ts';
+} from '../../../activities/state/watermarks.ts';
 import { openStore } from '../../../config/storage.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'signal-kit-watermarks-'));
