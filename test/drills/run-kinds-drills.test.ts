@@ -4,11 +4,13 @@
  *
  * - **Stall:** the worker is stopped (SIGSTOP, a paused VM) while a paid answer is on its way to it (charged by the
  *   service, held at the proxy), for longer than the activities' heartbeat timeout (10 s): another worker takes the
- *   run over and asks that call again; then the stopped one goes on (SIGCONT).
+ *   run over and asks that call again (a sync night's retried batch waits for the answer on its way instead, and
+ *   asks nothing twice); then the stopped one goes on (SIGCONT).
  * - **Temporal restart:** the Temporal dev server is killed while a paid answer is on its way, and started again on
  *   the same port and database file after longer than the heartbeat timeout: the worker reconnects by itself, a new
  *   attempt asks the call again while the first still waits for its answer (or, when a heartbeat of the worker
- *   reaches the server before its timeout fires, the first attempt goes on: the drill sees which from the server).
+ *   reaches the server before its timeout fires, the first attempt goes on, and a sync night's new attempt waits for
+ *   the first's answer: the drill sees which from the server).
  *
  * In both (unless the first attempts went on), the held answers arrive only once the run is finalizing, so that they
  * are counted only if finalize waits for them. The bound (docs/paid-answers.md, "The bound"): when every call is answered within its request timeout (a
@@ -108,7 +110,8 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     const { run } = watched;
     const handle = env.client.workflow.getHandle(run.workflowId);
     const takenOverMs = Date.now() - fault.at;
-    // Attempts that survived the fault wait for their answers: the run cannot finalize before they have them.
+    // Attempts that survived the fault (or a sync batch's retry, waiting for the answer on its way) wait for their
+    // answers: the run cannot finalize before they have them.
     if (options.survived) proxy.releaseAnswers();
     const endedBeforeAnswers = await untilFinalizeRuns(env.client, run.workflowId, run.finalizeActivity);
     const finalizingMs = Date.now() - fault.at;
@@ -143,6 +146,8 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     // Otherwise an attempt running at the fault may send its call after it (one waiting for its permit through a
     // Temporal outage, which cannot ask the server whether it still counts: docs/paid-answers.md).
     expect(twice.length).toBeLessThanOrEqual(run.concurrency);
+    // A stall whose answers were waited for (a sync night) asks nothing twice.
+    if (options.stopped && options.survived) expect(twice).toEqual([]);
     const firstSeq = new Map<string, number>();
     for (const call of watched.paid()) if (!firstSeq.has(call.body)) firstSeq.set(call.body, call.seq);
     for (const body of twice) {
@@ -168,6 +173,14 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     expect(judged.unsaved.credits > 0).toBe(twice.length > 0);
   }
 
+  /** Whether a later attempt of the run's paid activity is running (Temporal gave up on an earlier one). */
+  async function retriedPaidAttempt(watched: Watched): Promise<boolean> {
+    const { run } = watched;
+    const described = await drill.env.client.workflow.getHandle(run.workflowId).describe();
+    const pending = described.raw.pendingActivities ?? [];
+    return pending.some((a) => a.activityType?.name === run.paidActivity && (a.attempt ?? 1) > 1);
+  }
+
   /**
    * After a Temporal restart, either a call on its way at the fault is asked again (the server timed its attempt out),
    * or every running attempt of the paid activity survived it: the server took a heartbeat from each after it was back
@@ -180,13 +193,16 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
       if (fault.onTheirWay.some((c) => askedAgain(watched, c))) return true;
       const described = await drill.env.client.workflow.getHandle(run.workflowId).describe();
       const running = (described.raw.pendingActivities ?? []).filter((a) => a.activityType?.name === run.paidActivity);
-      survived =
-        running.length > 0 &&
-        running.every((a) => (a.attempt ?? 1) === 1 && (optionalTsToMs(a.lastHeartbeatTime) ?? 0) > backAt) &&
-        !fault.onTheirWay.some((c) => askedAgain(watched, c));
+      const wentOn = running.every(
+        (a) => (a.attempt ?? 1) === 1 && (optionalTsToMs(a.lastHeartbeatTime) ?? 0) > backAt,
+      );
+      // A sync night's retried batch waits for the answer the attempt before it has on its way: awaited, as when
+      // that attempt goes on.
+      const waitsForIt = kind === 'sync' && running.some((a) => (a.attempt ?? 1) > 1);
+      survived = running.length > 0 && (wentOn || waitsForIt) && !fault.onTheirWay.some((c) => askedAgain(watched, c));
       return survived;
     };
-    await until('a call on its way to be asked again, or its attempt to survive', settled, 90_000, 100);
+    await until('a call on its way to be asked again, or its answer to be awaited', settled, 90_000, 100);
     return survived;
   }
 
@@ -222,16 +238,26 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
         `; the stopped worker: ${workerSender(stalled.pid)}`,
     );
 
-    // Another worker takes the calls over once their heartbeats lapse, and pays for them again.
+    // Another worker takes the calls over once their heartbeats lapse. A push's or a feed's batch asks its call again
+    // and pays for it twice; a sync night's retried batch waits for the answer the stopped attempt has on its way and
+    // takes the part it saves once resumed (activities/paid/earlier-call.ts), asking nothing again.
+    const waitsForEarlierCall = kind === 'sync';
     workers.push(await startChildWorker(workerEnv()));
     await forgetStickyQueues(env, [watched.run.workflowId, apiRateLimiterId(env.config().apiTaskQueue)]);
-    const again = () => fault.onTheirWay.every((c) => askedAgain(watched, c));
-    await until('the calls on their way to be asked again', again, 100_000);
+    if (waitsForEarlierCall) {
+      await until('a retried attempt of a batch', () => retriedPaidAttempt(watched), 100_000, 100);
+    } else {
+      const again = () => fault.onTheirWay.every((c) => askedAgain(watched, c));
+      await until('the calls on their way to be asked again', again, 100_000);
+    }
     // The stalled worker goes on: its attempts learn that Temporal timed them out, and read the answers they paid for.
     process.kill(-stalled.pid, 'SIGCONT');
 
     // A stopped worker sends nothing; after SIGCONT, its attempts that Temporal gave up on do not call.
-    await finishAndJudge(watched, fault, `${kind} stall drill`, { stopped: workerSender(stalled.pid) });
+    await finishAndJudge(watched, fault, `${kind} stall drill`, {
+      stopped: workerSender(stalled.pid),
+      survived: waitsForEarlierCall,
+    });
   }, 240_000);
 
   it('Temporal restart: the server killed past the heartbeat timeout with a paid answer on its way and started again on its port and database: the worker reconnects, the manifest equal to the ledger', async () => {
