@@ -7,8 +7,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { stringify } from 'csv-stringify/sync';
 import type { SyncKind } from '../activities/sync/types.ts';
+import { csvField } from '../activities/tables/encode.ts';
 import { kitFields } from '../activities/writeback/fields.ts';
 import { createHubspotWriter } from '../connectors/crm/hubspot/index.ts';
 import { type HubspotStandIn, startHubspotStandIn } from '../crm-sandbox/hubspot/index.ts';
@@ -31,6 +31,10 @@ export interface LocalCrms {
   exports: { hubspot: string; salesforce?: string };
   stop(): Promise<void>;
 }
+
+/** A CSV file of `rows`, the first the header. */
+const csv = (rows: readonly (readonly (string | undefined)[])[]) =>
+  rows.map((row) => row.map((cell) => csvField(cell ?? '')).join(',')).join('\n') + '\n';
 
 /** The demo's accounts: examples/crm-export.csv, in file order (at most `limit`). */
 export async function demoAccounts(limit = Number.POSITIVE_INFINITY): Promise<DemoAccount[]> {
@@ -66,7 +70,7 @@ async function seedHubspot(accounts: readonly DemoAccount[], file: string): Prom
     accounts.map((a) => ({ name: a.name, website: a.website, linkedin_company_page: a.linkedin })),
   );
   const rows = accounts.map((a, i) => [ids[i], a.name, a.website, a.linkedin]);
-  await writeFile(file, stringify([['Record ID', 'Company name', 'Website URL', 'LinkedIn Company Page'], ...rows]));
+  await writeFile(file, csv([['Record ID', 'Company name', 'Website URL', 'LinkedIn Company Page'], ...rows]));
   return hubspot;
 }
 
@@ -83,7 +87,7 @@ async function seedSalesforce(accounts: readonly DemoAccount[], file: string): P
     accounts.map((a) => ({ Name: a.name, Website: a.website })),
   );
   const rows = accounts.map((a, i) => [ids[i], a.name, a.website]);
-  await writeFile(file, stringify([['Id', 'Name', 'Website'], ...rows]));
+  await writeFile(file, csv([['Id', 'Name', 'Website'], ...rows]));
   return salesforce;
 }
 

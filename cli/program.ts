@@ -102,7 +102,8 @@ const FLAG_COMMANDS: FlagCommand[] = [
   // local stack
   {
     name: 'demo',
-    description: 'run the main job end to end on a local stack (sandbox + Temporal + ./out)',
+    description:
+      'run the main job end to end on a local stack (sandbox + Temporal + ./out), then a night written back to a local HubSpot',
     options: [['--output <dir>', 'the folder the demo writes into', 'out']],
     run: async (flags) => (await import('./commands/demo.ts')).runDemoCommand(flags),
   },
@@ -293,8 +294,8 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--sheet <name>', 'enrich: the sheet of an .xlsx export to read (default: the first)')
     .option(
       '--notify <url>',
-      'enrich: POST one signed event (Standard Webhooks; a Slack incoming webhook gets text) when a night fails, ' +
-        'stops on its budget or ends with failed batches (the worker signs with SIGNAL_KIT_NOTIFY_SECRET)',
+      'POST one signed event (Standard Webhooks; a Slack incoming webhook gets text) when a run fails, stops on its ' +
+        'budget or ends with failed batches (enrich: or records the CRM rejected); the worker signs with SIGNAL_KIT_NOTIFY_SECRET',
     )
     .option('--allow-missing-input', 'enrich: create it though the export is not there yet (it lands before the night)')
     .option('--write-back <crm>', "enrich: write each night's changes to the CRM by record id: hubspot or salesforce")

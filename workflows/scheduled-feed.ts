@@ -15,8 +15,10 @@ import { FAILURE_TYPE } from '../connectors/errors.ts';
 import type { FeedKind } from '../contract/kinds.ts';
 import { isFatalFailure } from './activity-options.ts';
 import { failureMessage } from './batch-runner.ts';
+import { DEFAULT_TASK_QUEUE } from './constants.ts';
 import { SEARCH_CAP, splitSlice } from './feed-slices.ts';
 import { runIdOf } from './push-ids.ts';
+import { type AlertFacts, withRunAlert } from './run-alert.ts';
 import type { JobActivityProxy, ScheduledRunState } from './run-state.ts';
 import { runScheduled, type ScheduledRunSteps } from './scheduled-run.ts';
 
@@ -45,6 +47,8 @@ export interface ScheduledFeedInput {
   apiTaskQueue?: string;
   /** The run's time when it is not started by a schedule (default: when the workflow chain started). */
   runAt?: string;
+  /** Where an alert goes when a run fails, stops on its budget or ends with failed calls (`--notify`). */
+  notify?: string;
   /** Carried across continue-as-new; not for callers. */
   carried?: FeedCarried;
 }
@@ -97,7 +101,39 @@ const DEFAULT_PAGE_SIZE = 1000;
  * contacts not delivered before, the manifest, and the new state, under `<output>/<name>/<dir>/dt=<date>/run-<id>/`.
  */
 export function scheduledFeed(input: ScheduledFeedInput): Promise<FeedResult> {
-  return runScheduled(input, feedSteps);
+  if (!input.notify) return runScheduled(input, feedSteps);
+  const runId = runIdOf(input.carried?.scheduledAt ?? scheduledTime(input));
+  const target = {
+    url: input.notify,
+    schedule: input.name,
+    kind: input.kind,
+    taskQueue: input.taskQueue ?? DEFAULT_TASK_QUEUE,
+  };
+  return withRunAlert(target, runId, () => runScheduled(input, feedSteps), feedAlertFacts);
+}
+
+/**
+ * What a feed run's alert says of it: its counts, credits and manifest. A run left incomplete by `--max-credits`
+ * alerts as stopped on its budget, one whose calls failed as ending with errors; slices the search caps or the run's
+ * most calls leave are the feed's normal ending, not an alert.
+ */
+function feedAlertFacts(result: FeedResult): AlertFacts {
+  const { new: delivered, returned, incomplete, incompleteBy = {} } = result;
+  const status =
+    result.status !== 'completed_with_errors'
+      ? result.status
+      : incompleteBy.budget
+        ? 'budget_exhausted'
+        : incompleteBy.failed
+          ? 'completed_with_errors'
+          : 'completed';
+  return {
+    status,
+    runId: result.runId,
+    counts: { new: delivered, returned, incomplete, incompleteBy },
+    credits: result.credits,
+    files: { manifest: result.manifestUrl },
+  };
 }
 
 /** One run of a feed, up to its continue-as-new: what its steps share. */

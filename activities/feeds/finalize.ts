@@ -229,7 +229,15 @@ async function commitFeedRun(
     calls,
     parts: manifest.parts.filter((part) => part.table === 'lines').length,
     incomplete: request.incomplete.length,
+    incompleteBy: incompleteReasons(request.incomplete),
   };
+}
+
+/** How many slices (or pages) were left for each reason. */
+function incompleteReasons(slices: FinalizeFeedRequest['incomplete']): FeedResult['incompleteBy'] {
+  const by: NonNullable<FeedResult['incompleteBy']> = {};
+  for (const { reason } of slices) by[reason] = (by[reason] ?? 0) + 1;
+  return by;
 }
 
 /**

@@ -126,4 +126,6 @@ export interface FeedResult {
   calls: number;
   parts: number;
   incomplete: number;
+  /** The incomplete slices by why (absent in results of runs finalized before it was counted). */
+  incompleteBy?: Partial<Record<IncompleteSlice['reason'], number>>;
 }

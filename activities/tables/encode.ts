@@ -96,6 +96,7 @@ export function neutralize(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
-function csvField(text: string): string {
+/** One CSV cell: quoted when it holds a quote, a comma or a line end (or starts with a quote). */
+export function csvField(text: string): string {
   return /[",\r\n]/.test(text) || text.startsWith("'") ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -6,8 +6,11 @@ import { repoRoot } from '../../devstack/binaries.ts';
 import { startDevStack } from '../../devstack/index.ts';
 import { followJob, startJob } from '../../library/jobs.ts';
 import { startSandbox } from '../../sandbox/index.ts';
+import { crmWritersFrom } from '../../workers/crm-writers.ts';
 import { startWorker } from '../../workers/worker.ts';
+import { DEMO_NIGHT_ACCOUNTS, demoWriteBack } from '../demo-write-back.ts';
 import { jobFailureMessage } from '../job-outcome.ts';
+import { demoAccounts, startLocalCrms } from '../local-crms.ts';
 import { localWorkerConfig } from '../local-stack.ts';
 import { installWorkerLogging } from '../logging.ts';
 import { connectClient } from '../temporal.ts';
@@ -15,8 +18,9 @@ import { connectClient } from '../temporal.ts';
 const example = (name: string) => join(repoRoot(), 'examples', name);
 
 /**
- * The main job end to end on one machine: a local Temporal dev server, the sandbox API and a worker; enriches a
- * messy CRM export, verifies a list of emails and runs an intent export, all into ./out/, then prints a summary.
+ * The main job end to end on one machine: a local Temporal dev server, the sandbox API, a local HubSpot and a worker;
+ * enriches a messy CRM export, verifies a list of emails and runs an intent export, all into ./out/, prints a summary,
+ * then runs one night of the nightly sync on the local HubSpot's export and writes it back to that HubSpot.
  */
 export async function runDemoCommand(flags: { output?: string } = {}): Promise<number> {
   const outDir = resolve(flags.output ?? 'out');
@@ -25,14 +29,19 @@ export async function runDemoCommand(flags: { output?: string } = {}): Promise<n
   const log = (message: string) => console.error(`[demo] ${message}`);
 
   installWorkerLogging();
-  log('starting a local Temporal dev server and the sandbox API (127.0.0.1 only)');
+  log('starting a local Temporal dev server, the sandbox API and a local HubSpot (127.0.0.1 only)');
   const stack = await startDevStack({ temporal: true, s3: false, gcs: false });
   const sandbox = await startSandbox({ seed: 42 });
+  const crms = await startLocalCrms({
+    accounts: await demoAccounts(DEMO_NIGHT_ACCOUNTS),
+    dir: outDir,
+    salesforce: false,
+  });
   const config = localWorkerConfig(stack.temporal, sandbox.url);
   let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
   try {
     log('starting a worker (bundling workflows takes a few seconds)');
-    worker = await startWorker({ config });
+    worker = await startWorker({ config, deps: { crmWriter: crmWritersFrom(crms.env) } });
     const client = await connectClient(config);
     const run = new Date()
       .toISOString()
@@ -68,7 +77,6 @@ export async function runDemoCommand(flags: { output?: string } = {}): Promise<n
     ];
     log('running: enrich crm-export.csv, verify emails.csv, intent export b2b_101 + b2b_2048');
     const settled = await Promise.allSettled(jobs.map(async (handle) => followJob(await handle)));
-    await client.connection.close();
     const results = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
     printSummary(results, settled, sandbox.ledger.total());
     const enriched = results[0];
@@ -76,9 +84,17 @@ export async function runDemoCommand(flags: { output?: string } = {}): Promise<n
       const file = await joinRowsCsv(join(outDir, enriched.jobId), join(outDir, `${enriched.jobId}-crm-import.csv`));
       if (file) console.log(`  one CSV row per account, under its Id, to import back into the CRM: ${file}\n`);
     }
-    return settled.every((s) => s.status === 'fulfilled' && s.value.status === 'completed') ? 0 : 1;
+    log(`running one night of the nightly sync on the local HubSpot's ${DEMO_NIGHT_ACCOUNTS} companies, written back`);
+    const night = await demoWriteBack(client, config, crms, output, run).catch((error: unknown) => ({
+      lines: [`  write-back     FAILED: ${jobFailureMessage(error)}`],
+      ok: false,
+    }));
+    await client.connection.close();
+    console.log(`${night.lines.join('\n')}\n`);
+    return settled.every((s) => s.status === 'fulfilled' && s.value.status === 'completed') && night.ok ? 0 : 1;
   } finally {
     await worker?.shutdown();
+    await crms.stop();
     await sandbox.stop();
     await stack.stop();
   }

@@ -201,7 +201,6 @@ const FLAG_KINDS: Record<string, readonly string[]> = {
   encoding: ['enrich', 'enrich-contacts'],
   sheet: ['enrich', 'enrich-contacts'],
   allowMissingInput: ['enrich', 'enrich-contacts'],
-  notify: ['enrich', 'enrich-contacts'],
   writeBack: ['enrich', 'enrich-contacts'],
   writeFields: ['enrich', 'enrich-contacts'],
   writePolicy: ['enrich', 'enrich-contacts'],
@@ -301,9 +300,14 @@ export function parseFeedCreate(kind: FeedKind, values: CreateFlags): FeedSchedu
     overlap: parseOverlap('overlap', values.overlap) ?? ScheduleOverlapPolicy.SKIP,
     paused: values.paused === true,
   };
-  Object.assign(definition, runBounds(values), tableFormats(values.format));
+  Object.assign(definition, runBounds(values), tableFormats(values.format), notifyOption(values));
   if (values.note) definition.note = values.note;
   return definition;
+}
+
+/** `--notify` as every kind's definition holds it: absent when not given. */
+function notifyOption(values: CreateFlags): { notify?: string } {
+  return values.notify !== undefined ? { notify: notifyUrl(values.notify) } : {};
 }
 
 /** `--since`, `--max-credits` and `--concurrency` as a push or feed definition holds them: absent when not given. */
@@ -358,7 +362,7 @@ export function parseSyncCreate(kind: 'enrich' | 'enrich-contacts', values: Crea
     paused: values.paused === true,
     ...columnOptions({ ...values, column: values.column || undefined, idColumn: values.idColumn || undefined }),
     ...(types ? { signalTypes: types } : {}),
-    ...(values.notify !== undefined ? { notify: notifyUrl(values.notify) } : {}),
+    ...notifyOption(values),
     ...(limit !== undefined ? { limit } : {}),
     ...(values.note ? { note: values.note } : {}),
     ...writeBackOptions(values),
@@ -416,7 +420,7 @@ export function parseCreate(values: CreateFlags): PushScheduleDefinition {
   if (types) definition.signalTypes = types;
   if (subtypes) definition.signalSubtypes = subtypes;
   if (limit !== undefined) definition.limit = limit;
-  Object.assign(definition, runBounds(values));
+  Object.assign(definition, runBounds(values), notifyOption(values));
   if (values.lookback !== undefined) definition.lookbackMs = parseEvery('lookback', values.lookback);
   Object.assign(definition, tableFormats(values.format));
   if (values.note) definition.note = values.note;

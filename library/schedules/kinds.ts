@@ -52,6 +52,7 @@ export interface PushScheduleDefinition
       | 'concurrency'
       | 'lookbackMs'
       | 'formats'
+      | 'notify'
     >,
     ScheduleTiming {}
 
@@ -59,7 +60,7 @@ export interface PushScheduleDefinition
 export interface FeedScheduleDefinition
   extends Pick<
       ScheduledFeedInput,
-      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats'
+      'name' | 'kind' | 'output' | 'filters' | 'since' | 'maxCredits' | 'concurrency' | 'formats' | 'notify'
     >,
     ScheduleTiming {}
 

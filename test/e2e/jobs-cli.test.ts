@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobResult, Manifest } from '../../activities/jobs/types.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
@@ -156,5 +157,63 @@ describe('signal-kit demo', () => {
       .toString('utf8')
       .split('\n')[0]!;
     expect(JSON.parse(first)).toHaveProperty('status');
+    await checkWriteBack(stdout);
   });
 });
+
+/** The fields a night writes unless told otherwise (docs/crm-write-back.md), as HubSpot names them. */
+const FIELDS = [
+  'signal_status',
+  'signal_count',
+  'signal_latest_signal_at',
+  'signal_latest_signal_type',
+  'signal_latest_signal_summary',
+];
+
+/** A HubSpot date-time (`…:35.000Z`) and the rows table's (`…:35Z`) name the same instant. */
+const sameValue = (v: string) => (/^\d{4}-\d{2}-\d{2}T/.test(v) ? new Date(v).toISOString() : v);
+
+/**
+ * The demo's night on its local HubSpot: a first night, so every one of the export's 40 companies is a change, and a
+ * CRM with the kit's fields refuses none: 40 written, the rest 0; every record `written` in writeback.csv; and each
+ * value it shows read back from HubSpot after the night is the record's cell in the night's rows.csv.
+ */
+async function checkWriteBack(stdout: string): Promise<void> {
+  const block = stdout.slice(stdout.indexOf('write-back     '));
+  expect(block).toMatch(/a night of 40 HubSpot companies, written back to the local HubSpot/);
+  expect(block).toMatch(/records written 40, rejected 0, not attempted 0, pending 0/);
+  expect(block).toContain(`fields: ${FIELDS.join(', ')}`);
+  const [, changes, report] = /changes (\S+), report (\S+)/.exec(block) ?? [];
+  const changed = parseCsv(await readFile(changes!, 'utf8'), { bom: true }) as string[][];
+  expect(changed.length - 1).toBe(40);
+  const outcomes = parseCsv(await readFile(report!, 'utf8'), { bom: true, from_line: 2 }) as string[][];
+  expect(outcomes.map((r) => r[1])).toEqual(Array(40).fill('written'));
+
+  const [header = [], ...rows] = parseCsv(await readFile(changes!.replace(/changes\.csv$/, 'rows.csv'), 'utf8'), {
+    bom: true,
+  }) as string[][];
+  const field = header.map((h) => h.toLowerCase().replaceAll(' ', '_'));
+  const truth = new Map(rows.map((r) => [r[0], Object.fromEntries(field.map((f, i) => [f, r[i] ?? '']))]));
+  const shown = new Map<string, Map<string, string>>();
+  let record: string | undefined;
+  for (const line of block.split('\n')) {
+    const named = /^ {4}record (\d+) /.exec(line);
+    if (named) {
+      record = named[1]!;
+      shown.set(record, new Map());
+    }
+    const value = /^ {6}(\w+): (.*) → (.*)$/.exec(line);
+    if (!value || record === undefined) continue;
+    const [, name, before, after] = value;
+    expect(before, `${record} ${name} before the first night`).toBe('(empty)');
+    shown.get(record)!.set(name!, after!);
+  }
+  expect(shown.size).toBe(3);
+  // Before the first night every field is empty: after it, each field is what rows.csv says (shown when not empty).
+  for (const [id, values] of shown) {
+    for (const name of FIELDS) {
+      const expected = truth.get(id)?.[name] ?? '';
+      expect(sameValue(values.get(name) ?? ''), `${id} ${name}`).toBe(sameValue(expected));
+    }
+  }
+}

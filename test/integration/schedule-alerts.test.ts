@@ -1,7 +1,8 @@
 /**
  * A schedule's alerts (issue 36.8): `--notify <url>` posts one Standard Webhooks event for a night that fails,
  * through the kit's delivery with retries, signed with the worker's SIGNAL_KIT_NOTIFY_SECRET (never in history), and
- * verified here by the official `standardwebhooks` library on a 127.0.0.1 endpoint.
+ * verified here by the official `standardwebhooks` library on a 127.0.0.1 endpoint; a push and a feed stopped on
+ * their budget post the same event.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -87,5 +88,73 @@ describe('a failed night tells someone', () => {
     await writeExport(ctx.dir, records);
     expect((await cli('run', 'alerting', '--wait')).code).toBe(0);
     expect(endpoint.items).toHaveLength(2);
+  }, 180_000);
+
+  /** A fresh endpoint that takes every event, and the one event it received, verified with the official library. */
+  async function oneEvent(path: string, start: (url: string) => Promise<void>) {
+    const recorder = await startRecorder<Received>(
+      path,
+      { what: 'alerts', waitTimeoutMs: 120_000, pollMs: 100 },
+      (req, body, status) => ({ headers: req.headers, body, status }),
+    );
+    try {
+      await start(recorder.url);
+      const [received] = (await recorder.waitFor(1)) as [Received];
+      const event = new Webhook(secret).verify(received.body, {
+        'webhook-id': String(received.headers['webhook-id']),
+        'webhook-timestamp': String(received.headers['webhook-timestamp']),
+        'webhook-signature': String(received.headers['webhook-signature']),
+      }) as { type: string; data: Record<string, unknown> };
+      return { event, count: () => recorder.items.length };
+    } finally {
+      await recorder.close();
+    }
+  }
+
+  it('a push stopped on its budget posts the same signed event', async () => {
+    const watchlist = join(ctx.dir, 'watchlist.csv');
+    await writeFile(watchlist, 'domain\nalert-push0.com\nalert-push1.com\nalert-push2.com\n');
+    const output = pathToFileURL(join(ctx.dir, 'push-out')).href;
+    const { event } = await oneEvent('/hooks/push', async (url) => {
+      const created = await cli(
+        ...['create', '--name', 'push-alerting', '--watchlist', pathToFileURL(watchlist).href, '--output', output],
+        ...['--every', '1d', '--paused', '--max-credits', '1', '--notify', url],
+      );
+      expect(created.code).toBe(0);
+      const run = await cli<{ status: string }>('run', 'push-alerting', '--wait');
+      expect(run.out.status).toBe('budget_exhausted');
+    });
+    expect(event.type).toBe('signal_kit.run.budget_exhausted');
+    expect(event.data).toMatchObject({
+      schedule: 'push-alerting',
+      kind: 'push',
+      status: 'budget_exhausted',
+      // A budget of 1 credit buys no bulk call: nothing asked, nothing charged.
+      counts: { signals: 0 },
+      credits: 0,
+      files: { manifest: expect.stringMatching(/_manifest\.json$/) },
+    });
+    expect(event.data['reason']).toMatch(/--max-credits/);
+  }, 180_000);
+
+  it('a feed stopped on its budget posts the same signed event', async () => {
+    const output = pathToFileURL(join(ctx.dir, 'feed-out')).href;
+    const { event } = await oneEvent('/hooks/feed', async (url) => {
+      const created = await cli(
+        ...['create', '--name', 'feed-alerting', '--kind', 'intent-contacts', '--topics', 'b2b_17'],
+        ...['--output', output, '--every', '1d', '--paused', '--max-credits', '1', '--notify', url],
+      );
+      expect(created.code).toBe(0);
+      await cli('run', 'feed-alerting', '--wait');
+    });
+    expect(event.type).toBe('signal_kit.run.budget_exhausted');
+    expect(event.data).toMatchObject({
+      schedule: 'feed-alerting',
+      kind: 'intent-contacts',
+      status: 'budget_exhausted',
+      counts: { new: 0, incompleteBy: { budget: 1 } },
+      credits: 0,
+      files: { manifest: expect.stringMatching(/_manifest\.json$/) },
+    });
   }, 180_000);
 });
