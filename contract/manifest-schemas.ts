@@ -554,9 +554,16 @@ export const SyncManifestSchema = manifestSchema(
         changed: count,
         unchanged: count,
         gone: count.describe("records of the last night's export missing from tonight's"),
-        new_ids: recordIds('new since the last night'),
-        changed_ids: recordIds('whose row differs from the last night'),
-        gone_ids: recordIds("of the last night's export missing from tonight's"),
+        ids: ManifestPartSchema.optional().describe(
+          'ids.csv: the id of each new, changed and gone record (as the export wrote it, else its identifier) and which it is (change: new, changed or gone), one a line; proven as a part. Absent before 2026-12 and on a failed night that wrote no files',
+        ),
+        new_ids: recordIds('new since the last night').optional().describe('before 2026-12 only: now in ids.csv'),
+        changed_ids: recordIds('whose row differs from the last night')
+          .optional()
+          .describe('before 2026-12 only: now in ids.csv'),
+        gone_ids: recordIds("of the last night's export missing from tonight's")
+          .optional()
+          .describe('before 2026-12 only: now in ids.csv'),
       })
       .describe('how the export compares with the last committed night'),
     credits_charged: count,

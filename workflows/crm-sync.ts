@@ -1,4 +1,4 @@
-import { continueAsNew, defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { defineQuery, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobActivities } from '../activities/registry.ts';
 import type { JobStatus } from '../activities/run/types.ts';
 import type {
@@ -11,26 +11,24 @@ import type {
 } from '../activities/sync/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import type { WriteBackOptions } from '../activities/writeback/types.ts';
-import {
-  CONTACT_BATCH,
-  CREDITS,
-  MAX_BULK_ENRICH_DOMAINS,
-  MAX_SIGNALS_PER_CALL,
-} from '../connectors/signal-api/limits.ts';
+import { CONTACT_BATCH, CREDITS, MAX_BULK_ENRICH_DOMAINS } from '../connectors/signal-api/limits.ts';
 import { crmActivityOptions, isFatalFailure } from './activity-options.ts';
-import {
-  type BatchTotals,
-  emptyTotals,
-  failureMessage,
-  finishRun,
-  type RunEnding,
-  type WindowOutcome,
-} from './batch-runner.ts';
-import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { type BatchTotals, failureMessage, type RunEnding, type WindowOutcome } from './batch-runner.ts';
+import { DEFAULT_TASK_QUEUE } from './constants.ts';
 import { runIdOf } from './push-ids.ts';
 import { type AlertFacts, withRunAlert } from './run-alert.ts';
 import type { ScheduledRunState } from './run-state.ts';
-import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
+import {
+  type BatchedRun,
+  callWindow,
+  carryOnFrom,
+  finishBatchedRun,
+  openBatchedRun,
+  runScheduled,
+  type ScheduledRunSteps,
+  signalFilters,
+  windowOrCarryOn,
+} from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a nightly CRM sync schedule (`schedule create --kind enrich`): one run over the night's export. */
@@ -68,6 +66,8 @@ export interface CrmSyncInput {
   notify?: string;
   /** Write the night's changes back to the CRM (`--write-back`): the CRM, the fields, their policies. No secret. */
   writeBack?: WriteBackOptions;
+  /** The write-back's heartbeat timeout: how soon another worker takes over a killed one's (default 5 minutes; drills). */
+  writeBackHeartbeatMs?: number;
   /** Carried across continue-as-new; not for callers. */
   carried?: { scheduledAt: string; startedAt: string; plan: SyncPlan; next: number; totals: BatchTotals };
 }
@@ -131,11 +131,8 @@ function syncAlertFacts(result: SyncResult): AlertFacts {
 }
 
 /** One night, up to its continue-as-new: what its steps share. */
-interface Night extends ScheduledRunState<CrmSyncInput, SyncRunRef> {
-  readonly totals: BatchTotals;
+interface Night extends BatchedRun<CrmSyncInput, SyncRunRef, SyncPlan> {
   readonly filters: SyncFilters;
-  plan: SyncPlan | undefined;
-  phase: CrmSyncProgress['status'];
 }
 
 /** A night's own steps in the scheduled run's skeleton (workflows/scheduled-run.ts). */
@@ -151,16 +148,7 @@ const nightSteps: ScheduledRunSteps<CrmSyncInput, SyncRunRef, Night, SyncPlan, S
 /** The night's state, carried over or fresh, with its progress answered to the `progress` query. */
 function openNight(state: ScheduledRunState<CrmSyncInput, SyncRunRef>): Night {
   const { input, run } = state;
-  const night: Night = {
-    ...state,
-    totals: input.carried?.totals ?? emptyTotals(),
-    filters: {
-      ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
-      limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
-    },
-    plan: input.carried?.plan,
-    phase: input.carried?.plan ? 'running' : 'planning',
-  };
+  const night: Night = { ...openBatchedRun(state), filters: signalFilters(input) };
   const { totals } = night;
   setHandler(crmSyncProgressQuery, () => ({
     status: night.phase,
@@ -218,21 +206,17 @@ async function planNight(night: Night): Promise<SyncPlan> {
 
 /** The night's calls through the sliding window; a long export continues as new between windows. */
 function nightCalls(night: Night, planned: SyncPlan) {
-  const { input, run, api, filters, totals } = night;
+  const { input, run, api, filters } = night;
   night.phase = 'running';
   const contacts = input.kind === 'enrich-contacts';
-  const window = {
+  const window = callWindow(night, {
     from: input.carried?.next ?? 0,
     total: planned.batches,
-    concurrency: Math.max(1, input.concurrency ?? 4),
-    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
-    maxCredits: input.maxCredits,
     // The most one call can cost: its companies × limit × 2 credits.
     worstCaseCredits: () =>
       Math.min(contacts ? CONTACT_BATCH : MAX_BULK_ENRICH_DOMAINS, planned.companies) *
       filters.limit *
       CREDITS.perEnrichedSignal,
-    totals,
     run: async (index: number) => {
       try {
         const summary = `sync ${run.name} batch ${index + 1} of ${planned.batches} · run ${run.runId}`;
@@ -249,11 +233,8 @@ function nightCalls(night: Night, planned: SyncPlan) {
         };
       }
     },
-  };
-  const { scheduledAt, startedAt } = night;
-  return windowOrCarryOn(window, (next) =>
-    continueAsNew<typeof crmSync>({ ...input, carried: { scheduledAt, startedAt, plan: planned, next, totals } }),
-  );
+  });
+  return windowOrCarryOn(window, (next) => carryOnFrom(night, planned, next, {}));
 }
 
 /** Writes the night's files, manifest and state (finalizeSyncRun). */
@@ -270,23 +251,27 @@ async function finalizeNight(night: Night, outcome: WindowOutcome | undefined): 
       details,
     });
   const label = `sync ${run.name} run ${run.runId}`;
-  const result = await finishRun(outcome!, night.totals, label, (p) => (night.phase = p), finalize);
+  const result = await finishBatchedRun(night, outcome!, label, finalize);
   if (input.writeBack && patched(WRITE_BACK_PATCH)) result.writeBack = await writeBack(input, run);
   return result;
 }
 
 const crmStep = (input: CrmSyncInput) =>
-  proxyActivities<JobActivities>(crmActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  proxyActivities<JobActivities>(crmActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.writeBackHeartbeatMs));
+
+/** Nights whose write-back was refused for good (an expired token, a worker without the CRM's settings) failed whole. */
+export const WRITE_BACK_REFUSED_PATCH = 'crm-sync-write-back-refused-pending';
 
 /**
- * The night's files are written: its changes go to the CRM. A write-back that fails after its retries leaves its
- * changes pending in the ledger (the next night writes them first); the night itself stands, and says why.
+ * The night's files are written: its changes go to the CRM. A write-back that fails after its retries, or is refused
+ * for good (a HubSpot token expired since the pre-flight: nothing can refresh it), leaves its changes pending in the
+ * ledger (the next night writes them first); the night itself stands, and says why.
  */
 async function writeBack(input: CrmSyncInput, run: SyncRunRef): Promise<SyncResult['writeBack']> {
   try {
     return await crmStep(input).writeBackNight({ run, kind: input.kind, ...(input.writeBack as WriteBackOptions) });
   } catch (error) {
-    if (isFatalFailure(error)) throw error;
+    if (isFatalFailure(error) && !patched(WRITE_BACK_REFUSED_PATCH)) throw error;
     return { error: failureMessage(error) };
   }
 }

@@ -1,15 +1,25 @@
-import { continueAsNew, defineQuery, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { defineQuery, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobStatus } from '../activities/jobs/types.ts';
 import type { PushFilters, PushPlan, PushResult, PushRound, PushRunRef, PushWindow } from '../activities/push/types.ts';
 import type { OutputFormat } from '../activities/tables/formats.ts';
 import { CREDITS, MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { isFatalFailure } from './activity-options.ts';
-import { type BatchTotals, emptyTotals, failureMessage, finishRun, type WindowOutcome } from './batch-runner.ts';
-import { DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
+import { type BatchTotals, failureMessage, type WindowOutcome } from './batch-runner.ts';
+import { DEFAULT_TASK_QUEUE } from './constants.ts';
 import { backfillRunId, runIdOf } from './push-ids.ts';
 import { type AlertFacts, withRunAlert } from './run-alert.ts';
 import type { ScheduledRunState } from './run-state.ts';
-import { runScheduled, type ScheduledRunSteps, windowOrCarryOn } from './scheduled-run.ts';
+import {
+  type BatchedRun,
+  callWindow,
+  carryOnFrom,
+  finishBatchedRun,
+  openBatchedRun,
+  runScheduled,
+  type ScheduledRunSteps,
+  signalFilters,
+  windowOrCarryOn,
+} from './scheduled-run.ts';
 import { scheduledTime } from './scheduled-time.ts';
 
 /** The target of a push schedule: one incremental run over a watchlist. */
@@ -116,15 +126,12 @@ function pushAlertFacts(result: PushResult): AlertFacts {
 }
 
 /** One run of a push, up to its continue-as-new: what its steps share. */
-interface PushRun extends ScheduledRunState<ScheduledPushInput, PushRunRef> {
-  readonly totals: BatchTotals;
+interface PushRun extends BatchedRun<ScheduledPushInput, PushRunRef, PushPlan> {
   readonly filters: PushFilters;
   /** A backfill's window, a full refresh, a lookback: what planning and finalizing are told. */
   readonly mode: Pick<ScheduledPushInput, 'window' | 'fullRefresh' | 'lookbackMs'>;
   /** The catch-up rounds planned so far (the last is the one running). */
   readonly rounds: PushRound[];
-  plan: PushPlan | undefined;
-  phase: PushProgress['status'];
   signals: number;
 }
 
@@ -148,21 +155,14 @@ const pushSteps: ScheduledRunSteps<ScheduledPushInput, PushRunRef, PushRun, Push
 function openPushRun(state: ScheduledRunState<ScheduledPushInput, PushRunRef>): PushRun {
   const { input } = state;
   const push: PushRun = {
-    ...state,
-    totals: input.carried?.totals ?? emptyTotals(),
-    filters: {
-      ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
-      ...(input.signalSubtypes?.length ? { signal_subtypes: input.signalSubtypes } : {}),
-      limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
-    },
+    ...openBatchedRun(state),
+    filters: signalFilters(input, input.signalSubtypes?.length ? { signal_subtypes: input.signalSubtypes } : {}),
     mode: {
       ...(input.window ? { window: input.window } : {}),
       ...(input.fullRefresh ? { fullRefresh: true } : {}),
       ...(input.lookbackMs ? { lookbackMs: input.lookbackMs } : {}),
     },
     rounds: input.carried?.rounds ?? [],
-    plan: input.carried?.plan,
-    phase: input.carried?.plan ? 'running' : 'planning',
     signals: input.carried?.signals ?? 0,
   };
   const { run, totals } = push;
@@ -205,7 +205,7 @@ async function planPush(push: PushRun): Promise<PushPlan> {
  * 500, round 2 the domains still cut at 500 once per signal type they have. Continues as new between windows.
  */
 async function runRounds(push: PushRun, planned: PushPlan): Promise<WindowOutcome> {
-  const { input, run, filters, rounds, totals } = push;
+  const { input, run, filters, rounds } = push;
   push.phase = 'running';
   let next = input.carried?.next ?? 0;
   const current = () => rounds.at(-1);
@@ -216,23 +216,15 @@ async function runRounds(push: PushRun, planned: PushPlan): Promise<WindowOutcom
     const round = current();
     const total = round ? round.first + round.count : planned.batches;
     const limit = round ? MAX_SIGNALS_PER_CALL : filters.limit;
-    const window = {
+    const window = callWindow(push, {
       from: next,
       total,
-      concurrency: Math.max(1, input.concurrency ?? 4),
-      limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
-      maxCredits: input.maxCredits,
       worstCaseCredits: () => worstCase(limit),
-      totals,
       run: (index: number) => fetchBatch(push, index, total),
-    };
-    const outcome = await windowOrCarryOn(window, (from) => {
-      const { scheduledAt, startedAt, signals } = push;
-      return continueAsNew<typeof scheduledPush>({
-        ...input,
-        carried: { scheduledAt, startedAt, plan: planned, rounds, next: from, totals, signals },
-      });
     });
+    const outcome = await windowOrCarryOn(window, (from) =>
+      carryOnFrom(push, planned, from, { rounds, signals: push.signals }),
+    );
     if (outcome.fatal !== undefined || outcome.budgetExhausted) return outcome;
     const done = round?.round ?? 0;
     const kind = done === 0 && filters.limit < MAX_SIGNALS_PER_CALL ? 'limit' : done < 2 ? 'narrow' : undefined;
@@ -276,24 +268,17 @@ function finalizePush(push: PushRun, outcome: WindowOutcome): Promise<PushResult
     max_credits: input.maxCredits ?? null,
     workflow_id: workflowInfo().workflowId,
   };
-  return finishRun(
-    outcome,
-    push.totals,
-    `push ${run.name} run ${run.runId}`,
-    (phase) => {
-      push.phase = phase;
-    },
-    (ending) =>
-      push.jobs.finalizePushRun({
-        run,
-        watchlist: input.watchlist,
-        startedAt: push.startedAt,
-        scheduledAt: push.scheduledAt,
-        rounds: push.rounds,
-        ...push.mode,
-        ...ending,
-        details,
-      }),
+  return finishBatchedRun(push, outcome, `push ${run.name} run ${run.runId}`, (ending) =>
+    push.jobs.finalizePushRun({
+      run,
+      watchlist: input.watchlist,
+      startedAt: push.startedAt,
+      scheduledAt: push.scheduledAt,
+      rounds: push.rounds,
+      ...push.mode,
+      ...ending,
+      details,
+    }),
   );
 }
 

@@ -1,8 +1,18 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { ApiActivities, JobActivities } from '../activities/registry.ts';
+import type { JobStatus } from '../activities/run/types.ts';
+import { MAX_SIGNALS_PER_CALL } from '../connectors/signal-api/limits.ts';
 import { apiActivityOptions, storageActivityOptions } from './activity-options.ts';
-import { runWindow, type WindowOptions, type WindowOutcome } from './batch-runner.ts';
-import { DEFAULT_API_TASK_QUEUE, DEFAULT_TASK_QUEUE } from './constants.ts';
+import {
+  type BatchTotals,
+  emptyTotals,
+  finishRun,
+  type RunEnding,
+  runWindow,
+  type WindowOptions,
+  type WindowOutcome,
+} from './batch-runner.ts';
+import { DEFAULT_API_TASK_QUEUE, DEFAULT_BATCHES_PER_RUN, DEFAULT_TASK_QUEUE } from './constants.ts';
 import type { ScheduledRunState } from './run-state.ts';
 
 /**
@@ -70,4 +80,97 @@ export async function windowOrCarryOn(
   const stopped = outcome.fatal !== undefined || outcome.budgetExhausted;
   if (!stopped && outcome.next < options.total) return carryOn(outcome.next);
   return outcome;
+}
+
+/** What a kind whose calls are numbered batches (a push, a night of the sync) reads of its input besides the above. */
+export interface BatchedRunInput<Plan> extends ScheduledRunInput {
+  signalTypes?: string[];
+  /** Signals per company and call (at most 500). */
+  limit?: number;
+  maxCredits?: number;
+  concurrency?: number;
+  batchesPerRun?: number;
+  carried?: { scheduledAt: string; startedAt: string; plan: Plan; next: number; totals: BatchTotals };
+}
+
+/** A batched run's state: the shared one, its totals and plan (carried across continue-as-new), its phase. */
+export interface BatchedRun<I extends BatchedRunInput<Plan>, Ref, Plan> extends ScheduledRunState<I, Ref> {
+  readonly totals: BatchTotals;
+  plan: Plan | undefined;
+  phase: JobStatus | 'planning' | 'finalizing';
+}
+
+/** The batched part of a run's state, carried over or fresh. */
+export function openBatchedRun<I extends BatchedRunInput<Plan>, Ref, Plan>(
+  state: ScheduledRunState<I, Ref>,
+): BatchedRun<I, Ref, Plan> {
+  const carried = state.input.carried;
+  return {
+    ...state,
+    totals: carried?.totals ?? emptyTotals(),
+    plan: carried?.plan,
+    phase: carried?.plan ? 'running' : 'planning',
+  };
+}
+
+/** The filters each call sends: the signal types asked, `more` (a push's subtypes), the limit per company. */
+export function signalFilters<M extends object>(
+  input: Pick<BatchedRunInput<unknown>, 'signalTypes' | 'limit'>,
+  more?: M,
+): { signal_types?: string[]; limit: number } & Partial<M> {
+  return {
+    ...(input.signalTypes?.length ? { signal_types: input.signalTypes } : {}),
+    ...more,
+    limit: Math.min(MAX_SIGNALS_PER_CALL, input.limit ?? MAX_SIGNALS_PER_CALL),
+  } as { signal_types?: string[]; limit: number } & Partial<M>;
+}
+
+/** The window over a run's calls `[from, total)` with its input's concurrency, calls per run and budget. */
+export function callWindow<I extends BatchedRunInput<Plan>, Ref, Plan>(
+  run: BatchedRun<I, Ref, Plan>,
+  calls: Pick<WindowOptions, 'from' | 'total' | 'worstCaseCredits' | 'run'>,
+): WindowOptions {
+  const { input, totals } = run;
+  return {
+    from: calls.from,
+    total: calls.total,
+    concurrency: Math.max(1, input.concurrency ?? 4),
+    limit: input.batchesPerRun ?? DEFAULT_BATCHES_PER_RUN,
+    maxCredits: input.maxCredits,
+    worstCaseCredits: calls.worstCaseCredits,
+    totals,
+    run: calls.run,
+  };
+}
+
+/** Finalizes a batched run (`finalize`: its kind's activity), its phase following, as `finishRun` does. */
+export function finishBatchedRun<I extends BatchedRunInput<Plan>, Ref, Plan, R extends { status: JobStatus }>(
+  run: BatchedRun<I, Ref, Plan>,
+  outcome: WindowOutcome,
+  label: string,
+  finalize: (ending: RunEnding) => Promise<R>,
+): Promise<R> {
+  return finishRun(
+    outcome,
+    run.totals,
+    label,
+    (phase) => {
+      run.phase = phase;
+    },
+    finalize,
+  );
+}
+
+/** Continues a batched run as new from call `next`: its times, plan and totals carried, with `more` of its kind's own. */
+export function carryOnFrom<I extends BatchedRunInput<Plan>, Ref, Plan>(
+  run: BatchedRun<I, Ref, Plan>,
+  plan: Plan,
+  next: number,
+  more: Omit<NonNullable<I['carried']>, 'scheduledAt' | 'startedAt' | 'plan' | 'next' | 'totals'>,
+): Promise<never> {
+  const { scheduledAt, startedAt, totals } = run;
+  return continueAsNew<(input: I) => Promise<unknown>>({
+    ...run.input,
+    carried: { scheduledAt, startedAt, plan, next, totals, ...more },
+  });
 }

@@ -147,13 +147,25 @@ async function writeFailedNightFiles(
     written.parts.push(...wrote);
   }
   if (written.parts.length === 0) return manifest;
-  return { ...manifest, parts: written.parts.filter((part) => part.table !== undefined), ...goneField(written.parts) };
+  const records = { ...manifest.records, ...idsField(written.parts) };
+  return {
+    ...manifest,
+    records,
+    parts: written.parts.filter((part) => part.table !== undefined),
+    ...goneField(written.parts),
+  };
 }
 
 /** `gone.csv`'s entry, once published: a part of no table. */
 function goneField(parts: readonly NightFile['part'][]) {
-  const gone = parts.find((part) => part.table === undefined);
+  const gone = parts.find((part) => part.table === undefined && part.key.endsWith('/gone.csv'));
   return gone ? { gone } : {};
+}
+
+/** `ids.csv`'s entry (the ids of the new, changed and gone records), once published. */
+function idsField(parts: readonly NightFile['part'][]) {
+  const ids = parts.find((part) => part.table === undefined && part.key.endsWith('/ids.csv'));
+  return ids ? { ids } : {};
 }
 
 /** Step 3: the manifest. */
@@ -166,7 +178,7 @@ function syncManifest(
 ) {
   const run = request.run;
   const { state, plan, paid } = gathered;
-  const { statuses, outcome } = written;
+  const { statuses } = written;
   let status = request.status;
   if (status === 'completed' && statuses.error > 0) status = 'completed_with_errors';
   return {
@@ -186,12 +198,7 @@ function syncManifest(
       new_companies: plan.newCompanies,
       new_signals: paid.newSignals,
     },
-    records: {
-      ...written.summary,
-      new_ids: outcome.new,
-      changed_ids: outcome.changed,
-      gone_ids: outcome.gone,
-    },
+    records: { ...written.summary, ...idsField(written.parts) },
     ...chargedFields(paid.credits, unsaved),
     overlap: { credits: paid.overlapCredits },
     calls: paid.calls,

@@ -27,6 +27,8 @@ export const syncRunPrefix = (run: SyncRunRef) => `${run.name}/runs/dt=${run.dat
 export const syncRowsKey = (run: SyncRunRef) => `${syncRunPrefix(run)}rows.csv`;
 export const syncChangesKey = (run: SyncRunRef) => `${syncRunPrefix(run)}changes.csv`;
 export const syncGoneKey = (run: SyncRunRef) => `${syncRunPrefix(run)}gone.csv`;
+/** The ids of the night's new, changed and gone records, one a line with which it is (`records.ids`). */
+export const syncIdsKey = (run: SyncRunRef) => `${syncRunPrefix(run)}ids.csv`;
 export const syncManifestKey = (run: SyncRunRef) => `${syncRunPrefix(run)}_manifest.json`;
 
 /** Where a night's manifest lies by its own ids (`<name>/runs/dt=<day>/run-<id>/`), its parts in that folder. */

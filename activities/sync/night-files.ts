@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { type CrmFile, crmFileColumns, crmKeptColumns } from '../../connectors/crm/import-file.ts';
 import type { Store } from '../../connectors/storage/store.ts';
 import type { TableDef, TableRow } from '../../contract/tables/columns.ts';
@@ -14,8 +13,9 @@ import {
 } from '../run/part-files.ts';
 import { zeroCounts } from '../run/parts.ts';
 import type { StateDb } from '../state/sync-db.ts';
-import { csvHeader, csvRow, encodeTable, tableContentType } from '../tables/encode.ts';
-import { syncChangesKey, syncGoneKey, syncRowsKey, syncTableKey } from './layout.ts';
+import { csvHeader, csvRow, type OutputFormat, tableContentType } from '../tables/encode.ts';
+import { openTablePart, type TablePartWriter } from '../tables/part-writer.ts';
+import { syncChangesKey, syncGoneKey, syncIdsKey, syncRowsKey, syncTableKey } from './layout.ts';
 import { readSyncRecords, recordDomain } from './plan.ts';
 import type { FinalizeSyncRequest, SyncPlan, SyncRecord } from './types.ts';
 
@@ -45,7 +45,7 @@ interface NightRequest extends Pick<FinalizeSyncRequest, 'run' | 'kind' | 'statu
   scratch: Scratch;
 }
 
-/** Writes the night's files locally; returns them with what they hold (counts, the new, changed and gone ids). */
+/** Writes the night's files locally; returns them with what they hold (counts; the new, changed and gone ids in `ids.csv`). */
 export async function writeNightFiles(
   store: Store,
   request: NightRequest,
@@ -59,7 +59,8 @@ export async function writeNightFiles(
   const rowsFile = openCsv(scratch, 'rows.csv', csv.header);
   const changesFile = openCsv(scratch, 'changes.csv', csv.header);
   const tables = new TableParts(request, file.flat);
-  const outcome = { new: [] as string[], changed: [] as string[], unchanged: 0, gone: [] as string[] };
+  const ids = new IdsFile(scratch, csv);
+  const outcome = { new: 0, changed: 0, unchanged: 0, gone: 0 };
   const statuses = { ok: 0, not_found: 0, error: 0, invalid: 0 };
   const lines = { rows: 0, changes: 0 };
   const answerOf = db.db.prepare('SELECT error FROM tonight_answers WHERE domain = ?');
@@ -82,7 +83,9 @@ export async function writeNightFiles(
     else {
       await writeLine(changesFile, text);
       lines.changes += 1;
-      (before === undefined ? outcome.new : outcome.changed).push(label);
+      const change = before === undefined ? 'new' : 'changed';
+      outcome[change] += 1;
+      await ids.add(label, change);
     }
     await tables.add(row);
     if (lines.rows % 10_000 === 0) db.db.exec('COMMIT; BEGIN');
@@ -91,23 +94,19 @@ export async function writeNightFiles(
   const goneFile = openCsv(scratch, 'gone.csv', csv.header.slice(0, 1));
   const idColumn = csv.def.columns[0]!;
   for (const { label } of db.goneRecords()) {
-    outcome.gone.push(label);
+    outcome.gone += 1;
     await writeLine(goneFile, `${csvRow({ table: 'rows', columns: [idColumn] }, { [idColumn.name]: label })}\r\n`);
+    await ids.add(label, 'gone');
   }
   db.keepTonight();
   const files = [
     await nightFile(syncRowsKey(run), rowsFile, 'rows', lines.rows, 0),
     await nightFile(syncChangesKey(run), changesFile, 'rows', lines.changes, 1),
-    await nightFile(syncGoneKey(run), goneFile, undefined, outcome.gone.length, 2),
+    await nightFile(syncGoneKey(run), goneFile, undefined, outcome.gone, 2),
     ...(await tables.finish()),
+    await nightFile(syncIdsKey(run), ids.file, undefined, ids.lines, IDS_INDEX),
   ];
-  const summary = {
-    total: lines.rows,
-    new: outcome.new.length,
-    changed: outcome.changed.length,
-    unchanged: outcome.unchanged,
-    gone: outcome.gone.length,
-  };
+  const summary = { total: lines.rows, ...outcome };
   const kept = file.flat.columns.flatMap((column) => (column.source === undefined ? [] : [column.source]));
   return { files, outcome, statuses, summary, kept };
 }
@@ -176,9 +175,37 @@ function withoutPosition(file: CrmFile<TableDef>): { def: TableDef; header: stri
   };
 }
 
-/** The rows table in each format asked, a part per `TABLE_PART_ROWS` rows, encoded to local files as they fill. */
+/** Where `ids.csv` is among the night's parts (0–2 are the CRM files, 3 and on the rows table's parts). */
+const IDS_INDEX = 1_000_000;
+
+/**
+ * `ids.csv`: the id of each new, changed and gone record (as the export wrote it, else its identifier) and which it
+ * is, written as the records come; the manifest names the file (`records.ids`), never the ids.
+ */
+class IdsFile {
+  readonly file: LocalPartFile;
+  lines = 0;
+  private readonly def: TableDef;
+  constructor(scratch: Scratch, csv: { def: TableDef; header: string[] }) {
+    const id = csv.def.columns[0]!;
+    const change = { name: 'change', type: 'string', nullable: false, description: 'new, changed or gone' } as const;
+    this.def = { table: 'rows', columns: [id, change] };
+    this.file = openCsv(scratch, 'ids.csv', [csv.header[0]!, 'change']);
+  }
+  async add(label: string, change: 'new' | 'changed' | 'gone'): Promise<void> {
+    const [id, which] = this.def.columns;
+    this.lines += 1;
+    await writeLine(this.file, `${csvRow(this.def, { [id!.name]: label, [which!.name]: change })}\r\n`);
+  }
+}
+
+/**
+ * The rows table in each format asked, a part per `TABLE_PART_ROWS` rows, each written to its local file as the rows
+ * come (`part-writer.ts`: no part's rows are held, but for a Parquet row group's).
+ */
 class TableParts {
-  private rows: TableRow[] = [];
+  private open: { format: OutputFormat; key: string; path: string; writer: TablePartWriter }[] = [];
+  private rows = 0;
   private readonly files: NightFile[] = [];
   private index = 0;
   private readonly request: NightRequest;
@@ -190,28 +217,36 @@ class TableParts {
 
   async add(row: TableRow): Promise<void> {
     if ((this.request.run.formats ?? []).length === 0) return;
-    this.rows.push(row);
-    if (this.rows.length >= TABLE_PART_ROWS) await this.flush();
+    if (this.open.length === 0) this.start();
+    for (const part of this.open) await part.writer.add(row);
+    this.rows += 1;
+    if (this.rows >= TABLE_PART_ROWS) await this.close();
   }
 
   async finish(): Promise<NightFile[]> {
     // A night always has its first part in each format (an empty export fails before, so it holds rows).
-    if (this.rows.length > 0 || (this.index === 0 && (this.request.run.formats ?? []).length > 0)) await this.flush();
+    if (this.open.length === 0 && this.index === 0 && (this.request.run.formats ?? []).length > 0) this.start();
+    if (this.open.length > 0) await this.close();
     return this.files;
   }
 
-  private async flush(): Promise<void> {
+  private start(): void {
     const { run, scratch } = this.request;
-    for (const format of run.formats ?? []) {
-      const key = syncTableKey(run, format, this.index);
-      const body = encodeTable(format, this.def, this.rows, 'gzip');
+    this.open = (run.formats ?? []).map((format) => {
       const path = scratch.path(`table-${this.index}.${format}`);
-      await writeFile(path, body, { mode: 0o600 });
-      const sha256 = createHash('sha256').update(body).digest('hex');
-      const part = { key, lines: this.rows.length, bytes: body.length, sha256, table: 'rows' as const, format };
+      const key = syncTableKey(run, format, this.index);
+      return { format, key, path, writer: openTablePart(format, this.def, path) };
+    });
+  }
+
+  private async close(): Promise<void> {
+    for (const { format, key, path, writer } of this.open) {
+      const { bytes, sha256 } = await writer.finish();
+      const part = { key, lines: this.rows, bytes, sha256, table: 'rows' as const, format };
       this.files.push({ key, path, contentType: tableContentType(format, 'gzip'), part, index: 3 + this.index });
     }
-    this.rows = [];
+    this.open = [];
+    this.rows = 0;
     this.index += 1;
   }
 }

@@ -27,13 +27,15 @@ export function encodeTable(
 
 /** One object per row with every column (null when unknown), in the table's order; times as ISO 8601 UTC. */
 function encodeJsonl(def: TableDef, rows: readonly TableRow[]): Buffer {
-  const lines: string[] = [];
-  for (const row of rows) {
-    const out: Record<string, unknown> = {};
-    for (const column of def.columns) out[column.name] = jsonValue(column, row[column.name] ?? null);
-    lines.push(JSON.stringify(out));
-  }
+  const lines = rows.map((row) => jsonlLine(def, row));
   return Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`, 'utf8');
+}
+
+/** One row's JSONL line, without its line end. */
+export function jsonlLine(def: TableDef, row: TableRow): string {
+  const out: Record<string, unknown> = {};
+  for (const column of def.columns) out[column.name] = jsonValue(column, row[column.name] ?? null);
+  return JSON.stringify(out);
 }
 
 /** A `json` column is JSON text in JSONL too, so that a reader inferring types never sees its shape drift. */

@@ -14,26 +14,28 @@ import { jsonText } from '../../contract/tables/values.ts';
  * - min/max statistics only on times and numbers, which readers prune by (detected_at above all).
  */
 export function encodeParquet(def: TableDef, rows: readonly TableRow[]): Buffer {
+  const writer = new ByteWriter();
+  const parquet = parquetTableWriter(def, writer);
+  parquet.write(rows);
+  parquet.finish();
+  return Buffer.from(writer.getBuffer());
+}
+
+/** Where a Parquet file goes: memory (`ByteWriter`) or a file (`fileWriter`). */
+type ParquetOutput = ConstructorParameters<typeof ParquetWriter>[0]['writer'];
+
+/**
+ * A Parquet file of a flat table written a row group at a time (`write`, then `finish` for the footer): into memory
+ * (`ByteWriter`), or into a local file (hyparquet-writer's `fileWriter`, which flushes each megabyte), so a part of
+ * many rows never holds more than one group's.
+ */
+export function parquetTableWriter(def: TableDef, writer: ParquetOutput) {
   const elements = def.columns.flatMap(parquetElements);
   const schema = [{ name: 'root', num_children: def.columns.length }, ...elements];
-  const columnData = def.columns.map((column) => {
-    const { values, plainBytes } = parquetValues(column, rows);
-    return {
-      name: column.name,
-      data: values,
-      nullable: column.nullable,
-      ...(isDistinct(column) ? { encoding: 'PLAIN' } : {}),
-      codec: plainBytes >= COMPRESS_FROM_BYTES ? CODEC : 'UNCOMPRESSED',
-      statistics:
-        column.type === 'timestamp' || column.type === 'date' || column.type === 'int' || column.type === 'double',
-    };
-  });
   // The writer turns JSON columns' values into JSON text itself, one value at a time; they are bytes already here
   // (JSON text, encoded in one pass), which it writes as they are for a UTF8 column. So a JSON column is UTF8
   // while its values are written, and JSON again for the footer written by `finish`.
   const jsonElements = elements.filter((element) => element['converted_type'] === 'JSON');
-  for (const element of jsonElements) element['converted_type'] = 'UTF8';
-  const writer = new ByteWriter();
   const parquet = new ParquetWriter({
     writer,
     // biome-ignore lint/suspicious/noExplicitAny: hyparquet's SchemaElement type, built above
@@ -42,11 +44,29 @@ export function encodeParquet(def: TableDef, rows: readonly TableRow[]): Buffer 
     compressors: COMPRESSORS,
     createdBy: 'signal-kit',
   });
-  // biome-ignore lint/suspicious/noExplicitAny: hyparquet's DecodedArray type, built above
-  parquet.write({ columnData: columnData as any, rowGroupSize: 100_000 });
-  for (const element of jsonElements) element['converted_type'] = 'JSON';
-  parquet.finish();
-  return Buffer.from(writer.getBuffer());
+  return {
+    write(rows: readonly TableRow[]): void {
+      const columnData = def.columns.map((column) => {
+        const { values, plainBytes } = parquetValues(column, rows);
+        return {
+          name: column.name,
+          data: values,
+          nullable: column.nullable,
+          ...(isDistinct(column) ? { encoding: 'PLAIN' } : {}),
+          codec: plainBytes >= COMPRESS_FROM_BYTES ? CODEC : 'UNCOMPRESSED',
+          statistics:
+            column.type === 'timestamp' || column.type === 'date' || column.type === 'int' || column.type === 'double',
+        };
+      });
+      for (const element of jsonElements) element['converted_type'] = 'UTF8';
+      // biome-ignore lint/suspicious/noExplicitAny: hyparquet's DecodedArray type, built above
+      parquet.write({ columnData: columnData as any, rowGroupSize: 100_000 });
+      for (const element of jsonElements) element['converted_type'] = 'JSON';
+    },
+    finish(): void {
+      parquet.finish();
+    },
+  };
 }
 
 /** The Parquet schema elements of a column (a list is the standard three-level LIST). */

@@ -5,7 +5,7 @@
  * their budget post the same event.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -135,6 +135,25 @@ describe('a failed night tells someone', () => {
       files: { manifest: expect.stringMatching(/_manifest\.json$/) },
     });
     expect(event.data['reason']).toMatch(/--max-credits/);
+  }, 180_000);
+
+  it('a push whose watchlist is gone fails and posts the same signed event, saying why', async () => {
+    const watchlist = join(ctx.dir, 'gone-watchlist.csv');
+    await writeFile(watchlist, 'domain\nalert-push0.com\n');
+    const output = pathToFileURL(join(ctx.dir, 'push-failing-out')).href;
+    const { event } = await oneEvent('/hooks/push-failing', async (url) => {
+      const created = await cli(
+        ...['create', '--name', 'push-failing', '--watchlist', pathToFileURL(watchlist).href, '--output', output],
+        ...['--every', '1d', '--paused', '--notify', url],
+      );
+      expect(created.code).toBe(0);
+      await rm(watchlist);
+      const run = await cli<{ error: string }>('run', 'push-failing', '--wait');
+      expect(run.code).toBe(1);
+    });
+    expect(event.type).toBe('signal_kit.run.failed');
+    expect(event.data).toMatchObject({ schedule: 'push-failing', kind: 'push', status: 'failed' });
+    expect(event.data['reason']).toMatch(/gone-watchlist\.csv/);
   }, 180_000);
 
   it('a feed stopped on its budget posts the same signed event', async () => {

@@ -68,6 +68,15 @@ const HISTORIES: Array<{ holds: string; file: string; workflowId?: string }> = [
     holds: 'a scheduled feed run that resumed nothing and split its search',
     file: 'scheduled-feed-slices-ca48e0e.json',
   },
+  // A push and a feed with `--notify`, stopped on their budget: the alert's activity after the run (RUN_ALERT_PATCH).
+  {
+    holds: 'a scheduled push run with --notify that alerted its budget stop',
+    file: 'scheduled-push-notify-4bf99d8.json',
+  },
+  {
+    holds: 'a scheduled feed run with --notify that alerted its budget stop',
+    file: 'scheduled-feed-notify-4bf99d8.json',
+  },
   // Recorded before the run core moved push and export code (issue 28's moves).
   { holds: 'a scheduled push run that caught up a domain over its limit', file: 'scheduled-push-fda4322.json' },
   { holds: 'an intent export that submitted, polled and downloaded', file: 'intent-export-fda4322.json' },

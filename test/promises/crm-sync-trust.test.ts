@@ -233,7 +233,15 @@ describe('a night of the CRM sync trusts nothing planted and its files keep a CR
       // The manifest names gone.csv, proven as its parts are, and is the contract's.
       const manifest = SyncManifestSchema.parse(JSON.parse(await readText(result.manifestUrl)));
       expect(manifest.gone).toMatchObject({ lines: gone.length });
-      expect(manifest.records.gone_ids.sort()).toEqual(gone.map((g) => g[0]).sort());
+      // ids.csv (named by the manifest, never its ids): each changed or new record of changes.csv, each gone one.
+      const [idsHeader, ...idLines] = await csvOf(new URL('ids.csv', result.manifestUrl).href);
+      expect(idsHeader).toEqual(['Id', 'change']);
+      expect(manifest.records.ids).toMatchObject({ lines: changes.length + gone.length });
+      expect(manifest.records).not.toHaveProperty('gone_ids');
+      const idsOf = (which: string) => idLines.filter((line) => line[1] === which).map((line) => line[0]);
+      expect(idsOf('gone').sort()).toEqual(gone.map((g) => g[0]).sort());
+      expect([...idsOf('new'), ...idsOf('changed')].sort()).toEqual(changes.map((c) => c[0]).sort());
+      expect(idsOf('new')).toHaveLength(manifest.records.new);
       // The CRM's records, after the morning's import, equal rows.csv in every column.
       expect(new Map(rows.map((row) => [row[0]!, row]))).toEqual(crm);
       previousIds = ids;
