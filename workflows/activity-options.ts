@@ -54,11 +54,11 @@ export function storageActivityOptions(taskQueue: string, heartbeatTimeoutMs = 2
  * A night's write-back to the CRM: long (a Salesforce ingest job is polled to its end), heartbeating as it goes, and
  * retried over minutes, so a CRM outage of a few minutes is waited out; what is still not written stays pending.
  */
-export function crmActivityOptions(taskQueue: string): ActivityOptions {
+export function crmActivityOptions(taskQueue: string, heartbeatTimeoutMs = 5 * 60_000): ActivityOptions {
   return {
     taskQueue,
     startToCloseTimeout: '2 hours',
-    heartbeatTimeout: '5 minutes',
+    heartbeatTimeout: heartbeatTimeoutMs,
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 6 },
   };
 }

@@ -66,6 +66,8 @@ export interface CrmSyncInput {
   notify?: string;
   /** Write the night's changes back to the CRM (`--write-back`): the CRM, the fields, their policies. No secret. */
   writeBack?: WriteBackOptions;
+  /** The write-back's heartbeat timeout: how soon another worker takes over a killed one's (default 5 minutes; drills). */
+  writeBackHeartbeatMs?: number;
   /** Carried across continue-as-new; not for callers. */
   carried?: { scheduledAt: string; startedAt: string; plan: SyncPlan; next: number; totals: BatchTotals };
 }
@@ -255,17 +257,21 @@ async function finalizeNight(night: Night, outcome: WindowOutcome | undefined): 
 }
 
 const crmStep = (input: CrmSyncInput) =>
-  proxyActivities<JobActivities>(crmActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE));
+  proxyActivities<JobActivities>(crmActivityOptions(input.taskQueue ?? DEFAULT_TASK_QUEUE, input.writeBackHeartbeatMs));
+
+/** Nights whose write-back was refused for good (an expired token, a worker without the CRM's settings) failed whole. */
+export const WRITE_BACK_REFUSED_PATCH = 'crm-sync-write-back-refused-pending';
 
 /**
- * The night's files are written: its changes go to the CRM. A write-back that fails after its retries leaves its
- * changes pending in the ledger (the next night writes them first); the night itself stands, and says why.
+ * The night's files are written: its changes go to the CRM. A write-back that fails after its retries, or is refused
+ * for good (a HubSpot token expired since the pre-flight: nothing can refresh it), leaves its changes pending in the
+ * ledger (the next night writes them first); the night itself stands, and says why.
  */
 async function writeBack(input: CrmSyncInput, run: SyncRunRef): Promise<SyncResult['writeBack']> {
   try {
     return await crmStep(input).writeBackNight({ run, kind: input.kind, ...(input.writeBack as WriteBackOptions) });
   } catch (error) {
-    if (isFatalFailure(error)) throw error;
+    if (isFatalFailure(error) && !patched(WRITE_BACK_REFUSED_PATCH)) throw error;
     return { error: failureMessage(error) };
   }
 }

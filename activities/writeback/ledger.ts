@@ -22,7 +22,8 @@ import type { CrmValue } from './values.ts';
  *   rejection: the next night writes them before its own); permanent refusals, by the values refused (not tried
  *   again until the record's values change);
  * - `checkpoint`: where an unfinished write stood (a Salesforce ingest job's id), resumed, never created twice;
- * - `nights`: each night's result, so a repeated write-back of a night returns it without a CRM call.
+ * - `nights`: each night's result, so a repeated write-back of a night returns it without a CRM call;
+ * - the meta `owed`: nights refused before their changes reached the pending table (`owed.ts`), taken first next night.
  *
  * Stored as the database gzipped (`<name>/_writeback/ledger-<sha256>.sqlite.gz`) and a small pointer
  * `<name>/_writeback.json` naming it with its sha256 and schedule, replaced in one step after the database is

@@ -12,6 +12,7 @@ import { readChangedRecords, readRecordIds } from './changes.ts';
 import { type WriteField, writeFieldsOf, writeObjectOf } from './fields.ts';
 import { closeLedger, type Ledger, readLedger, valuesPrint, writeBackState, writeLedger } from './ledger.ts';
 import { doneSection, failedSection, recordWriteBackInManifest } from './manifest.ts';
+import { oweNight, takeOwed } from './owed.ts';
 import { preflight } from './preflight.ts';
 import { writeWriteBackReport } from './report.ts';
 import type { WriteBackRequest, WriteBackResult } from './types.ts';
@@ -97,9 +98,14 @@ async function writeWithLedger(
   );
   const tonight = await readRecordIds(store, syncRowsKey(run));
   const object = writeObjectOf(writer.crm, request.kind, [...tonight]);
-  const described = await preflight(writer, request.kind, object, fields);
+  const described = await preflight(writer, request.kind, object, fields).catch(async (error: unknown) => {
+    await oweNight(store, ledger, run);
+    throw error;
+  });
 
   const typed = typeRecords(changes.records, fields, described);
+  const columns = fields.map((f) => f.column);
+  await takeOwed(store, ledger, run.runId, request.kind, columns, (r) => typeRecords(r, fields, described).records);
   const planned = mergePending(ledger, typed.records, tonight, run.runId);
   const kept = await applyFillEmpty(writer, object, fields, ledger, planned);
   const toSend = planned.filter((record) => !alreadyConfirmed(ledger, record));

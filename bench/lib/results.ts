@@ -14,6 +14,7 @@ export const BENCHMARKS = [
   'postgres-load',
   'parquet-cost',
   'crm-write-back',
+  'writeback-ledger',
 ] as const;
 
 const HEADER = `# Benchmark results

@@ -6,6 +6,7 @@ import { parseWorkerConfig, parseWorkerHeapConfig, type WorkerConfig } from '../
 import { ConfigError } from '../../connectors/errors.ts';
 import type { WebhookDeliveryConfig } from '../../connectors/webhooks/destinations.ts';
 import { bundleBuildId } from '../../workers/bundle.ts';
+import { crmSecretsOf } from '../../workers/crm-writers.ts';
 import { startHealthServer } from '../../workers/health.ts';
 import { applyWorkerHeapConfig } from '../../workers/heap.ts';
 import { installRuntime } from '../../workers/runtime.ts';
@@ -20,7 +21,7 @@ function secretsOf(config: WorkerConfig, webhooks: WebhookDeliveryConfig): strin
     for (const secret of [destination.secret].flat()) secrets.push(secret, secret.replace(/^whsec_/, ''));
   }
   for (const key of config.payloadKeys ?? []) secrets.push(key.key.toString('base64'));
-  return secrets;
+  return [...secrets, ...crmSecretsOf()];
 }
 
 /** `worker`'s flags, as commander hands them over (declared in cli/program.ts). */

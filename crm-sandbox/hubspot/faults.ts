@@ -26,6 +26,31 @@ export const faultSchema = z.object({
 
 export class Faults {
   private queue: { fault: Fault; left: number }[] = [];
+  private stalls: { path: string; skip: number; left: number }[] = [];
+  /** Calls stalled so far. */
+  stalled = 0;
+
+  /**
+   * After `after` more calls whose path contains `path`, the next `times` are never read nor answered, until their
+   * caller goes away.
+   */
+  stall(path: string, times = 1, after = 0): void {
+    this.stalls.push({ path, skip: after, left: times });
+  }
+
+  /** Whether this call is to stall (counted). */
+  takeStall(path: string): boolean {
+    const entry = this.stalls.find((e) => e.left > 0 && path.includes(e.path));
+    if (!entry) return false;
+    if (entry.skip > 0) {
+      entry.skip--;
+      return false;
+    }
+    entry.left--;
+    this.stalls = this.stalls.filter((e) => e.left > 0);
+    this.stalled++;
+    return true;
+  }
 
   add(fault: Fault): void {
     this.queue.push({ fault, left: fault.times ?? 1 });
@@ -33,6 +58,7 @@ export class Faults {
 
   clear(): void {
     this.queue = [];
+    this.stalls = [];
   }
 
   /** The fault this call gets, if any (and counts it down). */

@@ -64,6 +64,12 @@ export interface HubspotStandIn {
   expireToken(token: string): void;
   /** The next calls answered with the fault's status. */
   fault(fault: Fault): void;
+  /** Every fault and stall still armed, dropped. */
+  clearFaults(): void;
+  /** After `after` calls whose path contains `path`, the next `times` are never read nor answered until their caller goes away. */
+  stall(path: string, times?: number, after?: number): void;
+  /** Calls stalled so far. */
+  readonly stalledCalls: number;
   /** Records created as a person would in HubSpot's screens (no API call counted). */
   plant(object: HubspotObject, records: Record<string, string>[]): string[];
   /** Every record of the object, archived ones too. */
@@ -112,6 +118,11 @@ export async function startHubspotStandIn(input: HubspotStandInOptions = {}): Pr
     addToken: (scopes) => tokens.add(scopes).token,
     expireToken: (token) => tokens.expire(token),
     fault: (fault) => faults.add(fault),
+    clearFaults: () => faults.clear(),
+    stall: (path, times, after) => faults.stall(path, times, after),
+    get stalledCalls() {
+      return faults.stalled;
+    },
     plant: (object, records) =>
       records.map((values) => {
         const checked = store.checkValues(object, values);

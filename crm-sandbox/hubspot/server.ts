@@ -148,6 +148,11 @@ export function createHubspotServer(deps: ServerDeps): { server: Server; closeAl
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (deps.faults.takeStall(url.pathname)) {
+      // A call in flight when its caller dies: never read, never acted on, never answered.
+      req.pause();
+      return;
+    }
     answer(deps, req, url)
       .then(({ answer: a, api: isApi }) => {
         if (isApi) deps.calls.push({ method: req.method ?? '', path: url.pathname, status: a.status });

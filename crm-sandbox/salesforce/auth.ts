@@ -75,6 +75,11 @@ export class Sessions {
     return until !== undefined && until > this.now();
   }
 
+  /** Every token issued (tests look for them where no token may be: histories, logs, files). */
+  issued(): string[] {
+    return [...this.tokens.keys()];
+  }
+
   /** Ends every session now (an admin's "expire all", or a password reset): the next call gets 401. */
   expireAll(): void {
     for (const token of this.tokens.keys()) this.tokens.set(token, 0);

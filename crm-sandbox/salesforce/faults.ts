@@ -21,6 +21,11 @@ export interface RequestFault {
   drop?: boolean;
   /** Act on the call, then close the connection before its answer (the answer lost on its way: a job created unseen). */
   dropAnswer?: boolean;
+  /**
+   * Stop reading the call before its body and never answer it, until the caller goes away (a worker killed with the
+   * call in flight, an upload cut): the call is never acted on.
+   */
+  stall?: boolean;
   /** How many matching calls get it (default 1; Infinity until cleared). */
   times?: number;
 }
@@ -31,6 +36,8 @@ interface Armed extends RequestFault {
 
 export class Faults {
   private armed: Armed[] = [];
+  /** Calls stalled so far. */
+  stalled = 0;
 
   add(fault: RequestFault): void {
     this.armed.push({ ...fault, left: fault.times ?? 1 });
@@ -40,11 +47,23 @@ export class Faults {
     this.armed = [];
   }
 
+  /** Whether this call is to stall (counted), looked at before its body is read. */
+  takeStall(method: string, path: string): boolean {
+    const stall = this.find(method, path, true);
+    if (stall) this.stalled++;
+    return stall !== undefined;
+  }
+
   /** The fault this call gets, if any (counted). */
   take(method: string, path: string): RequestFault | undefined {
+    return this.find(method, path, false);
+  }
+
+  private find(method: string, path: string, stall: boolean): RequestFault | undefined {
     const found = this.armed.find(
       (f) =>
         f.left > 0 &&
+        (f.stall === true) === stall &&
         (f.method === undefined || f.method.toUpperCase() === method) &&
         (f.path === undefined ? !path.includes('/oauth2/token') : path.includes(f.path)),
     );

@@ -88,6 +88,10 @@ export interface SalesforceStandIn {
   /** Arms a fault for the next matching calls (see `RequestFault`). */
   fail(fault: RequestFault): void;
   clearFaults(): void;
+  /** Calls stalled by a `stall` fault so far. */
+  readonly stalledCalls: number;
+  /** Every session token issued (through the JWT grant or `issueToken`). */
+  sessionTokens(): string[];
   /** The daily API usage reported in `Sforce-Limit-Info`; tests may set `used`. */
   usage: ApiUsage;
   /** Every call answered, in order (the token endpoint's too). */
@@ -185,6 +189,10 @@ export async function startSalesforceStandIn(options: SalesforceStandInOptions =
     },
     fail: (fault) => faults.add(fault),
     clearFaults: () => faults.clear(),
+    get stalledCalls() {
+      return faults.stalled;
+    },
+    sessionTokens: () => sessions.issued(),
     usage,
     calls,
     get ingestJobsCreated() {

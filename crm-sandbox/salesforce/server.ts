@@ -123,6 +123,12 @@ async function answer(deps: ServerDeps, http: IncomingMessage, req: ReturnType<t
 }
 
 async function handle(deps: ServerDeps, http: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(http.url ?? '/', 'http://127.0.0.1').pathname;
+  if (deps.faults.takeStall((http.method ?? 'GET').toUpperCase(), path)) {
+    http.pause();
+    await new Promise((resolve) => res.once('close', resolve));
+    return;
+  }
   const body = await readBody(http);
   if (body === undefined) {
     res.destroy();

@@ -12,10 +12,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { syncChangesKey, syncManifestKey, syncRowsKey } from '../../../activities/sync/layout.ts';
 import type { SyncRunRef } from '../../../activities/sync/types.ts';
 import { closeLedger, readLedger } from '../../../activities/writeback/ledger.ts';
+import { owedNights } from '../../../activities/writeback/owed.ts';
 import { writeBackReportKey } from '../../../activities/writeback/report.ts';
 import type { WriteBackRequest } from '../../../activities/writeback/types.ts';
 import { writeBackNight } from '../../../activities/writeback/write-back.ts';
-import { CrmPreflightError } from '../../../connectors/errors.ts';
+import { CrmAuthError, CrmPreflightError } from '../../../connectors/errors.ts';
 import { openStoreWith, type Store } from '../../../connectors/storage/index.ts';
 import { SyncManifestSchema } from '../../../contract/manifest-schemas.ts';
 import { FakeCrm, FIELD } from './fake-crm.ts';
@@ -216,6 +217,24 @@ describe('write-back of a night', () => {
     expect(result).toMatchObject({ written: 2, carried: 2, pending: 0 });
     expect(crm.received.get('001C')).toBeUndefined();
     await expectCrmEqualsRows(crm, run2, ['001A', '001B']);
+  });
+
+  it('a write-back refused before its changes reached the ledger (an expired token at its pre-flight): the next night writes them first, once', async () => {
+    const crm = salesforce();
+    const run1 = await night(1, NIGHT1.slice(0, 3));
+    const check = crm.check.bind(crm);
+    crm.check = () => Promise.reject(new CrmAuthError('salesforce', 'INVALID_SESSION_ID', 'the session expired'));
+    await expect(writeBackNight({ store, writer: crm }, request(run1))).rejects.toThrow(/INVALID_SESSION_ID/);
+    crm.check = check;
+    // Night 2 has no change of its own: night 1's are still owed, and written now.
+    const run2 = await night(2, NIGHT1.slice(0, 3), NIGHT1.slice(0, 3));
+    const result = await writeBackNight({ store, writer: crm }, request(run2));
+    expect(result).toMatchObject({ written: 3, carried: 3, pending: 0 });
+    expect([...crm.received.values()]).toEqual([1, 1, 1]);
+    await expectCrmEqualsRows(crm, run2, ['001A', '001B', '001C']);
+    const ledger = await readLedger(store, 'nightly');
+    expect(owedNights(ledger)).toEqual([]);
+    await closeLedger(ledger);
   });
 
   it('fill-empty never replaces a value set in the CRM between nights; the kit still updates its own', async () => {
