@@ -1,6 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { unreadBy } from './loopback-sockets.ts';
 
 export interface ProxyCall {
   seq: number;
@@ -17,6 +18,13 @@ export interface ProxyCall {
   /** `x-credits-charged` of the answer. */
   credits: number;
   requestId?: string;
+  /** Who sent it, as `senderOf` named its connection when the proxy accepted it. */
+  sender?: string;
+}
+
+export interface ApiProxyOptions {
+  /** Names the client of a connection (its port on 127.0.0.1), when the proxy accepts it. */
+  senderOf?: (clientPort: number, proxyPort: number) => string | undefined;
 }
 
 export interface ApiProxy {
@@ -26,6 +34,11 @@ export interface ApiProxy {
   held(): number;
   /** Forwarded calls whose answer has not been passed on yet. */
   inFlight(): number;
+  /**
+   * Resolves once the proxy has read and recorded every byte its clients have written until now (Linux only). After a
+   * client is stopped (SIGSTOP), the calls it sent are then all in `calls`.
+   */
+  caughtUp(timeoutMs?: number): Promise<void>;
   /** From now on, calls wait at the proxy: they do not reach the sandbox, so nothing new is charged. */
   close(): void;
   /** Forwards the waiting calls whose client is still connected, and every later call. */
@@ -53,7 +66,7 @@ export interface ApiProxy {
  * what the sandbox charged for it (by request id, the same id as in the ledger), and it can be closed: a drill closes
  * it, waits until every answered call has been saved by the kit, and kills the worker with calls hanging in it.
  */
-export async function startApiProxy(target: string): Promise<ApiProxy> {
+export async function startApiProxy(target: string, options: ApiProxyOptions = {}): Promise<ApiProxy> {
   const upstream = new URL(target);
   const calls: ProxyCall[] = [];
   const waiting: (() => void)[] = [];
@@ -63,6 +76,9 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
   let rewrite: ((path: string, body: Buffer) => Buffer) | undefined;
   let forwarded = 0;
   let seq = 0;
+  /** Requests whose head has been read and whose body has not ended. */
+  let receiving = 0;
+  const senders = new WeakMap<import('node:net').Socket, string>();
 
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, call: ProxyCall) => {
     forwarded += 1;
@@ -121,8 +137,18 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    receiving += 1;
+    let received = false;
+    const done = () => {
+      if (!received) {
+        received = true;
+        receiving -= 1;
+      }
+    };
+    req.once('close', done);
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.once('end', () => {
+      done();
       const body = Buffer.concat(chunks);
       const call: ProxyCall = {
         seq: ++seq,
@@ -131,6 +157,7 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
         startedAt: Date.now(),
         credits: 0,
         body: body.toString('utf8'),
+        ...(senders.has(req.socket) ? { sender: senders.get(req.socket)! } : {}),
       };
       if (call.path.endsWith('/enrich/bulk')) {
         try {
@@ -149,18 +176,31 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
     });
   });
   const sockets = new Set<import('node:net').Socket>();
+  let port = 0;
   server.on('connection', (socket) => {
+    const sender = socket.remotePort === undefined ? undefined : options.senderOf?.(socket.remotePort, port);
+    if (sender !== undefined) senders.set(socket, sender);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
 
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
     held: () => waiting.length,
     inFlight: () => forwarded,
+    async caughtUp(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      // A read request is recorded on its body's end, a turn of the event loop later: both are waited for.
+      while (unreadBy(port) > 0 || receiving > 0) {
+        if (Date.now() > deadline) {
+          throw new Error(`the proxy has not read what its clients sent after ${timeoutMs} ms (${receiving} requests)`);
+        }
+        await sleep(1);
+      }
+    },
     close() {
       open = false;
     },

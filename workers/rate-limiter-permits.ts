@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
 import { RateLimiterUnavailableError } from '../connectors/errors.ts';
+import type { SendCheck } from '../connectors/signal-api/http.ts';
 import { apiRateLimiter, apiRateLimiterId, reserveSlotsUpdate } from '../workflows/rate-limiter.ts';
 import {
   MAX_LEAD_MS,
@@ -62,7 +63,11 @@ export class RateLimiterPermits {
     this.#options = options;
   }
 
-  readonly acquire = async (signal?: AbortSignal): Promise<void> => {
+  /**
+   * Resolves when the caller may send one API request, with a check of whether it still may: a call held after its
+   * slot (its marker's write took long) for more than the lateness the limiter allows asks for another slot.
+   */
+  readonly acquire = async (signal?: AbortSignal): Promise<SendCheck> => {
     const options = signal ? { signal } : undefined;
     const interval = slotIntervalMs(this.#options.perMinute, this.#options.windowMs);
     for (;;) {
@@ -73,7 +78,7 @@ export class RateLimiterPermits {
       });
       this.#due.add(slotAt);
       try {
-        if (await this.#waitForSlot(slotAt, interval, options)) return;
+        if (await this.#waitForSlot(slotAt, interval, options)) return () => Date.now() - slotAt <= STALE_SLOT_MS;
       } finally {
         this.#due.delete(slotAt);
         // After the request has been handed to the socket (it is written in this turn of the event loop).

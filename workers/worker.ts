@@ -16,6 +16,7 @@ import { parseWebhookDeliveryConfig } from '../config/webhooks.ts';
 import { defaultSpoolDir, type WorkerConfig } from '../config/worker.ts';
 import { ConfigError } from '../connectors/errors.ts';
 import { SignalClient } from '../connectors/signal-api/client.ts';
+import type { SendCheck } from '../connectors/signal-api/http.ts';
 import type { Store } from '../connectors/storage/store.ts';
 import type { WebhookDeliveryConfig } from '../connectors/webhooks/destinations.ts';
 import { UNPACED_ABOVE_PER_MINUTE } from '../workflows/rate-limiter-schedule.ts';
@@ -75,11 +76,12 @@ export function workflowsPath(): string {
 }
 
 /** The limiter's `acquire`, recording how long each call waited for its slot. */
-function timedSlots(acquire: (signal?: AbortSignal) => Promise<void>, metrics: KitMetrics) {
+function timedSlots(acquire: (signal?: AbortSignal) => Promise<SendCheck>, metrics: KitMetrics) {
   return async (signal?: AbortSignal) => {
     const started = performance.now();
-    await acquire(signal);
+    const onTime = await acquire(signal);
     metrics.slotWait(performance.now() - started);
+    return onTime;
   };
 }
 

@@ -49,15 +49,19 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export interface RequestPacing {
   /**
    * Awaited before each attempt of an API call (downloads are not API calls); resolves when the call may be sent.
-   * The attempt's timeout starts after it.
+   * The attempt's timeout starts after it. It may resolve to a check of whether the call may still leave: after a
+   * `beforeSend` that took long (a marker written to a slow store), a call past its time paces again.
    */
-  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+  beforeRequest?: (signal?: AbortSignal) => Promise<SendCheck | undefined>;
   /**
    * Awaited before a large answer is parsed, which holds the event loop: a pacing process lets a call that is about
    * due leave first, since its timer could not fire meanwhile.
    */
   beforeParse?: () => Promise<void>;
 }
+
+/** Whether a paced call may still leave now (false: it is too late for its turn, and waits for another). */
+export type SendCheck = () => boolean;
 
 /** Answers at least this long are parsed after `beforeParse` (shorter ones take too little time to matter). */
 const BUSY_PARSE_BYTES = 64 * 1024;
@@ -463,9 +467,13 @@ export class Transport {
     const path = this.#prefix + req.path + queryString(req.query);
     const pace = this.#beforeRequest;
     return this.#withRetry(req.method, req.path, req.idempotent, req.call, async (timeoutMs, attempt) => {
-      if (pace) await pace(req.call?.signal);
-      req.call?.signal?.throwIfAborted();
-      await req.call?.beforeSend?.();
+      for (;;) {
+        const onTime = pace ? await pace(req.call?.signal) : undefined;
+        req.call?.signal?.throwIfAborted();
+        await req.call?.beforeSend?.();
+        // A call held past its turn (by beforeSend) could meet later turns in one of the service's windows.
+        if (!onTime || onTime()) break;
+      }
       return this.#observe(req.method, req.path, attempt, () => this.#jsonAttempt(req, path, timeoutMs), answered);
     });
   }

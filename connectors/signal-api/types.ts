@@ -91,7 +91,8 @@ export interface CallOptions {
   onSend?: () => void;
   /**
    * Awaited after any pacing wait, just before each attempt is handed to the connection: what must be durable before
-   * the service can charge (a paid call's marker). If it throws, the call is not sent.
+   * the service can charge (a paid call's marker). If it throws, the call is not sent. It may be called again for
+   * the same attempt: when it held the call past its turn, the call waits for another turn and calls it again.
    */
   beforeSend?: () => Promise<void>;
 }

@@ -14,6 +14,7 @@ import type { ChildWorker } from '../../testkit/cli-process.ts';
 import { type DrillInput, removeTempDirs, tempDir, writeDomainsCsv } from '../../testkit/drill-input.ts';
 import { type JobEnv, startJobEnv } from '../../testkit/job-env.ts';
 import { until } from '../../testkit/kill-drill.ts';
+import { clientOwner } from '../../testkit/loopback-sockets.ts';
 import type { BulkEnrichInput } from '../../workflows/bulk-enrich.ts';
 
 export interface ChildWorkerDrill {
@@ -88,7 +89,16 @@ export function useChildWorkerDrill(
       ...(options.temporalArgs ? { temporalArgs: options.temporalArgs } : {}),
     };
     drill.env = await startJobEnv({ sandbox, ...temporal });
-    drill.proxy = await startApiProxy(drill.env.sandbox.url);
+    // Each call names the worker that sent it (its pid), for the drills' judgements and their logs.
+    const senderOf = (clientPort: number, proxyPort: number) => {
+      const pid = clientOwner(
+        clientPort,
+        proxyPort,
+        drill.workers.map((worker) => worker.pid),
+      );
+      return pid === undefined ? undefined : workerSender(pid);
+    };
+    drill.proxy = await startApiProxy(drill.env.sandbox.url, { senderOf });
     drill.dir = await tempDir(label);
     drill.input = await writeDomainsCsv(drill.dir, 'crm.csv', { distinct: options.distinct, seed: options.csvSeed });
   });
@@ -104,6 +114,11 @@ export function useChildWorkerDrill(
     await removeTempDirs();
   });
   return drill;
+}
+
+/** How a call sent by the drill's worker `pid` names its sender (`ProxyCall.sender`). */
+export function workerSender(pid: number): string {
+  return `pid ${pid}`;
 }
 
 export interface DrillJob {

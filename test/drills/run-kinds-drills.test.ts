@@ -4,17 +4,22 @@
  *
  * - **Stall:** the worker is stopped (SIGSTOP, a paused VM) while a paid answer is on its way to it (charged by the
  *   service, held at the proxy), for longer than the activities' heartbeat timeout (10 s): another worker takes the
- *   run over and asks that call again; then the stopped one goes on (SIGCONT).
+ *   run over and asks that call again (a sync night's retried batch waits for the answer on its way instead, and
+ *   asks nothing twice); then the stopped one goes on (SIGCONT).
  * - **Temporal restart:** the Temporal dev server is killed while a paid answer is on its way, and started again on
  *   the same port and database file after longer than the heartbeat timeout: the worker reconnects by itself, a new
  *   attempt asks the call again while the first still waits for its answer (or, when a heartbeat of the worker
- *   reaches the server before its timeout fires, the first attempt goes on: the drill sees which from the server).
+ *   reaches the server before its timeout fires, the first attempt goes on, and a sync night's new attempt waits for
+ *   the first's answer: the drill sees which from the server).
  *
  * In both (unless the first attempts went on), the held answers arrive only once the run is finalizing, so that they
  * are counted only if finalize waits for them. The bound (docs/paid-answers.md, "The bound"): when every call is answered within its request timeout (a
  * stall or a Temporal restart only delays answers), `unsaved_answers.unknown_calls` is 0 and the sandbox's ledger
  * equals the manifest's `credits_charged` exactly: the spec's price of what the output holds plus the answers paid
  * for and not saved (`unsaved_answers.credits`). A request is asked twice only if it was in flight at the fault.
+ * What was in flight at a stop is read once the proxy has read every byte the stopped worker wrote (a request written
+ * just before SIGSTOP may still be in the kernel: test/integration/api-proxy-stopped-client.test.ts), and each call
+ * names the worker process that sent it, so that a request asked twice by a live worker tells itself apart.
  * Every wait is on an event (the proxy's record of calls, the workflow's pending activities), never a sleep.
  */
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
@@ -25,7 +30,7 @@ import { forgetStickyQueues, until } from '../../testkit/kill-drill.ts';
 import { apiRateLimiterId } from '../../workflows/rate-limiter.ts';
 import { chargedSince } from '../promises/oracle.ts';
 import { DAY, FIRST_RUN_AT } from '../promises/push-helpers.ts';
-import { untilFinalizeRuns, useChildWorkerDrill } from './drill-job.ts';
+import { untilFinalizeRuns, useChildWorkerDrill, workerSender } from './drill-job.ts';
 import { drillRun, type RunKind } from './run-kinds.ts';
 
 const NOW = FIRST_RUN_AT + 60 * DAY;
@@ -98,14 +103,15 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     watched: Watched,
     fault: Fault,
     label: string,
-    options: { sentBefore: boolean; survived?: boolean },
+    options: { stopped?: string; survived?: boolean },
   ) {
     const { onTheirWay, lastSeq } = fault;
     const { env, proxy } = drill;
     const { run } = watched;
     const handle = env.client.workflow.getHandle(run.workflowId);
     const takenOverMs = Date.now() - fault.at;
-    // Attempts that survived the fault wait for their answers: the run cannot finalize before they have them.
+    // Attempts that survived the fault (or a sync batch's retry, waiting for the answer on its way) wait for their
+    // answers: the run cannot finalize before they have them.
     if (options.survived) proxy.releaseAnswers();
     const endedBeforeAnswers = await untilFinalizeRuns(env.client, run.workflowId, run.finalizeActivity);
     const finalizingMs = Date.now() - fault.at;
@@ -116,11 +122,17 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     const asked = new Map<string, number>();
     for (const call of watched.paid()) asked.set(call.body, (asked.get(call.body) ?? 0) + 1);
     const twice = [...asked].filter(([, n]) => n > 1).map(([body]) => body);
+    const asks = (body: string) =>
+      watched
+        .paid()
+        .filter((call) => call.body === body)
+        .map((call) => `${call.sender}#${call.seq}`);
     console.log(
       `${label}: ${onTheirWay.length} paid calls on their way at the fault, ${twice.length} requests asked twice; ` +
         `ledger ${ledger}, manifest ${judged.creditsCharged} ${JSON.stringify(judged.unsaved)}, ideal ${judged.ideal}; ` +
         `the run had ended before the answers: ${endedBeforeAnswers}; from the fault: asked again after ${takenOverMs} ms, ` +
-        `finalizing after ${finalizingMs} ms, done after ${Date.now() - fault.at} ms`,
+        `finalizing after ${finalizingMs} ms, done after ${Date.now() - fault.at} ms; ` +
+        `last call sent before the fault #${lastSeq}, asked twice: ${JSON.stringify(twice.map(asks))}`,
     );
 
     expect(result.status).toBe('completed');
@@ -129,16 +141,24 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     expect(onTheirWay.length).toBeGreaterThanOrEqual(1);
     if (!options.survived) expect(onTheirWay.some((call) => twice.includes(call.body))).toBe(true);
     // Asked twice: only requests in flight at the fault (at most the run's window of calls: an answer that had passed
-    // the proxy may not have been saved yet), and only once more. With `sentBefore`, each was sent before the fault;
-    // otherwise an attempt running at the fault may send its call after it (one waiting for its permit through a
+    // the proxy may not have been saved yet), and only once more. With `stopped` (the sender of the stopped worker's
+    // calls), each was asked first by it before the fault and then by another worker: no live worker asks twice.
+    // Otherwise an attempt running at the fault may send its call after it (one waiting for its permit through a
     // Temporal outage, which cannot ask the server whether it still counts: docs/paid-answers.md).
     expect(twice.length).toBeLessThanOrEqual(run.concurrency);
+    // A stall whose answers were waited for (a sync night) asks nothing twice.
+    if (options.stopped && options.survived) expect(twice).toEqual([]);
     const firstSeq = new Map<string, number>();
     for (const call of watched.paid()) if (!firstSeq.has(call.body)) firstSeq.set(call.body, call.seq);
     for (const body of twice) {
-      if (options.sentBefore) {
+      if (options.stopped) {
         const first = firstSeq.get(body)!;
-        expect(first, `asked twice, first after the fault: ${body.slice(0, 120)}`).toBeLessThanOrEqual(lastSeq);
+        const by = `${body.slice(0, 120)}, asked by ${asks(body).join(', ')}`;
+        expect(first, `asked twice, first after the fault: ${by}`).toBeLessThanOrEqual(lastSeq);
+        const [firstBy, againBy] = watched.paid().filter((call) => call.body === body);
+        expect(firstBy?.sender, `asked first by another than the stopped worker: ${by}`).toBe(options.stopped);
+        expect(againBy?.sender, `asked again by the stopped worker: ${by}`).not.toBe(options.stopped);
+        expect(againBy?.sender, `asked again by no known worker: ${by}`).toBeDefined();
       }
       expect(asked.get(body)).toBe(2);
     }
@@ -153,6 +173,14 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     expect(judged.unsaved.credits > 0).toBe(twice.length > 0);
   }
 
+  /** Whether a later attempt of the run's paid activity is running (Temporal gave up on an earlier one). */
+  async function retriedPaidAttempt(watched: Watched): Promise<boolean> {
+    const { run } = watched;
+    const described = await drill.env.client.workflow.getHandle(run.workflowId).describe();
+    const pending = described.raw.pendingActivities ?? [];
+    return pending.some((a) => a.activityType?.name === run.paidActivity && (a.attempt ?? 1) > 1);
+  }
+
   /**
    * After a Temporal restart, either a call on its way at the fault is asked again (the server timed its attempt out),
    * or every running attempt of the paid activity survived it: the server took a heartbeat from each after it was back
@@ -165,13 +193,16 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
       if (fault.onTheirWay.some((c) => askedAgain(watched, c))) return true;
       const described = await drill.env.client.workflow.getHandle(run.workflowId).describe();
       const running = (described.raw.pendingActivities ?? []).filter((a) => a.activityType?.name === run.paidActivity);
-      survived =
-        running.length > 0 &&
-        running.every((a) => (a.attempt ?? 1) === 1 && (optionalTsToMs(a.lastHeartbeatTime) ?? 0) > backAt) &&
-        !fault.onTheirWay.some((c) => askedAgain(watched, c));
+      const wentOn = running.every(
+        (a) => (a.attempt ?? 1) === 1 && (optionalTsToMs(a.lastHeartbeatTime) ?? 0) > backAt,
+      );
+      // A sync night's retried batch waits for the answer the attempt before it has on its way: awaited, as when
+      // that attempt goes on.
+      const waitsForIt = kind === 'sync' && running.some((a) => (a.attempt ?? 1) > 1);
+      survived = running.length > 0 && (wentOn || waitsForIt) && !fault.onTheirWay.some((c) => askedAgain(watched, c));
       return survived;
     };
-    await until('a call on its way to be asked again, or its attempt to survive', settled, 90_000, 100);
+    await until('a call on its way to be asked again, or its answer to be awaited', settled, 90_000, 100);
     return survived;
   }
 
@@ -193,20 +224,40 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     workers.push(stalled);
     const watched = await watch(`stall-${kind}`);
     await watched.run.start();
-    const fault = await strikeWithAnswersOnTheirWay(watched, () => {
+    let readAtStop = 0;
+    const fault = await strikeWithAnswersOnTheirWay(watched, async () => {
       process.kill(-stalled.pid, 'SIGSTOP');
+      readAtStop = drill.proxy.calls.length;
+      // What the worker wrote before it stopped was on its way too, though the proxy may not have read it yet.
+      await drill.proxy.caughtUp();
     });
+    const readLate = drill.proxy.calls.slice(readAtStop);
+    console.log(
+      `${kind} stall drill: read by the proxy after the stop: ${readLate.length} calls ` +
+        JSON.stringify(readLate.map((c) => `${c.sender}#${c.seq} ${c.path}`)) +
+        `; the stopped worker: ${workerSender(stalled.pid)}`,
+    );
 
-    // Another worker takes the calls over once their heartbeats lapse, and pays for them again.
+    // Another worker takes the calls over once their heartbeats lapse. A push's or a feed's batch asks its call again
+    // and pays for it twice; a sync night's retried batch waits for the answer the stopped attempt has on its way and
+    // takes the part it saves once resumed (activities/paid/earlier-call.ts), asking nothing again.
+    const waitsForEarlierCall = kind === 'sync';
     workers.push(await startChildWorker(workerEnv()));
     await forgetStickyQueues(env, [watched.run.workflowId, apiRateLimiterId(env.config().apiTaskQueue)]);
-    const again = () => fault.onTheirWay.every((c) => askedAgain(watched, c));
-    await until('the calls on their way to be asked again', again, 100_000);
+    if (waitsForEarlierCall) {
+      await until('a retried attempt of a batch', () => retriedPaidAttempt(watched), 100_000, 100);
+    } else {
+      const again = () => fault.onTheirWay.every((c) => askedAgain(watched, c));
+      await until('the calls on their way to be asked again', again, 100_000);
+    }
     // The stalled worker goes on: its attempts learn that Temporal timed them out, and read the answers they paid for.
     process.kill(-stalled.pid, 'SIGCONT');
 
     // A stopped worker sends nothing; after SIGCONT, its attempts that Temporal gave up on do not call.
-    await finishAndJudge(watched, fault, `${kind} stall drill`, { sentBefore: true });
+    await finishAndJudge(watched, fault, `${kind} stall drill`, {
+      stopped: workerSender(stalled.pid),
+      survived: waitsForEarlierCall,
+    });
   }, 240_000);
 
   it('Temporal restart: the server killed past the heartbeat timeout with a paid answer on its way and started again on its port and database: the worker reconnects, the manifest equal to the ledger', async () => {
@@ -228,7 +279,6 @@ describe.each<RunKind>(['push', 'feed', 'sync'])('drills for a %s run', (kind) =
     const survived = await askedAgainOrSurvived(watched, fault, Date.now());
 
     await finishAndJudge(watched, fault, `${kind} Temporal restart drill (survived: ${survived})`, {
-      sentBefore: false,
       survived,
     });
   }, 240_000);

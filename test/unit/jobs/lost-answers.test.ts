@@ -242,9 +242,10 @@ describe('a paid call waiting for its slot of the rate limit', () => {
       baseUrl: server.url,
       apiKey: 'sk_test_slot',
       retry: false,
-      beforeRequest: () => {
+      beforeRequest: async () => {
         askedForSlot();
-        return slot;
+        await slot;
+        return undefined;
       },
     });
     const markers = async () => {
@@ -264,6 +265,51 @@ describe('a paid call waiting for its slot of the rate limit', () => {
       const { marker } = await call;
       expect(server.requests).toHaveLength(1);
       expect(await markers()).toEqual([marker.key]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a call its marker held past its slot waits for another slot, and leaves one marker (issue 36, rate-limit 429)', async () => {
+    const job = newJob();
+    const events: string[] = [];
+    const server = await startTestServer((_req, res) => {
+      events.push('sent');
+      sendJson(res, 200, { verifications: [], errors: [] });
+    });
+    const markerStore = new Proxy(store, {
+      get(target, key) {
+        if (key === 'writeText') {
+          return (...args: Parameters<Store['writeText']>) => {
+            events.push('marker written');
+            return target.writeText(...args);
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    let slots = 0;
+    const client = new SignalClient({
+      baseUrl: server.url,
+      apiKey: 'sk_test_slot',
+      retry: false,
+      beforeRequest: async () => {
+        slots += 1;
+        events.push(`slot ${slots}`);
+        // The first slot has passed by the time the marker is written (a loaded disk); the second has not.
+        const onTime = slots > 1;
+        return () => onTime;
+      },
+    });
+    try {
+      const { marker } = await sendPaidCall(markerStore, job, 0, { attempt: 1 }, (options) =>
+        client.verifyEmails({ emails: ['a@b.co'] }, options),
+      );
+      expect(events).toEqual(['slot 1', 'marker written', 'slot 2', 'sent', 'marker written']);
+      const keys: string[] = [];
+      for await (const o of store.list(callsPrefix(job))) keys.push(o.key);
+      expect(keys).toEqual([marker.key]);
     } finally {
       await server.close();
     }

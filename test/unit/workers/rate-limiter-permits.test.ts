@@ -4,10 +4,11 @@
  * waiting call after 5 attempts (the activity is then retried by Temporal), naming the limiter; a limiter not running
  * is started and asked again.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { RateLimiterPermits, RESERVE_ATTEMPTS } from '../../../workers/rate-limiter-permits.ts';
-import type { SlotGrant } from '../../../workflows/rate-limiter-schedule.ts';
+import { SEND_LATENESS_MS, type SlotGrant } from '../../../workflows/rate-limiter-schedule.ts';
 
 /** A Temporal client whose limiter answers each request for slots with the next of `answers`. */
 function standIn(answers: Array<(count: number) => SlotGrant | Error>) {
@@ -58,6 +59,14 @@ describe('RateLimiterPermits', () => {
     await permits.acquire();
     expect(asked).toEqual([1, 1]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+  });
+
+  it('says a call held past its slot for longer than the lateness allowed may no longer leave', async () => {
+    const { permits } = standIn([() => ({ waitsMs: [0], grantedAt: Date.now() })]);
+    const onTime = await permits.acquire();
+    // Held (its marker written to a slow store) past its slot by more than SEND_LATENESS_MS.
+    await sleep(SEND_LATENESS_MS + 50);
+    expect(onTime()).toBe(false);
   });
 
   it('fails the waiting call after 5 unanswered attempts, naming the limiter', async () => {
