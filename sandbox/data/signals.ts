@@ -266,6 +266,319 @@ function secExtras(rng: Rng, data: Record<string, unknown>, t: number, profile: 
   if (maybe(0.6)) data['fiscal_year'] = year(t) - (new Date(t).getUTCMonth() < 3 ? 1 : 0);
 }
 
+/** What the builder of one kind of signal data draws from: the company, the person if any, and the time. */
+interface DataDraw {
+  rng: Rng;
+  info: SignalTypeInfo;
+  subtype: string;
+  profile: CompanyProfile;
+  person: Person | undefined;
+  t: number;
+  name: string;
+  domain: string;
+}
+
+/** A news article: a deal (acquires, merges_with) or another piece of company news. */
+function newsData(d: DataDraw): Built {
+  const { rng, subtype, name } = d;
+  const publisher = rng.pick(PUBLISHERS);
+  const url = `https://news.example.org/${publisher.toLowerCase().replaceAll(' ', '-')}/${rng.hex(2)}`;
+  if (subtype === 'acquires' || subtype === 'merges_with') {
+    const target = fakeCompanyName(rng);
+    const verb = subtype === 'acquires' ? 'acquires' : 'merges with';
+    const title = `${name} ${verb} ${target.name}`;
+    return {
+      title,
+      data: {
+        summary: `${title} in a deal reported by ${publisher}`,
+        headline: title,
+        publisher,
+        source_url: url,
+        target_company: target,
+        deal_value_millions: rng.chance(0.5) ? rng.int(5, 900) : null,
+      },
+    };
+  }
+  const what = rng.pick([
+    `opens a new office in ${rng.pick(['London', 'Austin', 'Singapore', 'Berlin', 'Toronto'])}`,
+    `announces a partnership with ${fakeCompanyName(rng).name}`,
+    `launches its ${rng.pick(['AI assistant', 'analytics suite', 'mobile app', 'enterprise plan'])}`,
+    `reports ${rng.int(20, 180)}% year-over-year growth`,
+    `names a new ${rng.pick(['CEO', 'CFO', 'CTO', 'Chief Revenue Officer'])}`,
+    `wins an industry award for ${rng.pick(INITIATIVES)}`,
+  ]);
+  const title = `${name} ${what}`;
+  return {
+    title,
+    data: {
+      summary: title,
+      headline: title,
+      publisher,
+      source_url: url,
+      sentiment: rng.pick(['positive', 'positive', 'neutral', 'negative']),
+    },
+  };
+}
+
+/** The job titles a company hires most. */
+function hiringTrendsData(d: DataDraw): Built {
+  const { rng, name } = d;
+  // biome-ignore format: list
+  const titles = rng.sample(
+    ['Account Executive', 'Software Engineer', 'Data Scientist', 'Product Manager', 'SDR', 'DevOps Engineer',
+      'Customer Success Manager', 'Security Engineer', 'Recruiter', 'Financial Analyst'],
+    3,
+  );
+  const openRoles = rng.int(5, 400);
+  return {
+    title: `${name} is hiring ${titles[0]}s`,
+    data: {
+      summary: `${name} has ${openRoles} open roles, led by ${titles.join(', ')}`,
+      trending_titles: titles,
+      open_roles: openRoles,
+    },
+  };
+}
+
+/** The change of a company's open roles over 30 days. */
+function hiringVelocityData(d: DataDraw): Built {
+  const { rng, name } = d;
+  const change = rng.int(-60, 250);
+  const openRoles = rng.int(3, 500);
+  return {
+    title: `Hiring ${change >= 0 ? 'up' : 'down'} ${Math.abs(change)}% at ${name}`,
+    data: {
+      summary: `${name} open roles changed ${change >= 0 ? '+' : ''}${change}% in 30 days (${openRoles} open)`,
+      open_roles: openRoles,
+      change_pct: change,
+      period_days: 30,
+    },
+  };
+}
+
+/** A person's promotion or new job. */
+function workMilestoneData(d: DataDraw): Built {
+  const { rng, subtype, person, t, name } = d;
+  const p = person!;
+  const prev = fakeCompanyName(rng).name;
+  const summary =
+    subtype === 'promotion'
+      ? `${p.contact.full_name} was promoted to ${p.contact.job_title} at ${name}`
+      : `${p.contact.full_name} joined ${name} as ${p.contact.job_title}`;
+  return {
+    title: summary,
+    data: {
+      summary,
+      full_name: p.contact.full_name,
+      new_title: p.contact.job_title,
+      previous_company: subtype === 'promotion' ? name : prev,
+      previous_title: rng.pick(['Manager', 'Senior Manager', 'Director', 'Lead', 'Head of Growth']),
+      seniority: p.contact.seniority,
+      start_date: isoDate(t),
+    },
+  };
+}
+
+/** A 10-K annual report. */
+function annualReportData(d: DataDraw): Built {
+  const { rng, profile, t, name } = d;
+  const fy = year(t) - 1;
+  // biome-ignore format: list
+  const highlights = rng.sample(
+    [`Revenue grew ${rng.int(2, 40)}% year over year`, `Operating margin of ${rng.int(-10, 35)}%`,
+      `${rng.int(1, 9)} acquisitions closed during the year`, `Headcount reached ${profile.employeesLow}`,
+      `Cloud revenue now ${rng.int(20, 90)}% of total`, `Share repurchase of $${rng.int(50, 900)}M authorized`],
+    3,
+  );
+  const data: Record<string, unknown> = {
+    summary: `${name} filed its fiscal ${fy} annual report`,
+    highlights,
+  };
+  secExtras(rng, data, t, profile, '10-K');
+  return { title: `${name} 10-K for fiscal ${fy}`, data };
+}
+
+/** A 10-Q quarterly or 8-K current report, with the optional fields real filings leave out. */
+function quarterlyOrCurrentReportData(d: DataDraw): Built {
+  const { rng, info, subtype, profile, t, name } = d;
+  const form = info.type === 'sec-10q' ? '10-Q' : '8-K';
+  const texts: Record<string, [string, string]> = {
+    cashFlowConcern: ['flags cash flow pressure', 'financial'],
+    revenueGrowth: ['reports accelerating revenue', 'financial'],
+    marginPressure: ['warns of margin pressure', 'financial'],
+    cfoChange: ['announces a CFO transition', 'leadership'],
+    earningsRelease: ['releases quarterly earnings', 'financial'],
+    acquisitionAnnounced: ['announces an acquisition', 'corporate_development'],
+    acquisitionCompleted: ['completes an acquisition', 'corporate_development'],
+  };
+  const [verb, category] = texts[subtype] ?? ['files a report', 'financial'];
+  const summary = `${name} ${verb} in its ${form}`;
+  const data: Record<string, unknown> = { summary };
+  if (rng.chance(0.8)) data['detail'] = `${name} disclosed that ${verb.replace(/^\w+s /, '')} may affect spending.`;
+  if (rng.chance(0.7)) {
+    const metrics: Record<string, unknown> = { timeframe: rng.pick(['next_quarter', 'current_quarter']) };
+    if (rng.chance(0.6)) {
+      metrics['dollar_context'] = rng.pick(['operating cash flow', 'revenue', 'deal value', 'capital expenditure']);
+      metrics['dollar_millions'] = round(rng.float(1, 2500), 1);
+    }
+    data['metrics'] = metrics;
+  }
+  if (rng.chance(0.8)) data['relevance'] = round(rng.next(), 2);
+  if (rng.chance(0.7)) data['sentiment'] = subtype === 'revenueGrowth' ? 'positive' : rng.pick(['negative', 'neutral']);
+  if (rng.chance(0.7)) data['confidence'] = rng.pick(['high', 'medium', 'low']);
+  secExtras(rng, data, t, profile, form);
+  if (rng.chance(0.6))
+    data['sales_relevance'] = rng.pick(['budget change likely', 'new decision maker', 'vendor review likely']);
+  if (rng.chance(0.8)) data['signal_category'] = category;
+  if (rng.chance(0.4)) data['vendors_mentioned'] = rng.sample(TECHNOLOGIES, rng.int(1, 3));
+  return { title: summary, data };
+}
+
+/** A foreign issuer's 6-K or 20-F report. */
+function foreignIssuerReportData(d: DataDraw): Built {
+  const { rng, info, profile, t, name } = d;
+  const form = info.type === 'sec-6k' ? '6-K' : '20-F';
+  const data: Record<string, unknown> = {
+    summary: `${name} furnished a ${form} report`,
+    highlights: [
+      `Revenue ${rng.pick(['up', 'down'])} ${rng.int(1, 30)}%`,
+      `Guidance ${rng.pick(['raised', 'kept', 'cut'])}`,
+    ],
+  };
+  secExtras(rng, data, t, profile, form);
+  return { title: `${name} ${form}`, data };
+}
+
+/** A funding round with its investors. */
+function fundingRoundData(d: DataDraw): Built {
+  const { rng, subtype, name } = d;
+  const rounds: Record<string, string> = {
+    seedRound: 'Seed',
+    seriesA: 'Series A',
+    seriesB: 'Series B',
+    seriesC: 'Series C',
+    growthRound: 'Growth',
+    debtFinancing: 'Debt',
+  };
+  const round_ = rounds[subtype] ?? 'Round';
+  const amount = round(rng.float(1, subtype === 'seedRound' ? 6 : 250), 1);
+  const investors = rng.sample(INVESTORS, rng.int(1, 3));
+  const title = `${name} raises $${amount}M ${round_}`;
+  return {
+    title,
+    data: {
+      summary: `${title} led by ${investors[0]}`,
+      round: round_,
+      amount_millions: amount,
+      currency: 'USD',
+      lead_investor: investors[0],
+      investors,
+    },
+  };
+}
+
+/** A change seen on the company's website. */
+function websiteChangeData(d: DataDraw): Built {
+  const { rng, subtype, name, domain } = d;
+  const page = rng.pick(PAGES);
+  const words = subtype.replace(/([A-Z])/g, ' $1').toLowerCase();
+  const summary = `${name} website shows a ${words}`;
+  const data: Record<string, unknown> = {
+    summary,
+    evidence: `"${rng.pick(['Introducing', 'Now available', 'New', 'Announcing'])} ${rng.pick(KEYWORDS)} for ${rng.pick(['teams', 'enterprises', 'developers', 'startups'])}"`,
+    impact_rationale: `A ${words} often precedes new buying decisions.`,
+    source_url: `https://${domain}${page}`,
+    relevance: round(rng.float(0.2, 1), 2),
+  };
+  if (rng.chance(0.5)) {
+    data['changes'] = [
+      {
+        page,
+        change_type: rng.pick(['added', 'removed', 'modified']),
+        before: rng.chance(0.5) ? null : 'Old copy',
+        after: 'New copy',
+      },
+    ];
+  }
+  if (rng.chance(0.3)) {
+    data['technologies'] = rng
+      .sample(TECHNOLOGIES, rng.int(1, 3))
+      .map((n) => ({ name: n, category: 'software', status: 'detected' }));
+  }
+  return { title: summary, data };
+}
+
+/** A technology added to or removed from the stack. */
+function technologyChangeData(d: DataDraw): Built {
+  const { rng, subtype, name, domain } = d;
+  const tech = rng.pick(TECHNOLOGIES);
+  const change = subtype === 'techAdded' ? 'added' : 'removed';
+  const summary = `${name} ${change} ${tech}`;
+  return {
+    title: summary,
+    data: { summary, technology: tech, category: 'software', change, source_url: `https://${domain}/` },
+  };
+}
+
+/** A spike or drop of web traffic. */
+function webTrafficData(d: DataDraw): Built {
+  const { rng, subtype, domain } = d;
+  const change = subtype === 'trafficSpike' ? rng.int(25, 300) : -rng.int(20, 70);
+  return {
+    title: `Traffic ${change > 0 ? 'spike' : 'drop'} at ${domain}`,
+    data: {
+      summary: `${domain} monthly visits changed ${change > 0 ? '+' : ''}${change}%`,
+      monthly_visits: rng.int(1_000, 5_000_000),
+      change_pct: change,
+      period: 'month',
+    },
+  };
+}
+
+/** A patent applied for or granted. */
+function patentData(d: DataDraw): Built {
+  const { rng, subtype, t, name } = d;
+  const topic = rng.pick([
+    'data compression',
+    'fraud detection',
+    'battery management',
+    'query planning',
+    'image recognition',
+    'network routing',
+  ]);
+  const status = subtype === 'patentGranted' ? 'granted' : 'pending';
+  return {
+    title: `${name} patent on ${topic}`,
+    data: {
+      summary: `${name} ${status === 'granted' ? 'was granted' : 'applied for'} a patent on ${topic}`,
+      patent_number: `US${rng.int(10_000_000, 12_999_999)}`,
+      title: `Systems and methods for ${topic}`,
+      status,
+      source_url: `https://patents.example.org/US${rng.hex(1)}`,
+      filing_date: isoDate(t),
+    },
+  };
+}
+
+/** A government contract won. */
+function governmentContractData(d: DataDraw): Built {
+  const { rng, t, name } = d;
+  const agency = rng.pick(AGENCIES);
+  const amount = round(rng.float(0.2, 120), 1);
+  return {
+    title: `${name} wins $${amount}M contract`,
+    data: {
+      summary: `${name} was awarded a $${amount}M contract by the ${agency}`,
+      agency,
+      contract_id: `${rng.pick(['W', 'GS', 'DE', 'NN'])}${rng.int(100000, 999999)}`,
+      amount_millions: amount,
+      source_url: `https://contracts.example.gov/${rng.hex(1)}`,
+      award_date: isoDate(t),
+    },
+  };
+}
+
+/** The title and `data` of one signal, by the kind of signal: every draw of `rng` in the same order as always. */
 function buildData(
   rng: Rng,
   info: SignalTypeInfo,
@@ -274,280 +587,43 @@ function buildData(
   person: Person | undefined,
   t: number,
 ): Built {
-  const name = profile.company.name;
-  const domain = profile.domain;
+  const d: DataDraw = { rng, info, subtype, profile, person, t, name: profile.company.name, domain: profile.domain };
   switch (info.type) {
-    case 'news': {
-      const publisher = rng.pick(PUBLISHERS);
-      const url = `https://news.example.org/${publisher.toLowerCase().replaceAll(' ', '-')}/${rng.hex(2)}`;
-      if (subtype === 'acquires' || subtype === 'merges_with') {
-        const target = fakeCompanyName(rng);
-        const verb = subtype === 'acquires' ? 'acquires' : 'merges with';
-        const title = `${name} ${verb} ${target.name}`;
-        return {
-          title,
-          data: {
-            summary: `${title} in a deal reported by ${publisher}`,
-            headline: title,
-            publisher,
-            source_url: url,
-            target_company: target,
-            deal_value_millions: rng.chance(0.5) ? rng.int(5, 900) : null,
-          },
-        };
-      }
-      const what = rng.pick([
-        `opens a new office in ${rng.pick(['London', 'Austin', 'Singapore', 'Berlin', 'Toronto'])}`,
-        `announces a partnership with ${fakeCompanyName(rng).name}`,
-        `launches its ${rng.pick(['AI assistant', 'analytics suite', 'mobile app', 'enterprise plan'])}`,
-        `reports ${rng.int(20, 180)}% year-over-year growth`,
-        `names a new ${rng.pick(['CEO', 'CFO', 'CTO', 'Chief Revenue Officer'])}`,
-        `wins an industry award for ${rng.pick(INITIATIVES)}`,
-      ]);
-      const title = `${name} ${what}`;
-      return {
-        title,
-        data: {
-          summary: title,
-          headline: title,
-          publisher,
-          source_url: url,
-          sentiment: rng.pick(['positive', 'positive', 'neutral', 'negative']),
-        },
-      };
-    }
-    case 'hiring-trends': {
-      // biome-ignore format: list
-      const titles = rng.sample(
-        ['Account Executive', 'Software Engineer', 'Data Scientist', 'Product Manager', 'SDR', 'DevOps Engineer',
-          'Customer Success Manager', 'Security Engineer', 'Recruiter', 'Financial Analyst'],
-        3,
-      );
-      const openRoles = rng.int(5, 400);
-      return {
-        title: `${name} is hiring ${titles[0]}s`,
-        data: {
-          summary: `${name} has ${openRoles} open roles, led by ${titles.join(', ')}`,
-          trending_titles: titles,
-          open_roles: openRoles,
-        },
-      };
-    }
-    case 'hiring-velocity': {
-      const change = rng.int(-60, 250);
-      const openRoles = rng.int(3, 500);
-      return {
-        title: `Hiring ${change >= 0 ? 'up' : 'down'} ${Math.abs(change)}% at ${name}`,
-        data: {
-          summary: `${name} open roles changed ${change >= 0 ? '+' : ''}${change}% in 30 days (${openRoles} open)`,
-          open_roles: openRoles,
-          change_pct: change,
-          period_days: 30,
-        },
-      };
-    }
-    case 'work-milestones': {
-      const p = person!;
-      const prev = fakeCompanyName(rng).name;
-      const summary =
-        subtype === 'promotion'
-          ? `${p.contact.full_name} was promoted to ${p.contact.job_title} at ${name}`
-          : `${p.contact.full_name} joined ${name} as ${p.contact.job_title}`;
-      return {
-        title: summary,
-        data: {
-          summary,
-          full_name: p.contact.full_name,
-          new_title: p.contact.job_title,
-          previous_company: subtype === 'promotion' ? name : prev,
-          previous_title: rng.pick(['Manager', 'Senior Manager', 'Director', 'Lead', 'Head of Growth']),
-          seniority: p.contact.seniority,
-          start_date: isoDate(t),
-        },
-      };
-    }
+    case 'news':
+      return newsData(d);
+    case 'hiring-trends':
+      return hiringTrendsData(d);
+    case 'hiring-velocity':
+      return hiringVelocityData(d);
+    case 'work-milestones':
+      return workMilestoneData(d);
     case 'linkedin-post-company':
     case 'linkedin-post-contact':
     case 'linkedin-posts':
     case 'reddit-mention':
     case 'twitter-post':
       return postData(rng, info, profile, person);
-    case 'sec-10k': {
-      const fy = year(t) - 1;
-      // biome-ignore format: list
-      const highlights = rng.sample(
-        [`Revenue grew ${rng.int(2, 40)}% year over year`, `Operating margin of ${rng.int(-10, 35)}%`,
-          `${rng.int(1, 9)} acquisitions closed during the year`, `Headcount reached ${profile.employeesLow}`,
-          `Cloud revenue now ${rng.int(20, 90)}% of total`, `Share repurchase of $${rng.int(50, 900)}M authorized`],
-        3,
-      );
-      const data: Record<string, unknown> = {
-        summary: `${name} filed its fiscal ${fy} annual report`,
-        highlights,
-      };
-      secExtras(rng, data, t, profile, '10-K');
-      return { title: `${name} 10-K for fiscal ${fy}`, data };
-    }
+    case 'sec-10k':
+      return annualReportData(d);
     case 'sec-10q':
-    case 'sec-8k': {
-      const form = info.type === 'sec-10q' ? '10-Q' : '8-K';
-      const texts: Record<string, [string, string]> = {
-        cashFlowConcern: ['flags cash flow pressure', 'financial'],
-        revenueGrowth: ['reports accelerating revenue', 'financial'],
-        marginPressure: ['warns of margin pressure', 'financial'],
-        cfoChange: ['announces a CFO transition', 'leadership'],
-        earningsRelease: ['releases quarterly earnings', 'financial'],
-        acquisitionAnnounced: ['announces an acquisition', 'corporate_development'],
-        acquisitionCompleted: ['completes an acquisition', 'corporate_development'],
-      };
-      const [verb, category] = texts[subtype] ?? ['files a report', 'financial'];
-      const summary = `${name} ${verb} in its ${form}`;
-      const data: Record<string, unknown> = { summary };
-      if (rng.chance(0.8)) data['detail'] = `${name} disclosed that ${verb.replace(/^\w+s /, '')} may affect spending.`;
-      if (rng.chance(0.7)) {
-        const metrics: Record<string, unknown> = { timeframe: rng.pick(['next_quarter', 'current_quarter']) };
-        if (rng.chance(0.6)) {
-          metrics['dollar_context'] = rng.pick(['operating cash flow', 'revenue', 'deal value', 'capital expenditure']);
-          metrics['dollar_millions'] = round(rng.float(1, 2500), 1);
-        }
-        data['metrics'] = metrics;
-      }
-      if (rng.chance(0.8)) data['relevance'] = round(rng.next(), 2);
-      if (rng.chance(0.7))
-        data['sentiment'] = subtype === 'revenueGrowth' ? 'positive' : rng.pick(['negative', 'neutral']);
-      if (rng.chance(0.7)) data['confidence'] = rng.pick(['high', 'medium', 'low']);
-      secExtras(rng, data, t, profile, form);
-      if (rng.chance(0.6))
-        data['sales_relevance'] = rng.pick(['budget change likely', 'new decision maker', 'vendor review likely']);
-      if (rng.chance(0.8)) data['signal_category'] = category;
-      if (rng.chance(0.4)) data['vendors_mentioned'] = rng.sample(TECHNOLOGIES, rng.int(1, 3));
-      return { title: summary, data };
-    }
+    case 'sec-8k':
+      return quarterlyOrCurrentReportData(d);
     case 'sec-6k':
-    case 'sec-20f': {
-      const form = info.type === 'sec-6k' ? '6-K' : '20-F';
-      const data: Record<string, unknown> = {
-        summary: `${name} furnished a ${form} report`,
-        highlights: [
-          `Revenue ${rng.pick(['up', 'down'])} ${rng.int(1, 30)}%`,
-          `Guidance ${rng.pick(['raised', 'kept', 'cut'])}`,
-        ],
-      };
-      secExtras(rng, data, t, profile, form);
-      return { title: `${name} ${form}`, data };
-    }
-    case 'funding-round': {
-      const rounds: Record<string, string> = {
-        seedRound: 'Seed',
-        seriesA: 'Series A',
-        seriesB: 'Series B',
-        seriesC: 'Series C',
-        growthRound: 'Growth',
-        debtFinancing: 'Debt',
-      };
-      const round_ = rounds[subtype] ?? 'Round';
-      const amount = round(rng.float(1, subtype === 'seedRound' ? 6 : 250), 1);
-      const investors = rng.sample(INVESTORS, rng.int(1, 3));
-      const title = `${name} raises $${amount}M ${round_}`;
-      return {
-        title,
-        data: {
-          summary: `${title} led by ${investors[0]}`,
-          round: round_,
-          amount_millions: amount,
-          currency: 'USD',
-          lead_investor: investors[0],
-          investors,
-        },
-      };
-    }
-    case 'website-intelligence': {
-      const page = rng.pick(PAGES);
-      const words = subtype.replace(/([A-Z])/g, ' $1').toLowerCase();
-      const summary = `${name} website shows a ${words}`;
-      const data: Record<string, unknown> = {
-        summary,
-        evidence: `"${rng.pick(['Introducing', 'Now available', 'New', 'Announcing'])} ${rng.pick(KEYWORDS)} for ${rng.pick(['teams', 'enterprises', 'developers', 'startups'])}"`,
-        impact_rationale: `A ${words} often precedes new buying decisions.`,
-        source_url: `https://${domain}${page}`,
-        relevance: round(rng.float(0.2, 1), 2),
-      };
-      if (rng.chance(0.5)) {
-        data['changes'] = [
-          {
-            page,
-            change_type: rng.pick(['added', 'removed', 'modified']),
-            before: rng.chance(0.5) ? null : 'Old copy',
-            after: 'New copy',
-          },
-        ];
-      }
-      if (rng.chance(0.3)) {
-        data['technologies'] = rng
-          .sample(TECHNOLOGIES, rng.int(1, 3))
-          .map((n) => ({ name: n, category: 'software', status: 'detected' }));
-      }
-      return { title: summary, data };
-    }
-    case 'technology-change': {
-      const tech = rng.pick(TECHNOLOGIES);
-      const change = subtype === 'techAdded' ? 'added' : 'removed';
-      const summary = `${name} ${change} ${tech}`;
-      return {
-        title: summary,
-        data: { summary, technology: tech, category: 'software', change, source_url: `https://${domain}/` },
-      };
-    }
-    case 'web-traffic': {
-      const change = subtype === 'trafficSpike' ? rng.int(25, 300) : -rng.int(20, 70);
-      return {
-        title: `Traffic ${change > 0 ? 'spike' : 'drop'} at ${domain}`,
-        data: {
-          summary: `${domain} monthly visits changed ${change > 0 ? '+' : ''}${change}%`,
-          monthly_visits: rng.int(1_000, 5_000_000),
-          change_pct: change,
-          period: 'month',
-        },
-      };
-    }
-    case 'patent-filing': {
-      const topic = rng.pick([
-        'data compression',
-        'fraud detection',
-        'battery management',
-        'query planning',
-        'image recognition',
-        'network routing',
-      ]);
-      const status = subtype === 'patentGranted' ? 'granted' : 'pending';
-      return {
-        title: `${name} patent on ${topic}`,
-        data: {
-          summary: `${name} ${status === 'granted' ? 'was granted' : 'applied for'} a patent on ${topic}`,
-          patent_number: `US${rng.int(10_000_000, 12_999_999)}`,
-          title: `Systems and methods for ${topic}`,
-          status,
-          source_url: `https://patents.example.org/US${rng.hex(1)}`,
-          filing_date: isoDate(t),
-        },
-      };
-    }
-    case 'government-contract': {
-      const agency = rng.pick(AGENCIES);
-      const amount = round(rng.float(0.2, 120), 1);
-      return {
-        title: `${name} wins $${amount}M contract`,
-        data: {
-          summary: `${name} was awarded a $${amount}M contract by the ${agency}`,
-          agency,
-          contract_id: `${rng.pick(['W', 'GS', 'DE', 'NN'])}${rng.int(100000, 999999)}`,
-          amount_millions: amount,
-          source_url: `https://contracts.example.gov/${rng.hex(1)}`,
-          award_date: isoDate(t),
-        },
-      };
-    }
+    case 'sec-20f':
+      return foreignIssuerReportData(d);
+    case 'funding-round':
+      return fundingRoundData(d);
+    case 'website-intelligence':
+      return websiteChangeData(d);
+    case 'technology-change':
+      return technologyChangeData(d);
+    case 'web-traffic':
+      return webTrafficData(d);
+    case 'patent-filing':
+      return patentData(d);
+    case 'government-contract':
+      return governmentContractData(d);
     default:
-      return { title: `${name} ${subtype}`, data: { summary: `${name} ${subtype}` } };
+      return { title: `${d.name} ${subtype}`, data: { summary: `${d.name} ${subtype}` } };
   }
 }

@@ -1,5 +1,5 @@
 /**
- * No function of 120 lines or more in the product's own code outside the sandbox and the command table: a function
+ * No function of 120 lines or more in the product's own code (the sandboxes and the command table included): a function
  * that long does several jobs, and its steps should be functions named for what they do. Every function-like node
  * (declarations, methods, constructors, accessors, arrow functions and function expressions, nested ones included)
  * of every file in the folders below is measured with the TypeScript compiler's own parse of the project, from its
@@ -24,6 +24,9 @@ const FOLDERS = [
   'intake',
   'connectors',
   'config',
+  'cli',
+  'sandbox',
+  'crm-sandbox',
 ];
 const LIMIT = 120;
 
