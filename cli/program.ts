@@ -158,12 +158,29 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .configureOutput({ outputError: () => {} })
     .addHelpText('after', `\n${EXAMPLES}\n\n${EXIT_CODES}`);
 
-  const action = (run: (command: Command) => Run) =>
+  const action = actionOf(exit);
+  addJobCommands(program, action);
+  addCatalogCommands(program, action);
+  addFlagCommands(program, action);
+  addScheduleCommands(program, action);
+  addCrmCommands(program, action);
+  addWebhookCommands(program, action);
+  return program;
+}
+
+/** A command's action: runs what `run` makes of the command and exits with the code it gives back. */
+type ActionHandler = (this: Command) => Promise<void>;
+type Action = (run: (command: Command) => Run) => ActionHandler;
+
+function actionOf(exit: (code: number) => void): Action {
+  return (run) =>
     async function (this: Command) {
       exit(await run(this)());
     };
+}
 
-  // ─── jobs ──────────────────────────────────────────────────────────────────────────────────────────────────────
+/** The job commands (enrich, enrich-contacts, verify-emails, intent-export) and `status`. */
+function addJobCommands(program: Command, action: Action): void {
   const jobFlags = (command: Command) =>
     command
       .option('--job-id <id>', 'the job id (default: derived from what the job does, so a rerun is the same job)')
@@ -222,8 +239,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         (command) => async () => (await import('./commands/job-commands.ts')).runStatusCommand(command.args[0] ?? ''),
       ),
     );
+}
 
-  // ─── catalogs ──────────────────────────────────────────────────────────────────────────────────────────────────
+/** The free catalogs: `topics search` and `signal-types`. */
+function addCatalogCommands(program: Command, action: Action): void {
   const topics = program.command('topics').description('the buyer-intent topic catalog (free)');
   topics
     .command('search')
@@ -249,15 +268,19 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         return runCatalogCommand('signal-types', () => ({ what: 'signal-types' }), command.opts().json === true);
       }),
     );
+}
 
-  // Commands whose flags go to one function of their module, imported only when the command runs.
+/** Commands whose flags go to one function of their module, imported only when the command runs. */
+function addFlagCommands(program: Command, action: Action): void {
   for (const { name, description, options, run } of FLAG_COMMANDS) {
     const command = program.command(name).description(description);
     for (const [flags, text, value] of options) command.option(flags, text, value);
     command.action(action((self) => () => run(self.opts(), self)));
   }
+}
 
-  // ─── schedule ──────────────────────────────────────────────────────────────────────────────────────────────────
+/** `schedule` and its subcommands, for schedules of every kind. */
+function addScheduleCommands(program: Command, action: Action): void {
   const schedule = program
     .command('schedule')
     .description(
@@ -268,7 +291,65 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     (command) => async () =>
       (await import('./commands/schedule.ts')).runScheduleCommand(command.name(), command.args[0], command.opts()),
   );
-  const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
+  addScheduleCreate(schedule, scheduleAction);
+  schedule
+    .command('list')
+    .description('every schedule of every kind, with its next and recent runs')
+    .action(scheduleAction);
+  for (const [name, description] of [
+    ['describe', "a schedule's definition, state and recent runs"],
+    ['delete', 'delete a schedule'],
+  ] as const) {
+    schedule.command(name).description(description).argument('<name>', 'the schedule name').action(scheduleAction);
+  }
+  for (const [name, description] of [
+    ['pause', 'pause a schedule'],
+    ['unpause', 'resume a paused schedule'],
+  ] as const) {
+    schedule
+      .command(name)
+      .description(description)
+      .argument('<name>', 'the schedule name')
+      .option('--note <text>', 'why')
+      .action(scheduleAction);
+  }
+  schedule
+    .command('trigger')
+    .description("start a run now, as the schedule would (it applies the schedule's overlap policy)")
+    .argument('<name>', 'the schedule name')
+    .addOption(overlap("overlap policy for this run (default: the schedule's own)"))
+    .action(scheduleAction);
+  schedule
+    .command('run')
+    .description(
+      'one run now (refused while a run of the schedule is in progress); with --wait it exits like a job: 0, 1, 3, 4',
+    )
+    .argument('<name>', 'the schedule name')
+    .option('--full-refresh', 'a push: ignore the watermarks and push everything again')
+    .option('--wait', 'follow the run to its end')
+    .action(scheduleAction);
+  schedule
+    .command('backfill')
+    .description('a push: push the signals detected in [from, to), into a partition of its own')
+    .argument('<name>', 'the schedule name')
+    .option('--from <iso>', 'start of the window')
+    .option('--to <iso>', 'end of the window (exclusive)')
+    .option('--wait', 'follow the run to its end')
+    .action(scheduleAction);
+  const state = schedule
+    .command('state')
+    .description("the schedule's state (a push's or feed's watermarks, a CRM sync's companies), last run and failure");
+  watermarkFlags(state.argument('<name>', 'the schedule name'), true).action(scheduleAction);
+  const reset = schedule
+    .command('reset')
+    .description("forget the schedule's state (watermarks, a CRM sync's companies): the next run starts over");
+  watermarkFlags(reset.argument('<name>', 'the schedule name'), false).action(scheduleAction);
+}
+
+const overlap = (description: string) => new Option('--overlap <policy>', description).choices(OVERLAP);
+
+/** `schedule create`, with the flags of every kind of schedule. */
+function addScheduleCreate(schedule: Command, scheduleAction: ActionHandler): void {
   const create = schedule
     .command('create')
     .description(
@@ -343,60 +424,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .option('--paused', 'create it paused')
     .option('--note <text>', 'a note kept with the schedule')
     .action(scheduleAction);
-  schedule
-    .command('list')
-    .description('every schedule of every kind, with its next and recent runs')
-    .action(scheduleAction);
-  for (const [name, description] of [
-    ['describe', "a schedule's definition, state and recent runs"],
-    ['delete', 'delete a schedule'],
-  ] as const) {
-    schedule.command(name).description(description).argument('<name>', 'the schedule name').action(scheduleAction);
-  }
-  for (const [name, description] of [
-    ['pause', 'pause a schedule'],
-    ['unpause', 'resume a paused schedule'],
-  ] as const) {
-    schedule
-      .command(name)
-      .description(description)
-      .argument('<name>', 'the schedule name')
-      .option('--note <text>', 'why')
-      .action(scheduleAction);
-  }
-  schedule
-    .command('trigger')
-    .description("start a run now, as the schedule would (it applies the schedule's overlap policy)")
-    .argument('<name>', 'the schedule name')
-    .addOption(overlap("overlap policy for this run (default: the schedule's own)"))
-    .action(scheduleAction);
-  schedule
-    .command('run')
-    .description(
-      'one run now (refused while a run of the schedule is in progress); with --wait it exits like a job: 0, 1, 3, 4',
-    )
-    .argument('<name>', 'the schedule name')
-    .option('--full-refresh', 'a push: ignore the watermarks and push everything again')
-    .option('--wait', 'follow the run to its end')
-    .action(scheduleAction);
-  schedule
-    .command('backfill')
-    .description('a push: push the signals detected in [from, to), into a partition of its own')
-    .argument('<name>', 'the schedule name')
-    .option('--from <iso>', 'start of the window')
-    .option('--to <iso>', 'end of the window (exclusive)')
-    .option('--wait', 'follow the run to its end')
-    .action(scheduleAction);
-  const state = schedule
-    .command('state')
-    .description("the schedule's state (a push's or feed's watermarks, a CRM sync's companies), last run and failure");
-  watermarkFlags(state.argument('<name>', 'the schedule name'), true).action(scheduleAction);
-  const reset = schedule
-    .command('reset')
-    .description("forget the schedule's state (watermarks, a CRM sync's companies): the next run starts over");
-  watermarkFlags(reset.argument('<name>', 'the schedule name'), false).action(scheduleAction);
+}
 
-  // ─── crm ─────────────────────────────────────────────────────────────────────────────────────────────────────────
+/** `crm check` and `crm fields`: the CRM a night writes back to. */
+function addCrmCommands(program: Command, action: Action): void {
   const crm = program.command('crm').description('the CRM a night writes back to: its connection, scopes and fields');
   const crmFlags = (command: Command) =>
     command
@@ -415,8 +446,10 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
         (command) => async () => (await import('./commands/crm.ts')).runCrmFields(command.args[0], command.opts()),
       ),
     );
+}
 
-  // ─── webhooks ──────────────────────────────────────────────────────────────────────────────────────────────────
+/** `webhooks serve` and the subscription commands. */
+function addWebhookCommands(program: Command, action: Action): void {
   const webhooks = program.command('webhooks').description('receive signal events, and manage subscriptions');
   const manage = action((command) => async () => {
     const { runManageCommand } = await import('./commands/webhooks.ts');
@@ -455,8 +488,6 @@ export function buildProgram(version: string, exit: (code: number) => void): Com
     .description('send a test event (exit 1 when it was not delivered)')
     .argument('<id>', 'the subscription id')
     .action(manage);
-
-  return program;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
