@@ -65,6 +65,8 @@ interface LedgerPointer {
   bytes: number;
   updated_at: string;
   counts: { confirmed: number; pending: number; refused: number };
+  /** Nights whose write-back was refused before their changes reached `pending` (activities/writeback/owed.ts). */
+  owed_nights?: string[];
   last_night: (WriteBackResult & { runId: string }) | null;
 }
 
@@ -230,6 +232,7 @@ export async function writeLedger(store: Store, ledger: Ledger): Promise<void> {
       pending: records.count('pending'),
       refused: records.count('refused'),
     },
+    owed_nights: (records.meta<{ runId: string }[]>('owed') ?? []).map((night) => night.runId),
     last_night: lastNight(ledger.nights),
   };
   await writeBody(store, ledgerKey(ledger.name), `${JSON.stringify(pointer, null, 2)}\n`, {
@@ -263,6 +266,8 @@ export interface WriteBackState {
   refused: number;
   /** Records whose values the CRM confirmed. */
   confirmed: number;
+  /** Nights owed whole (their write-back refused before their changes were taken): the next night writes them first. */
+  owedNights: string[];
 }
 
 /**
@@ -280,7 +285,12 @@ export async function writeBackState(
     if (file === undefined) return null;
     if (file.version === 2) {
       if (file.name !== name) throw new CrmLedgerError(key, `belongs to schedule "${file.name}", not "${name}"`);
-      return { ledger: store.urlOf(key), lastNight: file.last_night, ...file.counts };
+      return {
+        ledger: store.urlOf(key),
+        lastNight: file.last_night,
+        ...file.counts,
+        owedNights: file.owed_nights ?? [],
+      };
     }
     const legacy = checkedLegacy(key, name, file);
     return {
@@ -289,6 +299,7 @@ export async function writeBackState(
       pending: Object.keys(legacy.pending).length,
       refused: Object.keys(legacy.refused).length,
       confirmed: Object.keys(legacy.confirmed).length,
+      owedNights: [],
     };
   } catch (error) {
     if (error instanceof CrmLedgerError) return { unreadable: error.message };

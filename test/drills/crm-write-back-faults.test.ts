@@ -18,7 +18,7 @@ import jsforce from 'jsforce';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SyncResult, WriteBackSummary } from '../../activities/sync/types.ts';
 import { DEFAULT_WRITE_COLUMNS } from '../../activities/writeback/fields.ts';
-import { closeLedger, readLedger } from '../../activities/writeback/ledger.ts';
+import { closeLedger, readLedger, writeBackState } from '../../activities/writeback/ledger.ts';
 import { owedNights } from '../../activities/writeback/owed.ts';
 import { type LocalCrms, startLocalCrms } from '../../cli/local-crms.ts';
 import { openStore } from '../../config/storage.ts';
@@ -277,6 +277,7 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
     const second = await startNight('hs-outage', 2, 'hubspot', input);
     const night2 = (await second.handle.result()) as SyncResult;
     expect(summaryOf(night2)).toMatchObject({ written: 300, pending: 0 });
+    expect(await writeBackState(openStore(second.output), 'hs-token')).toMatchObject({ owedNights: [] });
     expect(hubspotUpdates(mark2)).toHaveLength(Math.ceil(300 / 100));
     expect(await differing('hubspot', await rowsOf(second.output, night2, 'hubspot'))).toEqual([]);
   }, 300_000);
@@ -313,6 +314,8 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
     // Refused at the write-back's own pre-flight: the night is owed whole (its changes.csv), written first next night.
     const { owed } = await ledgerOf(first.output, 'hs-token');
     expect(owed.map((run) => run.runId)).toEqual([night1.runId]);
+    // ...and schedule state says so (0 pending alone would read as nothing left to write).
+    expect(await writeBackState(openStore(first.output), 'hs-token')).toMatchObject({ owedNights: [night1.runId] });
 
     const good = hubspot.addToken(ALL_SCOPES);
     extraTokens.push(good);
@@ -321,6 +324,7 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
     const second = await startNight('hs-token', 2, 'hubspot', input);
     const night2 = (await second.handle.result()) as SyncResult;
     expect(summaryOf(night2)).toMatchObject({ written: 300, pending: 0 });
+    expect(await writeBackState(openStore(second.output), 'hs-token')).toMatchObject({ owedNights: [] });
     expect(hubspotUpdates(mark2)).toHaveLength(Math.ceil(300 / 100));
     expect(await differing('hubspot', await rowsOf(second.output, night2, 'hubspot'))).toEqual([]);
   }, 300_000);

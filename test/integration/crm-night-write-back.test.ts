@@ -220,7 +220,7 @@ describe('a night with --write-back, from schedule create to the CRM', () => {
     expect((await cli('delete', 'wb-hubspot')).code).toBe(0);
   });
 
-  it('salesforce: a locked row is rejected, left pending and carried into the next night; deleted reported once', async () => {
+  it('salesforce: three nights; a locked row is rejected, left pending and carried into the next night; deleted reported once; a gone record never touched', async () => {
     const { dir } = ctx;
     const ids = salesforce.records.seed(
       'Account',
@@ -281,6 +281,20 @@ describe('a night with --write-back, from schedule create to the CRM', () => {
       refused: 1,
       lastNight: { carried: 1, pending: 0 },
     });
+
+    // Night 3: record 0 gone from the export (never touched again), record 2 moved to another site; the deleted
+    // record, unchanged, is not asked again.
+    const gone = ids[0] as string;
+    const goneBefore = (await truth.read([gone])).get(gone);
+    const moved = (i: number) => (i === 1 ? 'sf-night-moved.com' : i === 2 ? 'sf-night-moved-again.com' : undefined);
+    await writeExport(
+      sfDir,
+      Array.from({ length: 7 }, (_, i) => record(i + 1, moved(i + 1))),
+    );
+    const third = await night('wb-salesforce', output, unlocked, second.pending);
+    expect(third.result).toMatchObject({ rejected: 0, carried: 0, pending: 0 });
+    expect(third.result.written).toBeGreaterThanOrEqual(1);
+    expect((await truth.read([gone])).get(gone)).toEqual(goneBefore);
     expect((await cli('delete', 'wb-salesforce')).code).toBe(0);
   });
 

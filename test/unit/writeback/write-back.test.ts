@@ -11,7 +11,7 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { syncChangesKey, syncManifestKey, syncRowsKey } from '../../../activities/sync/layout.ts';
 import type { SyncRunRef } from '../../../activities/sync/types.ts';
-import { closeLedger, readLedger } from '../../../activities/writeback/ledger.ts';
+import { closeLedger, readLedger, writeBackState } from '../../../activities/writeback/ledger.ts';
 import { owedNights } from '../../../activities/writeback/owed.ts';
 import { writeBackReportKey } from '../../../activities/writeback/report.ts';
 import type { WriteBackRequest } from '../../../activities/writeback/types.ts';
@@ -226,6 +226,8 @@ describe('write-back of a night', () => {
     crm.check = () => Promise.reject(new CrmAuthError('salesforce', 'INVALID_SESSION_ID', 'the session expired'));
     await expect(writeBackNight({ store, writer: crm }, request(run1))).rejects.toThrow(/INVALID_SESSION_ID/);
     crm.check = check;
+    // schedule state names the night owed: 0 pending alone would read as nothing left to write.
+    expect(await writeBackState(store, 'nightly')).toMatchObject({ pending: 0, owedNights: [run1.runId] });
     // Night 2 has no change of its own: night 1's are still owed, and written now.
     const run2 = await night(2, NIGHT1.slice(0, 3), NIGHT1.slice(0, 3));
     const result = await writeBackNight({ store, writer: crm }, request(run2));
@@ -235,6 +237,7 @@ describe('write-back of a night', () => {
     const ledger = await readLedger(store, 'nightly');
     expect(owedNights(ledger)).toEqual([]);
     await closeLedger(ledger);
+    expect(await writeBackState(store, 'nightly')).toMatchObject({ owedNights: [] });
   });
 
   it('fill-empty never replaces a value set in the CRM between nights; the kit still updates its own', async () => {
