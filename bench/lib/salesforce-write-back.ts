@@ -27,6 +27,8 @@ export interface SalesforceRun {
   ingestJobs: number;
   minimumIngestJobs: number;
   refusedByFault: number;
+  /** Looks at the job's state that found it still being processed (the stand-in's count): its processing time. */
+  checksWhileProcessing: number;
   valuesEqual: boolean;
   calls: number;
   written: number;
@@ -81,7 +83,15 @@ async function oneRun(
     );
     const report = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Omit<
       SalesforceRun,
-      'crm' | 'run' | 'records' | 'minimumCalls' | 'ingestJobs' | 'minimumIngestJobs' | 'refusedByFault' | 'valuesEqual'
+      | 'crm'
+      | 'run'
+      | 'records'
+      | 'minimumCalls'
+      | 'ingestJobs'
+      | 'minimumIngestJobs'
+      | 'refusedByFault'
+      | 'checksWhileProcessing'
+      | 'valuesEqual'
     >;
     const valuesEqual = updates.every((u) => {
       const held = org.records.get(u.id) ?? {};
@@ -94,6 +104,7 @@ async function oneRun(
       records,
       minimumCalls: bulk ? INGEST_JOB_MINIMUM_CALLS : Math.ceil(records / 200),
       ingestJobs: org.ingestJobsCreated,
+      checksWhileProcessing: org.ingestChecksWhileProcessing,
       minimumIngestJobs: bulk ? 1 : 0,
       refusedByFault: 0,
       valuesEqual,

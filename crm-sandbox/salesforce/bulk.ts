@@ -55,6 +55,8 @@ export class IngestJobs {
   readonly timing: JobTiming;
   /** Jobs created since start (`POST /jobs/ingest` accepted). */
   created = 0;
+  /** Looks at a job's state answered while the org was still processing it (closed, not yet complete). */
+  checksWhileProcessing = 0;
 
   constructor(store: RecordStore, now: () => number, timing: JobTiming) {
     this.store = store;
@@ -116,6 +118,13 @@ export class IngestJobs {
     const [header = [], ...rows] = parseCsv(csv);
     job.header = header;
     job.rows = rows.filter((row) => !(row.length === 1 && row[0] === ''));
+  }
+
+  /** A job as `GET …/jobs/ingest/{id}` shows it, counting a look that finds it still being processed. */
+  look(id: string): IngestJob {
+    const job = this.get(id);
+    if (job.state === 'UploadComplete' || job.state === 'InProgress') this.checksWhileProcessing++;
+    return job;
   }
 
   setState(id: string, state: unknown): IngestJob {

@@ -98,6 +98,8 @@ export interface SalesforceStandIn {
   calls: CallRecord[];
   /** Ingest jobs created since start. */
   readonly ingestJobsCreated: number;
+  /** Looks at an ingest job's state that found it still being processed: the org's processing time, not waste. */
+  readonly ingestChecksWhileProcessing: number;
   ingestJobs(): IngestJob[];
   /** Successful JWT bearer grants (a refresh is one). */
   readonly tokenGrants: number;
@@ -197,6 +199,9 @@ export async function startSalesforceStandIn(options: SalesforceStandInOptions =
     calls,
     get ingestJobsCreated() {
       return jobs.created;
+    },
+    get ingestChecksWhileProcessing() {
+      return jobs.checksWhileProcessing;
     },
     ingestJobs: () => jobs.all(),
     get tokenGrants() {

@@ -56,7 +56,7 @@ function ingestRoutes(jobs: IngestJobs, req: Request): Handler | undefined {
     return undefined;
   }
   if (sub === undefined) {
-    if (m === 'GET') return guarded(() => ({ status: 200, body: jobInfo(jobs.get(id), req.version) }));
+    if (m === 'GET') return guarded(() => ({ status: 200, body: jobInfo(jobs.look(id), req.version) }));
     if (m === 'PATCH') {
       return guarded(() => {
         const state = (parseJson(req.body) as { state?: unknown }).state;

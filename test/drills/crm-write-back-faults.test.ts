@@ -277,7 +277,7 @@ describe('drill: a night\u2019s write-back under faults, on real workers', () =>
     const second = await startNight('hs-outage', 2, 'hubspot', input);
     const night2 = (await second.handle.result()) as SyncResult;
     expect(summaryOf(night2)).toMatchObject({ written: 300, pending: 0 });
-    expect(await writeBackState(openStore(second.output), 'hs-token')).toMatchObject({ owedNights: [] });
+    expect(await writeBackState(openStore(second.output), 'hs-outage')).toMatchObject({ owedNights: [] });
     expect(hubspotUpdates(mark2)).toHaveLength(Math.ceil(300 / 100));
     expect(await differing('hubspot', await rowsOf(second.output, night2, 'hubspot'))).toEqual([]);
   }, 300_000);
