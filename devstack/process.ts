@@ -15,7 +15,7 @@ export interface ServerProcess {
   readonly pid: number;
   readonly exited: Promise<ExitInfo>;
   hasExited(): boolean;
-  /** The last lines the server printed (stdout and stderr interleaved), for error messages. */
+  /** The first and the last lines the server printed (stdout and stderr interleaved), for error messages. */
   outputTail(): string;
   /** SIGTERM to the whole group, SIGKILL after the grace period; resolves when the group is gone. */
   stop(graceMs?: number): Promise<void>;
@@ -82,20 +82,34 @@ export class ServerStartError extends Error {
   }
 }
 
-function lineBuffer(limit: number) {
-  const lines: string[] = [];
+/**
+ * A process's output as its first lines and its last `limit`: a server that dies says why at the top (a Go panic's
+ * "bind: address already in use" is followed by a long stack trace), and what it was doing at the end.
+ */
+function lineBuffer(limit: number, headLimit = 20) {
+  const head: string[] = [];
+  const tail: string[] = [];
+  let dropped = 0;
   let partial = '';
   return {
     push(chunk: Buffer) {
       const parts = (partial + chunk.toString('utf8')).split('\n');
       partial = parts.pop() ?? '';
       for (const line of parts) {
-        lines.push(line);
-        if (lines.length > limit) lines.shift();
+        if (head.length < headLimit) {
+          head.push(line);
+          continue;
+        }
+        tail.push(line);
+        if (tail.length > limit) {
+          tail.shift();
+          dropped += 1;
+        }
       }
       if (partial.length > 8192) partial = partial.slice(-8192);
     },
-    text: () => [...lines, ...(partial ? [partial] : [])].join('\n'),
+    text: () =>
+      [...head, ...(dropped > 0 ? [`[… ${dropped} lines …]`] : []), ...tail, ...(partial ? [partial] : [])].join('\n'),
   };
 }
 
